@@ -1,0 +1,16 @@
+"""minigraph: build, compile and run graphs with the semantics of Apple's MPSGraph, anywhere."""
+from .backends import available_backends, get_backend, register_backend
+from .errors import (BackendUnavailableError, DescriptorError, DTypeError, ExecutionError, FeedError,
+                     GraphMismatchError, KernelMissingError, MiniGraphError, NameLookupError,
+                     NotDifferentiableError, ResourceLimitError, SerializationError, ShapeError,
+                     TargetError)
+from .executable import Executable
+from .graph import AmbiguousNameError, Graph
+from .tensor import Operation, Tensor
+from .types import (DataType, ShapedType, as_dtype, bool_, float16, float32, float64, int8, int16,
+                    int32, int64, uint8, uint16, uint32, uint64)
+from . import ops  # noqa: E402,F401  (registers every op and attaches the builders to Graph)
+
+bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
+
+__version__ = "0.1.0"

@@ -1,0 +1,123 @@
+"""Backend registry: built-in backends plus third-party ones from the ``minigraph.backends``
+entry-point group.
+
+A backend is an object with ``name``, ``available() -> (bool, reason)`` and
+``prepare(plan) -> runner``. The runner is called as ``runner(feed_arrays, variables)`` with
+the feed arrays in ``plan.feeds`` order and ``{variable op: current value}``; it returns
+``(results in plan.targets order, {variable op: new value})``. The executor, not the backend,
+validates feeds, commits assignments (only when the whole run succeeded) and copies results.
+``prepare`` must raise ``KernelMissingError`` for an op it cannot run: no silent fallback.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from ..errors import BackendUnavailableError
+
+_FACTORIES: dict[str, Callable[[], Any]] = {}
+_INSTANCES: dict[str, Any] = {}
+_LOCK = threading.Lock()
+_entry_points_loaded = False
+
+
+def register_backend(name: str, factory: Callable[[], Any]) -> None:
+    """Register a backend factory under ``name`` (called once, lazily)."""
+    with _LOCK:
+        _FACTORIES[name] = factory
+        _INSTANCES.pop(name, None)
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    try:
+        eps = entry_points(group="minigraph.backends")
+    except Exception:  # pragma: no cover - broken metadata must not break minigraph
+        return
+    for ep in eps:
+        if ep.name not in _FACTORIES:
+            _FACTORIES[ep.name] = (lambda ep=ep: _instantiate(ep.load()))
+
+
+def _instantiate(obj: Any) -> Any:
+    return obj() if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "prepare")) else obj
+
+
+def _instance(name: str) -> Any:
+    with _LOCK:
+        inst = _INSTANCES.get(name)
+        if inst is None:
+            inst = _FACTORIES[name]()
+            _INSTANCES[name] = inst
+        return inst
+
+
+def _status(name: str) -> tuple[bool, str]:
+    try:
+        return tuple(_instance(name).available())  # type: ignore[return-value]
+    except Exception as e:  # a backend that fails to load is unavailable, with the reason
+        return False, f"{type(e).__name__}: {e}"
+
+
+class AvailableBackends(list):
+    """The names of the backends that work here; ``.unavailable`` maps the others to why not."""
+
+    def __init__(self, ok: list, unavailable: dict):
+        super().__init__(ok)
+        self.unavailable = unavailable
+
+    def __repr__(self) -> str:
+        why = "; ".join(f"{k}: {v}" for k, v in self.unavailable.items())
+        return f"{list(self)!r}" + (f" (unavailable: {why})" if why else "")
+
+
+def available_backends() -> AvailableBackends:
+    """Backends that can run on this machine, and for the others, why not."""
+    _load_entry_points()
+    ok, bad = [], {}
+    for name in list(_FACTORIES):
+        good, reason = _status(name)
+        if good:
+            ok.append(name)
+        else:
+            bad[name] = reason
+    return AvailableBackends(ok, bad)
+
+
+def get_backend(name: str) -> Any:
+    """The backend called ``name``; ``BackendUnavailableError`` says why it cannot be used."""
+    _load_entry_points()
+    if not isinstance(name, str) or name not in _FACTORIES:
+        raise BackendUnavailableError(
+            f"unknown backend {name!r}; known backends: {sorted(_FACTORIES)} "
+            f"(available here: {list(available_backends())})")
+    good, reason = _status(name)
+    if not good:
+        raise BackendUnavailableError(f"backend {name!r} is not available: {reason} "
+                                      f"(available here: {list(available_backends())})")
+    return _instance(name)
+
+
+def _numpy_factory():
+    from .numpy import NumpyBackend
+
+    return NumpyBackend()
+
+
+def _webgpu_factory(metal: bool = False):
+    def make():
+        from .webgpu import WebGPUBackend
+
+        return WebGPUBackend(metal_only=metal)
+
+    return make
+
+
+register_backend("numpy", _numpy_factory)
+register_backend("webgpu", _webgpu_factory())
+register_backend("metal", _webgpu_factory(metal=True))

@@ -1,0 +1,133 @@
+"""Runs a plan with NumPy: one pre-bound closure per step, slots in a flat list."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ExecutionError, KernelMissingError, MiniGraphError
+from .registry import KERNELS
+
+_SPECIAL = ("placeholder", "constant", "variable", "read", "assign")
+
+
+def _load_kernels() -> None:
+    from . import kernels  # noqa: F401  (registers the kernels)
+
+
+class NumpyBackend:
+    name = "numpy"
+
+    def available(self):
+        return True, "always available"
+
+    def prepare(self, plan):
+        _load_kernels()
+        missing = sorted({s.op.type for s in plan.steps if s.op.type not in KERNELS and s.op.type not in _SPECIAL})
+        if missing:
+            raise KernelMissingError(f"numpy backend has no kernel for op type(s) {missing}")
+        return _Runner(plan)
+
+
+def _bind(fn, ins, out, free):
+    """A closure for one step, specialised by arity so the hot loop does the least work."""
+    if len(ins) == 1:
+        (a,) = ins
+        if not free:
+            def step(env):
+                env[out] = fn(env[a])
+        else:
+            def step(env):
+                env[out] = fn(env[a])
+                for f in free:
+                    env[f] = None
+    elif len(ins) == 2:
+        a, b = ins
+        if not free:
+            def step(env):
+                env[out] = fn(env[a], env[b])
+        else:
+            def step(env):
+                env[out] = fn(env[a], env[b])
+                for f in free:
+                    env[f] = None
+    else:
+        def step(env):
+            env[out] = fn(*[env[i] for i in ins])
+            for f in free:
+                env[f] = None
+    return step
+
+
+class _Runner:
+    def __init__(self, plan):
+        self.plan = plan
+        self.num_slots = plan.num_slots
+        self.feed_slots = [slot for _, slot, _ in plan.feeds]
+        self.target_slots = [slot for _, slot in plan.targets]
+        self.const_slots = []  # (slot, value), loaded at the start of each run
+        self.var_slots = []  # (slot, variable op)
+        self.steps = []  # (closure, op)
+        for st in plan.steps:
+            t = st.op.type
+            if t == "placeholder":
+                continue
+            if t == "constant":
+                self.const_slots.append((st.outputs[0], st.op.attrs["value"]))
+                continue
+            if t == "variable":
+                self.var_slots.append((st.outputs[0], st.op))
+                continue
+            if t == "assign":
+                var_op = st.op.inputs[0].operation
+                self.steps.append((_assign_step(var_op, st.inputs[1], st.free), st.op))
+                continue
+            if t == "read":
+                var_op = st.op.inputs[0].operation
+                self.steps.append((_read_step(var_op, st.inputs[0], st.outputs[0], st.free), st.op))
+                continue
+            try:
+                fn = KERNELS[t](st)
+            except MiniGraphError:
+                raise
+            except Exception as e:  # a kernel factory bug must still name the op
+                raise ExecutionError(f"{t} op {st.op.name!r}: could not prepare its kernel: {e}") from e
+            self.steps.append((_bind(fn, st.inputs, st.outputs[0], st.free), st.op))
+
+    def __call__(self, feed_values, variables):
+        env = [None] * self.num_slots
+        for s, v in zip(self.feed_slots, feed_values):
+            env[s] = v
+        for s, v in self.const_slots:
+            env[s] = v
+        for s, op in self.var_slots:
+            env[s] = variables[op]
+        assigned = {}
+        env.append(assigned)  # the assign closures find the overlay in the last slot
+        i = -1
+        try:
+            with np.errstate(all="ignore"):
+                for i, (step, _) in enumerate(self.steps):
+                    step(env)
+        except MiniGraphError:
+            raise
+        except Exception as e:
+            op = self.steps[i][1]
+            raise ExecutionError(f"{op.type} op {op.name!r} (built at {op.location}) failed while "
+                                 f"running on numpy: {type(e).__name__}: {e}; no variable was changed") from e
+        return [env[s] for s in self.target_slots], assigned
+
+
+def _read_step(var_op, src, out, free):
+    """A read sees an assignment made earlier in the same run (ordered by control dependencies)."""
+    def step(env):
+        env[out] = env[-1].get(var_op, env[src])
+        for f in free:
+            env[f] = None
+    return step
+
+
+def _assign_step(var_op, src, free):
+    def step(env):
+        env[-1][var_op] = env[src]
+        for f in free:
+            env[f] = None
+    return step

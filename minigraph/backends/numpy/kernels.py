@@ -1,0 +1,203 @@
+"""NumPy kernels for the core ops. Importing this module registers them."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops._util import normalize_axes
+from .registry import numpy_kernel, simple
+
+_BINARY = {
+    "addition": np.add, "subtraction": np.subtract, "multiplication": np.multiply,
+    "division": np.true_divide, "maximum": np.maximum, "minimum": np.minimum, "power": np.power,
+    "equal": np.equal, "not_equal": np.not_equal, "less_than": np.less,
+    "less_than_or_equal_to": np.less_equal, "greater_than": np.greater,
+    "greater_than_or_equal_to": np.greater_equal,
+}
+_UNARY = {
+    "negative": np.negative, "absolute": np.absolute, "sign": np.sign, "exponent": np.exp,
+    "logarithm": np.log, "square": np.square, "square_root": np.sqrt, "reciprocal": np.reciprocal,
+    "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+}
+
+
+def _typed(fn, dtype):
+    """Wrap a ufunc so 0-d results stay arrays of the op's dtype (NumPy returns scalars)."""
+    def run(*args):
+        r = fn(*args)
+        return r if type(r) is np.ndarray and r.dtype == dtype else np.asarray(r, dtype=dtype)
+    return run
+
+
+def _ufunc_factory(table):
+    def factory(step):
+        fn = table[step.op.type]
+        dt = step.out_types[0].dtype.np_dtype
+        if step.out_types[0].shape == () or fn is np.power or fn is np.reciprocal:
+            return _typed(fn, dt)
+        return fn
+    return factory
+
+
+numpy_kernel(*_BINARY)(_ufunc_factory(_BINARY))
+numpy_kernel(*_UNARY)(_ufunc_factory(_UNARY))
+
+
+@numpy_kernel("reciprocal")
+def _reciprocal(step):
+    dt = step.out_types[0].dtype.np_dtype
+    one = dt.type(1)
+    return lambda x: np.divide(one, x, dtype=dt)
+
+
+@numpy_kernel("power")
+def _power(step):
+    dt = step.out_types[0].dtype.np_dtype
+    return lambda a, b: np.asarray(np.power(a, b), dtype=dt)
+
+
+@numpy_kernel("relu")
+def _relu(step):
+    dt = step.out_types[0].dtype.np_dtype
+    zero = dt.type(0)
+    if dt.kind == "f":  # NaN propagates: where(x > 0 or NaN)
+        return lambda x: np.where(np.isnan(x) | (x > zero), x, zero)
+    return lambda x: np.maximum(x, zero)
+
+
+@numpy_kernel("sigmoid")
+def _sigmoid(step):
+    dt = step.out_types[0].dtype.np_dtype
+    half = dt.type(0.5)
+
+    def sigmoid(x):  # 0.5 * (1 + tanh(x / 2)) never overflows
+        return np.asarray(half * (np.tanh(x * half) + 1), dtype=dt)
+    return sigmoid
+
+
+@numpy_kernel("identity", "stop_gradient")
+def _identity(step):
+    return lambda x: x
+
+
+@numpy_kernel("select")
+def _select(step):
+    dt = step.out_types[0].dtype.np_dtype
+    return lambda p, a, b: np.asarray(np.where(p.astype(bool, copy=False), a, b), dtype=dt)
+
+
+@numpy_kernel("cast")
+def _cast(step):
+    dt = step.out_types[0].dtype.np_dtype
+    return lambda x: x.astype(dt)
+
+
+def _reduce_factory(fn):
+    def factory(step):
+        axes = normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
+        dt = step.out_types[0].dtype.np_dtype
+        if fn is np.sum:
+            return lambda x: np.sum(x, axis=axes, keepdims=True, dtype=dt)
+        return lambda x: np.asarray(fn(x, axis=axes, keepdims=True), dtype=dt)
+    return factory
+
+
+numpy_kernel("reduction_sum")(_reduce_factory(np.sum))
+numpy_kernel("reduction_maximum")(_reduce_factory(np.max))
+numpy_kernel("reduction_minimum")(_reduce_factory(np.min))
+numpy_kernel("mean")(_reduce_factory(np.mean))
+
+
+@numpy_kernel("softmax")
+def _softmax(step):
+    axis = step.attrs["axis"]
+
+    def softmax(x):
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+    return softmax
+
+
+@numpy_kernel("softmax_cross_entropy")
+def _sce(step):
+    axis = step.attrs["axis"]
+    red = step.attrs["reduction"]
+    dt = step.out_types[0].dtype.np_dtype
+    shape = step.out_types[0].shape
+
+    def sce(x, labels):
+        m = np.max(x, axis=axis, keepdims=True)
+        lsm = x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+        rows = -np.sum(labels * lsm, axis=axis, keepdims=True)
+        if red == "sum":
+            return np.sum(rows, dtype=dt).reshape(shape)
+        if red == "mean":
+            return np.asarray(np.mean(rows), dtype=dt).reshape(shape)
+        return np.asarray(rows, dtype=dt)
+    return sce
+
+
+@numpy_kernel("matrix_multiplication")
+def _matmul(step):
+    return np.matmul
+
+
+@numpy_kernel("reshape", "expand_dims", "squeeze")
+def _reshape(step):
+    shape = step.out_types[0].shape
+    return lambda x: x.reshape(shape)
+
+
+@numpy_kernel("broadcast")
+def _broadcast(step):
+    shape = step.out_types[0].shape
+    return lambda x: np.broadcast_to(x, shape)
+
+
+@numpy_kernel("permute")
+def _permute(step):
+    perm = step.attrs["permutation"]
+    return lambda x: np.transpose(x, perm)
+
+
+@numpy_kernel("transpose")
+def _transpose(step):
+    a, b = step.attrs["dimension"], step.attrs["with_dimension"]
+    return lambda x: np.swapaxes(x, a, b)
+
+
+def _slice_index(rank, dim, start, length, size):
+    dim %= rank
+    start = start + size if start < 0 else start
+    idx = [slice(None)] * rank
+    idx[dim] = slice(start, start + length)
+    return tuple(idx)
+
+
+@numpy_kernel("slice")
+def _slice(step):
+    shape = step.in_types[0].shape
+    a = step.attrs
+    d = a["dimension"] % len(shape)
+    idx = _slice_index(len(shape), d, a["start"], a["length"], shape[d])
+    return lambda x: x[idx]
+
+
+@numpy_kernel("slice_gradient")
+def _slice_grad(step):
+    shape = step.out_types[0].shape
+    dt = step.out_types[0].dtype.np_dtype
+    a = step.attrs
+    d = a["dimension"] % len(shape)
+    idx = _slice_index(len(shape), d, a["start"], a["length"], shape[d])
+
+    def run(dy):
+        out = np.zeros(shape, dt)
+        out[idx] = dy
+        return out
+    return run
+
+
+@numpy_kernel("concat")
+def _concat(step):
+    d = step.attrs["dimension"]
+    return lambda *xs: np.concatenate(xs, axis=d)

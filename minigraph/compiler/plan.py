@@ -1,0 +1,182 @@
+"""Turn the part of a graph the targets need into an ordered plan of steps.
+
+Every tensor gets a slot; each step reads input slots, writes output slots, and lists the
+slots that are dead after it (the buffer plan). Types are re-inferred with the concrete feed
+shapes, so dynamic (-1) dimensions are resolved here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import networkx as nx
+
+from ..errors import FeedError, MiniGraphError, ResourceLimitError, TargetError
+from ..tensor import Operation, Tensor
+from ..types import ShapedType, num_elements
+
+MAX_ELEMENTS = 1 << 34  # 16 Gi elements: anything larger is a declared-shape mistake
+
+
+@dataclass
+class Step:
+    op: Operation
+    inputs: tuple  # slot ids
+    outputs: tuple  # slot ids
+    in_types: tuple  # concrete ShapedTypes
+    out_types: tuple
+    free: tuple = ()  # slots whose last use is this step
+
+    @property
+    def type(self) -> str:
+        return self.op.type
+
+    @property
+    def attrs(self) -> dict:
+        return self.op.attrs
+
+
+@dataclass
+class Plan:
+    graph: Any
+    steps: list
+    feeds: list  # [(placeholder Tensor, slot, ShapedType)], in executable feed order
+    targets: list  # [(Tensor, slot)]
+    target_operations: list
+    num_slots: int
+    digraph: Any  # networkx DiGraph of the needed ops
+    pruned: list = field(default_factory=list)  # ops of the graph the targets do not need
+    types: dict = field(default_factory=dict)  # slot -> ShapedType
+
+    @property
+    def has_assignments(self) -> bool:
+        return any(s.op.type == "assign" for s in self.steps)
+
+
+def _label(op: Operation) -> str:
+    return f"{op.type} op {op.name!r} (built at {op.location})"
+
+
+def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Sequence[Operation]) -> nx.DiGraph:
+    """The networkx DiGraph of ops the targets need (data edges and control dependencies)."""
+    dg = nx.DiGraph()
+    stack = [t.operation for t in target_tensors] + list(target_operations)
+    seen = set()
+    while stack:
+        op = stack.pop()
+        if op.index in seen:
+            continue
+        seen.add(op.index)
+        dg.add_node(op.index, op=op, name=op.name, type=op.type)
+        for t in op.inputs:
+            dg.add_edge(t.operation.index, op.index, kind="data", tensor=t.name)
+            stack.append(t.operation)
+        for d in op.control_dependencies:
+            dg.add_edge(d.index, op.index, kind="control")
+            stack.append(d)
+    return dg
+
+
+def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
+               target_operations: Sequence[Operation]) -> Plan:
+    from ..ops.registry import OPS
+
+    for t in target_tensors:
+        if not isinstance(t, Tensor):
+            raise TargetError(f"target_tensors must hold tensors, got {t!r}"
+                              + (" (an operation: pass it in target_operations)" if isinstance(t, Operation) else ""))
+        graph._check_mine(t, "target_tensors")
+    for o in target_operations:
+        if isinstance(o, Tensor):
+            raise TargetError(f"target_operations must hold operations, got tensor {o.name!r}; "
+                              f"use target_tensors, or {o.name!r}.operation")
+        if not isinstance(o, Operation):
+            raise TargetError(f"target_operations must hold operations, got {o!r}")
+        graph._check_mine(o, "target_operations")
+    if not target_tensors and not target_operations:
+        raise TargetError("nothing to run: give at least one target tensor or target operation")
+    for t, ty in feed_types.items():
+        if not isinstance(t, Tensor):
+            raise FeedError(f"feeds must be keyed by placeholder tensors, got {t!r}")
+        graph._check_mine(t, "feeds")
+        if t.operation.type != "placeholder":
+            raise FeedError(f"feed for {t.name!r}: only placeholders can be fed, but it is the output of "
+                            f"{_label(t.operation)}; feed a placeholder instead")
+
+    dg = needed_ops(graph, target_tensors, target_operations)
+    order = [dg.nodes[n]["op"] for n in nx.lexicographical_topological_sort(dg)]
+
+    slot_of: dict[int, int] = {}  # id(tensor) -> slot
+    types: dict[int, ShapedType] = {}
+    steps: list[Step] = []
+    feeds = []
+    fed = {id(t): ty for t, ty in feed_types.items()}
+    for op in order:
+        opdef = OPS[op.type]
+        ins = tuple(slot_of[id(t)] for t in op.inputs)
+        in_types = tuple(types[s] for s in ins)
+        if op.type == "placeholder":
+            t = op.outputs[0]
+            ty = fed.get(id(t))
+            if ty is None:
+                names = [p.name for p in graph.placeholders if id(p) not in fed and p.operation.index in dg]
+                raise FeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}, "
+                                f"needed by the targets (placeholders without feeds: {names})")
+            _check_feed_type(t, ty)
+            out_types = (ty,)
+        else:
+            try:
+                out_types = tuple(opdef.infer(list(in_types), op.attrs))
+            except MiniGraphError as e:
+                raise type(e)(f"{_label(op)}: {e}") from None
+        for ot in out_types:
+            if any(d < 0 for d in ot.shape):
+                raise TargetError(f"{_label(op)}: output shape {ot.shape} is still dynamic after "
+                                  "feeding; give static feed shapes")
+            if num_elements(ot.shape) > MAX_ELEMENTS:
+                raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} has "
+                                         f"{num_elements(ot.shape)} elements, more than the limit {MAX_ELEMENTS}")
+        outs = []
+        for t, ot in zip(op.outputs, out_types):
+            s = len(slot_of)
+            slot_of[id(t)] = s
+            types[s] = ot
+            outs.append(s)
+        step = Step(op, ins, tuple(outs), in_types, out_types)
+        if op.type == "placeholder":
+            feeds.append((op.outputs[0], outs[0], out_types[0]))
+        steps.append(step)
+
+    for t in feed_types:
+        if t.operation.index not in dg:
+            raise FeedError(f"feed for {t.name!r} is not needed by the targets "
+                            f"({[x.name for x in target_tensors] + [o.name for o in target_operations]}); "
+                            "remove it or add a target that uses it")
+
+    # buffer plan: free each slot after its last reader, never the targets
+    keep = {slot_of[id(t)] for t in target_tensors}
+    last: dict[int, int] = {}
+    for i, st in enumerate(steps):
+        for s in st.outputs:
+            last[s] = i
+        for s in st.inputs:
+            last[s] = i
+    frees: dict[int, list] = {}
+    for s, i in last.items():
+        if s not in keep:
+            frees.setdefault(i, []).append(s)
+    for i, st in enumerate(steps):
+        st.free = tuple(sorted(frees.get(i, ())))
+
+    pruned = [op for op in graph._ops[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
+    return Plan(graph, steps, feeds, [(t, slot_of[id(t)]) for t in target_tensors],
+                list(target_operations), len(slot_of), dg, pruned, types)
+
+
+def _check_feed_type(t: Tensor, ty: ShapedType) -> None:
+    if ty.dtype != t.dtype:
+        raise FeedError(f"feed for placeholder {t.name!r}: dtype {ty.dtype.name} does not match the "
+                        f"placeholder's {t.dtype.name}")
+    if len(ty.shape) != len(t.shape) or any(p != -1 and p != f for p, f in zip(t.shape, ty.shape)):
+        raise FeedError(f"feed for placeholder {t.name!r}: shape {ty.shape} does not match the "
+                        f"placeholder's {t.shape} (-1 matches any size)")

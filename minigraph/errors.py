@@ -1,0 +1,64 @@
+"""One exception hierarchy. Every user-reachable failure raises a MiniGraphError subclass.
+
+Each subclass also derives from the builtin a Python user would expect (ValueError,
+TypeError, KeyError, RuntimeError), so ``except ValueError`` keeps working.
+"""
+
+
+class MiniGraphError(Exception):
+    """Base of every error minigraph raises on purpose."""
+
+
+class ShapeError(MiniGraphError, ValueError):
+    """Shapes, ranks or axes that do not fit the op."""
+
+
+class DTypeError(MiniGraphError, TypeError):
+    """Data types that do not fit the op (no implicit promotion, as in MPSGraph)."""
+
+
+class DescriptorError(MiniGraphError, ValueError):
+    """A convolution or pooling descriptor with invalid fields."""
+
+
+class FeedError(MiniGraphError, ValueError):
+    """A feed that is missing, of the wrong shape/dtype, or not a placeholder."""
+
+
+class TargetError(MiniGraphError, ValueError):
+    """A target tensor or operation that cannot be run."""
+
+
+class GraphMismatchError(MiniGraphError, ValueError):
+    """A tensor or operation used with a graph it does not belong to."""
+
+
+class NameLookupError(MiniGraphError, KeyError):
+    """A name that does not exist in the graph (the message lists close matches)."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class NotDifferentiableError(MiniGraphError, TypeError):
+    """Asked for a gradient through an op that has no gradient rule."""
+
+
+class BackendUnavailableError(MiniGraphError, RuntimeError):
+    """An unknown backend, or one that cannot run on this machine."""
+
+
+class KernelMissingError(MiniGraphError, RuntimeError):
+    """A backend has no kernel for an op (raised at compile time, never a silent fallback)."""
+
+
+class ExecutionError(MiniGraphError, RuntimeError):
+    """A kernel failed while running; variables are left unchanged."""
+
+
+class SerializationError(MiniGraphError, ValueError):
+    """A saved graph file that is corrupt, truncated, hostile or of an unknown version."""
+
+
+class ResourceLimitError(MiniGraphError, MemoryError):
+    """A declared shape too large to allocate (caught at build/compile time)."""

@@ -1,0 +1,160 @@
+"""Executable: a compiled plan bound to a backend (MPSGraphExecutable)."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .backends import get_backend
+from .compiler.plan import build_plan
+from .errors import FeedError
+from .tensor import Operation, Tensor
+from .types import ShapedType, as_dtype, is_static
+
+
+def coerce_feed(t: Any, v: Any) -> np.ndarray:
+    """An ndarray for a feed value; lists and scalars take the placeholder's dtype.
+
+    An ndarray keeps its own dtype (and must match the placeholder): no silent casts.
+    """
+    if isinstance(v, np.ndarray):
+        return v
+    if isinstance(v, np.generic):
+        return np.asarray(v)
+    dtype = t.dtype.np_dtype if isinstance(t, Tensor) else None
+    try:
+        return np.asarray(v, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        name = t.name if isinstance(t, Tensor) else repr(t)
+        raise FeedError(f"feed for {name!r}: cannot be turned into an array of "
+                        f"{t.dtype.name if isinstance(t, Tensor) else 'numbers'}: {e}") from None
+
+
+class Executable:
+    """A compiled graph: ``run(inputs)`` returns the targets as a list, in ``target_tensors`` order.
+
+    Compiling with dynamic (-1) feed dimensions specialises lazily per concrete feed shape;
+    ``compile_count`` says how many plans were built.
+    """
+
+    def __init__(self, graph, feed_types: Mapping[Tensor, ShapedType], target_tensors: Sequence[Tensor],
+                 target_operations: Sequence[Operation], backend: str = "numpy"):
+        self.graph = graph
+        self.backend = get_backend(backend)
+        self.backend_name = backend
+        self.feed_types = dict(feed_types)
+        self.target_tensors = list(target_tensors)
+        self.target_operations = list(target_operations)
+        self._specialised: dict = {}
+        self._lock = threading.Lock()
+        self.compile_count = 0
+        self.plan = None
+        if all(is_static(ty.shape) for ty in self.feed_types.values()):
+            self.plan, self._runner = self._prepare(self.feed_types)
+            self._specialised[self._key(self.feed_types)] = (self.plan, self._runner)
+        else:  # still validate the structure now: targets, feeds, static parts
+            for t, ty in self.feed_types.items():
+                if isinstance(t, Tensor):
+                    from .compiler.plan import _check_feed_type
+
+                    if t.operation.type == "placeholder":
+                        _check_feed_type(t, ty)
+        self.feed_tensors = [t for t, _ in sorted(self.feed_types.items(), key=lambda kv: _order(kv[0]))] \
+            if self.plan is None else [t for t, _, _ in self.plan.feeds]
+
+    @staticmethod
+    def _key(types):
+        return tuple((id(t), ty.shape, ty.dtype.name) for t, ty in types.items())
+
+    def _prepare(self, types):
+        plan = build_plan(self.graph, types, self.target_tensors, self.target_operations)
+        runner = self.backend.prepare(plan)
+        self.compile_count += 1
+        return plan, runner
+
+    def run(self, inputs: Any = None) -> list:
+        """Run with ``{placeholder: array}`` (or a list in ``feed_tensors`` order)."""
+        if inputs is None:
+            inputs = {}
+        if not isinstance(inputs, Mapping):
+            inputs = list(inputs)
+            if len(inputs) != len(self.feed_tensors):
+                raise FeedError(f"expected {len(self.feed_tensors)} inputs in feed_tensors order "
+                                f"{[t.name for t in self.feed_tensors]}, got {len(inputs)}")
+            inputs = dict(zip(self.feed_tensors, inputs))
+        arrays = {}
+        for t, v in inputs.items():
+            if not isinstance(t, Tensor) or id(t) not in {id(k) for k in self.feed_types}:
+                name = t.name if isinstance(t, Tensor) else repr(t)
+                raise FeedError(f"unexpected feed {name}: this executable was compiled for feeds "
+                                f"{[k.name for k in self.feed_types]}")
+            arrays[t] = coerce_feed(t, v)
+        for t in self.feed_types:
+            if t not in arrays:
+                raise FeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}; "
+                                f"this executable needs {[k.name for k in self.feed_types]}")
+        if self.plan is not None:
+            plan, runner = self.plan, self._runner
+        else:
+            types = {t: ShapedType(a.shape, a.dtype) for t, a in arrays.items()}
+            for t, ty in types.items():
+                want = self.feed_types[t]
+                if ty.dtype != want.dtype or len(ty.shape) != len(want.shape) or any(
+                        w != -1 and w != s for w, s in zip(want.shape, ty.shape)):
+                    raise FeedError(f"feed for {t.name!r}: {ty} does not match the compiled type {want}")
+            key = self._key(types)
+            with self._lock:
+                got = self._specialised.get(key)
+                if got is None:
+                    got = self._prepare(types)
+                    self._specialised[key] = got
+            plan, runner = got
+        feed_values = []
+        for t, _, ty in plan.feeds:
+            a = arrays[t]
+            if a.dtype != ty.dtype.np_dtype or a.shape != ty.shape:
+                raise FeedError(f"feed for placeholder {t.name!r}: got shape {a.shape} dtype "
+                                f"{as_dtype(a.dtype).name if a.dtype in _KNOWN else a.dtype}, but the "
+                                f"executable was compiled for {ty}")
+            feed_values.append(a)
+        return _execute(self.graph, plan, runner, feed_values)
+
+    def describe(self) -> str:
+        from .listing import describe_executable
+
+        return describe_executable(self)
+
+    def __repr__(self) -> str:
+        return (f"<Executable targets={[t.name for t in self.target_tensors]} "
+                f"ops={[o.name for o in self.target_operations]} backend={self.backend_name!r}>")
+
+
+_KNOWN = {np.dtype(n) for n in ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                                "uint8", "uint16", "uint32", "uint64", "bool")}
+
+
+def _order(t):
+    return t.operation.index if isinstance(t, Tensor) else 0
+
+
+def _execute(graph, plan, runner, feed_values):
+    """Run, then commit assignments only if the whole run succeeded; never alias results."""
+    if plan.has_assignments:
+        with graph._lock:  # runs that assign are serialised per graph
+            results, assigned = runner(feed_values, graph._var_values)
+            for op, v in assigned.items():
+                v = np.array(v, dtype=op.outputs[0].dtype.np_dtype, copy=True)
+                v.setflags(write=False)
+                graph._var_values[op] = v
+    else:
+        results, assigned = runner(feed_values, graph._var_values)
+    out = []
+    seen = set()
+    for r in results:
+        r = np.asarray(r)
+        if r.base is not None or not r.flags.writeable or id(r) in seen or any(r is f for f in feed_values):
+            r = r.copy()
+        seen.add(id(r))
+        out.append(r)
+    return out

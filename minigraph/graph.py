@@ -1,0 +1,318 @@
+"""Graph: builds named, typed ops; compiles and runs them (MPSGraph)."""
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import sys
+import threading
+from collections import OrderedDict
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .errors import (GraphMismatchError, MiniGraphError, NameLookupError, TargetError)
+from .tensor import Operation, Tensor
+from .types import DataType, ShapedType, as_dtype
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class AmbiguousNameError(NameLookupError):
+    """A name the user gave to several ops; look them up by their unique names."""
+
+
+def _user_location() -> str:
+    """file:line of the first frame outside the minigraph package (where the user built the op)."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
+
+
+def op_label(type: str, name: str) -> str:
+    return f"{type} op {name!r}"
+
+
+class Graph:
+    """A lazy tensor graph with MPSGraph semantics.
+
+    Build ops with the builder methods (``g.addition``, ``g.depthwise_convolution_2d``, ...),
+    then ``run`` or ``compile`` them. Builders infer shapes and dtypes at once and raise a
+    ``MiniGraphError`` naming the op on any mismatch.
+    """
+
+    def __init__(self, cache_size: int = 64):
+        self._ops: list[Operation] = []
+        self._by_name: dict[str, Operation] = {}
+        self._requested: dict[str, list[Operation]] = {}
+        self._scopes: list[str] = []
+        self._control: list[list[Operation]] = []
+        self._placeholders: list[Tensor] = []
+        self._var_values: dict[Operation, np.ndarray] = {}
+        self._lock = threading.RLock()  # guards variable commits and the cache
+        self._cache: "OrderedDict[Any, Any]" = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_hits = 0
+        self._cache_misses = 0
+        self._compiles = 0
+        self._last_compile_reason = ""
+        self._feed_history: dict[Any, tuple] = {}
+
+    # ---------------------------------------------------------------- introspection
+    @property
+    def operations(self) -> list[Operation]:
+        """All operations, in creation order."""
+        return list(self._ops)
+
+    @property
+    def placeholders(self) -> list[Tensor]:
+        """All placeholder tensors (MPSGraph ``placeholderTensors``), in creation order."""
+        return list(self._placeholders)
+
+    placeholder_tensors = placeholders
+
+    def operation(self, name: str) -> Operation:
+        """The operation with this unique name; a clear error lists close matches."""
+        dup = self._requested.get(name)
+        if dup is not None and len(dup) > 1:
+            raise AmbiguousNameError(
+                f"name {name!r} was given to {len(dup)} ops; they were made unique as "
+                f"{', '.join(repr(o.name) for o in dup)}: look one up by its unique name")
+        op = self._by_name.get(name)
+        if op is None:
+            raise NameLookupError(self._missing(name, "operation"))
+        return op
+
+    def tensor(self, name: str) -> Tensor:
+        """The tensor with this name: an op's name, or ``"op:i"`` for output i."""
+        base, _, idx = name.rpartition(":")
+        if base and idx.isdigit() and base in self._by_name:
+            op = self._by_name[base]
+            if int(idx) < len(op.outputs):
+                return op.outputs[int(idx)]
+        op = self.operation(name)
+        if not op.outputs:
+            raise NameLookupError(f"{op_label(op.type, op.name)} has no output tensor "
+                                  "(it is an operation such as assign); use g.operation(name)")
+        return op.outputs[0]
+
+    def _missing(self, name: str, what: str) -> str:
+        close = difflib.get_close_matches(name, list(self._by_name), n=5, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
+            f"; the graph has {len(self._ops)} ops"
+        return f"no {what} named {name!r}{hint}"
+
+    # ---------------------------------------------------------------- naming and scopes
+    @contextlib.contextmanager
+    def name_scope(self, scope: str):
+        """Prefix ``scope/`` to the names of every op built inside the block."""
+        if not isinstance(scope, str) or not scope.strip("/"):
+            raise NameLookupError(f"name_scope needs a non-empty string, got {scope!r}")
+        self._scopes.append(scope.strip("/"))
+        try:
+            yield "/".join(self._scopes) + "/"
+        finally:
+            self._scopes.pop()
+
+    def _unique_name(self, base: str) -> str:
+        prefix = "/".join(self._scopes)
+        full = f"{prefix}/{base}" if prefix else base
+        if full not in self._by_name:
+            return full
+        i = 1
+        while f"{full}_{i}" in self._by_name:
+            i += 1
+        return f"{full}_{i}"
+
+    @contextlib.contextmanager
+    def control_dependencies(self, ops: Iterable[Any]):
+        """Every op built inside the block runs only after ``ops`` (tensors mean their ops)."""
+        deps = []
+        for o in ops:
+            o = o.operation if isinstance(o, Tensor) else o
+            if not isinstance(o, Operation):
+                raise TargetError(f"control_dependencies takes operations or tensors, got {o!r}")
+            self._check_mine(o, "control_dependencies")
+            deps.append(o)
+        self._control.append(deps)
+        try:
+            yield
+        finally:
+            self._control.pop()
+
+    # ---------------------------------------------------------------- building
+    def _check_mine(self, x: Any, label: str) -> None:
+        if x.graph is not self:
+            raise GraphMismatchError(f"{label}: {x!r} belongs to another graph; "
+                                     "tensors and operations can only be used in the graph that made them")
+
+    def _as_tensor(self, x: Any, label: str, like: Optional[Tensor] = None,
+                   dtype: Optional[DataType] = None) -> Tensor:
+        """Tensors pass through; Python/NumPy scalars and arrays become constants.
+
+        Python scalars take the dtype of ``like`` (the other operand), as MPSGraph users cast.
+        """
+        if isinstance(x, Tensor):
+            self._check_mine(x, label)
+            return x
+        if isinstance(x, Operation):
+            raise TargetError(f"{label}: expected a tensor, got operation {x.name!r}")
+        if dtype is None:
+            if like is not None and np.ndim(x) == 0:
+                dtype = like.dtype
+            elif isinstance(x, (np.ndarray, np.generic)):
+                dtype = as_dtype(x.dtype)
+            else:
+                dtype = like.dtype if like is not None else None
+        return self.constant(x, dtype=dtype)
+
+    def _make(self, type: str, inputs: Sequence[Tensor], attrs: dict, name: Optional[str]):
+        """Create an op of a registered type after inferring (and checking) its output types."""
+        from .ops.registry import OPS
+
+        opdef = OPS[type]
+        if name is not None and not isinstance(name, str):
+            raise NameLookupError(f"{type}: name must be a string or None, got {name!r}")
+        label_name = name or type
+        for t in inputs:
+            if not isinstance(t, Tensor):
+                raise TargetError(f"{op_label(type, label_name)}: inputs must be tensors, got {t!r}")
+            self._check_mine(t, op_label(type, label_name))
+        in_types = [ShapedType.__new__(ShapedType) for _ in inputs]
+        for st, t in zip(in_types, inputs):
+            object.__setattr__(st, "shape", t.shape)
+            object.__setattr__(st, "dtype", t.dtype)
+        try:
+            out_types = opdef.infer(in_types, attrs)
+        except MiniGraphError as e:
+            raise type_(e)(f"{op_label(type, label_name)}: {e}") from None
+        with self._lock:
+            full = self._unique_name(name or type)
+            deps = tuple(o for group in self._control for o in group)
+            op = Operation(self, type, full, tuple(inputs), attrs, deps, len(self._ops),
+                           _user_location(), name or type)
+            op.outputs = tuple(Tensor(self, op, i, ot.shape, ot.dtype) for i, ot in enumerate(out_types))
+            self._ops.append(op)
+            self._by_name[full] = op
+            if name is not None:
+                self._requested.setdefault(self._scoped(name), []).append(op)
+        if type == "placeholder":
+            self._placeholders.append(op.outputs[0])
+        return op.outputs[0] if len(op.outputs) == 1 else (op if not op.outputs else op.outputs)
+
+    def _scoped(self, name: str) -> str:
+        prefix = "/".join(self._scopes)
+        return f"{prefix}/{name}" if prefix else name
+
+    # ---------------------------------------------------------------- variables
+    def value_of(self, variable: Any) -> np.ndarray:
+        """A copy of a variable's current value."""
+        op = self._variable_op(variable, "value_of")
+        with self._lock:
+            return self._var_values[op].copy()
+
+    def _variable_op(self, variable: Any, label: str) -> Operation:
+        op = variable.operation if isinstance(variable, Tensor) else variable
+        if not isinstance(op, Operation) or op.type != "variable":
+            raise TargetError(f"{label}: expected a variable tensor (made by g.variable), got {variable!r}")
+        self._check_mine(op, label)
+        return op
+
+    # ---------------------------------------------------------------- compile and run
+    def compile(self, feeds: Mapping[Tensor, Any], target_tensors: Sequence[Tensor] = (),
+                target_operations: Sequence[Operation] = (), backend: str = "numpy"):
+        """Compile the ops the targets need into a reusable ``Executable``.
+
+        ``feeds`` maps placeholders to ``ShapedType`` (or arrays, whose type is used).
+        """
+        from .executable import Executable
+
+        types = {}
+        for t, v in dict(feeds).items():
+            types[t] = v if isinstance(v, ShapedType) else _type_of_feed(t, v)
+        with self._lock:
+            self._compiles += 1
+        return Executable(self, types, list(target_tensors), list(target_operations), backend)
+
+    def run(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Sequence[Tensor] = (),
+            target_operations: Sequence[Operation] = (), backend: str = "numpy") -> dict:
+        """Compile (cached by feed types, targets and backend) and run; returns {tensor: ndarray}."""
+        feeds = dict(feeds or {})
+        target_tensors = list(target_tensors)
+        target_operations = list(target_operations)
+        types = {t: _type_of_feed(t, v) for t, v in feeds.items()}
+        key = (tuple((id(t), types[t].shape, types[t].dtype.name) for t in feeds),
+               tuple(id(t) for t in target_tensors), tuple(id(o) for o in target_operations), backend)
+        with self._lock:
+            exe = self._cache.get(key)
+            if exe is not None:
+                self._cache.move_to_end(key)
+                self._cache_hits += 1
+        if exe is None:
+            self._last_compile_reason = self._explain(feeds, types, target_tensors, target_operations, backend)
+            exe = self.compile(types, target_tensors, target_operations, backend)
+            with self._lock:
+                self._cache_misses += 1
+                self._cache[key] = exe
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        values = exe.run(feeds)
+        return dict(zip(target_tensors, values))
+
+    def _explain(self, feeds, types, target_tensors, target_operations, backend) -> str:
+        tkey = (tuple(id(t) for t in target_tensors), tuple(id(o) for o in target_operations), backend)
+        prev = self._feed_history.get(tkey)
+        now = {id(t): (t, types[t]) for t in feeds}
+        self._feed_history[tkey] = now
+        if prev is None:
+            return "first run with these targets"
+        reasons = []
+        for k, (t, ty) in now.items():
+            if k not in prev:
+                reasons.append(f"new feed {t.name!r}")
+            elif prev[k][1] != ty:
+                old = prev[k][1]
+                if old.shape != ty.shape:
+                    reasons.append(f"new feed shape for {t.name!r}: {old.shape} -> {ty.shape}")
+                else:
+                    reasons.append(f"new feed dtype for {t.name!r}: {old.dtype.name} -> {ty.dtype.name}")
+        for k, (t, _) in prev.items():
+            if k not in now:
+                reasons.append(f"feed {t.name!r} no longer given")
+        return "; ".join(reasons) or "evicted from the cache"
+
+    @property
+    def last_compile_reason(self) -> str:
+        """Why the most recent ``run`` compiled (e.g. a new feed shape)."""
+        return self._last_compile_reason
+
+    def cache_info(self):
+        """Executable cache statistics: hits, misses, maxsize, currsize, compiles."""
+        from collections import namedtuple
+
+        CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize compiles last_reason")
+        with self._lock:
+            return CacheInfo(self._cache_hits, self._cache_misses, self._cache_size,
+                             len(self._cache), self._compiles, self._last_compile_reason)
+
+    def set_cache_size(self, size: int) -> None:
+        """Bound the number of cached executables (LRU)."""
+        with self._lock:
+            self._cache_size = max(0, int(size))
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+
+    def __repr__(self) -> str:
+        return f"<minigraph.Graph with {len(self._ops)} ops>"
+
+
+def _type_of_feed(t: Any, v: Any) -> ShapedType:
+    from .executable import coerce_feed
+
+    arr = coerce_feed(t, v)
+    return ShapedType(arr.shape, arr.dtype)
+
+
+def type_(e: MiniGraphError):
+    return type(e)

@@ -1,0 +1,136 @@
+"""Placeholders, constants, variables, read and assign (MPSGraphMemoryOps)."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ..errors import DTypeError, ShapeError, TargetError
+from ..types import ShapedType, as_dtype, as_shape, float32
+from .registry import defop
+
+
+def _no_inputs(in_types, attrs):
+    return [ShapedType(attrs["shape"], attrs["dtype"])]
+
+
+@defop("placeholder", swift="placeholder(shape:dataType:name:)",
+       objc="placeholderWithShape:dataType:name:", inputs=(), infer=_no_inputs,
+       category="memory", differentiable=False, attrs=("shape", "dtype"), internal=True)
+def placeholder(g, shape, dtype=float32, name: Optional[str] = None):
+    """A tensor fed at run time (MPSGraph ``placeholder(shape:dataType:name:)``).
+
+    ``shape`` may hold -1 for dimensions known only when the graph runs.
+    """
+    return g._make("placeholder", [], {"shape": as_shape(shape), "dtype": as_dtype(dtype)}, name)
+
+
+def _frozen(value: Any, dtype) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=None if dtype is None else as_dtype(dtype).np_dtype, copy=True)
+    except (TypeError, ValueError) as e:
+        raise DTypeError(f"cannot make an array of {dtype!r} from {type(value).__name__}: {e}") from None
+    if dtype is None:
+        if arr.dtype == np.float64 and not isinstance(value, np.ndarray):
+            arr = arr.astype(np.float32)  # Python floats default to float32, as in MPSGraph
+        elif arr.dtype == np.int64 and not isinstance(value, (np.ndarray, np.generic)):
+            arr = arr.astype(np.int32)
+    as_dtype(arr.dtype)  # rejects object/str/complex arrays with a clear error
+    arr.setflags(write=False)
+    return arr
+
+
+@defop("constant", swift="constant(_:shape:dataType:)", objc="constantWithData:shape:dataType:",
+       inputs=(), infer=_no_inputs, category="memory", differentiable=False,
+       attrs=("shape", "dtype"), internal=True)
+def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
+    """A constant from a scalar or array (MPSGraph ``constant``).
+
+    ``dtype`` defaults to the array's dtype; Python floats give float32 and ints int32.
+    With ``shape``, a scalar is filled to that shape (``constant(_:shape:dataType:)``).
+    """
+    try:
+        arr = _frozen(value, dtype)
+        if shape is not None:
+            shp = as_shape(shape)
+            arr = np.broadcast_to(arr, shp).copy()
+            arr.setflags(write=False)
+    except (DTypeError, ShapeError) as e:
+        raise type(e)(f"constant op {name or 'constant'!r}: {e}") from None
+    except ValueError as e:
+        raise ShapeError(f"constant op {name or 'constant'!r}: cannot fill shape {shape} from a value "
+                         f"of shape {np.shape(value)}: {e}") from None
+    return g._make("constant", [], {"shape": arr.shape, "dtype": as_dtype(arr.dtype), "value": arr}, name)
+
+
+@defop("variable", swift="variable(with:shape:dataType:name:)",
+       objc="variableWithData:shape:dataType:name:", inputs=(), infer=_no_inputs,
+       category="memory", differentiable=True, attrs=("shape", "dtype"), internal=True)
+def variable(g, value, dtype=None, name: Optional[str] = None):
+    """A variable whose value persists across runs (MPSGraph ``variable``).
+
+    Shape and dtype come from ``value``. Consumers read its current value; change it with
+    ``assign`` or an optimizer op listed in ``target_operations``.
+    """
+    try:
+        arr = _frozen(value, dtype)
+    except DTypeError as e:
+        raise DTypeError(f"variable op {name or 'variable'!r}: {e}") from None
+    t = g._make("variable", [], {"shape": arr.shape, "dtype": as_dtype(arr.dtype), "initial_value": arr}, name)
+    with g._lock:
+        g._var_values[t.operation] = arr
+    return t
+
+
+@defop("read", swift="read(_:name:)", objc="readVariable:name:", inputs=("variable",),
+       infer=lambda ts, a: [ts[0]], category="memory", internal=True)
+def read(g, variable, name: Optional[str] = None):
+    """The variable's value at this point of the run (MPSGraph ``read(_:name:)``)."""
+    op = g._variable_op(variable, f"read op {name or 'read'!r}")
+    return g._make("read", [op.outputs[0]], {}, name)
+
+
+def _infer_assign(in_types, attrs):
+    var, val = in_types
+    if var.dtype != val.dtype:
+        raise DTypeError(f"cannot assign a {val.dtype.name} tensor to a {var.dtype.name} variable; "
+                         f"cast it first")
+    if len(var.shape) != len(val.shape) or any(a != b and -1 not in (a, b) for a, b in zip(var.shape, val.shape)):
+        raise ShapeError(f"cannot assign a tensor of shape {val.shape} to a variable of shape {var.shape}")
+    return []
+
+
+@defop("assign", swift="assign(_:tensor:name:)", objc="assignVariable:withValueOfTensor:name:",
+       inputs=("variable", "tensor"), infer=_infer_assign, category="memory",
+       differentiable=False, internal=True)
+def assign(g, variable, tensor, name: Optional[str] = None):
+    """An operation that stores ``tensor`` into ``variable`` (MPSGraph ``assign``).
+
+    It runs only when listed in ``target_operations`` (or as a control dependency of something
+    that runs). Assignments take effect only if the whole run succeeds.
+    """
+    op = g._variable_op(variable, f"assign op {name or 'assign'!r}")
+    tensor = g._as_tensor(tensor, f"assign op {name or 'assign'!r}", like=op.outputs[0])
+    return g._make("assign", [op.outputs[0], tensor], {}, name)
+
+
+def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name: Optional[str] = None):
+    """``variable -= learning_rate * gradient`` as an assign operation
+    (MPSGraph ``applyStochasticGradientDescent(learningRate:variable:gradient:name:)``)."""
+    op = g._variable_op(variable, "apply_stochastic_gradient_descent")
+    v = op.outputs[0]
+    base = name or "apply_stochastic_gradient_descent"
+    with g.name_scope(base):
+        lr = g._as_tensor(learning_rate, base, like=v)
+        new = g.subtraction(g.read(v), g.multiplication(lr, gradient))
+    return g.assign(v, new, name=base)
+
+
+def _attach():
+    from ..graph import Graph
+
+    Graph.apply_stochastic_gradient_descent = apply_stochastic_gradient_descent
+
+
+_attach()
+_ = TargetError

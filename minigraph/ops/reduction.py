@@ -1,0 +1,166 @@
+"""Reductions that keep the reduced axes as size 1 (MPSGraph's rule), and softmax."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import DTypeError
+from ..types import ShapedType, int32
+from ._util import normalize_axes
+from .registry import defop, gradient
+
+
+def _infer_reduce(kind: str):
+    def infer(in_types, attrs):
+        t = in_types[0]
+        axes = normalize_axes(attrs["axes"], len(t.shape))
+        if kind == "float" and not t.dtype.is_floating:
+            raise DTypeError(f"needs a floating-point tensor, got {t.dtype.name}; cast it first")
+        if kind == "ordered" and t.dtype.is_bool:
+            raise DTypeError("is not defined for bool tensors; cast first")
+        shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
+        dtype = int32 if (t.dtype.is_bool and kind == "sum") else t.dtype  # MPSGraph casts bool to int32
+        return [ShapedType(shape, dtype)]
+    return infer
+
+
+def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
+    def builder(g, tensor, axes=None, name: Optional[str] = None):
+        tensor = g._as_tensor(tensor, f"{type} op {name or type!r}")
+        if axes is not None and not isinstance(axes, int):
+            try:
+                axes = tuple(axes)
+            except TypeError:
+                pass
+        return g._make(type, [tensor], {"axes": axes}, name)
+
+    builder.__name__ = builder.__qualname__ = type
+    builder.__doc__ = (f"{doc} over ``axes`` (an int, a list, or None for all), keeping them as size 1 "
+                       f"(MPSGraph ``{swift}``).")
+    defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_reduce(kind),
+          category="reduction", attrs=("axes",))(builder)
+
+
+_reduction("reduction_sum", "reductionSum(with:axes:name:)", "reductionSumWithTensor:axes:name:", "sum", "Sum")
+_reduction("reduction_maximum", "reductionMaximum(with:axes:name:)", "reductionMaximumWithTensor:axes:name:",
+           "ordered", "Maximum (NaN propagates)")
+_reduction("reduction_minimum", "reductionMinimum(with:axes:name:)", "reductionMinimumWithTensor:axes:name:",
+           "ordered", "Minimum (NaN propagates)")
+_reduction("mean", "mean(of:axes:name:)", "meanOfTensor:axes:name:", "float", "Arithmetic mean")
+
+
+def _count(op) -> float:
+    x = op.inputs[0]
+    axes = normalize_axes(op.attrs["axes"], len(x.shape))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return float(n)
+
+
+@gradient("reduction_sum")
+def _(g, op, dy):
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        return [None]
+    return [g.broadcast(dy, x.shape)]
+
+
+@gradient("mean")
+def _(g, op, dy):
+    x = op.inputs[0]
+    return [g.broadcast(g.division(dy, _count(op)), x.shape)]
+
+
+def _extremum(g, op, dy):
+    """Split the gradient evenly between tied extreme elements (as torch.amax does)."""
+    x, y = op.inputs[0], op.outputs[0]
+    mask = g.cast(g.equal(x, y), x.dtype)
+    ties = g.reduction_sum(mask, axes=op.attrs["axes"])
+    return [g.multiplication(mask, g.division(dy, ties))]
+
+
+gradient("reduction_maximum")(_extremum)
+gradient("reduction_minimum")(_extremum)
+
+
+def _infer_softmax(in_types, attrs):
+    t = in_types[0]
+    normalize_axes(attrs["axis"], len(t.shape), "axis")
+    if not t.dtype.is_floating:
+        raise DTypeError(f"needs a floating-point tensor, got {t.dtype.name}")
+    return [t]
+
+
+@defop("softmax", swift="softMax(with:axis:name:)", objc="softMaxWithTensor:axis:name:",
+       inputs=("tensor",), infer=_infer_softmax, category="activation", attrs=("axis",))
+def softmax(g, tensor, axis: int = -1, name: Optional[str] = None):
+    """exp(x) / sum(exp(x)) along ``axis``, computed stably (MPSGraph ``softMax(with:axis:name:)``)."""
+    return g._make("softmax", [g._as_tensor(tensor, "softmax")], {"axis": axis}, name)
+
+
+@gradient("softmax")
+def _(g, op, dy):
+    y = op.outputs[0]
+    s = g.reduction_sum(g.multiplication(dy, y), axes=[op.attrs["axis"]])
+    return [g.multiplication(y, g.subtraction(dy, s))]
+
+
+def _infer_sce(in_types, attrs):
+    x, labels = in_types
+    if x.dtype != labels.dtype:
+        raise DTypeError(f"source is {x.dtype.name} but labels are {labels.dtype.name}; they must match")
+    if not x.dtype.is_floating:
+        raise DTypeError(f"needs floating-point logits, got {x.dtype.name}")
+    if len(x.shape) != len(labels.shape) or any(a != b and -1 not in (a, b) for a, b in zip(x.shape, labels.shape)):
+        from ..errors import ShapeError
+
+        raise ShapeError(f"source shape {x.shape} and labels shape {labels.shape} must be equal")
+    axis = normalize_axes(attrs["axis"], len(x.shape), "axis")[0]
+    red = attrs["reduction"]
+    if red == "none":
+        shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape))
+    elif red in ("sum", "mean"):
+        shape = tuple(1 for _ in x.shape)
+    else:
+        from ..errors import ShapeError
+
+        raise ShapeError(f"reduction must be 'none', 'sum' or 'mean', got {red!r}")
+    return [ShapedType(shape, x.dtype)]
+
+
+@defop("softmax_cross_entropy", swift="softMaxCrossEntropy(_:labels:axis:reuctionType:name:)",
+       objc="softMaxCrossEntropyWithSourceTensor:labelsTensor:axis:reductionType:name:",
+       inputs=("source", "labels"), infer=_infer_sce, category="loss", attrs=("axis", "reduction"))
+def softmax_cross_entropy(g, source, labels, axis: int = -1, reduction: str = "mean",
+                          name: Optional[str] = None):
+    """Cross entropy of softmax(source) against ``labels`` (probabilities) along ``axis``.
+
+    ``reduction``: ``"none"`` keeps every row (axis as size 1), ``"sum"`` and ``"mean"`` (over
+    rows) give a tensor of ones-shape (MPSGraph ``softMaxCrossEntropy``; its Swift label really is
+    spelled ``reuctionType``).
+    """
+    label = f"softmax_cross_entropy op {name or 'softmax_cross_entropy'!r}"
+    source = g._as_tensor(source, label)
+    labels = g._as_tensor(labels, label, like=source)
+    return g._make("softmax_cross_entropy", [source, labels], {"axis": axis, "reduction": reduction}, name)
+
+
+@gradient("softmax_cross_entropy")
+def _(g, op, dy):
+    x, labels = op.inputs
+    axis = op.attrs["axis"]
+    p = g.softmax(x, axis=axis)
+    scale = dy
+    if op.attrs["reduction"] == "mean":
+        rows = 1
+        ax = normalize_axes(axis, len(x.shape))[0]
+        for i, d in enumerate(x.shape):
+            if i != ax:
+                rows *= d
+        scale = g.division(dy, float(rows))
+    lsm = g.subtraction(x, g.logarithm(g.reduction_sum(g.exponent(
+        g.subtraction(x, g.reduction_maximum(x, axes=[axis]))), axes=[axis])))
+    lsm = g.subtraction(lsm, g.reduction_maximum(x, axes=[axis]))
+    dx = g.multiplication(g.subtraction(g.multiplication(p, g.reduction_sum(labels, axes=[axis])), labels), scale)
+    dlabels = g.negative(g.multiplication(lsm, scale))
+    return [dx, dlabels]

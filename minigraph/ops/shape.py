@@ -1,0 +1,275 @@
+"""Shape ops: reshape, transpose, permute, slice, concat, broadcast, expand_dims, squeeze
+(MPSGraphTensorShapeOps)."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..errors import ShapeError
+from ..types import ShapedType, as_shape, num_elements
+from ._util import broadcast_shapes, normalize_axes, same_dtype, unbroadcast
+from .registry import defop, gradient
+
+
+def _int_list(v, what: str) -> tuple:
+    if hasattr(v, "shape") and hasattr(v, "graph"):
+        raise ShapeError(f"{what} must be a list of ints, not a tensor")
+    try:
+        return tuple(int(x) for x in (v if not isinstance(v, int) else [v]))
+    except (TypeError, ValueError):
+        raise ShapeError(f"{what} must be a list of ints, got {v!r}") from None
+
+
+def _infer_reshape(in_types, attrs):
+    t = in_types[0]
+    shape = list(attrs["shape"])
+    if shape.count(-1) > 1:
+        raise ShapeError(f"new shape {tuple(shape)} has more than one -1")
+    if any(d < -1 for d in shape):
+        raise ShapeError(f"new shape {tuple(shape)} has a negative size")
+    if -1 in t.shape:
+        return [ShapedType(shape, t.dtype)]
+    n = num_elements(t.shape)
+    if -1 in shape:
+        rest = num_elements([d for d in shape if d != -1])
+        if rest == 0 or n % rest:
+            raise ShapeError(f"cannot reshape {t.shape} ({n} elements) to {tuple(shape)}: "
+                             f"{n} is not a multiple of {rest}")
+        shape[shape.index(-1)] = n // rest
+    if num_elements(shape) != n:
+        raise ShapeError(f"cannot reshape {t.shape} ({n} elements) to {tuple(shape)} "
+                         f"({num_elements(shape)} elements)")
+    return [ShapedType(shape, t.dtype)]
+
+
+@defop("reshape", swift="reshape(_:shape:name:)", objc="reshapeTensor:withShape:name:",
+       inputs=("tensor",), infer=_infer_reshape, category="shape", attrs=("shape",))
+def reshape(g, tensor, shape: Sequence[int], name: Optional[str] = None):
+    """Same elements, new shape; one -1 is inferred (MPSGraph ``reshape(_:shape:name:)``)."""
+    return g._make("reshape", [g._as_tensor(tensor, "reshape")], {"shape": _int_list(shape, "shape")}, name)
+
+
+@gradient("reshape")
+def _(g, op, dy):
+    return [g.reshape(dy, op.inputs[0].shape)]
+
+
+def _infer_permute(in_types, attrs):
+    t = in_types[0]
+    perm = attrs["permutation"]
+    if sorted(perm) != list(range(len(t.shape))):
+        raise ShapeError(f"permutation {list(perm)} is not a permutation of 0..{len(t.shape) - 1} "
+                         f"for a tensor of shape {t.shape}")
+    return [ShapedType(tuple(t.shape[p] for p in perm), t.dtype)]
+
+
+@defop("permute", swift="transpose(_:permutation:name:)", objc="transposeTensor:permutation:name:",
+       inputs=("tensor",), infer=_infer_permute, category="shape", attrs=("permutation",))
+def permute(g, tensor, permutation: Sequence[int], name: Optional[str] = None):
+    """Reorder axes: output axis i is input axis ``permutation[i]``
+    (MPSGraph ``transpose(_:permutation:name:)``)."""
+    tensor = g._as_tensor(tensor, "permute")
+    perm = _int_list(permutation, "permutation")
+    r = len(tensor.shape)
+    perm = tuple(p % r if -r <= p < r else p for p in perm) if r else perm
+    return g._make("permute", [tensor], {"permutation": perm}, name)
+
+
+@gradient("permute")
+def _(g, op, dy):
+    perm = op.attrs["permutation"]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return [g.permute(dy, inv)]
+
+
+def _infer_transpose(in_types, attrs):
+    t = in_types[0]
+    r = len(t.shape)
+    a, b = normalize_axes(attrs["dimension"], r, "dimension")[0], normalize_axes(attrs["with_dimension"], r, "with_dimension")[0]
+    s = list(t.shape)
+    s[a], s[b] = s[b], s[a]
+    return [ShapedType(s, t.dtype)]
+
+
+@defop("transpose", swift="transposeTensor(_:dimension:withDimension:name:)",
+       objc="transposeTensor:dimension:withDimension:name:", inputs=("tensor",), infer=_infer_transpose,
+       category="shape", attrs=("dimension", "with_dimension"))
+def transpose(g, tensor, dimension: int, with_dimension: int, name: Optional[str] = None):
+    """Swap two axes (MPSGraph ``transposeTensor(_:dimension:withDimension:name:)``)."""
+    return g._make("transpose", [g._as_tensor(tensor, "transpose")],
+                   {"dimension": int(dimension), "with_dimension": int(with_dimension)}, name)
+
+
+@gradient("transpose")
+def _(g, op, dy):
+    return [g.transpose(dy, op.attrs["dimension"], op.attrs["with_dimension"])]
+
+
+def _infer_slice(in_types, attrs):
+    t = in_types[0]
+    (d,) = normalize_axes(attrs["dimension"], len(t.shape), "dimension")
+    size, start, length = t.shape[d], attrs["start"], attrs["length"]
+    if length < 0:
+        raise ShapeError(f"length must be >= 0, got {length}")
+    if size != -1:
+        s = start + size if start < 0 else start
+        if s < 0 or s + length > size:
+            raise ShapeError(f"slice [start={start}, length={length}] is outside dimension {d} of size {size} "
+                             f"(need 0 <= start and start + length <= {size}; negative start counts from the end)")
+    shape = list(t.shape)
+    shape[d] = length
+    return [ShapedType(shape, t.dtype)]
+
+
+@defop("slice", swift="sliceTensor(_:dimension:start:length:name:)",
+       objc="sliceTensor:dimension:start:length:name:", inputs=("tensor",), infer=_infer_slice,
+       category="shape", attrs=("dimension", "start", "length"))
+def slice(g, tensor, dimension: int, start: int, length: int, name: Optional[str] = None):
+    """``length`` elements from ``start`` along ``dimension`` (negative start counts from the end)
+    (MPSGraph ``sliceTensor(_:dimension:start:length:name:)``)."""
+    return g._make("slice", [g._as_tensor(tensor, "slice")],
+                   {"dimension": int(dimension), "start": int(start), "length": int(length)}, name)
+
+
+def _infer_slice_grad(in_types, attrs):
+    t = in_types[0]
+    shape = attrs["input_shape"]
+    (d,) = normalize_axes(attrs["dimension"], len(shape), "dimension")
+    want = list(shape)
+    want[d] = attrs["length"]
+    if list(t.shape) != want:
+        raise ShapeError(f"incoming gradient shape {t.shape} does not match the slice's output {tuple(want)}")
+    return [ShapedType(shape, t.dtype)]
+
+
+@defop("slice_gradient", swift="sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:name:)",
+       objc="sliceGradientTensor:fwdInShapeTensor:starts:ends:strides:name:", inputs=("incoming_gradient",),
+       infer=_infer_slice_grad, category="shape", attrs=("input_shape", "dimension", "start", "length"))
+def slice_gradient(g, incoming_gradient, input_shape, dimension: int, start: int, length: int,
+                   name: Optional[str] = None):
+    """Zeros of ``input_shape`` with ``incoming_gradient`` placed where ``slice`` read
+    (MPSGraph ``sliceGradientTensor``)."""
+    return g._make("slice_gradient", [g._as_tensor(incoming_gradient, "slice_gradient")],
+                   {"input_shape": as_shape(input_shape), "dimension": int(dimension), "start": int(start),
+                    "length": int(length)}, name)
+
+
+@gradient("slice")
+def _(g, op, dy):
+    a = op.attrs
+    return [g.slice_gradient(dy, op.inputs[0].shape, a["dimension"], a["start"], a["length"])]
+
+
+@gradient("slice_gradient")
+def _(g, op, dy):
+    a = op.attrs
+    return [g.slice(dy, a["dimension"], a["start"], a["length"])]
+
+
+def _infer_concat(in_types, attrs):
+    same_dtype(in_types, "concatenated tensors")
+    r = len(in_types[0].shape)
+    if any(len(t.shape) != r for t in in_types):
+        raise ShapeError(f"tensors must have one rank, got shapes {[t.shape for t in in_types]}")
+    (d,) = normalize_axes(attrs["dimension"], r, "dimension")
+    shape = list(in_types[0].shape)
+    for t in in_types[1:]:
+        for i in range(r):
+            if i != d and t.shape[i] != shape[i] and -1 not in (t.shape[i], shape[i]):
+                raise ShapeError(f"shapes {[t.shape for t in in_types]} differ outside dimension {d}")
+    sizes = [t.shape[d] for t in in_types]
+    shape[d] = -1 if -1 in sizes else sum(sizes)
+    return [ShapedType(shape, in_types[0].dtype)]
+
+
+@defop("concat", swift="concatTensors(_:dimension:name:)", objc="concatTensors:dimension:name:",
+       inputs=("tensors",), infer=_infer_concat, category="shape", attrs=("dimension",))
+def concat(g, tensors, dimension: int, name: Optional[str] = None):
+    """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:name:)``)."""
+    if hasattr(tensors, "graph") or not tensors:
+        raise ShapeError(f"concat op {name or 'concat'!r}: needs a non-empty list of tensors")
+    ts = [g._as_tensor(t, "concat") for t in tensors]
+    return g._make("concat", ts, {"dimension": int(dimension)}, name)
+
+
+@gradient("concat")
+def _(g, op, dy):
+    d = op.attrs["dimension"]
+    out, start = [], 0
+    for t in op.inputs:
+        n = t.shape[normalize_axes(d, len(t.shape))[0]]
+        out.append(g.slice(dy, d, start, n))
+        start += n
+    return out
+
+
+def _infer_broadcast(in_types, attrs):
+    t = in_types[0]
+    shape = attrs["shape"]
+    if len(shape) < len(t.shape):
+        raise ShapeError(f"cannot broadcast {t.shape} to the lower-rank shape {shape}")
+    got = broadcast_shapes(t.shape, shape)
+    if tuple(got) != tuple(shape):
+        raise ShapeError(f"cannot broadcast {t.shape} to {shape}")
+    return [ShapedType(shape, t.dtype)]
+
+
+@defop("broadcast", swift="broadcast(_:shape:name:)", objc="broadcastTensor:toShape:name:",
+       inputs=("tensor",), infer=_infer_broadcast, category="shape", attrs=("shape",))
+def broadcast(g, tensor, shape: Sequence[int], name: Optional[str] = None):
+    """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``)."""
+    return g._make("broadcast", [g._as_tensor(tensor, "broadcast")], {"shape": as_shape(shape)}, name)
+
+
+@gradient("broadcast")
+def _(g, op, dy):
+    return [unbroadcast(g, dy, op.inputs[0].shape)]
+
+
+def _infer_expand(in_types, attrs):
+    t = in_types[0]
+    axes = attrs["axes"]
+    r = len(t.shape) + len(axes)
+    norm = normalize_axes(axes, r, "axes")
+    shape = list(t.shape)
+    for a in norm:
+        shape.insert(a, 1)
+    return [ShapedType(shape, t.dtype)]
+
+
+@defop("expand_dims", swift="expandDims(_:axes:name:)", objc="expandDimsOfTensor:axes:name:",
+       inputs=("tensor",), infer=_infer_expand, category="shape", attrs=("axes",))
+def expand_dims(g, tensor, axis, name: Optional[str] = None):
+    """Insert size-1 axes at ``axis`` (an int or list, positions in the output)
+    (MPSGraph ``expandDims(_:axes:name:)``)."""
+    return g._make("expand_dims", [g._as_tensor(tensor, "expand_dims")], {"axes": _int_list(axis, "axis")}, name)
+
+
+def _infer_squeeze(in_types, attrs):
+    t = in_types[0]
+    axes = attrs["axes"]
+    if axes is None:
+        norm = tuple(i for i, d in enumerate(t.shape) if d == 1)
+    else:
+        norm = normalize_axes(axes, len(t.shape), "axes")
+        bad = [a for a in norm if t.shape[a] not in (1, -1)]
+        if bad:
+            raise ShapeError(f"cannot squeeze axes {bad} of shape {t.shape}: their size is not 1")
+    return [ShapedType([d for i, d in enumerate(t.shape) if i not in norm], t.dtype)]
+
+
+@defop("squeeze", swift="squeeze(_:axes:name:)", objc="squeezeTensor:axes:name:",
+       inputs=("tensor",), infer=_infer_squeeze, category="shape", attrs=("axes",))
+def squeeze(g, tensor, axes=None, name: Optional[str] = None):
+    """Remove size-1 axes (all of them when ``axes`` is None) (MPSGraph ``squeeze(_:axes:name:)``)."""
+    return g._make("squeeze", [g._as_tensor(tensor, "squeeze")],
+                   {"axes": None if axes is None else _int_list(axes, "axes")}, name)
+
+
+def _reshape_back(g, op, dy):
+    return [g.reshape(dy, op.inputs[0].shape)]
+
+
+gradient("expand_dims")(_reshape_back)
+gradient("squeeze")(_reshape_back)

@@ -1,0 +1,124 @@
+"""Data types (mirroring MPSDataType), ShapedType, and shape helpers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import DTypeError, ShapeError
+
+
+@dataclass(frozen=True)
+class DataType:
+    """A minigraph data type; ``mps_value`` is MPSDataType's raw value (0 for float64)."""
+
+    name: str
+    np_dtype: np.dtype
+    mps_value: int
+
+    @property
+    def is_floating(self) -> bool:
+        return self.np_dtype.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.np_dtype.kind in "iu"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.np_dtype.kind == "b"
+
+    @property
+    def itemsize(self) -> int:
+        return self.np_dtype.itemsize
+
+    def __repr__(self) -> str:
+        return f"mg.{self.name}"
+
+
+float32 = DataType("float32", np.dtype(np.float32), 0x10000020)
+float16 = DataType("float16", np.dtype(np.float16), 0x10000010)
+float64 = DataType("float64", np.dtype(np.float64), 0)  # NumPy-only extension (gradient checks)
+int8 = DataType("int8", np.dtype(np.int8), 0x20000008)
+int16 = DataType("int16", np.dtype(np.int16), 0x20000010)
+int32 = DataType("int32", np.dtype(np.int32), 0x20000020)
+int64 = DataType("int64", np.dtype(np.int64), 0x20000040)
+uint8 = DataType("uint8", np.dtype(np.uint8), 0x00000008)
+uint16 = DataType("uint16", np.dtype(np.uint16), 0x00000010)
+uint32 = DataType("uint32", np.dtype(np.uint32), 0x00000020)
+uint64 = DataType("uint64", np.dtype(np.uint64), 0x00000040)
+bool_ = DataType("bool", np.dtype(np.bool_), 0x80000008)
+
+ALL_DTYPES = (float32, float16, float64, int8, int16, int32, int64,
+              uint8, uint16, uint32, uint64, bool_)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NP = {d.np_dtype: d for d in ALL_DTYPES}
+
+
+def as_dtype(value: Any) -> DataType:
+    """Accept a DataType, its name (``"float32"``), or anything ``np.dtype`` understands."""
+    if isinstance(value, DataType):
+        return value
+    if isinstance(value, str) and value in _BY_NAME:
+        return _BY_NAME[value]
+    try:
+        npd = np.dtype(value)
+    except Exception:
+        npd = None
+    if npd is not None and npd in _BY_NP:
+        return _BY_NP[npd]
+    raise DTypeError(f"unknown dtype {value!r}; valid dtypes: {', '.join(_BY_NAME)}")
+
+
+Shape = tuple
+
+
+def as_shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
+    """Normalise a shape to a tuple of ints; -1 marks a dimension known only at run time."""
+    if shape is None:
+        raise ShapeError(f"{what} must be a sequence of ints, got None (unranked tensors are not supported)")
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise ShapeError(f"{what} must be a sequence of ints, got {shape!r}") from None
+    out = []
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise ShapeError(f"{what} must contain ints, got {shape!r}")
+        d = int(d)
+        if d < -1:
+            raise ShapeError(f"{what} has negative dimension {d} in {dims!r}; use -1 for a dynamic dimension")
+        out.append(d)
+    return tuple(out)
+
+
+def is_static(shape: Sequence[int]) -> bool:
+    return all(d >= 0 for d in shape)
+
+
+def num_elements(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+@dataclass(frozen=True)
+class ShapedType:
+    """A shape and a dtype: what a feed must look like (MPSGraphShapedType)."""
+
+    shape: tuple
+    dtype: DataType
+
+    def __init__(self, shape: Sequence[int], dtype: Any = float32):
+        object.__setattr__(self, "shape", as_shape(shape))
+        object.__setattr__(self, "dtype", as_dtype(dtype))
+
+    def __repr__(self) -> str:
+        return f"ShapedType({list(self.shape)}, {self.dtype.name})"
+
+
+TensorType = ShapedType
