@@ -1,0 +1,257 @@
+"""PaddingStyle, TensorNamedDataLayout and the convolution/pooling descriptors (MPSGraph).
+
+Descriptors are mutable, like MPSGraph's; ops copy them when built, so later changes do not
+affect ops already in the graph. Defaults are those of MPSGraph's
+``descriptorWithDataLayout:weightsLayout:`` (strides and dilations 1, zero padding, EXPLICIT),
+not the zeroed fields of a bare ``new``.
+"""
+from __future__ import annotations
+
+import copy as _copy
+import enum
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .errors import DescriptorError
+
+
+class PaddingStyle(enum.IntEnum):
+    """MPSGraphPaddingStyle (raw values as in MPSGraphCore.h)."""
+
+    EXPLICIT = 0
+    TF_VALID = 1
+    TF_SAME = 2
+    EXPLICIT_OFFSET = 3
+    ONNX_SAME_LOWER = 4
+
+
+class TensorNamedDataLayout(enum.IntEnum):
+    """MPSGraphTensorNamedDataLayout (raw values as in MPSGraphCore.h)."""
+
+    NCHW = 0
+    NHWC = 1
+    OIHW = 2
+    HWIO = 3
+    CHW = 4
+    HWC = 5
+    HW = 6
+    NCDHW = 7
+    NDHWC = 8
+    OIDHW = 9
+    DHWIO = 10
+
+
+def _enum(cls, value: Any, field_name: str):
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str) and value.upper() in cls.__members__:
+        return cls[value.upper()]
+    try:
+        return cls(value)
+    except (ValueError, TypeError):
+        raise DescriptorError(f"{field_name}={value!r} is not a {cls.__name__}; valid: "
+                              f"{', '.join(cls.__members__)}") from None
+
+
+def _count(value: Any, field_name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise DescriptorError(f"{field_name} must be an int, got {value!r}")
+    v = int(value)
+    if v < minimum:
+        why = "must be >= 1" if minimum == 1 else "must be >= 0 (padding is unsigned in MPSGraph)"
+        raise DescriptorError(f"{field_name}={v} {why}")
+    return v
+
+
+class _Descriptor:
+    """Shared behaviour: copy, equality, non-default fields, and validation."""
+
+    _STRIDES: tuple = ()
+    _PADDINGS: tuple = ()
+
+    def copy(self):
+        return _copy.deepcopy(self)
+
+    def non_defaults(self) -> dict:
+        """Fields that differ from the defaults (for listings and exports)."""
+        default = type(self).__new__(type(self))
+        type(self).__init__(default, **self._required())
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) != getattr(default, f.name)}
+
+    def _required(self) -> dict:
+        return {}
+
+    def as_dict(self) -> dict:
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = v.name if isinstance(v, enum.Enum) else (list(v) if isinstance(v, tuple) else v)
+        return out
+
+    def validate(self) -> None:
+        """Raise ``DescriptorError`` naming the field when a value is out of range."""
+        for f in self._STRIDES:
+            _count(getattr(self, f), f, 1)
+        for f in self._PADDINGS:
+            _count(getattr(self, f), f, 0)
+        self.padding_style = _enum(PaddingStyle, self.padding_style, "padding_style")
+
+
+@dataclass
+class DepthwiseConvolution2DOpDescriptor(_Descriptor):
+    """MPSGraphDepthwiseConvolution2DOpDescriptor: strides, dilations, padding, layouts.
+
+    Weights are OIHW ``[M, C, kH, kW]`` or HWIO ``[kH, kW, C, M]`` where M is the channel
+    multiplier ("'O' index is channel multiplier index"); output channel ``o = c*M + m``.
+    """
+
+    stride_in_x: int = 1
+    stride_in_y: int = 1
+    dilation_rate_in_x: int = 1
+    dilation_rate_in_y: int = 1
+    padding_left: int = 0
+    padding_right: int = 0
+    padding_top: int = 0
+    padding_bottom: int = 0
+    padding_style: PaddingStyle = PaddingStyle.EXPLICIT
+    data_layout: TensorNamedDataLayout = TensorNamedDataLayout.NCHW
+    weights_layout: TensorNamedDataLayout = TensorNamedDataLayout.OIHW
+
+    _STRIDES = ("stride_in_x", "stride_in_y", "dilation_rate_in_x", "dilation_rate_in_y")
+    _PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom")
+    _DATA_LAYOUTS = (TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC)
+    _WEIGHTS_LAYOUTS = (TensorNamedDataLayout.OIHW, TensorNamedDataLayout.HWIO)
+
+    def set_explicit_padding(self, left: int, right: int, top: int, bottom: int) -> None:
+        """Set the four paddings and force ``padding_style = EXPLICIT`` (as MPSGraph does)."""
+        self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
+        self.padding_style = PaddingStyle.EXPLICIT
+
+    set_explicit_padding_with_padding_left = set_explicit_padding
+
+    def validate(self) -> None:
+        super().validate()
+        self.data_layout = _enum(TensorNamedDataLayout, self.data_layout, "data_layout")
+        self.weights_layout = _enum(TensorNamedDataLayout, self.weights_layout, "weights_layout")
+        if self.data_layout not in self._DATA_LAYOUTS:
+            raise DescriptorError(f"data_layout {self.data_layout.name} is not supported; use NCHW or NHWC")
+        if self.weights_layout not in self._WEIGHTS_LAYOUTS:
+            raise DescriptorError(f"weights_layout {self.weights_layout.name} is not supported; use OIHW or HWIO")
+        if self.padding_style == PaddingStyle.EXPLICIT_OFFSET:
+            raise DescriptorError(
+                "padding_style EXPLICIT_OFFSET is not valid for convolutions: MPSGraph defines explicit "
+                "offsets only for the stencil op, and its depthwise lowering (to the 3D op) rejects it; "
+                "use EXPLICIT, TF_VALID, TF_SAME or ONNX_SAME_LOWER")
+
+
+@dataclass
+class Convolution2DOpDescriptor(DepthwiseConvolution2DOpDescriptor):
+    """MPSGraphConvolution2DOpDescriptor: the depthwise fields plus ``groups``.
+
+    Weights are OIHW ``[Cout, Cin/groups, kH, kW]`` or HWIO ``[kH, kW, Cin/groups, Cout]``.
+    """
+
+    groups: int = 1
+
+    def validate(self) -> None:
+        super().validate()
+        self.groups = _count(self.groups, "groups", 1)
+
+
+@dataclass
+class DepthwiseConvolution3DOpDescriptor(_Descriptor):
+    """MPSGraphDepthwiseConvolution3DOpDescriptor.
+
+    ``strides``/``dilation_rates``: 3 numbers (D, H, W); ``padding_values``: 6 numbers, (before,
+    after) per spatial dim, slowest first; ``channel_dimension_index``: the channel axis within
+    the last 4 axes of source and weights (-4: NCDHW-like, -1: NDHWC-like).
+    """
+
+    strides: tuple = (1, 1, 1)
+    dilation_rates: tuple = (1, 1, 1)
+    padding_values: tuple = (0, 0, 0, 0, 0, 0)
+    padding_style: PaddingStyle = PaddingStyle.EXPLICIT
+    channel_dimension_index: int = -4
+
+    def validate(self) -> None:
+        super().validate()
+        for fname, n, minimum in (("strides", 3, 1), ("dilation_rates", 3, 1), ("padding_values", 6, 0)):
+            v = getattr(self, fname)
+            try:
+                v = tuple(v)
+            except TypeError:
+                raise DescriptorError(f"{fname} must be a sequence of {n} ints, got {v!r}") from None
+            if len(v) != n:
+                raise DescriptorError(f"{fname} must have {n} values, got {len(v)}: {list(v)}")
+            setattr(self, fname, tuple(_count(x, f"{fname}[{i}]", minimum) for i, x in enumerate(v)))
+        if self.padding_style == PaddingStyle.EXPLICIT_OFFSET:
+            raise DescriptorError("padding_style EXPLICIT_OFFSET is rejected by MPSGraph's depthwise 3D "
+                                  "descriptor; use EXPLICIT, ONNX_SAME_LOWER, TF_SAME or TF_VALID")
+        c = self.channel_dimension_index
+        if isinstance(c, bool) or not hasattr(c, "__index__") or not -4 <= int(c) <= -1:
+            raise DescriptorError(f"channel_dimension_index={c!r} must be one of -4, -3, -2, -1 "
+                                  "(a position within the last 4 axes)")
+        self.channel_dimension_index = int(c)
+
+
+@dataclass
+class Pooling2DOpDescriptor(_Descriptor):
+    """MPSGraphPooling2DOpDescriptor: window, strides, dilations, padding, style, layout.
+
+    ``ceil_mode`` rounds the output size up; ``include_zero_pad_to_average`` makes average
+    pooling divide by the full window, padding included (default: only the valid elements).
+    """
+
+    kernel_width: int = 1
+    kernel_height: int = 1
+    stride_in_x: int = 1
+    stride_in_y: int = 1
+    dilation_rate_in_x: int = 1
+    dilation_rate_in_y: int = 1
+    padding_left: int = 0
+    padding_right: int = 0
+    padding_top: int = 0
+    padding_bottom: int = 0
+    padding_style: PaddingStyle = PaddingStyle.EXPLICIT
+    data_layout: TensorNamedDataLayout = TensorNamedDataLayout.NCHW
+    ceil_mode: bool = False
+    include_zero_pad_to_average: bool = False
+
+    _STRIDES = ("kernel_width", "kernel_height", "stride_in_x", "stride_in_y",
+                "dilation_rate_in_x", "dilation_rate_in_y")
+    _PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom")
+
+    def _required(self) -> dict:
+        return {"kernel_width": self.kernel_width, "kernel_height": self.kernel_height}
+
+    def set_explicit_padding(self, left: int, right: int, top: int, bottom: int) -> None:
+        """Set the four paddings and force ``padding_style = EXPLICIT``."""
+        self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
+        self.padding_style = PaddingStyle.EXPLICIT
+
+    def validate(self) -> None:
+        super().validate()
+        self.data_layout = _enum(TensorNamedDataLayout, self.data_layout, "data_layout")
+        if self.data_layout not in (TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC):
+            raise DescriptorError(f"data_layout {self.data_layout.name} is not supported; use NCHW or NHWC")
+        if self.padding_style == PaddingStyle.EXPLICIT_OFFSET:
+            raise DescriptorError("padding_style EXPLICIT_OFFSET is not supported for pooling; use EXPLICIT, "
+                                  "TF_VALID, TF_SAME or ONNX_SAME_LOWER")
+
+
+def frozen_copy(desc: Any, cls: type, label: str):
+    """The copy an op keeps: validated, so later edits of the user's descriptor change nothing."""
+    if desc is None:
+        desc = cls()
+    if not isinstance(desc, cls):
+        raise DescriptorError(f"{label}: descriptor must be a {cls.__name__}, got {type(desc).__name__}")
+    d = desc.copy()
+    try:
+        d.validate()
+    except DescriptorError as e:
+        raise DescriptorError(f"{label}: {e}") from None
+    return d
+
+
+_ = field
