@@ -10,6 +10,7 @@ from .tensor import Operation, Tensor
 from .types import (DataType, ShapedType, as_dtype, bool_, float16, float32, float64, int8, int16,
                     int32, int64, uint8, uint16, uint32, uint64)
 from . import ops  # noqa: E402,F401  (registers every op and attaches the builders to Graph)
+from . import autodiff, optimizers  # noqa: E402,F401
 
 bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
 

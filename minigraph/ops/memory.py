@@ -114,23 +114,4 @@ def assign(g, variable, tensor, name: Optional[str] = None):
     return g._make("assign", [op.outputs[0], tensor], {}, name)
 
 
-def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name: Optional[str] = None):
-    """``variable -= learning_rate * gradient`` as an assign operation
-    (MPSGraph ``applyStochasticGradientDescent(learningRate:variable:gradient:name:)``)."""
-    op = g._variable_op(variable, "apply_stochastic_gradient_descent")
-    v = op.outputs[0]
-    base = name or "apply_stochastic_gradient_descent"
-    with g.name_scope(base):
-        lr = g._as_tensor(learning_rate, base, like=v)
-        new = g.subtraction(g.read(v), g.multiplication(lr, gradient))
-    return g.assign(v, new, name=base)
-
-
-def _attach():
-    from ..graph import Graph
-
-    Graph.apply_stochastic_gradient_descent = apply_stochastic_gradient_descent
-
-
-_attach()
 _ = TargetError

@@ -1,0 +1,59 @@
+"""Optimizer updates built from graph ops; each returns an ``Operation`` to put in
+``target_operations`` (MPSGraph ``applyStochasticGradientDescent``, ``adam``)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .tensor import Operation
+
+
+def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name: Optional[str] = None) -> Operation:
+    """``variable -= learning_rate * gradient``, applied when the returned operation runs
+    (MPSGraph ``applyStochasticGradientDescent(learningRate:variable:gradient:name:)``)."""
+    op = g._variable_op(variable, "apply_stochastic_gradient_descent")
+    v = op.outputs[0]
+    base = name or "apply_stochastic_gradient_descent"
+    with g.name_scope(base):
+        lr = g._as_tensor(learning_rate, base, like=v)
+        new = g.subtraction(g.read(v), g.multiplication(lr, gradient))
+    return g.assign(v, new, name=base)
+
+
+def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999, epsilon=1e-8,
+               name: Optional[str] = None) -> Operation:
+    """One Adam step on ``variable`` (Kingma & Ba, with bias correction), as one operation.
+
+    The moment estimates and the step count live in variables named ``<name>/m``, ``/v``, ``/t``.
+    MPSGraph's ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:
+    velocity:maximumVelocity:gradient:name:)`` returns the new tensors; this wraps the same update
+    with its own state so a training loop needs only ``target_operations=[step]``.
+    """
+    op = g._variable_op(variable, "apply_adam")
+    v = op.outputs[0]
+    base = name or f"adam_{op.name}"
+    dt = v.dtype.np_dtype
+    with g.name_scope(base):
+        m = g.variable(np.zeros(v.shape, dt), name="m")
+        s = g.variable(np.zeros(v.shape, dt), name="v")
+        t = g.variable(np.zeros((), dt), name="t")
+        t_new = g.addition(g.read(t), 1.0)
+        m_new = g.addition(g.multiplication(g.read(m), beta1), g.multiplication(gradient, 1.0 - beta1))
+        s_new = g.addition(g.multiplication(g.read(s), beta2), g.multiplication(g.square(gradient), 1.0 - beta2))
+        m_hat = g.division(m_new, g.subtraction(1.0, g.power(g.constant(beta1, dtype=v.dtype), t_new)))
+        s_hat = g.division(s_new, g.subtraction(1.0, g.power(g.constant(beta2, dtype=v.dtype), t_new)))
+        update = g.division(g.multiplication(m_hat, learning_rate), g.addition(g.square_root(s_hat), epsilon))
+        deps = [g.assign(m, m_new), g.assign(s, s_new), g.assign(t, t_new)]
+    with g.control_dependencies(deps):
+        return g.assign(v, g.subtraction(g.read(v), update, name=f"{base}/update"), name=base)
+
+
+def _attach():
+    from .graph import Graph
+
+    Graph.apply_stochastic_gradient_descent = apply_stochastic_gradient_descent
+    Graph.apply_adam = apply_adam
+
+
+_attach()
