@@ -14,3 +14,4 @@ except ImportError as _e:  # pragma: no cover
         raise
 
 __all__ = ["OPS", "OpDef", "defop", "gradient"]
+from . import depthwise  # noqa: F401

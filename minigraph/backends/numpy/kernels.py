@@ -201,3 +201,6 @@ def _slice_grad(step):
 def _concat(step):
     d = step.attrs["dimension"]
     return lambda *xs: np.concatenate(xs, axis=d)
+
+
+from . import depthwise  # noqa: E402,F401
