@@ -1,5 +1,8 @@
 """minigraph: build, compile and run graphs with the semantics of Apple's MPSGraph, anywhere."""
 from .backends import available_backends, get_backend, register_backend
+from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+                          DepthwiseConvolution3DOpDescriptor, PaddingStyle, Pooling2DOpDescriptor,
+                          TensorNamedDataLayout)
 from .errors import (BackendUnavailableError, DescriptorError, DTypeError, ExecutionError, FeedError,
                      GraphMismatchError, KernelMissingError, MiniGraphError, NameLookupError,
                      NotDifferentiableError, ResourceLimitError, SerializationError, ShapeError,

@@ -10,6 +10,7 @@ validates feeds, commits assignments (only when the whole run succeeded) and cop
 """
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any, Callable
 
@@ -58,6 +59,9 @@ def _instance(name: str) -> Any:
 
 
 def _status(name: str) -> tuple[bool, str]:
+    if name == "metal" and sys.platform != "darwin":
+        return False, (f"Metal needs macOS (this is {sys.platform}); the 'webgpu' backend runs the same "
+                       "WGSL kernels through wgpu on Vulkan here")
     try:
         return tuple(_instance(name).available())  # type: ignore[return-value]
     except Exception as e:  # a backend that fails to load is unavailable, with the reason

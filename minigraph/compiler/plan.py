@@ -147,11 +147,8 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
             feeds.append((op.outputs[0], outs[0], out_types[0]))
         steps.append(step)
 
-    for t in feed_types:
-        if t.operation.index not in dg:
-            raise FeedError(f"feed for {t.name!r} is not needed by the targets "
-                            f"({[x.name for x in target_tensors] + [o.name for o in target_operations]}); "
-                            "remove it or add a target that uses it")
+    for t, ty in feed_types.items():  # feeds the targets don't need are allowed (as in MPSGraph), but checked
+        _check_feed_type(t, ty)
 
     # buffer plan: free each slot after its last reader, never the targets
     keep = {slot_of[id(t)] for t in target_tensors}
