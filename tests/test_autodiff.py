@@ -1,0 +1,276 @@
+"""Autodiff: every gradient rule against central finite differences (float64), over the registry.
+
+A new differentiable op without a case in CASES fails ``test_every_rule_has_a_case``.
+"""
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.ops import OPS
+
+D = mg.DepthwiseConvolution2DOpDescriptor
+C2 = mg.Convolution2DOpDescriptor
+D3 = mg.DepthwiseConvolution3DOpDescriptor
+P2 = mg.Pooling2DOpDescriptor
+S = mg.PaddingStyle
+
+
+def _dw(**kw):
+    return D(stride_in_x=2, dilation_rate_in_y=2, padding_left=1, padding_bottom=2, **kw)
+
+
+# op type -> (builder(g, *inputs), [input shapes], (low, high) value range)
+CASES = {
+    "addition": (lambda g, a, b: g.addition(a, b), [(2, 3), (3,)], (-2, 2)),
+    "subtraction": (lambda g, a, b: g.subtraction(a, b), [(2, 1), (1, 3)], (-2, 2)),
+    "multiplication": (lambda g, a, b: g.multiplication(a, b), [(2, 3), (2, 3)], (-2, 2)),
+    "division": (lambda g, a, b: g.division(a, b), [(2, 3), (3,)], (0.5, 2)),
+    "maximum": (lambda g, a, b: g.maximum(a, b), [(2, 3), (2, 3)], (-2, 2)),
+    "minimum": (lambda g, a, b: g.minimum(a, b), [(3,), (2, 3)], (-2, 2)),
+    "power": (lambda g, a, b: g.power(a, b), [(2, 3), (2, 3)], (0.5, 2)),
+    "negative": (lambda g, a: g.negative(a), [(4,)], (-2, 2)),
+    "absolute": (lambda g, a: g.absolute(a), [(4,)], (0.2, 2)),
+    "sign": (lambda g, a: g.sign(a), [(4,)], (0.2, 2)),
+    "exponent": (lambda g, a: g.exponent(a), [(4,)], (-2, 2)),
+    "logarithm": (lambda g, a: g.logarithm(a), [(4,)], (0.5, 3)),
+    "square": (lambda g, a: g.square(a), [(4,)], (-2, 2)),
+    "square_root": (lambda g, a: g.square_root(a), [(4,)], (0.5, 3)),
+    "reciprocal": (lambda g, a: g.reciprocal(a), [(4,)], (0.5, 3)),
+    "tanh": (lambda g, a: g.tanh(a), [(4,)], (-2, 2)),
+    "sigmoid": (lambda g, a: g.sigmoid(a), [(4,)], (-3, 3)),
+    "relu": (lambda g, a: g.relu(a), [(6,)], (-2, 2)),
+    "sin": (lambda g, a: g.sin(a), [(4,)], (-3, 3)),
+    "cos": (lambda g, a: g.cos(a), [(4,)], (-3, 3)),
+    "identity": (lambda g, a: g.identity(a), [(4,)], (-2, 2)),
+    "select": (lambda g, a, b: g.select(g.greater_than(a, 0.0), a, b), [(2, 3), (3,)], (-2, 2)),
+    "cast": (lambda g, a: g.cast(g.cast(a, mg.float32), mg.float64), [(4,)], (-2, 2)),
+    "reduction_sum": (lambda g, a: g.reduction_sum(a, axes=[0, 2]), [(2, 3, 4)], (-2, 2)),
+    "reduction_maximum": (lambda g, a: g.reduction_maximum(a, axes=[1]), [(2, 5)], (-2, 2)),
+    "reduction_minimum": (lambda g, a: g.reduction_minimum(a, axes=None), [(2, 5)], (-2, 2)),
+    "mean": (lambda g, a: g.mean(a, axes=[-1]), [(2, 3, 4)], (-2, 2)),
+    "softmax": (lambda g, a: g.softmax(a, axis=1), [(3, 4)], (-2, 2)),
+    "softmax_cross_entropy": (lambda g, a, b: g.softmax_cross_entropy(a, b, axis=-1, reduction="mean"),
+                              [(3, 4), (3, 4)], (0.1, 1)),
+    "matrix_multiplication": (lambda g, a, b: g.matrix_multiplication(a, b), [(2, 1, 3, 4), (3, 4, 2)], (-2, 2)),
+    "reshape": (lambda g, a: g.reshape(a, [3, -1]), [(2, 3, 2)], (-2, 2)),
+    "transpose": (lambda g, a: g.transpose(a, 0, 2), [(2, 3, 4)], (-2, 2)),
+    "permute": (lambda g, a: g.permute(a, [2, 0, 1]), [(2, 3, 4)], (-2, 2)),
+    "slice": (lambda g, a: g.slice(a, 1, 1, 2), [(2, 4)], (-2, 2)),
+    "slice_gradient": (lambda g, a: g.slice_gradient(a, [2, 5], 1, 2, 2), [(2, 2)], (-2, 2)),
+    "concat": (lambda g, a, b: g.concat([a, b, a], 0), [(1, 3), (2, 3)], (-2, 2)),
+    "broadcast": (lambda g, a: g.broadcast(a, [2, 3, 4]), [(3, 1)], (-2, 2)),
+    "expand_dims": (lambda g, a: g.expand_dims(a, [0, 2]), [(2, 3)], (-2, 2)),
+    "squeeze": (lambda g, a: g.squeeze(a), [(2, 1, 3)], (-2, 2)),
+    # convolution family
+    "depthwise_convolution_2d": (lambda g, x, w: g.depthwise_convolution_2d(x, w, descriptor=_dw()),
+                                 [(2, 2, 6, 7), (2, 2, 3, 2)], (-1, 1)),
+    "depthwise_convolution_2d_data_gradient": (
+        lambda g, dy, w: g.depthwise_convolution_2d_data_gradient(dy, w, output_shape=[2, 2, 6, 7], descriptor=_dw()),
+        [(2, 4, 4, 4), (2, 2, 3, 2)], (-1, 1)),
+    "convolution_2d": (lambda g, x, w: g.convolution_2d(x, w, descriptor=C2(groups=2, stride_in_y=2, padding_left=1)),
+                       [(2, 4, 5, 5), (6, 2, 2, 3)], (-1, 1)),
+    "convolution_2d_data_gradient": (
+        lambda g, dy, w: g.convolution_2d_data_gradient(dy, w, output_shape=[2, 4, 5, 5],
+                                                        descriptor=C2(groups=2, stride_in_y=2, padding_left=1)),
+        [(2, 6, 2, 4), (6, 2, 2, 3)], (-1, 1)),
+    "depthwise_convolution_3d": (
+        lambda g, x, w: g.depthwise_convolution_3d(x, w, descriptor=D3(strides=(1, 2, 1), padding_values=(0, 1, 1, 0, 1, 1))),
+        [(2, 3, 4, 5), (3, 2, 2, 2)], (-1, 1)),
+    "depthwise_convolution_3d_data_gradient": (
+        lambda g, dy, w: g.depthwise_convolution_3d_data_gradient(
+            dy, w, output_shape=[2, 3, 4, 5], descriptor=D3(strides=(1, 2, 1), padding_values=(0, 1, 1, 0, 1, 1))),
+        [(2, 4, 2, 6), (3, 2, 2, 2)], (-1, 1)),
+    "max_pooling_2d": (lambda g, x: g.max_pooling_2d(x, P2(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=1)),
+                       [(2, 2, 4, 4)], (-2, 2)),
+    "avg_pooling_2d": (lambda g, x: g.avg_pooling_2d(x, P2(kernel_width=3, kernel_height=2, padding_style=S.TF_SAME)),
+                       [(2, 2, 4, 5)], (-2, 2)),
+}
+
+
+def _fd_check(op_type, seed=0):
+    build, shapes, (lo, hi) = CASES[op_type]
+    rng = np.random.default_rng(seed)
+    g = mg.Graph()
+    xs = [g.placeholder(s, mg.float64, name=f"in{i}") for i, s in enumerate(shapes)]
+    y = build(g, *xs)
+    weights = g.placeholder(y.shape, mg.float64, name="r")
+    loss = g.reduction_sum(g.multiplication(y, weights), axes=None, name="loss")
+    grads = g.gradients(loss, xs, name="grad")
+    vals = [rng.uniform(lo, hi, s) for s in shapes]
+    if op_type in ("maximum", "minimum", "reduction_maximum", "reduction_minimum", "relu", "select"):
+        vals = [v + np.sign(v) * 0.05 for v in vals]  # stay away from kinks
+    eps = 1e-6
+    if op_type == "cast":  # float32 round trip: use values and steps that float32 holds exactly
+        vals, eps = [np.round(v * 8) / 8 for v in vals], 0.125
+    rv = rng.uniform(0.5, 1.5, y.shape)
+    feeds = {**dict(zip(xs, vals)), weights: rv}
+    out = g.run(feeds, [grads[x] for x in xs])
+    exe = g.compile({t: mg.ShapedType(v.shape, mg.float64) for t, v in feeds.items()}, [loss])
+    for x, v in zip(xs, vals):
+        fd = np.zeros_like(v)
+        for idx in np.ndindex(*v.shape):
+            for sgn in (1, -1):
+                p = v.copy()
+                p[idx] += sgn * eps
+                fd[idx] += sgn * exe.run({**feeds, x: p})[0].item() / (2 * eps)
+        np.testing.assert_allclose(out[grads[x]], fd, rtol=1e-5, atol=1e-6, err_msg=f"{op_type} d/d{x.name}")
+
+
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_gradient_rule_matches_finite_differences(op_type):
+    if op_type not in OPS:
+        pytest.skip(f"{op_type} is not declared")
+    _fd_check(op_type)
+
+
+def test_every_rule_has_a_case():
+    missing = sorted(t for t, d in OPS.items() if d.grad is not None and d.differentiable
+                     and t not in CASES and not d.internal
+                     and t not in ("equal", "not_equal", "less_than", "less_than_or_equal_to",
+                                   "greater_than", "greater_than_or_equal_to", "stop_gradient"))
+    assert not missing, f"ops with gradient rules but no finite-difference case: {missing}"
+
+
+def test_every_op_is_differentiable_or_declared_not():
+    for t, d in OPS.items():
+        assert d.internal or d.grad is not None or not d.differentiable, f"{t} has no rule and is not marked"
+
+
+def test_weights_gradient_ops_are_not_differentiable():
+    for t in ("depthwise_convolution_2d_weights_gradient", "convolution_2d_weights_gradient",
+              "depthwise_convolution_3d_weights_gradient"):
+        if t in OPS:
+            assert not OPS[t].differentiable, t
+    g = mg.Graph()
+    dy, x = g.placeholder([1, 2, 4, 4], mg.float64), g.placeholder([1, 2, 4, 4], mg.float64)
+    dw = g.depthwise_convolution_2d_weights_gradient(dy, x, output_shape=[1, 2, 1, 1], name="wg")
+    with pytest.raises(mg.NotDifferentiableError, match=r"depthwise_convolution_2d_weights_gradient op 'wg'"):
+        g.gradients(g.reduction_sum(dw), [x])
+
+
+def test_depthwise_rule_inserts_named_explicit_ops():
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 5, 5], name="x")
+    w = g.variable(np.ones((1, 2, 3, 3), np.float32), name="w")
+    y = g.depthwise_convolution_2d(x, w, name="dw")
+    grads = g.gradients(g.reduction_sum(y), [x, w], name="grad")
+    assert grads[w].operation.name == "grad/dw/depthwise_convolution_2d_weights_gradient"
+    assert grads[x].operation.name == "grad/dw/depthwise_convolution_2d_data_gradient"
+
+
+@pytest.mark.parametrize("style", [S.EXPLICIT, S.TF_VALID, S.TF_SAME, S.ONNX_SAME_LOWER])
+@pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NCHW", "HWIO"), ("NHWC", "OIHW")])
+def test_autodiff_weights_gradient_equals_explicit_op(style, layouts, rng):
+    dl, wl = layouts
+    desc = D(stride_in_x=2, stride_in_y=1, dilation_rate_in_x=1, dilation_rate_in_y=2, padding_left=1,
+             padding_right=0, padding_top=2, padding_bottom=1, padding_style=style,
+             data_layout=getattr(mg.TensorNamedDataLayout, dl), weights_layout=getattr(mg.TensorNamedDataLayout, wl))
+    N, C, H, W, M, kh, kw = 2, 3, 7, 6, 2, 2, 3
+    xs = (N, C, H, W) if dl == "NCHW" else (N, H, W, C)
+    ws = (M, C, kh, kw) if wl == "OIHW" else (kh, kw, C, M)
+    g = mg.Graph()
+    x = g.placeholder(xs, mg.float64, name="x")
+    w = g.placeholder(ws, mg.float64, name="w")
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    r = g.placeholder(y.shape, mg.float64, name="r")
+    grads = g.gradients(g.reduction_sum(y * r), [w])
+    explicit = g.depthwise_convolution_2d_weights_gradient(r, x, output_shape=ws, descriptor=desc)
+    feeds = {x: rng.standard_normal(xs), w: rng.standard_normal(ws), r: rng.standard_normal(y.shape)}
+    out = g.run(feeds, [grads[w], explicit])
+    np.testing.assert_allclose(out[grads[w]], out[explicit], rtol=1e-12, atol=1e-12)
+
+
+def test_seed_of_ones_for_non_scalar_of(rng):
+    g = mg.Graph()
+    x = g.placeholder([3, 2], mg.float64)
+    y = g.square(x)
+    (gx,) = g.gradients(y, [x]).values()
+    xv = rng.standard_normal((3, 2))
+    np.testing.assert_allclose(g.run({x: xv}, [gx])[gx], 2 * xv)
+
+
+def test_unrelated_tensor_gets_zeros_and_int_paths_get_none(rng):
+    g = mg.Graph()
+    x, z = g.placeholder([3], mg.float64, name="x"), g.placeholder([2, 2], mg.float64, name="z")
+    i = g.placeholder([3], mg.int32, name="i")
+    loss = g.reduction_sum(x * g.cast(i, mg.float64))
+    grads = g.gradients(loss, [x, z])
+    iv = np.array([1, 2, 3], np.int32)
+    out = g.run({x: np.ones(3), i: iv, z: np.ones((2, 2))}, [grads[x], grads[z]])
+    np.testing.assert_array_equal(out[grads[z]], np.zeros((2, 2)))
+    np.testing.assert_array_equal(out[grads[x]], iv)
+    with pytest.raises(mg.DTypeError, match="int32"):
+        g.gradients(loss, [i])
+
+
+def test_stop_gradient_blocks(rng):
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float64)
+    loss = g.reduction_sum(x * g.stop_gradient(x))
+    (gx,) = g.gradients(loss, [x]).values()
+    xv = rng.standard_normal(3)
+    np.testing.assert_allclose(g.run({x: xv}, [gx])[gx], xv)
+
+
+def test_second_order_through_rules(rng):
+    g = mg.Graph()
+    x = g.placeholder([4], mg.float64)
+    y = g.reduction_sum(g.sin(x) * x)
+    (dx,) = g.gradients(y, [x]).values()
+    (ddx,) = g.gradients(g.reduction_sum(dx), [x], name="g2").values()
+    xv = rng.standard_normal(4)
+    np.testing.assert_allclose(g.run({x: xv}, [ddx])[ddx], 2 * np.cos(xv) - xv * np.sin(xv), rtol=1e-10)
+
+
+def test_second_order_through_depthwise_data_gradient(rng):
+    """d/dW of <v, D(dy, W)>: the data-gradient op's own rule emits a weights gradient."""
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 5, 5], mg.float64, name="x")
+    w = g.placeholder([1, 2, 3, 3], mg.float64, name="w")
+    y = g.depthwise_convolution_2d(x, w, name="dw")
+    r = g.placeholder(y.shape, mg.float64, name="r")
+    (dx,) = g.gradients(g.reduction_sum(y * r), [x]).values()
+    v = g.placeholder(x.shape, mg.float64, name="v")
+    (dw2,) = g.gradients(g.reduction_sum(dx * v), [w], name="g2").values()
+    # <v, D(r, W)> = <F(v, W), r> is linear in W with gradient G(r, v)
+    ref = g.depthwise_convolution_2d_weights_gradient(r, v, output_shape=w.shape)
+    feeds = {x: rng.standard_normal(x.shape), w: rng.standard_normal(w.shape), r: rng.standard_normal(y.shape),
+             v: rng.standard_normal(x.shape)}
+    out = g.run(feeds, [dw2, ref])
+    np.testing.assert_allclose(out[dw2], out[ref], rtol=1e-12)
+
+
+def test_training_reduces_loss_without_recompiles():
+    from minigraph import demo
+
+    rng = np.random.default_rng(3)
+    params = demo.init_params(rng)
+    g, x, labels, v, logits, loss, _ = demo.build(mg.float32, params, 16)
+    grads = g.gradients(loss, list(v.values()))
+    steps = [g.apply_stochastic_gradient_descent(0.5, v[k], grads[v[k]]) for k in v]
+    exe = g.compile({x: mg.ShapedType(x.shape, mg.float32), labels: mg.ShapedType(labels.shape, mg.float32)},
+                    [loss], steps)
+    xb, yb, _ = demo.make_data(np.random.default_rng(5), 16)
+    feeds = {x: xb.astype(np.float32), labels: yb.astype(np.float32)}
+    first = float(exe.run(feeds)[0])
+    for _ in range(60):
+        last = float(exe.run(feeds)[0])
+    assert last < 0.7 * first
+    assert exe.compile_count == 1 and g.cache_info().compiles == 1
+
+
+def test_adam_matches_reference(rng):
+    g = mg.Graph()
+    w0 = rng.standard_normal(3)
+    w = g.variable(w0, name="w")
+    loss = g.reduction_sum(g.square(w - 1.0))
+    (gw,) = g.gradients(loss, [w]).values()
+    step = g.apply_adam(w, gw, learning_rate=0.1)
+    ref, m, s = w0.copy(), np.zeros(3), np.zeros(3)
+    for t in range(1, 4):
+        g.run(target_operations=[step])
+        grad = 2 * (ref - 1)
+        m = 0.9 * m + 0.1 * grad
+        s = 0.999 * s + 0.001 * grad ** 2
+        ref = ref - 0.1 * (m / (1 - 0.9 ** t)) / (np.sqrt(s / (1 - 0.999 ** t)) + 1e-8)
+        np.testing.assert_allclose(g.value_of(w), ref, rtol=1e-10)
