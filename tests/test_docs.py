@@ -1,0 +1,198 @@
+"""The docs cannot drift from the code.
+
+1. Every ```python block in docs/*.md and README.md runs, in order, one namespace per file, in a
+   temporary working directory. A ```output block right after a python block must equal what
+   that block printed. ```python no-run blocks are skipped (the escape hatch; use sparingly).
+2. docs/reference.md equals what scripts/gen_reference.py generates from the op registry.
+3. Every public name has a docstring; every op builder's docstring names its MPSGraph Swift name.
+4. Relative links between the pages resolve, and docs/index.md links every page.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import io
+import re
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.graph import Graph
+from minigraph.ops.registry import OPS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md")) + ([ROOT / "README.md"] if (ROOT / "README.md").exists() else [])
+
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$")
+
+
+@dataclass
+class Block:
+    lang: str
+    info: str
+    line: int  # 1-based line of the first code line
+    code: str
+    expected: "str | None" = None  # the ```output block that follows, if any
+
+
+def parse_blocks(text: str) -> list:
+    """Fenced code blocks in order; an ``output`` block attaches to the python block before it."""
+    lines = text.splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, lang, info = m.groups()
+        body, j = [], i + 1
+        while j < len(lines) and not lines[j].strip().startswith(fence):
+            body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j])
+            j += 1
+        if j >= len(lines):
+            raise AssertionError(f"unclosed code fence opened at line {i + 1}")
+        code = "\n".join(body) + "\n"
+        if lang == "output" and blocks and blocks[-1].lang == "python" and blocks[-1].expected is None:
+            blocks[-1].expected = code
+        else:
+            blocks.append(Block(lang, info, i + 2, code))
+        i = j + 1
+    return blocks
+
+
+def _norm(s: str) -> str:
+    return "\n".join(line.rstrip() for line in s.strip("\n").splitlines())
+
+
+def _rel(p: Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_rel)
+def test_code_blocks_run(page, tmp_path, monkeypatch):
+    """Run a page's python blocks like a reader would: top to bottom, one namespace."""
+    blocks = [b for b in parse_blocks(page.read_text(encoding="utf-8")) if b.lang == "python"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    ns = {"__name__": "__docs__"}
+    saved_print = np.get_printoptions()
+    try:
+        for b in blocks:
+            if "no-run" in b.info.split():
+                continue
+            src = "\n" * (b.line - 1) + b.code  # tracebacks point at the page's own line numbers
+            buf = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(buf):
+                    exec(compile(src, str(page), "exec"), ns)
+            except Exception:
+                tb = traceback.format_exc(limit=-6)
+                pytest.fail(f"{_rel(page)}:{b.line}: code block failed:\n{tb}", pytrace=False)
+            if b.expected is not None and _norm(buf.getvalue()) != _norm(b.expected):
+                pytest.fail(f"{_rel(page)}:{b.line}: the block printed\n{buf.getvalue()}\n"
+                            f"but the ```output block after it says\n{b.expected}\n"
+                            "Paste the real output into the page.", pytrace=False)
+    finally:
+        np.set_printoptions(**saved_print)
+
+
+def test_block_parser():
+    text = "x\n```python\nprint(1)\n```\n```output\n1\n```\n```python no-run\nboom()\n```\n"
+    a, b = parse_blocks(text)
+    assert (a.lang, a.line, a.code, a.expected) == ("python", 3, "print(1)\n", "1\n")
+    assert (b.lang, b.info) == ("python", "no-run")
+
+
+def test_reference_is_up_to_date():
+    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "scripts" / "gen_reference.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    want = gen.render()
+    have = (DOCS / "reference.md").read_text(encoding="utf-8") if (DOCS / "reference.md").exists() else ""
+    assert have == want, ("docs/reference.md is out of date with the op registry; regenerate it with\n"
+                          "    python3 scripts/gen_reference.py\nand commit the result")
+
+
+def test_reference_has_no_missing_gradient_declaration():
+    """Each op either has a gradient rule or is declared not differentiable (or has no inputs)."""
+    bad = sorted(t for t, d in OPS.items() if d.inputs and d.differentiable and d.grad is None)
+    assert not bad, (f"ops with inputs but neither a gradient rule nor differentiable=False: {bad}; "
+                     "register @gradient(type) or declare differentiable=False")
+
+
+def _public_api():
+    names = getattr(mg, "__all__", None) or [n for n in dir(mg) if not n.startswith("_")]
+    for n in names:
+        obj = getattr(mg, n)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            yield n, obj
+
+
+def test_public_names_have_docstrings():
+    missing = [n for n, obj in _public_api() if not (obj.__doc__ or "").strip()]
+    for cls_name, cls in _public_api():
+        if not inspect.isclass(cls) or issubclass(cls, BaseException):
+            continue
+        for attr, member in vars(cls).items():
+            if attr.startswith("_"):
+                continue
+            if isinstance(member, property) or inspect.isfunction(member):
+                # getdoc inherits: an override of a documented method needs no copy of the text
+                if not (inspect.getdoc(getattr(cls, attr)) if inspect.isfunction(member)
+                        else inspect.getdoc(member)):
+                    missing.append(f"{cls_name}.{attr}")
+    assert not missing, f"public names without a docstring: {missing}"
+
+
+def test_graph_methods_have_docstrings():
+    missing = []
+    for n in dir(Graph):
+        if n.startswith("_"):
+            continue
+        member = inspect.getattr_static(Graph, n)
+        if isinstance(member, (property, staticmethod, classmethod)) or inspect.isfunction(member):
+            fn = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+            if not (fn.__doc__ or "").strip():
+                missing.append(n)
+    assert not missing, f"Graph methods without a docstring: {missing}"
+
+
+def test_op_builders_name_their_mpsgraph_equivalent():
+    bad = [f"{d.builder.__module__}.{d.builder.__name__}: needs {d.swift!r}"
+           for d in OPS.values() if d.swift not in (d.builder.__doc__ or "")]
+    assert not bad, ("op builder docstrings must name the MPSGraph Swift method they mirror "
+                     "(the `swift=` of their @defop), e.g. ``addition(_:_:name:)``:\n" + "\n".join(bad))
+
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_rel)
+def test_relative_links_resolve(page):
+    bad = []
+    for target in _LINK.findall(page.read_text(encoding="utf-8")):
+        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = target.split("#")[0]
+        if path and not (page.parent / path).exists():
+            bad.append(target)
+    assert not bad, f"{_rel(page)} links to missing files: {bad}"
+
+
+def test_index_links_every_page():
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    linked = {t.split("#")[0] for t in _LINK.findall(index)}
+    missing = [p.name for p in sorted(DOCS.glob("*.md")) if p.name != "index.md" and p.name not in linked]
+    assert not missing, f"docs/index.md does not link these pages: {missing}"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
+
