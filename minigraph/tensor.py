@@ -34,6 +34,7 @@ class Operation:
 
     @property
     def output(self) -> "Tensor":
+        """The first output tensor (most ops have exactly one)."""
         return self.outputs[0]
 
 
@@ -67,11 +68,13 @@ class Tensor:
 
     @property
     def name(self) -> str:
+        """The producing op's unique name, or ``"op:i"`` for output i of a multi-output op."""
         op = self.operation
         return op.name if len(op.outputs) <= 1 else f"{op.name}:{self.index}"
 
     @property
     def rank(self) -> int:
+        """The number of dimensions, ``len(shape)``."""
         return len(self.shape)
 
     def __repr__(self) -> str:

@@ -19,18 +19,22 @@ class DataType:
 
     @property
     def is_floating(self) -> bool:
+        """True for float16, float32 (and the NumPy-only float64)."""
         return self.np_dtype.kind == "f"
 
     @property
     def is_integer(self) -> bool:
+        """True for the signed and unsigned integer types."""
         return self.np_dtype.kind in "iu"
 
     @property
     def is_bool(self) -> bool:
+        """True for bool (MPSDataType.bool, one byte per element)."""
         return self.np_dtype.kind == "b"
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element."""
         return self.np_dtype.itemsize
 
     def __repr__(self) -> str:

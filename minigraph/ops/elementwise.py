@@ -123,8 +123,11 @@ def identity(g, tensor, name: Optional[str] = None):
 @defop("stop_gradient", swift="identity(with:name:)", objc="identityWithTensor:name:",
        inputs=("tensor",), infer=lambda ts, a: [ts[0]], category="arithmetic")
 def stop_gradient(g, tensor, name: Optional[str] = None):
-    """Identity in the forward pass that blocks gradients (MPSGraph has it only as a private flag;
-    exported to Swift as ``identity``)."""
+    """Identity in the forward pass that blocks gradients.
+
+    MPSGraph has no public op for this, only a private ``stopGradient`` flag on operations; the
+    forward pass is ``identity(with:name:)``, so that is the Swift name shown in the reference.
+    """
     return g._make("stop_gradient", [g._as_tensor(tensor, "stop_gradient")], {}, name)
 
 

@@ -67,7 +67,7 @@ def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
        objc="variableWithData:shape:dataType:name:", inputs=(), infer=_no_inputs,
        category="memory", differentiable=True, attrs=("shape", "dtype"), internal=True)
 def variable(g, value, dtype=None, name: Optional[str] = None):
-    """A variable whose value persists across runs (MPSGraph ``variable``).
+    """A variable whose value persists across runs (MPSGraph ``variable(with:shape:dataType:name:)``).
 
     Shape and dtype come from ``value``. Consumers read its current value; change it with
     ``assign`` or an optimizer op listed in ``target_operations``.
@@ -104,7 +104,7 @@ def _infer_assign(in_types, attrs):
        inputs=("variable", "tensor"), infer=_infer_assign, category="memory",
        differentiable=False, internal=True)
 def assign(g, variable, tensor, name: Optional[str] = None):
-    """An operation that stores ``tensor`` into ``variable`` (MPSGraph ``assign``).
+    """An operation that stores ``tensor`` into ``variable`` (MPSGraph ``assign(_:tensor:name:)``).
 
     It runs only when listed in ``target_operations`` (or as a control dependency of something
     that runs). Assignments take effect only if the whole run succeeds.

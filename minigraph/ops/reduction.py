@@ -136,8 +136,9 @@ def softmax_cross_entropy(g, source, labels, axis: int = -1, reduction: str = "m
     """Cross entropy of softmax(source) against ``labels`` (probabilities) along ``axis``.
 
     ``reduction``: ``"none"`` keeps every row (axis as size 1), ``"sum"`` and ``"mean"`` (over
-    rows) give a tensor of ones-shape (MPSGraph ``softMaxCrossEntropy``; its Swift label really is
-    spelled ``reuctionType``).
+    rows) give a tensor of ones-shape (MPSGraph
+    ``softMaxCrossEntropy(_:labels:axis:reuctionType:name:)``; its Swift label really is spelled
+    ``reuctionType``).
     """
     label = f"softmax_cross_entropy op {name or 'softmax_cross_entropy'!r}"
     source = g._as_tensor(source, label)

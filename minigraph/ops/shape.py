@@ -149,7 +149,7 @@ def _infer_slice_grad(in_types, attrs):
 def slice_gradient(g, incoming_gradient, input_shape, dimension: int, start: int, length: int,
                    name: Optional[str] = None):
     """Zeros of ``input_shape`` with ``incoming_gradient`` placed where ``slice`` read
-    (MPSGraph ``sliceGradientTensor``)."""
+    (MPSGraph ``sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:name:)``)."""
     return g._make("slice_gradient", [g._as_tensor(incoming_gradient, "slice_gradient")],
                    {"input_shape": as_shape(input_shape), "dimension": int(dimension), "start": int(start),
                     "length": int(length)}, name)
