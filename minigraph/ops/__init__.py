@@ -15,3 +15,4 @@ except ImportError as _e:  # pragma: no cover
 
 __all__ = ["OPS", "OpDef", "defop", "gradient"]
 from . import depthwise  # noqa: F401
+from . import depthwise3d  # noqa: F401

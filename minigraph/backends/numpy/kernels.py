@@ -204,3 +204,4 @@ def _concat(step):
 
 
 from . import depthwise  # noqa: E402,F401
+from . import conv, depthwise3d, pooling  # noqa: E402,F401

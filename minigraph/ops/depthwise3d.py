@@ -1,0 +1,277 @@
+"""Depthwise 3D convolution and its data and weights gradients (MPSGraph, macOS 12; MPSGRAPH.md §5).
+
+The channel axis sits at ``channel_dimension_index`` (-4..-1) within the **last 4 axes** of both
+source and weights; the other three of those axes are spatial (D, H, W, slowest first). Axes
+before the last 4 of the source are batch axes. The weights are rank 4 with C*M channels and no
+separate multiplier axis: output channel ``o`` reads input channel ``o // M`` with filter ``o``.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..descriptors import DepthwiseConvolution3DOpDescriptor, PaddingStyle, frozen_copy
+from ..errors import ShapeError
+from ..types import ShapedType
+from .convolution import axis_geometry, check_float, invert_axis, merge, mismatch, parse_output_shape
+from .geometry import effective_kernel
+from .registry import defop, gradient
+
+_AXES = ("D", "H", "W")
+
+
+def split_axes(rank: int, cdi: int) -> tuple:
+    """(channel axis, [3 spatial axes]) of a rank-``rank`` tensor, counted from the front."""
+    ca = rank + cdi
+    return ca, [a for a in range(rank - 4, rank) if a != ca]
+
+
+def geometry_3d(desc, sizes: Sequence[int], kernel: Sequence[int]) -> list:
+    """[(pad_before, pad_after, out)] for the three spatial axes."""
+    pv = desc.padding_values
+    return [axis_geometry(sizes[a], kernel[a], desc.strides[a], desc.dilation_rates[a], desc.padding_style,
+                          pv[2 * a], pv[2 * a + 1], _AXES[a]) for a in range(3)]
+
+
+def _invert_min(out: int, k: int, s: int, d: int, style, before: int, after: int) -> int:
+    """Forward input size assumed when the data gradient gets no output_shape.
+
+    EXPLICIT/TF_VALID: ``(out - 1) * s + K - before - after`` (the smallest input, PyTorch's
+    transposed-convolution size); TF_SAME/ONNX_SAME_LOWER: ``out * s`` (Keras' convention).
+    """
+    if out < 0 or k < 0:
+        return -1
+    if style in (PaddingStyle.TF_SAME, PaddingStyle.ONNX_SAME_LOWER):
+        return out * s
+    if style == PaddingStyle.TF_VALID:
+        before = after = 0
+    return (out - 1) * s + effective_kernel(k, d) - before - after
+
+
+def _check_source_rank(t: ShapedType, what: str) -> None:
+    if len(t.shape) < 4:
+        raise ShapeError(f"{what} must have rank >= 4 (batch axes, then C, D, H, W in the order the "
+                         f"channel_dimension_index sets), got shape {t.shape}")
+
+
+def _check_weights_rank(shape: Sequence[int], what: str) -> None:
+    if len(shape) != 4:
+        raise ShapeError(f"{what} must be rank 4 (C*M channels and kernel D, H, W), got shape {tuple(shape)}")
+
+
+def _multiplier(c: int, cw: int, src: str, wts: str) -> int:
+    """M = Cw / C, or -1 when unknown; Cw must be a positive multiple of C."""
+    if c == 0 or cw == 0:
+        raise ShapeError(f"{src} and {wts} need at least one channel")
+    if c == -1 or cw == -1:
+        return -1
+    if cw % c:
+        raise ShapeError(f"{wts} has {cw} channels, which is not a multiple C*M of the {c} channels of {src}; "
+                         "the weights' channel axis holds C*M (channel multiplier M >= 1)")
+    return cw // c
+
+
+def _spatial_check(dy_shape, dy_sp, geo, what: str) -> None:
+    got = [dy_shape[a] for a in dy_sp]
+    want = [o for _, _, o in geo]
+    if any(mismatch(a, b) for a, b in zip(got, want)):
+        raise ShapeError(f"incoming_gradient {tuple(dy_shape)} has spatial sizes {got} but the forward "
+                         f"convolution {what} gives {want}")
+
+
+def _kernel_positive(kernel, wshape) -> None:
+    if 0 in kernel:
+        raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; kernel D, H, W must be >= 1")
+
+
+# ------------------------------------------------------------------ forward
+def _infer_fwd(in_types, attrs):
+    x, w = in_types
+    d = attrs["descriptor"]
+    check_float(in_types, ("source", "weights"))
+    _check_source_rank(x, "source")
+    _check_weights_rank(w.shape, "weights")
+    ca, sp = split_axes(len(x.shape), d.channel_dimension_index)
+    wa, wsp = split_axes(4, d.channel_dimension_index)
+    kernel = [w.shape[a] for a in wsp]
+    _kernel_positive(kernel, w.shape)
+    _multiplier(x.shape[ca], w.shape[wa], f"source {x.shape}", f"weights {w.shape}")
+    geo = geometry_3d(d, [x.shape[a] for a in sp], kernel)
+    out = list(x.shape)
+    out[ca] = w.shape[wa]
+    for a, (_, _, o) in zip(sp, geo):
+        out[a] = o
+    return [ShapedType(out, x.dtype)]
+
+
+def _desc(descriptor, label: str):
+    return frozen_copy(descriptor, DepthwiseConvolution3DOpDescriptor, label)
+
+
+@defop("depthwise_convolution_3d", swift="depthwiseConvolution3D(_:weights:descriptor:name:)",
+       objc="depthwiseConvolution3DWithSourceTensor:weightsTensor:descriptor:name:",
+       inputs=("source", "weights"), infer=_infer_fwd, category="convolution", attrs=("descriptor",))
+def depthwise_convolution_3d(g, source, weights, descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
+                             name: Optional[str] = None):
+    """Depthwise 3D convolution (MPSGraph ``depthwiseConvolution3D(_:weights:descriptor:name:)``).
+
+    Channel-first form (channel_dimension_index -4): ``y[b, o, od, oh, ow] = sum_{a, i, j}
+    x[b, o // M, od*sD + a*dD - pD, oh*sH + i*dH - pH, ow*sW + j*dW - pW] * W[o, a, i, j]``, zero
+    outside the input, with ``M = Cw / C``. The descriptor is copied.
+    """
+    label = f"depthwise_convolution_3d op {name or 'depthwise_convolution_3d'!r}"
+    desc = _desc(descriptor, label)
+    source = g._as_tensor(source, label)
+    weights = g._as_tensor(weights, label, like=source)
+    return g._make("depthwise_convolution_3d", [source, weights], {"descriptor": desc}, name)
+
+
+# ------------------------------------------------------------------ data gradient
+def _infer_data_grad(in_types, attrs):
+    dy, w = in_types
+    d = attrs["descriptor"]
+    check_float(in_types, ("incoming_gradient", "weights"))
+    _check_source_rank(dy, "incoming_gradient")
+    _check_weights_rank(w.shape, "weights")
+    rank = len(dy.shape)
+    ca, sp = split_axes(rank, d.channel_dimension_index)
+    wa, wsp = split_axes(4, d.channel_dimension_index)
+    kernel = [w.shape[a] for a in wsp]
+    _kernel_positive(kernel, w.shape)
+    cw = w.shape[wa]
+    if mismatch(dy.shape[ca], cw):
+        raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but the "
+                         f"weights {w.shape} have {cw}; both must be C*M")
+    shp = attrs["output_shape"]
+    if shp is None:  # MPSGraph's nullable outputShape: assume M = 1 and the conventional size
+        pv = d.padding_values
+        shp = list(dy.shape)
+        shp[ca] = cw
+        for k, a in enumerate(sp):
+            shp[a] = _invert_min(dy.shape[a], kernel[k], d.strides[k], d.dilation_rates[k], d.padding_style,
+                                 pv[2 * k], pv[2 * k + 1])
+            if shp[a] == 0 or shp[a] < -1:
+                raise ShapeError(f"cannot infer the forward source size along {_AXES[k]} from incoming_gradient "
+                                 f"{dy.shape} (it would be {shp[a]}); pass output_shape")
+        out = shp
+    else:
+        if len(shp) != rank:
+            raise ShapeError(f"output_shape {list(shp)} must have the rank of incoming_gradient {dy.shape} "
+                             f"({rank}): it is the forward source shape")
+        out = [merge(s, dy.shape[a]) if a not in sp and a != ca else s for a, s in enumerate(shp)]
+        pv = d.padding_values
+        for k, a in enumerate(sp):  # a dynamic size is unique only with stride 1
+            out[a] = merge(out[a], invert_axis(dy.shape[a], kernel[k], d.strides[k], d.dilation_rates[k],
+                                               d.padding_style, pv[2 * k], pv[2 * k + 1]))
+        for a in range(rank - 4):
+            if mismatch(shp[a], dy.shape[a]):
+                raise ShapeError(f"output_shape {list(shp)} and incoming_gradient {dy.shape} differ in batch "
+                                 f"axis {a}; batch axes must match")
+        if out[ca] != -1 and cw != -1:
+            _multiplier(out[ca], cw, f"output_shape {list(shp)}", f"weights {w.shape}")
+    geo = geometry_3d(d, [out[a] for a in sp], kernel)
+    _spatial_check(dy.shape, sp, geo, f"of output_shape {list(out)} with kernel {kernel}")
+    return [ShapedType(out, dy.dtype)]
+
+
+@defop("depthwise_convolution_3d_data_gradient",
+       swift="depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)",
+       objc="depthwiseConvolution3DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:descriptor:name:",
+       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, category="convolution",
+       attrs=("output_shape", "descriptor"))
+def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output_shape: Optional[Sequence[int]] = None,
+                                           descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
+                                           name: Optional[str] = None):
+    """Gradient of ``depthwise_convolution_3d`` with respect to its source
+    (MPSGraph ``depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)``).
+
+    ``output_shape`` is the forward source shape. It is nullable, as in MPSGraph; when None,
+    minigraph assumes M = 1 (C = the weights' channel count) and the input size of
+    ``_invert_min`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
+    """
+    label = f"depthwise_convolution_3d_data_gradient op {name or 'depthwise_convolution_3d_data_gradient'!r}"
+    desc = _desc(descriptor, label)
+    shp = None
+    if output_shape is not None:
+        try:
+            shp = parse_output_shape(output_shape, None)
+        except ShapeError as e:
+            raise ShapeError(f"{label}: {e}") from None
+    dy = g._as_tensor(incoming_gradient, label)
+    weights = g._as_tensor(weights, label, like=dy)
+    return g._make("depthwise_convolution_3d_data_gradient", [dy, weights],
+                   {"output_shape": shp, "descriptor": desc}, name)
+
+
+# ------------------------------------------------------------------ weights gradient
+def _infer_weights_grad(in_types, attrs):
+    dy, x = in_types
+    d = attrs["descriptor"]
+    check_float(in_types, ("incoming_gradient", "source"))
+    _check_source_rank(dy, "incoming_gradient")
+    _check_source_rank(x, "source")
+    shp = attrs["output_shape"]
+    _check_weights_rank(shp, "output_shape (the forward weights shape)")
+    if len(dy.shape) != len(x.shape):
+        raise ShapeError(f"incoming_gradient {dy.shape} and source {x.shape} must have the same rank")
+    rank = len(x.shape)
+    ca, sp = split_axes(rank, d.channel_dimension_index)
+    wa, wsp = split_axes(4, d.channel_dimension_index)
+    out = list(shp)
+    out[wa] = merge(shp[wa], dy.shape[ca])
+    kernel = [out[a] for a in wsp]
+    _kernel_positive(kernel, shp)
+    if mismatch(dy.shape[ca], out[wa]):
+        raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but "
+                         f"output_shape {list(shp)} has {out[wa]} weight channels; both must be C*M")
+    _multiplier(x.shape[ca], out[wa], f"source {x.shape}", f"output_shape {list(shp)}")
+    for a in range(rank - 4):
+        if mismatch(x.shape[a], dy.shape[a]):
+            raise ShapeError(f"source {x.shape} and incoming_gradient {dy.shape} differ in batch axis {a}")
+    geo = geometry_3d(d, [x.shape[a] for a in sp], kernel)
+    _spatial_check(dy.shape, sp, geo, f"of source {x.shape} with kernel {kernel}")
+    return [ShapedType(out, dy.dtype)]
+
+
+@defop("depthwise_convolution_3d_weights_gradient",
+       swift="depthwiseConvolution3DWeightsGradient(_:source:outputShape:descriptor:name:)",
+       objc="depthwiseConvolution3DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:"
+            "descriptor:name:",
+       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, category="convolution",
+       differentiable=False, attrs=("output_shape", "descriptor"))
+def depthwise_convolution_3d_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
+                                              descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
+                                              name: Optional[str] = None):
+    """Gradient of ``depthwise_convolution_3d`` with respect to its weights
+    (MPSGraph ``depthwiseConvolution3DWeightsGradient(_:source:outputShape:descriptor:name:)``).
+
+    ``output_shape`` is the forward weights shape (rank 4): the only source of the kernel size.
+    Not differentiable, as in MPSGraph.
+    """
+    label = f"depthwise_convolution_3d_weights_gradient op {name or 'depthwise_convolution_3d_weights_gradient'!r}"
+    desc = _desc(descriptor, label)
+    try:
+        shp = parse_output_shape(output_shape, 4)
+    except ShapeError as e:
+        raise ShapeError(f"{label}: {e}") from None
+    dy = g._as_tensor(incoming_gradient, label)
+    source = g._as_tensor(source, label, like=dy)
+    return g._make("depthwise_convolution_3d_weights_gradient", [dy, source],
+                   {"output_shape": shp, "descriptor": desc}, name)
+
+
+# ------------------------------------------------------------------ gradient rules
+@gradient("depthwise_convolution_3d")
+def _(g, op, dy):
+    x, w = op.inputs
+    d = op.attrs["descriptor"]
+    return [g.depthwise_convolution_3d_data_gradient(dy, w, x.shape, descriptor=d),
+            g.depthwise_convolution_3d_weights_gradient(dy, x, w.shape, descriptor=d)]
+
+
+@gradient("depthwise_convolution_3d_data_gradient")
+def _(g, op, dz):
+    """D(dy, W) is bilinear: <D(dy, W), z> = <dy, F(z, W)> = <G(dy, z), W>."""
+    dy, w = op.inputs
+    d = op.attrs["descriptor"]
+    return [g.depthwise_convolution_3d(dz, w, descriptor=d),
+            g.depthwise_convolution_3d_weights_gradient(dy, dz, w.shape, descriptor=d)]

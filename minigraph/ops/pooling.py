@@ -1,0 +1,169 @@
+"""2D max and average pooling and their gradients (MPSGraph ``maxPooling2D``/``avgPooling2D``).
+
+Windows follow the convolution geometry (MPSGRAPH.md §3) with the descriptor's kernel size,
+strides, dilations and padding; ``ceil_mode`` rounds the output size up, but the last window
+must start inside the input or the padding before it. Semantics chosen here (and tested):
+
+- max pooling ignores padding (it pads with -inf); NaN in a window makes the result NaN;
+- average pooling divides by the number of input elements in the window, or, with
+  ``include_zero_pad_to_average``, by the number of taps inside the padded extent (zero padding
+  counted; the overhang that ``ceil_mode`` adds is never counted), as PyTorch's
+  ``count_include_pad``;
+- a window that holds no input element is rejected at build time (its maximum or average would
+  be undefined), except for average pooling with ``include_zero_pad_to_average``;
+- the max-pooling gradient goes, per window, to the **first** maximal element in row-major tap
+  order (kernel row, then column), NaN counting as maximal; overlapping windows add up.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..descriptors import Pooling2DOpDescriptor, frozen_copy
+from ..errors import ShapeError
+from ..types import ShapedType
+from .convolution import axis_geometry, check_float, check_rank, data_dims, data_shape
+from .registry import defop, gradient
+
+
+def pool_geometry(desc, h: int, w: int) -> tuple:
+    """((pt, pb, OH), (pl, pr, OW)) of a pooling descriptor."""
+    gy = axis_geometry(h, desc.kernel_height, desc.stride_in_y, desc.dilation_rate_in_y, desc.padding_style,
+                       desc.padding_top, desc.padding_bottom, "H", ceil_mode=desc.ceil_mode)
+    gx = axis_geometry(w, desc.kernel_width, desc.stride_in_x, desc.dilation_rate_in_x, desc.padding_style,
+                       desc.padding_left, desc.padding_right, "W", ceil_mode=desc.ceil_mode)
+    return gy, gx
+
+
+def _empty_window(size: int, k: int, s: int, d: int, pb: int, out: int):
+    """The first output index whose window reads only padding, or None.
+
+    Only windows that start before the input can miss it (the ceil-mode rule keeps every start
+    below the input's end), so the scan stops at the first start >= 0.
+    """
+    for o in range(out):
+        start = o * s - pb
+        if start >= 0:
+            return None
+        first = -(-(-start) // d)  # smallest tap i with start + i*d >= 0
+        if first >= k or start + first * d >= size:
+            return o
+    return None
+
+
+def _infer_pool(kind: str):
+    def infer(in_types, attrs):
+        x = in_types[0]
+        d = attrs["descriptor"]
+        check_float(in_types[:1], ("source",))
+        check_rank(x, 4, "source", d.data_layout.name)
+        n, c, h, w = data_dims(x.shape, d.data_layout)
+        (pt, _, oh), (pl, _, ow) = pool_geometry(d, h, w)
+        if kind == "max" or not d.include_zero_pad_to_average:
+            for axis, size, k, s, dl, pb, out in (
+                    ("H", h, d.kernel_height, d.stride_in_y, d.dilation_rate_in_y, pt, oh),
+                    ("W", w, d.kernel_width, d.stride_in_x, d.dilation_rate_in_x, pl, ow)):
+                if size < 0 or out < 0:
+                    continue
+                o = _empty_window(size, k, s, dl, pb, out)
+                if o is not None:
+                    raise ShapeError(f"{axis}: window {o} (kernel {k}, stride {s}, dilation {dl}, padding before "
+                                     f"{pb}) covers no element of the input of size {size}, so its "
+                                     f"{'maximum' if kind == 'max' else 'average'} is undefined; use padding "
+                                     "smaller than the dilated kernel"
+                                     + ("" if kind == "max" else " or include_zero_pad_to_average=True"))
+        return [ShapedType(data_shape(n, c, oh, ow, d.data_layout), x.dtype)]
+    return infer
+
+
+def _infer_pool_grad(kind: str):
+    fwd = _infer_pool(kind)
+
+    def infer(in_types, attrs):
+        dy, x = in_types
+        check_float(in_types, ("gradient", "source"))
+        (y,) = fwd([x], attrs)
+        check_rank(dy, 4, "gradient", attrs["descriptor"].data_layout.name)
+        if any(a != b and -1 not in (a, b) for a, b in zip(dy.shape, y.shape)):
+            raise ShapeError(f"gradient {dy.shape} must have the shape of the pooling result {y.shape} "
+                             f"of source {x.shape}")
+        return [x]
+    return infer
+
+
+def _desc(descriptor, label: str):
+    if descriptor is None:
+        from ..errors import DescriptorError
+        raise DescriptorError(f"{label}: a Pooling2DOpDescriptor is required (it holds the kernel size)")
+    return frozen_copy(descriptor, Pooling2DOpDescriptor, label)
+
+
+def _builder(type: str, doc: str):
+    def builder(g, source, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None):
+        label = f"{type} op {name or type!r}"
+        desc = _desc(descriptor, label)
+        return g._make(type, [g._as_tensor(source, label)], {"descriptor": desc}, name)
+
+    builder.__name__ = builder.__qualname__ = type
+    builder.__doc__ = doc
+    return builder
+
+
+def _grad_builder(type: str, doc: str):
+    def builder(g, gradient, source, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None):
+        label = f"{type} op {name or type!r}"
+        desc = _desc(descriptor, label)
+        gradient = g._as_tensor(gradient, label)
+        source = g._as_tensor(source, label, like=gradient)
+        return g._make(type, [gradient, source], {"descriptor": desc}, name)
+
+    builder.__name__ = builder.__qualname__ = type
+    builder.__doc__ = doc
+    return builder
+
+
+max_pooling_2d = defop(
+    "max_pooling_2d", swift="maxPooling2D(withSourceTensor:descriptor:name:)",
+    objc="maxPooling2DWithSourceTensor:descriptor:name:", inputs=("source",), infer=_infer_pool("max"),
+    category="pooling", attrs=("descriptor",))(_builder(
+        "max_pooling_2d", "Maximum over each window, padding ignored; NaN propagates "
+        "(MPSGraph ``maxPooling2D(withSourceTensor:descriptor:name:)``)."))
+
+avg_pooling_2d = defop(
+    "avg_pooling_2d", swift="avgPooling2D(withSourceTensor:descriptor:name:)",
+    objc="avgPooling2DWithSourceTensor:descriptor:name:", inputs=("source",), infer=_infer_pool("avg"),
+    category="pooling", attrs=("descriptor",))(_builder(
+        "avg_pooling_2d", "Mean over each window: sum / number of input elements, or / taps in the padded "
+        "extent with include_zero_pad_to_average (MPSGraph ``avgPooling2D(withSourceTensor:descriptor:name:)``)."))
+
+max_pooling_2d_gradient = defop(
+    "max_pooling_2d_gradient", swift="maxPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)",
+    objc="maxPooling2DGradientWithGradientTensor:sourceTensor:descriptor:name:", inputs=("gradient", "source"),
+    infer=_infer_pool_grad("max"), category="pooling", differentiable=False, attrs=("descriptor",))(_grad_builder(
+        "max_pooling_2d_gradient", "Gradient of max_pooling_2d: each window's gradient goes to its first "
+        "maximal element (row-major tap order), overlaps add up; result has the source's shape "
+        "(MPSGraph ``maxPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``). Not differentiable."))
+
+avg_pooling_2d_gradient = defop(
+    "avg_pooling_2d_gradient", swift="avgPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)",
+    objc="avgPooling2DGradientWithGradientTensor:sourceTensor:descriptor:name:", inputs=("gradient", "source"),
+    infer=_infer_pool_grad("avg"), category="pooling", attrs=("descriptor",))(_grad_builder(
+        "avg_pooling_2d_gradient", "Gradient of avg_pooling_2d: each window's gradient spread evenly over the "
+        "elements it averaged; linear in ``gradient``, independent of the source's values "
+        "(MPSGraph ``avgPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``)."))
+
+
+@gradient("max_pooling_2d")
+def _(g, op, dy):
+    return [g.max_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"])]
+
+
+@gradient("avg_pooling_2d")
+def _(g, op, dy):
+    return [g.avg_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"])]
+
+
+@gradient("avg_pooling_2d_gradient")
+def _(g, op, dz):
+    """The op is A^T applied to ``gradient`` (A the averaging map), so its adjoint is A itself;
+    it does not depend on the source's values."""
+    return [g.avg_pooling_2d(dz, op.attrs["descriptor"]), None]
