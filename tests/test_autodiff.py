@@ -75,15 +75,19 @@ CASES = {
         [(2, 6, 2, 4), (6, 2, 2, 3)], (-1, 1)),
     "depthwise_convolution_3d": (
         lambda g, x, w: g.depthwise_convolution_3d(x, w, descriptor=D3(strides=(1, 2, 1), padding_values=(0, 1, 1, 0, 1, 1))),
-        [(2, 3, 4, 5), (3, 2, 2, 2)], (-1, 1)),
+        [(2, 3, 4, 5), (4, 2, 2, 2)], (-1, 1)),
     "depthwise_convolution_3d_data_gradient": (
         lambda g, dy, w: g.depthwise_convolution_3d_data_gradient(
             dy, w, output_shape=[2, 3, 4, 5], descriptor=D3(strides=(1, 2, 1), padding_values=(0, 1, 1, 0, 1, 1))),
-        [(2, 4, 2, 6), (3, 2, 2, 2)], (-1, 1)),
+        [(4, 3, 2, 6), (4, 2, 2, 2)], (-1, 1)),
     "max_pooling_2d": (lambda g, x: g.max_pooling_2d(x, P2(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=1)),
                        [(2, 2, 4, 4)], (-2, 2)),
     "avg_pooling_2d": (lambda g, x: g.avg_pooling_2d(x, P2(kernel_width=3, kernel_height=2, padding_style=S.TF_SAME)),
                        [(2, 2, 4, 5)], (-2, 2)),
+    "avg_pooling_2d_gradient": (
+        lambda g, dy, x: g.avg_pooling_2d_gradient(dy, x, P2(kernel_width=3, kernel_height=2, stride_in_x=2,
+                                                              padding_left=1, padding_right=1)),
+        [(2, 2, 3, 3), (2, 2, 4, 5)], (-2, 2)),
 }
 
 
