@@ -9,17 +9,13 @@
 """
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import inspect
-import io
+import os
 import re
 import sys
-import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import minigraph as mg
@@ -30,45 +26,16 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md")) + ([ROOT / "README.md"] if (ROOT / "README.md").exists() else [])
 
-_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$")
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"_minigraph_docs_{name}", ROOT / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
 
 
-@dataclass
-class Block:
-    lang: str
-    info: str
-    line: int  # 1-based line of the first code line
-    code: str
-    expected: "str | None" = None  # the ```output block that follows, if any
-
-
-def parse_blocks(text: str) -> list:
-    """Fenced code blocks in order; an ``output`` block attaches to the python block before it."""
-    lines = text.splitlines()
-    blocks, i = [], 0
-    while i < len(lines):
-        m = _FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        indent, fence, lang, info = m.groups()
-        body, j = [], i + 1
-        while j < len(lines) and not lines[j].strip().startswith(fence):
-            body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j])
-            j += 1
-        if j >= len(lines):
-            raise AssertionError(f"unclosed code fence opened at line {i + 1}")
-        code = "\n".join(body) + "\n"
-        if lang == "output" and blocks and blocks[-1].lang == "python" and blocks[-1].expected is None:
-            blocks[-1].expected = code
-        else:
-            blocks.append(Block(lang, info, i + 2, code))
-        i = j + 1
-    return blocks
-
-
-def _norm(s: str) -> str:
-    return "\n".join(line.rstrip() for line in s.strip("\n").splitlines())
+docblocks = _load("docblocks")
 
 
 def _rel(p: Path) -> str:
@@ -76,45 +43,34 @@ def _rel(p: Path) -> str:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_rel)
-def test_code_blocks_run(page, tmp_path, monkeypatch):
-    """Run a page's python blocks like a reader would: top to bottom, one namespace."""
-    blocks = [b for b in parse_blocks(page.read_text(encoding="utf-8")) if b.lang == "python"]
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    ns = {"__name__": "__docs__"}
-    saved_print = np.get_printoptions()
+def test_code_blocks_run(page):
+    """Run a page's python blocks like a reader would: top to bottom, one namespace, and check
+    every pasted ```output block against what its block prints."""
     try:
-        for b in blocks:
-            if "no-run" in b.info.split():
-                continue
-            src = "\n" * (b.line - 1) + b.code  # tracebacks point at the page's own line numbers
-            buf = io.StringIO()
-            try:
-                with contextlib.redirect_stdout(buf):
-                    exec(compile(src, str(page), "exec"), ns)
-            except Exception:
-                tb = traceback.format_exc(limit=-6)
-                pytest.fail(f"{_rel(page)}:{b.line}: code block failed:\n{tb}", pytrace=False)
-            if b.expected is not None and _norm(buf.getvalue()) != _norm(b.expected):
-                pytest.fail(f"{_rel(page)}:{b.line}: the block printed\n{buf.getvalue()}\n"
-                            f"but the ```output block after it says\n{b.expected}\n"
-                            "Paste the real output into the page.", pytrace=False)
-    finally:
-        np.set_printoptions(**saved_print)
+        docblocks.run_page(str(page))
+    except docblocks.DocBlockError as e:
+        pytest.fail(str(e).replace(str(ROOT) + os.sep, ""), pytrace=False)
 
 
 def test_block_parser():
     text = "x\n```python\nprint(1)\n```\n```output\n1\n```\n```python no-run\nboom()\n```\n"
-    a, b = parse_blocks(text)
-    assert (a.lang, a.line, a.code, a.expected) == ("python", 3, "print(1)\n", "1\n")
+    a, b = docblocks.parse_blocks(text)
+    assert (a.lang, a.line, a.code, a.expected, a.out_span) == ("python", 3, "print(1)\n", "1\n", (5, 6))
     assert (b.lang, b.info) == ("python", "no-run")
 
 
+def test_output_mismatch_is_caught(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("```python\nprint(6 * 7)\n```\n```output\n41\n```\n", encoding="utf-8")
+    with pytest.raises(docblocks.DocBlockError, match="p.md:2"):
+        docblocks.run_page(str(page))
+    assert docblocks.write_outputs(str(page)) == 1
+    assert "```output\n42\n```" in page.read_text(encoding="utf-8")
+    docblocks.run_page(str(page))
+
+
 def test_reference_is_up_to_date():
-    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "scripts" / "gen_reference.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    want = gen.render()
+    want = _load("gen_reference").render()
     have = (DOCS / "reference.md").read_text(encoding="utf-8") if (DOCS / "reference.md").exists() else ""
     assert have == want, ("docs/reference.md is out of date with the op registry; regenerate it with\n"
                           "    python3 scripts/gen_reference.py\nand commit the result")
