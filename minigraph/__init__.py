@@ -14,6 +14,9 @@ from .types import (DataType, ShapedType, as_dtype, bool_, float16, float32, flo
                     int32, int64, uint8, uint16, uint32, uint64)
 from . import ops  # noqa: E402,F401  (registers every op and attaches the builders to Graph)
 from . import autodiff, optimizers  # noqa: E402,F401
+from . import listing, visualize, serialize, compare, swift  # noqa: E402,F401  (attach g.describe, g.save, ...)
+from .compare import compare_backends  # noqa: E402
+from .serialize import load  # noqa: E402
 
 bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
 

@@ -1,0 +1,208 @@
+"""Readable, stable listings of a graph and of a compiled plan (``print(g)``, ``exe.describe()``).
+
+One op per line: name, type, inputs by name, output type, key attributes. Nothing that changes
+from run to run (ids, addresses, source paths) appears, so a listing can be diffed and a saved
+and reloaded graph lists identically. MPSGraph has no textual dump of this kind; its
+``MPSGraphOptions.verbose`` logs are the closest equivalent.
+"""
+from __future__ import annotations
+
+import enum
+import re
+from typing import Any
+
+import numpy as np
+
+from .tensor import Operation
+
+# a scope component that is, or ends in, grad/grads/gradient/gradients (optionally _N)
+_GRAD_SCOPE = re.compile(r"(^|[_\-.])(grad|grads|gradient|gradients)(_\d+)?$", re.IGNORECASE)
+_MEMORY = ("placeholder", "constant", "variable")
+_ARRAY_ATTRS = ("value", "initial_value")
+
+
+def is_gradient_op(op: Operation) -> bool:
+    """True for ops built by ``gradients`` (inside a ``grad``/``gradients`` name scope) and for
+    explicit gradient op types (``*_gradient``)."""
+    if op.type.endswith("_gradient"):
+        return True
+    return any(_GRAD_SCOPE.search(part) for part in op.name.split("/")[:-1])
+
+
+def scope_of(op: Operation) -> str:
+    """The name-scope path of an op (``"a/b"`` for ``"a/b/op"``; ``""`` at top level)."""
+    return op.name.rpartition("/")[0]
+
+
+def fmt_shape(shape) -> str:
+    return "[" + ",".join("?" if d == -1 else str(d) for d in shape) + "]"
+
+
+def fmt_type(t) -> str:
+    """``float32[2,3]`` for a tensor or ShapedType; ``?`` marks a dynamic dimension."""
+    return f"{t.dtype.name}{fmt_shape(t.shape)}"
+
+
+def fmt_value(v: Any) -> str:
+    """A compact, deterministic rendering of an attribute value."""
+    if isinstance(v, enum.Enum):
+        return v.name
+    if hasattr(v, "non_defaults") and hasattr(v, "__dataclass_fields__"):
+        inner = ", ".join(f"{k}={fmt_value(x)}" for k, x in v.non_defaults().items())
+        return f"{type(v).__name__}({inner})"
+    if hasattr(v, "np_dtype") and hasattr(v, "name"):  # DataType
+        return v.name
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(fmt_value(x) for x in v) + "]"
+    if isinstance(v, np.ndarray):
+        if v.size <= 4:  # float32 values print as float32 (0.1, not 0.10000000149011612)
+            return np.array2string(v, separator=", ") if v.ndim else _scalar(v[()])
+        return f"<{v.dtype}{fmt_shape(v.shape)}>"
+    if isinstance(v, np.generic):
+        return _scalar(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {fmt_value(x)}" for k, x in v.items()) + "}"
+    return repr(v)
+
+
+def _scalar(x: np.generic) -> str:
+    if isinstance(x, np.floating):
+        return np.format_float_positional(x, trim="-") if abs(x) < 1e16 else repr(float(x))
+    return repr(x.item())
+
+
+def op_attrs(op: Operation) -> dict:
+    """The attributes a listing shows: everything but what the output type already says
+    (a memory op's shape and dtype) and large arrays (a small constant shows its value)."""
+    out = {}
+    for k, v in op.attrs.items():
+        if op.type in _MEMORY and k in ("shape", "dtype"):
+            continue
+        if k in _ARRAY_ATTRS:
+            if op.type == "constant" and isinstance(v, np.ndarray) and v.size <= 4:
+                out[k] = v
+            continue
+        out[k] = v
+    return out
+
+
+def _outputs(op: Operation, types=None) -> str:
+    types = list(types if types is not None else op.outputs)
+    if not types:
+        return "()"
+    if len(types) == 1:
+        return fmt_type(types[0])
+    return "(" + ", ".join(fmt_type(t) for t in types) + ")"
+
+
+def op_line_parts(op: Operation, out_types=None) -> tuple:
+    """(name, "type(inputs)", "-> outputs", "attrs and tags") for one op."""
+    call = f"{op.type}({', '.join(t.name for t in op.inputs)})"
+    extra = [f"{k}={fmt_value(v)}" for k, v in op_attrs(op).items()]
+    if op.control_dependencies:
+        extra.append("after=[" + ", ".join(d.name for d in op.control_dependencies) + "]")
+    if is_gradient_op(op):
+        extra.append("(gradient)")
+    return op.name, call, "-> " + _outputs(op, out_types), "  ".join(extra)
+
+
+def _table(rows: list, prefix: list) -> list:
+    """Align the name and call columns (capped, so one long name does not push every line)."""
+    if not rows:
+        return []
+    wn = min(max(len(r[0]) for r in rows), 32)
+    wc = min(max(len(r[1]) for r in rows), 48)
+    lines = []
+    for p, (name, call, out, extra) in zip(prefix, rows):
+        line = f"{p}{name:<{wn}} = {call:<{wc}} {out}"
+        if extra:
+            line += "  " + extra
+        lines.append(line.rstrip())
+    return lines
+
+
+def describe_graph(g) -> str:
+    """The listing of every op, in creation order (what ``print(g)`` shows)."""
+    ops = g.operations
+    counts: dict = {}
+    for op in ops:
+        counts[op.type] = counts.get(op.type, 0) + 1
+    n_grad = sum(1 for op in ops if is_gradient_op(op))
+    kinds = ", ".join(f"{counts[k]} {k}" for k in _MEMORY if k in counts)
+    head = f"Graph: {len(ops)} ops" + (f" ({kinds})" if kinds else "")
+    if n_grad:
+        head += f", {n_grad} gradient ops"
+    rows = [op_line_parts(op) for op in ops]
+    return "\n".join([head] + _table(rows, [f"  {i:>3}  " for i in range(len(ops))]))
+
+
+def _nbytes(t) -> int:
+    n = t.dtype.itemsize
+    for d in t.shape:
+        n *= d
+    return n
+
+
+def describe_plan(plan, backend_name: str = "") -> list:
+    """Lines for one concrete plan: steps with concrete types and the buffer plan."""
+    name_of = {}
+    for st in plan.steps:
+        for t, s in zip(st.op.outputs, st.outputs):
+            name_of[s] = t.name
+    rows, prefix = [], []
+    live = peak = 0
+    for i, st in enumerate(plan.steps):
+        name, call, out, extra = op_line_parts(st.op, st.out_types)
+        live += sum(_nbytes(t) for t in st.out_types)
+        peak = max(peak, live)
+        freed = [s for s in st.free]
+        live -= sum(_nbytes(plan.types[s]) for s in freed if s in plan.types)
+        if freed:
+            extra = (extra + "  " if extra else "") + "free: " + ", ".join(name_of.get(s, f"#{s}") for s in freed)
+        rows.append((name, call, out, extra))
+        prefix.append(f"  {i:>3}  ")
+    lines = [f"steps ({len(plan.steps)}), in execution order; 'free:' lists the buffers whose last use is that step:"]
+    lines += _table(rows, prefix)
+    kept = [t.name for t, _ in plan.targets]
+    lines.append(f"buffers: {plan.num_slots} tensors, peak {peak} bytes live; kept for the caller: "
+                 + (", ".join(kept) if kept else "none"))
+    if plan.pruned:
+        lines.append(f"pruned ({len(plan.pruned)}, not needed by the targets): "
+                     + ", ".join(op.name for op in plan.pruned))
+    else:
+        lines.append("pruned: nothing")
+    return lines
+
+
+def describe_executable(exe) -> str:
+    """The compiled listing (``Executable.describe()``): feeds, targets, steps with concrete
+    shapes, when each intermediate buffer is freed, and what was pruned."""
+    lines = [f"Executable on {exe.backend_name}: {len(exe.feed_types)} feeds, "
+             f"{len(exe.target_tensors)} target tensors, {len(exe.target_operations)} target operations"]
+    feeds = sorted(exe.feed_types.items(), key=lambda kv: kv[0].operation.index)
+    lines.append("feeds: " + (", ".join(f"{t.name} {fmt_type(ty)}" for t, ty in feeds) or "none"))
+    lines.append("targets: " + (", ".join(t.name for t in exe.target_tensors) or "none")
+                 + ("; operations: " + ", ".join(o.name for o in exe.target_operations)
+                    if exe.target_operations else ""))
+    plan = exe.plan
+    if plan is None:
+        specialised = list(exe._specialised.values())
+        if not specialised:
+            lines.append("not specialised yet: the feed types have dynamic (?) dimensions; "
+                         "the plan is built on the first run")
+            return "\n".join(lines)
+        plan = specialised[-1][0]
+        lines.append(f"specialised for {len(specialised)} feed shape(s); the latest: "
+                     + ", ".join(f"{t.name} {fmt_type(ty)}" for t, _, ty in plan.feeds))
+    lines += describe_plan(plan, exe.backend_name)
+    return "\n".join(lines)
+
+
+def _attach():
+    from .graph import Graph
+
+    Graph.__str__ = describe_graph
+    Graph.describe = describe_graph
+
+
+_attach()

@@ -1,0 +1,617 @@
+"""Save and load graphs safely: JSON for the structure, ``.npz`` for the arrays.
+
+``g.save("model.json")`` writes ``model.json`` and ``model.npz``; ``mg.load("model.json")``
+rebuilds the graph by calling ``Graph._make`` op by op, so every shape and dtype is inferred
+and checked again exactly as when the graph was built. Nothing is unpickled or evaluated: the
+JSON is read by a strict decoder (a closed set of tagged values; descriptor and enum classes
+from a whitelist), and the arrays with ``np.load(..., allow_pickle=False)`` after their
+headers were checked against the declared shapes and dtypes. Any problem raises
+``SerializationError`` that names the op and the field.
+
+MPSGraph's nearest equivalent is ``MPSGraphExecutable.serialize(package:descriptor:)``, which
+writes a compiled ``.mpsgraphpackage``; this saves the (uncompiled) graph instead.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import math
+import os
+import tempfile
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from . import descriptors as _descriptors
+from .errors import MiniGraphError, SerializationError
+from .types import ALL_DTYPES, DataType, ShapedType, as_shape, num_elements
+
+FORMAT = "minigraph.graph"
+VERSION = 1
+MAX_ELEMENTS = 1 << 34  # same bound as the compiler: larger declared shapes are refused
+MAX_JSON_BYTES = 1 << 30
+MAX_DEPTH = 16  # nesting of attribute values
+MAX_RANK = 64
+_DTYPES = {d.name: d for d in ALL_DTYPES}
+
+
+def _classes(base) -> dict:
+    return {n: c for n, c in vars(_descriptors).items() if isinstance(c, type) and issubclass(c, base)
+            and c is not base and c.__module__ == _descriptors.__name__}
+
+
+# Whitelists: only these classes are ever constructed on load. Op modules that add descriptor or
+# enum classes elsewhere register them here (``register_class``).
+DESCRIPTOR_CLASSES: dict = {n: c for n, c in _classes(_descriptors._Descriptor).items()
+                            if dataclasses.is_dataclass(c)}
+ENUM_CLASSES: dict = _classes(enum.Enum)
+for _n in ("IntEnum", "Enum"):
+    ENUM_CLASSES.pop(_n, None)
+
+
+def register_class(cls: type) -> type:
+    """Allow a descriptor dataclass or an Enum defined outside ``minigraph.descriptors``."""
+    if isinstance(cls, type) and issubclass(cls, enum.Enum):
+        ENUM_CLASSES[cls.__name__] = cls
+    elif dataclasses.is_dataclass(cls) and hasattr(cls, "validate"):
+        DESCRIPTOR_CLASSES[cls.__name__] = cls
+    else:
+        raise TypeError(f"{cls!r} is neither an Enum nor a descriptor dataclass with validate()")
+    return cls
+
+
+def _paths(path) -> tuple:
+    p = os.fspath(path)
+    if not isinstance(p, str):
+        p = os.fsdecode(p)
+    root, ext = os.path.splitext(p)
+    if ext.lower() == ".npz":
+        raise SerializationError(f"{p!r}: give the path of the .json file; the arrays go next to it "
+                                 f"in {root + '.npz'!r}")
+    return p, root + ".npz"
+
+
+# ------------------------------------------------------------------------------------ encoding
+class _Encoder:
+    def __init__(self):
+        self.arrays: dict = {}
+        self.by_id: dict = {}
+
+    def array(self, a: np.ndarray, where: str) -> dict:
+        a = np.asarray(a)
+        if a.dtype.name not in _DTYPES or a.dtype.hasobject:
+            raise SerializationError(f"{where}: arrays of dtype {a.dtype} cannot be saved; "
+                                     f"valid: {', '.join(_DTYPES)}")
+        key = self.by_id.get(id(a))  # a variable's unchanged value is its initial value: store once
+        if key is None:
+            key = f"a{len(self.arrays)}"
+            self.arrays[key] = (a, np.asarray(a, order="C"))  # keeps `a` alive, so its id stays unique
+            self.by_id[id(a)] = key
+        return {"$": "array", "key": key, "dtype": a.dtype.name, "shape": list(a.shape)}
+
+    def value(self, v: Any, where: str, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise SerializationError(f"{where}: value nested deeper than {MAX_DEPTH}")
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int) and not isinstance(v, enum.Enum):
+            return v
+        if isinstance(v, float):
+            return v if math.isfinite(v) else {"$": "float", "v": repr(v)}
+        if isinstance(v, np.ndarray):
+            return self.array(v, where)
+        if isinstance(v, np.generic):
+            if v.dtype.name not in _DTYPES:
+                raise SerializationError(f"{where}: scalars of dtype {v.dtype} cannot be saved")
+            return {"$": "scalar", "dtype": v.dtype.name, "v": self.value(v.item(), where, depth + 1)}
+        if isinstance(v, DataType):
+            return {"$": "dtype", "v": v.name}
+        if isinstance(v, ShapedType):
+            return {"$": "shaped_type", "shape": list(v.shape), "dtype": v.dtype.name}
+        if isinstance(v, enum.Enum):
+            cls = type(v)
+            if ENUM_CLASSES.get(cls.__name__) is not cls:
+                raise SerializationError(f"{where}: enum {cls.__name__} is not registered for saving "
+                                         "(minigraph.serialize.register_class)")
+            return {"$": "enum", "class": cls.__name__, "v": v.name}
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            cls = type(v)
+            if DESCRIPTOR_CLASSES.get(cls.__name__) is not cls:
+                raise SerializationError(f"{where}: descriptor class {cls.__name__} is not registered for "
+                                         "saving (minigraph.serialize.register_class)")
+            return {"$": "descriptor", "class": cls.__name__,
+                    "fields": {f.name: self.value(getattr(v, f.name), f"{where}.{f.name}", depth + 1)
+                               for f in dataclasses.fields(v)}}
+        if isinstance(v, tuple):
+            return [self.value(x, where, depth + 1) for x in v]
+        if isinstance(v, list):
+            return {"$": "list", "v": [self.value(x, where, depth + 1) for x in v]}
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise SerializationError(f"{where}: only dicts with string keys can be saved")
+            return {"$": "dict", "v": {k: self.value(x, f"{where}.{k}", depth + 1) for k, x in v.items()}}
+        raise SerializationError(f"{where}: a value of type {type(v).__name__} cannot be saved "
+                                 "(supported: None, bool, int, float, str, tuple, list, dict, ndarray, "
+                                 "DataType, ShapedType, registered enums and descriptors)")
+
+
+def to_json_dict(g) -> tuple:
+    """(the JSON document without the npz checksum, {key: array}) for a graph."""
+    enc = _Encoder()
+    requested = {}
+    for key, ops in g._requested.items():
+        for op in ops:
+            requested[op.index] = key
+    ops = []
+    for op in g.operations:
+        where = f"{op.type} op {op.name!r}"
+        ops.append({
+            "name": op.name,
+            "type": op.type,
+            "requested_name": op.requested_name,
+            "user_name": requested.get(op.index),
+            "inputs": [[t.operation.name, t.index] for t in op.inputs],
+            "control_dependencies": [d.name for d in op.control_dependencies],
+            "attrs": {k: enc.value(v, f"{where} attribute {k!r}") for k, v in op.attrs.items()},
+            "outputs": [{"shape": list(t.shape), "dtype": t.dtype.name} for t in op.outputs],
+            "location": op.location,
+        })
+    variables = {}
+    with g._lock:
+        for op, v in g._var_values.items():
+            variables[op.name] = enc.array(v, f"variable {op.name!r} value")["key"]
+    doc = {"format": FORMAT, "version": VERSION, "cache_size": g._cache_size,
+           "ops": ops, "variables": variables}
+    return doc, {k: a for k, (_, a) in enc.arrays.items()}
+
+
+def _atomic_write(path: str, write) -> None:
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".minigraph-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save(g, path) -> str:
+    """Write the graph to ``path`` (JSON) and its constant and variable values next to it
+    (same name, ``.npz``). Variables are saved with their current values. Returns the JSON path.
+    """
+    json_path, npz_path = _paths(path)
+    doc, arrays = to_json_dict(g)
+    try:
+        _atomic_write(npz_path, lambda f: np.savez(f, **arrays))
+        with open(npz_path, "rb") as f:
+            doc["npz_sha256"] = hashlib.sha256(f.read()).hexdigest()
+        text = json.dumps(doc, indent=1, allow_nan=False)
+        _atomic_write(json_path, lambda f: f.write(text.encode("utf-8")))
+    except OSError as e:
+        raise SerializationError(f"cannot save the graph to {json_path!r}: {e}") from None
+    return json_path
+
+
+# ------------------------------------------------------------------------------------ decoding
+def _fail(where: str, msg: str):
+    raise SerializationError(f"{where}: {msg}")
+
+
+def _want(obj: Any, typ, where: str, what: str):
+    if typ is int:
+        ok = isinstance(obj, int) and not isinstance(obj, bool)
+    else:
+        ok = isinstance(obj, typ)
+    if not ok:
+        name = typ.__name__ if isinstance(typ, type) else "/".join(t.__name__ for t in typ)
+        _fail(where, f"{what} must be a {name}, got {type(obj).__name__} {_short(obj)}")
+    return obj
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def _keys(d: dict, required: set, optional: set, where: str) -> None:
+    missing = required - set(d)
+    extra = set(d) - required - optional
+    if missing:
+        _fail(where, f"missing field(s) {sorted(missing)}")
+    if extra:
+        _fail(where, f"unknown field(s) {sorted(extra)}")
+
+
+def _dtype(name: Any, where: str) -> DataType:
+    if not isinstance(name, str) or name not in _DTYPES:
+        _fail(where, f"unknown dtype {_short(name)}; valid: {', '.join(_DTYPES)}")
+    return _DTYPES[name]
+
+
+def _shape(v: Any, where: str, dynamic: bool = True) -> tuple:
+    _want(v, list, where, "shape")
+    if len(v) > MAX_RANK:
+        _fail(where, f"shape has rank {len(v)}, more than {MAX_RANK}")
+    for d in v:
+        if isinstance(d, bool) or not isinstance(d, int) or d < (-1 if dynamic else 0):
+            _fail(where, f"shape {_short(v)} must hold ints >= {-1 if dynamic else 0}")
+    n = num_elements([d for d in v if d > 0])
+    if n > MAX_ELEMENTS:
+        _fail(where, f"declared shape {v} has {n} elements, more than the limit {MAX_ELEMENTS}")
+    return tuple(v)
+
+
+class _Decoder:
+    def __init__(self, arrays: dict):
+        self.arrays = arrays  # key -> (dtype, shape), filled with ndarrays after the npz is read
+        self.used: set = set()
+
+    def value(self, v: Any, where: str, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            _fail(where, f"value nested deeper than {MAX_DEPTH}")
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int):
+            return v
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                _fail(where, "non-finite numbers must be tagged {\"$\": \"float\"}")
+            return v
+        if isinstance(v, list):
+            return tuple(self.value(x, where, depth + 1) for x in v)
+        if not isinstance(v, dict):
+            _fail(where, f"unexpected value {_short(v)}")
+        tag = v.get("$")
+        if tag == "float":
+            _keys(v, {"$", "v"}, set(), where)
+            if v["v"] not in ("nan", "inf", "-inf"):
+                _fail(where, f"tagged float must be 'nan', 'inf' or '-inf', got {_short(v['v'])}")
+            return float(v["v"])
+        if tag == "list":
+            _keys(v, {"$", "v"}, set(), where)
+            return [self.value(x, where, depth + 1) for x in _want(v["v"], list, where, "list value")]
+        if tag == "dict":
+            _keys(v, {"$", "v"}, set(), where)
+            return {k: self.value(x, f"{where}.{k}", depth + 1)
+                    for k, x in _want(v["v"], dict, where, "dict value").items()}
+        if tag == "dtype":
+            _keys(v, {"$", "v"}, set(), where)
+            return _dtype(v["v"], where)
+        if tag == "shaped_type":
+            _keys(v, {"$", "shape", "dtype"}, set(), where)
+            return ShapedType(_shape(v["shape"], where), _dtype(v["dtype"], where))
+        if tag == "scalar":
+            _keys(v, {"$", "dtype", "v"}, set(), where)
+            dt = _dtype(v["dtype"], where)
+            x = self.value(v["v"], where, depth + 1)
+            if isinstance(x, (tuple, list, dict)) or x is None or isinstance(x, str):
+                _fail(where, f"scalar value must be a number or bool, got {_short(v['v'])}")
+            try:
+                with np.errstate(all="raise"):
+                    return dt.np_dtype.type(x)
+            except (OverflowError, ValueError, TypeError, FloatingPointError):
+                _fail(where, f"{_short(x)} does not fit {dt.name}")
+        if tag == "enum":
+            _keys(v, {"$", "class", "v"}, set(), where)
+            cls = ENUM_CLASSES.get(v["class"]) if isinstance(v["class"], str) else None
+            if cls is None:
+                _fail(where, f"unknown enum class {_short(v['class'])}; known: {', '.join(sorted(ENUM_CLASSES))}")
+            if not isinstance(v["v"], str) or v["v"] not in cls.__members__:
+                _fail(where, f"{_short(v['v'])} is not a {cls.__name__}; valid: {', '.join(cls.__members__)}")
+            return cls[v["v"]]
+        if tag == "descriptor":
+            _keys(v, {"$", "class", "fields"}, set(), where)
+            cls = DESCRIPTOR_CLASSES.get(v["class"]) if isinstance(v["class"], str) else None
+            if cls is None:
+                _fail(where, f"unknown descriptor class {_short(v['class'])}; known: "
+                      f"{', '.join(sorted(DESCRIPTOR_CLASSES))}")
+            fields = _want(v["fields"], dict, where, "descriptor fields")
+            names = {f.name for f in dataclasses.fields(cls)}
+            _keys(fields, names, set(), f"{where} ({cls.__name__})")
+            kw = {k: self.value(x, f"{where}.{k}", depth + 1) for k, x in fields.items()}
+            for k, x in kw.items():
+                if isinstance(x, (dict, list, str, _ArrayRef)) or x is None:
+                    _fail(where, f"descriptor field {k} has an invalid value {_short(x)}")
+            try:
+                d = cls(**kw)
+                d.validate()
+            except MiniGraphError as e:
+                _fail(where, f"invalid {cls.__name__}: {e}")
+            except Exception as e:  # hostile field types must not escape as raw errors
+                _fail(where, f"invalid {cls.__name__}: {type(e).__name__}: {e}")
+            for k, x in kw.items():  # validate() normalises types; the values must be unchanged
+                if getattr(d, k) != x:
+                    _fail(where, f"descriptor field {k}={_short(x)} is not in its canonical form")
+            return d
+        if tag == "array":
+            _keys(v, {"$", "key", "dtype", "shape"}, set(), where)
+            return self.array_ref(v, where)
+        _fail(where, f"unknown value tag {_short(tag)}")
+
+    def array_ref(self, v: dict, where: str) -> Any:
+        key = v["key"]
+        if not isinstance(key, str) or not key.isidentifier() or len(key) > 64:
+            _fail(where, f"invalid array key {_short(key)}")
+        spec = (_dtype(v["dtype"], where), _shape(v["shape"], where, dynamic=False))
+        prev = self.arrays.get(key)
+        if prev is not None and (prev[0], prev[1]) != spec:
+            _fail(where, f"array {key!r} is declared twice with different types")
+        self.arrays[key] = spec
+        self.used.add(key)
+        return _ArrayRef(key)
+
+
+class _ArrayRef:
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+
+def _read_npz(npz_path: str, specs: dict, sha256: Any) -> dict:
+    """The arrays of the npz, each checked against its declared dtype and shape before reading."""
+    if not specs:
+        return {}
+    where = f"{npz_path!r}"
+    try:
+        with open(npz_path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        _fail(where, f"missing: the .json refers to {len(specs)} arrays (constants and variables) that "
+              "are stored in this .npz next to it")
+    except OSError as e:
+        _fail(where, f"cannot read: {e}")
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        _fail(where, "does not match its .json (checksum differs): the two files were not saved together, "
+              "or one was modified")
+    import io
+
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        names = set(zf.namelist())
+        want = {k + ".npy" for k in specs}
+        extra = names - want
+        if extra:
+            _fail(where, f"unexpected arrays {sorted(extra)[:5]} (not referenced by the .json)")
+        for key, (dt, shape) in specs.items():
+            member = key + ".npy"
+            if member not in names:
+                _fail(where, f"array {key!r} is missing")
+            info = zf.getinfo(member)
+            nbytes = dt.itemsize * num_elements(shape)
+            if info.file_size > nbytes + 65536:
+                _fail(where, f"array {key!r} declares {info.file_size} bytes, but a {dt.name}{list(shape)} "
+                      f"array needs {nbytes}")
+            with zf.open(member) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    hshape, fortran, hdtype = np.lib.format.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    hshape, fortran, hdtype = np.lib.format.read_array_header_2_0(f)
+                else:
+                    _fail(where, f"array {key!r} has an unsupported .npy version {version}")
+            if hdtype.hasobject or hdtype != dt.np_dtype or tuple(hshape) != tuple(shape):
+                _fail(where, f"array {key!r} is {hdtype}{list(hshape)}, but the .json declares "
+                      f"{dt.name}{list(shape)}")
+        out = {}
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            for key, (dt, shape) in specs.items():
+                a = np.array(npz[key], dtype=dt.np_dtype, copy=True)
+                if a.shape != tuple(shape):
+                    _fail(where, f"array {key!r} has shape {a.shape}, expected {tuple(shape)}")
+                a.setflags(write=False)
+                out[key] = a
+        return out
+    except SerializationError:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, TypeError, SyntaxError) as e:
+        _fail(where, f"corrupt or truncated .npz: {type(e).__name__}: {e}")
+
+
+def _resolve(v: Any, arrays: dict) -> Any:
+    if isinstance(v, _ArrayRef):
+        return arrays[v.key]
+    if isinstance(v, tuple):
+        return tuple(_resolve(x, arrays) for x in v)
+    if isinstance(v, list):
+        return [_resolve(x, arrays) for x in v]
+    if isinstance(v, dict):
+        return {k: _resolve(x, arrays) for k, x in v.items()}
+    return v
+
+
+def _no_constants(c: str):
+    raise SerializationError(f"invalid JSON constant {c} (non-finite numbers must be tagged)")
+
+
+def load(path):
+    """Rebuild a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input."""
+    from .graph import Graph
+    from .ops.registry import OPS
+
+    json_path, npz_path = _paths(path)
+    where = repr(json_path)
+    try:
+        size = os.path.getsize(json_path)
+        if size > MAX_JSON_BYTES:
+            _fail(where, f"is {size} bytes, more than the limit {MAX_JSON_BYTES}")
+        with open(json_path, "rb") as f:
+            raw = f.read()
+    except SerializationError:
+        raise
+    except FileNotFoundError:
+        _fail(where, "no such file")
+    except OSError as e:
+        _fail(where, f"cannot read: {e}")
+    try:
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+    except SerializationError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        _fail(where, f"not valid JSON (corrupt or truncated?): {e}")
+    _want(doc, dict, where, "the document")
+    if doc.get("format") != FORMAT:
+        _fail(where, f"not a minigraph graph file (format {_short(doc.get('format'))}, expected {FORMAT!r})")
+    version = doc.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        _fail(where, f"version must be an int, got {_short(version)}")
+    if version != VERSION:
+        _fail(where, f"schema version {version} is not supported by this minigraph (it reads version "
+              f"{VERSION}){'; upgrade minigraph' if version > VERSION else ''}")
+    _keys(doc, {"format", "version", "ops", "variables"}, {"cache_size", "npz_sha256"}, where)
+    ops = _want(doc["ops"], list, where, "ops")
+    variables = _want(doc["variables"], dict, where, "variables")
+    cache_size = doc.get("cache_size", 64)
+    if isinstance(cache_size, bool) or not isinstance(cache_size, int) or not 0 <= cache_size <= 1 << 20:
+        _fail(where, f"cache_size must be an int in 0..{1 << 20}, got {_short(cache_size)}")
+    sha = doc.get("npz_sha256")
+    if sha is not None and not (isinstance(sha, str) and len(sha) == 64):
+        _fail(where, "npz_sha256 must be a 64-character hex string")
+
+    # pass 1: check the structure and decode the attributes (array references only)
+    dec = _Decoder({})
+    seen: dict = {}
+    entries = []
+    for i, e in enumerate(ops):
+        w = f"{where}: op #{i}"
+        _want(e, dict, w, "op entry")
+        _keys(e, {"name", "type", "inputs", "control_dependencies", "attrs", "outputs"},
+              {"requested_name", "user_name", "location"}, w)
+        name = _want(e["name"], str, w, "name")
+        if not name or len(name) > 1024:
+            _fail(w, "name must be a non-empty string of at most 1024 characters")
+        w = f"{where}: op #{i} {name!r}"
+        typ = _want(e["type"], str, w, "type")
+        if typ not in OPS:
+            _fail(w, f"unknown op type {_short(typ)} (this minigraph knows {len(OPS)} op types; "
+                  "was the file written by a newer version, or with an extension module not imported?)")
+        w = f"{where}: {typ} op #{i} {name!r}"
+        if name in seen:
+            _fail(w, f"duplicate op name {name!r} (op names are unique)")
+        inputs = []
+        for j, ref in enumerate(_want(e["inputs"], list, w, "inputs")):
+            if not (isinstance(ref, list) and len(ref) == 2 and isinstance(ref[0], str)
+                    and isinstance(ref[1], int) and not isinstance(ref[1], bool)):
+                _fail(w, f"input {j} must be [op name, output index], got {_short(ref)}")
+            src = seen.get(ref[0])
+            if src is None:
+                _fail(w, f"input {j} refers to {ref[0]!r}, which is not an earlier op (dangling edge)")
+            if not 0 <= ref[1] < len(ops[src]["outputs"]):
+                _fail(w, f"input {j} refers to output {ref[1]} of {ref[0]!r}, which has "
+                      f"{len(ops[src]['outputs'])} output(s)")
+            inputs.append((ref[0], ref[1]))
+        deps = []
+        for d in _want(e["control_dependencies"], list, w, "control_dependencies"):
+            if not isinstance(d, str) or d not in seen:
+                _fail(w, f"control dependency {_short(d)} is not an earlier op (dangling edge)")
+            deps.append(d)
+        attrs = {k: dec.value(x, f"{w} attribute {k!r}")
+                 for k, x in _want(e["attrs"], dict, w, "attrs").items()}
+        outs = []
+        for j, o in enumerate(_want(e["outputs"], list, w, "outputs")):
+            _want(o, dict, w, f"output {j}")
+            _keys(o, {"shape", "dtype"}, set(), f"{w} output {j}")
+            outs.append((_shape(o["shape"], f"{w} output {j}"), _dtype(o["dtype"], f"{w} output {j}")))
+        for k in ("requested_name", "user_name", "location"):
+            if e.get(k) is not None:
+                _want(e[k], str, w, k)
+                if len(e[k]) > 4096:
+                    _fail(w, f"{k} is longer than 4096 characters")
+        if typ in ("placeholder", "constant", "variable"):
+            for k in ("shape", "dtype"):
+                if k not in attrs:
+                    _fail(w, f"missing attribute {k!r}")
+            _want(attrs["dtype"], DataType, w, "attribute 'dtype'")
+            _shape(list(_want(attrs["shape"], tuple, w, "attribute 'shape'")), w, dynamic=typ == "placeholder")
+            key = {"constant": "value", "variable": "initial_value"}.get(typ)
+            if key is not None:
+                ref = attrs.get(key)
+                if not isinstance(ref, _ArrayRef):
+                    _fail(w, f"attribute {key!r} must be an array reference")
+                dt, shp = dec.arrays[ref.key]
+                if dt != attrs["dtype"] or shp != attrs["shape"]:
+                    _fail(w, f"array {ref.key!r} is declared {dt.name}{list(shp)} but the op is "
+                          f"{attrs['dtype'].name}{list(attrs['shape'])}")
+        seen[name] = i
+        entries.append((name, typ, inputs, deps, attrs, outs, e))
+
+    var_keys = {}
+    for vname, ref in variables.items():
+        i = seen.get(vname)
+        if i is None or entries[i][1] != "variable":
+            _fail(where, f"variables: {vname!r} is not a variable op of the graph")
+        ref = dec.value({"$": "array", "key": ref, "dtype": entries[i][4]["dtype"].name,
+                         "shape": list(entries[i][4]["shape"])}, f"{where}: variable {vname!r} value")
+        var_keys[vname] = ref.key
+
+    arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, sha)
+
+    # pass 2: rebuild through Graph._make, which re-infers and re-checks every op
+    g = Graph(cache_size=cache_size)
+    by_name: dict = {}
+    for i, (name, typ, inputs, deps, attrs, outs, e) in enumerate(entries):
+        w = f"{where}: {typ} op #{i} {name!r}"
+        ins = []
+        for src, k in inputs:
+            op = by_name[src]
+            if k >= len(op.outputs):
+                _fail(w, f"refers to output {k} of {src!r}, which has {len(op.outputs)} output(s)")
+            ins.append(op.outputs[k])
+        attrs = _resolve(attrs, arrays)
+        g._control.append([by_name[d] for d in deps])
+        try:
+            made = g._make(typ, ins, attrs, name)
+        except SerializationError:
+            raise
+        except MiniGraphError as err:
+            _fail(w, f"cannot be rebuilt: {err}")
+        except Exception as err:  # an infer rule fed hostile attributes; never let it escape raw
+            _fail(w, f"cannot be rebuilt from its attributes: {type(err).__name__}: {err}")
+        finally:
+            g._control.pop()
+        op = g._ops[-1]
+        if op.name != name:
+            _fail(w, f"was rebuilt under the name {op.name!r}")
+        got = [(tuple(t.shape), t.dtype) for t in op.outputs]
+        if got != [(s, d) for s, d in outs]:
+            _fail(w, f"rebuilt with outputs {[(list(s), d.name) for s, d in got]}, but the file declares "
+                  f"{[(list(s), d.name) for s, d in outs]}")
+        for t in op.outputs:
+            if num_elements([d for d in t.shape if d > 0]) > MAX_ELEMENTS:
+                _fail(w, f"output shape {t.shape} is larger than the limit {MAX_ELEMENTS} elements")
+        # restore naming bookkeeping and the source line of the original graph
+        lst = g._requested.get(name)
+        if lst is not None and op in lst:
+            lst.remove(op)
+            if not lst:
+                del g._requested[name]
+        if e.get("user_name"):
+            g._requested.setdefault(e["user_name"], []).append(op)
+        if e.get("requested_name"):
+            op.requested_name = e["requested_name"]
+        if e.get("location"):
+            op.location = e["location"]
+        if typ == "variable":
+            g._var_values[op] = attrs["initial_value"]
+        by_name[name] = op
+        del made
+    for vname, key in var_keys.items():
+        g._var_values[by_name[vname]] = arrays[key]
+    return g
+
+
+def _attach():
+    from .graph import Graph
+
+    Graph.save = save
+
+
+_attach()

@@ -1,0 +1,427 @@
+"""Swift export: ``g.to_swift()`` emits Swift source that builds the same graph with MPSGraph.
+
+The mapping is generic: each op's ``OpDef.swift`` (e.g. ``"reshape(_:shape:name:)"``) gives the
+method and its argument labels; the op's inputs fill the first labels in order, and each further
+label is filled from the attribute of the same name (``outputShape`` <- ``output_shape``,
+``descriptor``/``forwardConvolutionDescriptor`` <- ``descriptor``). Special cases exist only where
+MPSGraph's arguments have another shape than ours (memory ops, ``sliceGradientTensor``,
+``squeeze`` of all unit axes). Constants and variables become ``Data`` (little-endian bytes, in
+base64); descriptors are created with ``()`` and every field is set, since a bare MPSGraph
+descriptor has zeroed fields (MPSGRAPH.md §2.2). The program ends with
+``graph.run(feeds:targetTensors:targetOperations:)``.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import math
+import re
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .errors import DTypeError, MiniGraphError
+from .ops._util import normalize_axes
+from .tensor import Operation, Tensor
+from .types import DataType
+
+
+class SwiftExportError(MiniGraphError, ValueError):
+    """The graph holds something MPSGraph cannot express (e.g. float64, an unmapped op)."""
+
+
+SWIFT_DTYPES = {"float32": ".float32", "float16": ".float16", "int8": ".int8", "int16": ".int16",
+                "int32": ".int32", "int64": ".int64", "uint8": ".uInt8", "uint16": ".uInt16",
+                "uint32": ".uInt32", "uint64": ".uInt64", "bool": ".bool"}
+# Swift case names where they differ from the Python member name
+SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
+                    ("PaddingStyle", "EXPLICIT_OFFSET"): ".explicitOffset"}
+LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
+# Swift label -> attribute name, where the label is not the camelCase of the attribute
+LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction"}
+_AXIS_LABELS = ("axis", "dimension", "withDimension")
+_SWIFT_KEYWORDS = {"as", "break", "case", "catch", "class", "continue", "default", "defer", "do",
+                   "else", "enum", "extension", "fallthrough", "false", "for", "func", "guard", "if",
+                   "import", "in", "init", "inout", "internal", "is", "let", "nil", "operator",
+                   "private", "protocol", "public", "repeat", "return", "self", "static", "struct",
+                   "subscript", "super", "switch", "throw", "throws", "true", "try", "typealias",
+                   "var", "where", "while", "Any", "Self", "Type",
+                   # names the generated program itself uses
+                   "graph", "device", "feeds", "results"}
+_SIG = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\(((?:[A-Za-z_][A-Za-z0-9_]*:)*)\)$")
+
+
+def camel(snake: str) -> str:
+    """``stride_in_x`` -> ``strideInX`` (MPSGraph's property and label spelling)."""
+    head, *rest = snake.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def parse_signature(sig: str) -> tuple:
+    """``"reshape(_:shape:name:)"`` -> ``("reshape", ["_", "shape", "name"])``."""
+    m = _SIG.match(sig or "")
+    if not m:
+        raise SwiftExportError(f"{sig!r} is not a Swift method signature like 'addition(_:_:name:)'")
+    return m.group(1), [x for x in m.group(2).split(":") if x]
+
+
+def _label_attr(label: str, attr_names) -> Optional[str]:
+    names = list(attr_names)
+    if label in LABEL_ALIASES and LABEL_ALIASES[label] in names:
+        return LABEL_ALIASES[label]
+    for a in names:
+        if camel(a) == label or a == label:
+            return a
+    if label.lower().endswith("descriptor") and "descriptor" in names:
+        return "descriptor"
+    return None
+
+
+def argument_plan(opdef, attr_names=None) -> list:
+    """How each Swift argument of an op type is filled: ``[(label, kind, key)]`` with kind
+    ``"input"`` (key: input position, or ``"*"`` for a tensor list), ``"attr"`` (key: attribute
+    name) or ``"name"``. Raises ``SwiftExportError`` when a label has no source."""
+    if opdef.type in SPECIAL:
+        return [("*", "special", opdef.type)]
+    method, labels = parse_signature(opdef.swift)
+    attr_names = tuple(opdef.attrs) if attr_names is None else tuple(attr_names)
+    plan = []
+    inputs = list(opdef.inputs)
+    variadic = len(inputs) == 1 and inputs[0] in ("tensors", "values")
+    for i, inp in enumerate(inputs):
+        if i >= len(labels) or labels[i] == "name":
+            raise SwiftExportError(f"{opdef.type}: Swift signature {opdef.swift!r} has no label for input "
+                                   f"{inp!r}")
+        plan.append((labels[i], "input", "*" if variadic else i))
+    for label in labels[len(inputs):]:
+        if label == "name":
+            plan.append((label, "name", None))
+            continue
+        attr = _label_attr(label, attr_names)
+        if attr is None:
+            raise SwiftExportError(f"{opdef.type}: Swift label {label!r} of {opdef.swift!r} matches no "
+                                   f"attribute (attributes: {list(attr_names)}); add a special case "
+                                   "in minigraph/swift.py")
+        plan.append((label, "attr", attr))
+    return plan
+
+
+def swift_mapping(opdef) -> str:
+    """A one-line description of how an op type is exported (for docs and the registry test)."""
+    plan = argument_plan(opdef)
+    if plan[0][1] == "special":
+        return f"{opdef.swift} (special case)"
+    parts = [f"{label}: {kind if kind != 'attr' else key}" for label, kind, key in plan]
+    return f"{parse_signature(opdef.swift)[0]}({', '.join(parts)})"
+
+
+# ------------------------------------------------------------------------------- literals
+def swift_string(s: str) -> str:
+    out = []
+    for c in s:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\t":
+            out.append("\\t")
+        elif ord(c) < 32 or ord(c) == 127:
+            out.append(f"\\u{{{ord(c):x}}}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def swift_dtype(dt: DataType, where: str) -> str:
+    s = SWIFT_DTYPES.get(dt.name)
+    if s is None:
+        raise SwiftExportError(f"{where}: {dt.name} has no MPSDataType (MPSGraph has no float64); "
+                               "cast to float32 before exporting")
+    return s
+
+
+def swift_double(x: float) -> str:
+    if math.isnan(x):
+        return "Double.nan"
+    if math.isinf(x):
+        return "Double.infinity" if x > 0 else "-Double.infinity"
+    r = repr(float(x))
+    return r if ("." in r or "e" in r) else r + ".0"
+
+
+def _numbers(v) -> str:
+    return "[" + ", ".join(str(int(x)) for x in v) + "]"
+
+
+def _data(arr: np.ndarray) -> str:
+    le = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False)
+    return f'Data(base64Encoded: "{base64.b64encode(le.tobytes()).decode("ascii")}")!'
+
+
+def _enum(v: enum.Enum) -> str:
+    return SWIFT_ENUM_CASES.get((type(v).__name__, v.name), "." + v.name)
+
+
+def _scalar_value(v: Any, where: str) -> str:
+    if isinstance(v, enum.Enum):
+        return _enum(v)
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return swift_double(float(v))
+    if isinstance(v, DataType):
+        return swift_dtype(v, where)
+    if isinstance(v, str):
+        return swift_string(v)
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(_scalar_value(x, where) for x in v) + "]"
+    raise SwiftExportError(f"{where}: cannot write a {type(v).__name__} value in Swift")
+
+
+# ------------------------------------------------------------------------------- the exporter
+class _Exporter:
+    def __init__(self, g):
+        self.g = g
+        self.lines: list = []
+        self.var_of: dict = {}  # op index -> Swift identifier
+        self.used: set = set()
+
+    def ident(self, op: Operation, suffix: str = "") -> str:
+        base = re.sub(r"[^A-Za-z0-9_]+", "_", op.name + suffix).strip("_") or "op"
+        if base[0].isdigit():
+            base = "t_" + base
+        name = base
+        if name in _SWIFT_KEYWORDS or name in self.used:
+            name = f"{base}_{op.index}"
+        k = 2
+        while name in self.used:
+            name = f"{base}_{op.index}_{k}"
+            k += 1
+        self.used.add(name)
+        return name
+
+    def tensor(self, t: Tensor) -> str:
+        v = self.var_of[t.operation.index]
+        return f"{v}[{t.index}]" if len(t.operation.outputs) > 1 else v
+
+    def where(self, op: Operation) -> str:
+        return f"{op.type} op {op.name!r}"
+
+    # memory ops and other ops whose Swift arguments differ from ours
+    def placeholder(self, op):
+        a = op.attrs
+        return (f"graph.placeholder(shape: {_numbers(a['shape'])}, "
+                f"dataType: {swift_dtype(a['dtype'], self.where(op))}, name: {swift_string(op.name)})")
+
+    def constant(self, op):
+        a = op.attrs
+        arr = np.asarray(a["value"])
+        dt = swift_dtype(a["dtype"], self.where(op))
+        exact_double = arr.size and (arr.dtype.kind in "fb" or np.all(np.abs(arr.astype(np.float64)) < 2 ** 53))
+        if arr.size and exact_double and np.all((arr == arr.flat[0]) | (np.isnan(arr) if arr.dtype.kind == "f" else False)):
+            x = swift_double(float(arr.flat[0]))
+            if arr.ndim == 0:
+                return f"graph.constant({x}, dataType: {dt})"
+            return f"graph.constant({x}, shape: {_numbers(arr.shape)}, dataType: {dt})"
+        return f"graph.constant({_data(arr)}, shape: {_numbers(arr.shape)}, dataType: {dt})"
+
+    def variable(self, op):
+        arr = self.g._var_values.get(op, op.attrs["initial_value"])
+        return (f"graph.variable(with: {_data(np.asarray(arr))}, shape: {_numbers(op.attrs['shape'])}, "
+                f"dataType: {swift_dtype(op.attrs['dtype'], self.where(op))}, name: {swift_string(op.name)})")
+
+    def slice_gradient(self, op):
+        a = op.attrs
+        shape = list(a["input_shape"])
+        r = len(shape)
+        (d,) = normalize_axes(a["dimension"], r)
+        start = a["start"] + shape[d] if a["start"] < 0 else a["start"]
+        starts, ends = [0] * r, list(shape)
+        starts[d], ends[d] = start, start + a["length"]
+        shape_t = f"graph.constant({_data(np.asarray(shape, np.int32))}, shape: [{r}], dataType: .int32)"
+        return (f"graph.sliceGradientTensor({self.tensor(op.inputs[0])}, fwdInShapeTensor: {shape_t}, "
+                f"starts: {_numbers(starts)}, ends: {_numbers(ends)}, strides: {_numbers([1] * r)}, "
+                f"name: {swift_string(op.name)})")
+
+    def attr_value(self, op: Operation, label: str, attr: str) -> str:
+        v = op.attrs.get(attr)
+        where = f"{self.where(op)} attribute {attr!r}"
+        rank = len(op.inputs[0].shape) if op.inputs else 0
+        if attr == "axes":
+            if v is None:
+                if op.type == "squeeze":
+                    v = tuple(i for i, dim in enumerate(op.inputs[0].shape) if dim == 1)
+                else:
+                    v = tuple(range(rank))
+            r = rank + len(_as_tuple(v)) if op.type == "expand_dims" else rank
+            return _numbers(normalize_axes(v, r, "axes"))
+        if label in _AXIS_LABELS and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return str(normalize_axes(int(v), rank, label)[0]) if rank else str(int(v))
+        if attr == "reduction" and isinstance(v, str):
+            if v not in LOSS_REDUCTION:
+                raise SwiftExportError(f"{where}: {v!r} has no MPSGraphLossReductionType")
+            return LOSS_REDUCTION[v]
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return self.descriptor(op, v)
+        if v is None:
+            raise SwiftExportError(f"{where}: None has no Swift equivalent for label {label!r}")
+        return _scalar_value(v, where)
+
+    def descriptor(self, op: Operation, d) -> str:
+        cls = "MPSGraph" + type(d).__name__
+        var = self.ident(op, "_descriptor")
+        self.lines.append(f"let {var} = {cls}()")
+        for f in dataclasses.fields(d):
+            self.lines.append(f"{var}.{camel(f.name)} = "
+                              f"{_scalar_value(getattr(d, f.name), f'{self.where(op)} descriptor.{f.name}')}")
+        return var
+
+    def call(self, op: Operation) -> str:
+        from .ops.registry import OPS
+
+        opdef = OPS[op.type]
+        if op.type in SPECIAL:
+            return getattr(self, SPECIAL[op.type])(op)
+        method, _ = parse_signature(opdef.swift)
+        args = []
+        for label, kind, key in argument_plan(opdef, list(opdef.attrs) + list(op.attrs)):
+            if kind == "input":
+                val = ("[" + ", ".join(self.tensor(t) for t in op.inputs) + "]") if key == "*" \
+                    else self.tensor(op.inputs[key])
+            elif kind == "name":
+                val = swift_string(op.name)
+            else:
+                val = self.attr_value(op, label, key)
+            args.append(val if label == "_" else f"{label}: {val}")
+        return f"graph.{method}({', '.join(args)})"
+
+    def emit(self, op: Operation) -> None:
+        for t in op.outputs:
+            swift_dtype(t.dtype, self.where(op))
+        start = len(self.lines)
+        expr = self.call(op)
+        var = self.ident(op)
+        self.var_of[op.index] = var
+        note = " // stop_gradient: an identity in MPSGraph" if op.type == "stop_gradient" else ""
+        if not op.control_dependencies:
+            self.lines.append(f"let {var} = {expr}{note}")
+            return
+        deps = "[" + ", ".join(self._op_ref(d) for d in op.control_dependencies) + "]"
+        block = self.lines[start:]  # descriptors built for this op go inside the block too
+        del self.lines[start:]
+        if len(op.outputs) == 1:
+            self.lines.append(f"let {var} = graph.controlDependency(with: {deps}, dependentBlock: {{")
+            self.lines += ["    " + x for x in block]
+            self.lines.append(f"    return [{expr}]{note}")
+            self.lines.append(f"}}, name: {swift_string(op.name + '/control_dependency')})[0]")
+        else:
+            typ = "MPSGraphOperation" if not op.outputs else "[MPSGraphTensor]"
+            self.lines.append(f"var {var}: {typ}!")
+            self.lines.append(f"_ = graph.controlDependency(with: {deps}, dependentBlock: {{")
+            self.lines += ["    " + x for x in block]
+            self.lines.append(f"    {var} = {expr}{note}")
+            self.lines.append("    return []")
+            self.lines.append(f"}}, name: {swift_string(op.name + '/control_dependency')})")
+
+    def _op_ref(self, op: Operation) -> str:
+        v = self.var_of[op.index]
+        if not op.outputs:
+            return v
+        return f"{v}[0].operation" if len(op.outputs) > 1 else f"{v}.operation"
+
+
+SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
+           "slice_gradient": "slice_gradient"}
+
+
+def _as_tuple(v) -> tuple:
+    return (v,) if isinstance(v, (int, np.integer)) else tuple(v)
+
+
+def _default_targets(g) -> tuple:
+    consumed = {t.operation.index for op in g.operations for t in op.inputs}
+    consumed |= {d.index for op in g.operations for d in op.control_dependencies}
+    tensors, ops = [], []
+    for op in g.operations:
+        if op.index in consumed or op.type in ("placeholder", "constant", "variable"):
+            continue
+        if op.outputs:
+            tensors.extend(op.outputs)
+        else:
+            ops.append(op)
+    return tensors, ops
+
+
+def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Optional[Sequence[Tensor]] = None,
+             target_operations: Optional[Sequence[Operation]] = None) -> str:
+    """Swift source that builds this graph with MPSGraph and runs it once.
+
+    ``feeds`` (optional ``{placeholder: array}``) are embedded as the run's data; without them
+    each placeholder gets zero bytes (and size 1 for dynamic dimensions). Targets default to the
+    tensors nothing consumes, and the assign operations nothing depends on. Variables are written
+    with their current values. Raises ``SwiftExportError`` for what MPSGraph cannot express.
+    """
+    from . import __version__
+
+    if target_tensors is None and target_operations is None:
+        target_tensors, target_operations = _default_targets(g)
+    target_tensors = list(target_tensors or [])
+    target_operations = list(target_operations or [])
+    feeds = dict(feeds or {})
+    ex = _Exporter(g)
+    head = [f"// Generated by minigraph {__version__}: builds this graph with Apple's MPSGraph and runs it once.",
+            f"// {len(g.operations)} ops. Tensor data is little-endian, row-major; constants and",
+            "// variables are embedded as base64 Data.",
+            "import Foundation",
+            "import Metal",
+            "import MetalPerformanceShadersGraph",
+            "",
+            "let graph = MPSGraph()",
+            ""]
+    for op in g.operations:
+        try:
+            ex.emit(op)
+        except SwiftExportError:
+            raise
+        except (DTypeError, MiniGraphError) as e:
+            raise SwiftExportError(f"{op.type} op {op.name!r}: {e}") from None
+    tail = ["", "// Run it once. Replace the feed bytes with real data (little-endian, row-major).",
+            "let device = MPSGraphDevice(mtlDevice: MTLCreateSystemDefaultDevice()!)"]
+    feed_items = []
+    for p in g.placeholders:
+        if feeds and p not in feeds:
+            continue
+        if p in feeds:
+            arr = np.asarray(feeds[p])
+            if arr.dtype != p.dtype.np_dtype:
+                raise SwiftExportError(f"feed for {p.name!r}: dtype {arr.dtype} is not the placeholder's {p.dtype.name}")
+            shape, data = arr.shape, _data(arr)
+        else:
+            shape = tuple(1 if d == -1 else d for d in p.shape)
+            data = f"Data(count: {p.dtype.itemsize * int(np.prod(shape, dtype=np.int64))})"
+        v = ex.var_of[p.operation.index]
+        tail.append(f"let {v}_data = MPSGraphTensorData(device: device, data: {data}, "
+                    f"shape: {_numbers(shape)}, dataType: {swift_dtype(p.dtype, repr(p.name))})")
+        feed_items.append(f"{v}: {v}_data")
+    tail.append("let feeds: [MPSGraphTensor: MPSGraphTensorData] = "
+                + ("[" + ", ".join(feed_items) + "]" if feed_items else "[:]"))
+    tt = "[" + ", ".join(ex.tensor(t) for t in target_tensors) + "]"
+    to = "[" + ", ".join(ex._op_ref(o) for o in target_operations) + "]" if target_operations else "nil"
+    tail.append(f"let results = graph.run(feeds: feeds, targetTensors: {tt}, targetOperations: {to})")
+    for t in target_tensors:
+        tail.append(f"print({swift_string(t.name)}, results[{ex.tensor(t)}]!.shape)")
+    return "\n".join(head + ex.lines + tail) + "\n"
+
+
+def _attach():
+    from .graph import Graph
+
+    Graph.to_swift = to_swift
+
+
+_attach()

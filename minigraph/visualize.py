@@ -1,0 +1,317 @@
+"""Pictures of a graph: networkx, Graphviz DOT, Mermaid, and rendering through Graphviz.
+
+MPSGraph has no public graph picture; Xcode's Metal debugger shows compiled MPSGraph
+packages. Here name scopes become clusters (Mermaid subgraphs), gradient ops are coloured
+apart from forward ops, and control dependencies are dashed edges.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import Optional
+
+import networkx as nx
+
+from .errors import MiniGraphError
+from .listing import fmt_type, fmt_value, is_gradient_op, op_attrs, scope_of
+
+
+class GraphvizNotFoundError(MiniGraphError, RuntimeError):
+    """Rendering needs Graphviz's ``dot`` program, and it is not installed."""
+
+
+class RenderError(MiniGraphError, RuntimeError):
+    """Graphviz ran but could not render (the message carries its stderr)."""
+
+
+# fill colours: memory ops by kind, forward ops white, gradient ops red
+COLORS = {"placeholder": "#dbeafe", "constant": "#f3f4f6", "variable": "#fef3c7",
+          "forward": "#ffffff", "gradient": "#fecaca", "assign": "#e9d5ff"}
+
+
+def _kind(op) -> str:
+    if op.type in ("placeholder", "constant", "variable"):
+        return op.type
+    if is_gradient_op(op):
+        return "gradient"
+    if op.type == "assign":
+        return "assign"
+    return "forward"
+
+
+def to_networkx(g) -> nx.DiGraph:
+    """A ``networkx.DiGraph`` with one node per op, keyed by the op's unique name.
+
+    Node attributes: ``type``, ``index`` (creation order), ``scope``, ``location``,
+    ``gradient`` (bool), ``kind``, ``attrs`` (the op's attributes), ``outputs`` (list of
+    ``(shape, dtype name)``), ``op`` (the Operation). Edge attributes: ``kind`` (``"data"`` or
+    ``"control"``), and for data edges ``tensor`` (name), ``shape``, ``dtype``, ``input_indices``
+    (the consumer's input positions fed by that tensor) and ``control`` (True when the consumer
+    also has a control dependency on the producer).
+    """
+    dg = nx.DiGraph(name="minigraph")
+    for op in g.operations:
+        dg.add_node(op.name, op=op, type=op.type, index=op.index, scope=scope_of(op),
+                    location=op.location, gradient=is_gradient_op(op), kind=_kind(op),
+                    attrs=dict(op.attrs), outputs=[(tuple(t.shape), t.dtype.name) for t in op.outputs])
+    for op in g.operations:
+        for i, t in enumerate(op.inputs):
+            src = t.operation.name
+            if dg.has_edge(src, op.name) and dg.edges[src, op.name]["kind"] == "data":
+                e = dg.edges[src, op.name]
+                if e["tensor"] == t.name:
+                    e["input_indices"].append(i)
+                    continue
+                # two outputs of one op feed this op: keep the first edge, list the others
+                e.setdefault("more_tensors", []).append((t.name, i))
+                continue
+            dg.add_edge(src, op.name, kind="data", tensor=t.name, shape=tuple(t.shape),
+                        dtype=t.dtype.name, input_indices=[i], control=False)
+        for d in op.control_dependencies:
+            if dg.has_edge(d.name, op.name):
+                dg.edges[d.name, op.name]["control"] = True
+            else:
+                dg.add_edge(d.name, op.name, kind="control")
+    return dg
+
+
+def _dq(s: str) -> str:
+    """A DOT double-quoted string (backslashes, quotes and newlines escaped)."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "") + '"'
+
+
+def _label_lines(op) -> list:
+    base = op.name.rpartition("/")[2]
+    lines = [base] if base == op.type else [base, op.type]
+    lines.append(", ".join(fmt_type(t) for t in op.outputs) if op.outputs else "(operation)")
+    attrs = op_attrs(op)
+    if attrs:
+        text = ", ".join(f"{k}={fmt_value(v)}" for k, v in attrs.items())
+        lines.append(text if len(text) <= 60 else text[:57] + "...")
+    return lines
+
+
+def _scope_tree(ops) -> dict:
+    """{scope path: [ops directly in it]} plus every intermediate path."""
+    tree: dict = {"": []}
+    for op in ops:
+        s = scope_of(op)
+        parts = s.split("/") if s else []
+        for k in range(1, len(parts) + 1):
+            tree.setdefault("/".join(parts[:k]), [])
+        tree[s].append(op)
+    return tree
+
+
+def _children(tree: dict, scope: str) -> list:
+    depth = scope.count("/") + 1 if scope else 0
+    return sorted(p for p in tree if p and p.count("/") == depth and
+                  (not scope or p.startswith(scope + "/")))
+
+
+def to_dot(g, rankdir: str = "TB") -> str:
+    """Graphviz DOT text of the graph (no dependency needed to produce it).
+
+    Name scopes are clusters; gradient ops are red, placeholders blue, constants grey,
+    variables yellow; dashed edges are control dependencies; edge labels are tensor types.
+    """
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise MiniGraphError(f"rankdir must be TB, LR, BT or RL, got {rankdir!r}")
+    ops = g.operations
+    out = ["digraph minigraph {",
+           f"  rankdir={rankdir};",
+           '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+           '  edge [fontname="Helvetica", fontsize=8, color="#555555"];']
+    tree = _scope_tree(ops)
+    counter = [0]
+
+    def node(op, indent):
+        kind = _kind(op)
+        shape = {"placeholder": "ellipse", "variable": "cylinder", "constant": "note"}.get(kind, "box")
+        extra = ', color="#b91c1c"' if kind == "gradient" else ""
+        out.append(f"{indent}n{op.index} [label={_dq(chr(10).join(_label_lines(op)))}, shape={shape}, "
+                   f'fillcolor="{COLORS[kind]}"{extra}, tooltip={_dq(op.name + " @ " + op.location)}];')
+
+    def emit(scope, indent):
+        for child in _children(tree, scope):
+            counter[0] += 1
+            grad = any(is_gradient_op(o) for o in tree[child]) and all(
+                is_gradient_op(o) for o in tree[child])
+            out.append(f"{indent}subgraph cluster_{counter[0]} {{")
+            out.append(f"{indent}  label={_dq(child.rpartition('/')[2])}; style=\"rounded,dashed\"; "
+                       f"color=\"{'#b91c1c' if grad else '#888888'}\"; fontname=\"Helvetica\";")
+            emit(child, indent + "  ")
+            out.append(f"{indent}}}")
+        for op in tree[scope]:
+            node(op, indent)
+
+    emit("", "  ")
+    for op in ops:
+        seen = set()
+        for t in op.inputs:
+            key = (t.operation.index, t.index)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(f"  n{t.operation.index} -> n{op.index} [label={_dq(fmt_type(t))}];")
+        for d in op.control_dependencies:
+            out.append(f'  n{d.index} -> n{op.index} [style=dashed, color="#9ca3af", arrowhead=empty];')
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+_MERMAID_ESC = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "\n": " ", "|": "#124;",
+                "[": "#91;", "]": "#93;"}
+
+
+def _mq(s: str) -> str:
+    return "".join(_MERMAID_ESC.get(c, c) for c in s)
+
+
+def to_mermaid(g, direction: str = "TD") -> str:
+    """Mermaid flowchart text (renders on GitHub and in many Markdown viewers).
+
+    Scopes are subgraphs; gradient ops get the ``grad`` class (red); dotted edges are
+    control dependencies.
+    """
+    if direction not in ("TD", "TB", "LR", "BT", "RL"):
+        raise MiniGraphError(f"direction must be TD, TB, LR, BT or RL, got {direction!r}")
+    ops = g.operations
+    out = [f"flowchart {direction}"]
+    tree = _scope_tree(ops)
+    counter = [0]
+
+    def emit(scope, indent):
+        for child in _children(tree, scope):
+            counter[0] += 1
+            out.append(f'{indent}subgraph s{counter[0]}["{_mq(child.rpartition("/")[2])}"]')
+            emit(child, indent + "  ")
+            out.append(f"{indent}end")
+        for op in tree[scope]:
+            text = "<br/>".join(_mq(x) for x in _label_lines(op)[:3])
+            l, r = ("([", "])") if op.type == "placeholder" else ("[(", ")]") if op.type == "variable" else ("[", "]")
+            out.append(f'{indent}n{op.index}{l}"{text}"{r}')
+
+    emit("", "  ")
+    for op in ops:
+        seen = set()
+        for t in op.inputs:
+            if t.operation.index in seen:
+                continue
+            seen.add(t.operation.index)
+            out.append(f"  n{t.operation.index} --> n{op.index}")
+        for d in op.control_dependencies:
+            out.append(f"  n{d.index} -.-> n{op.index}")
+    for kind in ("placeholder", "constant", "variable", "gradient", "assign"):
+        members = [f"n{op.index}" for op in ops if _kind(op) == kind]
+        if members:
+            stroke = ",stroke:#b91c1c" if kind == "gradient" else ""
+            out.append(f"  classDef {kind} fill:{COLORS[kind]}{stroke}")
+            out.append(f"  class {','.join(members)} {kind}")
+    return "\n".join(out) + "\n"
+
+
+_FORMAT = re.compile(r"^[a-z0-9_:]+$")
+
+
+def find_dot() -> str:
+    """The path of Graphviz's ``dot``; ``GraphvizNotFoundError`` says how to get it."""
+    path = shutil.which("dot")
+    if path is None:
+        raise GraphvizNotFoundError(
+            "rendering needs Graphviz's `dot` program, which is not on PATH; install Graphviz "
+            "(apt-get install graphviz, brew install graphviz, conda install graphviz), or save the "
+            "text of g.to_dot() to a .dot file and render it elsewhere")
+    return path
+
+
+def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
+    """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...).
+
+    A ``.dot``/``.gv`` path is written directly, without Graphviz. Returns the path.
+    """
+    path = os.fspath(path)
+    fmt = (format or os.path.splitext(path)[1].lstrip(".")).lower()
+    if not fmt:
+        raise MiniGraphError(f"render: cannot tell the image format of {path!r}; give a suffix "
+                             "(.svg, .png, .pdf) or format=")
+    if not _FORMAT.match(fmt):
+        raise MiniGraphError(f"render: invalid format {fmt!r}")
+    text = to_dot(g, rankdir=rankdir)
+    if fmt in ("dot", "gv"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+    dot = find_dot()
+    try:
+        proc = subprocess.run([dot, f"-T{fmt}", "-o", path], input=text.encode("utf-8"),
+                              capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise RenderError(f"render: Graphviz took more than {timeout:g} s on {len(g.operations)} ops; "
+                          "try format='svg' or a smaller graph") from None
+    except OSError as e:
+        raise RenderError(f"render: could not run {dot}: {e}") from None
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        raise RenderError(f"render: Graphviz `dot -T{fmt}` failed (exit {proc.returncode}) writing "
+                          f"{path!r}: {err or 'no message'} (`dot -T?` lists the formats it supports)")
+    return path
+
+
+def show_main(argv) -> int:
+    """``python -m minigraph show FILE [--png OUT] [--svg OUT] [--dot] [--mermaid] [--swift]``."""
+    from .errors import MiniGraphError as _Err
+    from .serialize import load
+
+    argv = list(argv)
+    if argv and argv[0] == "show":
+        argv = argv[1:]
+    p = argparse.ArgumentParser(prog="python -m minigraph show",
+                                description="Print the listing of a graph saved with g.save(), or draw it.")
+    p.add_argument("file", help="the .json file written by g.save(path)")
+    p.add_argument("--png", metavar="OUT", help="render a PNG with Graphviz")
+    p.add_argument("--svg", metavar="OUT", help="render an SVG with Graphviz")
+    p.add_argument("--dot", action="store_true", help="print Graphviz DOT text instead of the listing")
+    p.add_argument("--mermaid", action="store_true", help="print Mermaid text instead of the listing")
+    p.add_argument("--swift", action="store_true", help="print Swift (MPSGraph) source instead of the listing")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    try:
+        g = load(args.file)
+        if args.dot:
+            sys.stdout.write(to_dot(g))
+        elif args.mermaid:
+            sys.stdout.write(to_mermaid(g))
+        elif args.swift:
+            sys.stdout.write(g.to_swift())
+        else:
+            print(g)
+        for fmt, out in (("png", args.png), ("svg", args.svg)):
+            if out:
+                render(g, out, format=fmt)
+                print(f"wrote {out}", file=sys.stderr)
+    except _Err as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _attach():
+    from .graph import Graph
+
+    Graph.to_networkx = to_networkx
+    Graph.to_dot = to_dot
+    Graph.to_mermaid = to_mermaid
+    Graph.render = render
+
+
+_attach()
