@@ -58,6 +58,7 @@ class Graph:
         self._compiles = 0
         self._last_compile_reason = ""
         self._feed_history: dict[Any, tuple] = {}
+        self._evicted: "OrderedDict[Any, None]" = OrderedDict()  # keys the LRU dropped (bounded)
 
     # ---------------------------------------------------------------- introspection
     @property
@@ -250,13 +251,18 @@ class Graph:
                 self._cache.move_to_end(key)
                 self._cache_hits += 1
         if exe is None:
-            self._last_compile_reason = self._explain(feeds, types, target_tensors, target_operations, backend)
+            reason = self._explain(feeds, types, target_tensors, target_operations, backend)
+            if key in self._evicted:
+                reason = ("" if reason == "evicted from the cache" else reason + "; ") + (
+                    f"compiled before, then evicted from the LRU cache (maxsize {self._cache_size}; "
+                    "g.set_cache_size(n) keeps more)")
+            self._last_compile_reason = reason
             exe = self.compile(types, target_tensors, target_operations, backend)
             with self._lock:
                 self._cache_misses += 1
                 self._cache[key] = exe
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                self._evicted.pop(key, None)
+                self._evict_to(self._cache_size)
         values = exe.run(feeds)
         return dict(zip(target_tensors, values))
 
@@ -300,8 +306,15 @@ class Graph:
         """Bound the number of cached executables (LRU)."""
         with self._lock:
             self._cache_size = max(0, int(size))
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+            self._evict_to(self._cache_size)
+
+    def _evict_to(self, size: int) -> None:
+        """Drop least-recently-used executables; remember their keys to explain a recompile."""
+        while len(self._cache) > size:
+            k, _ = self._cache.popitem(last=False)
+            self._evicted[k] = None
+            while len(self._evicted) > 4096:
+                self._evicted.popitem(last=False)
 
     def __repr__(self) -> str:
         return f"<minigraph.Graph with {len(self._ops)} ops>"
