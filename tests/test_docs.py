@@ -48,8 +48,11 @@ def test_code_blocks_run(page):
     every pasted ```output block against what its block prints."""
     try:
         docblocks.run_page(str(page))
+        problem = None
     except docblocks.DocBlockError as e:
-        pytest.fail(str(e).replace(str(ROOT) + os.sep, ""), pytrace=False)
+        problem = str(e).replace(str(ROOT) + os.sep, "")
+    if problem:
+        pytest.fail(problem, pytrace=False)
 
 
 def test_block_parser():
