@@ -35,8 +35,23 @@ def _ancestors(of: Tensor) -> set:
 def gradients(g, of: Tensor, with_tensors: Sequence[Tensor], name: Optional[str] = "gradients") -> dict:
     """Symbolic gradients of ``of`` with respect to each tensor in ``with_tensors``.
 
-    Returns ``{tensor: gradient tensor}``; run the gradients like any other tensor. Gradient ops
-    are named ``<name>/<forward op name>/<op type>`` (e.g. ``grad/dw/depthwise_convolution_2d_weights_gradient``).
+    MPSGraph ``gradients(of:with:name:)``. Gradient ops are built into this graph and named
+    ``<name>/<forward op name>/<op type>`` (e.g.
+    ``grad/dw/depthwise_convolution_2d_weights_gradient``); run them like any other tensor.
+
+    Args:
+        of: a floating-point tensor. If it is not a scalar, it is seeded with ones (the
+            gradient of ``sum(of)``).
+        with_tensors: floating-point tensors (placeholders, variables, intermediates).
+        name: the name scope of the inserted ops.
+
+    Returns:
+        ``{tensor: gradient tensor}``, each of the tensor's shape and dtype; zeros for a tensor
+        ``of`` does not depend on.
+
+    Raises:
+        NotDifferentiableError: an op without a gradient rule lies on the path (named).
+        DTypeError: ``of`` or a requested tensor is integer or bool.
     """
     from .ops.registry import OPS
 

@@ -32,7 +32,7 @@ def coerce_feed(t: Any, v: Any) -> np.ndarray:
 
 
 class Executable:
-    """A compiled graph: ``run(inputs)`` returns the targets as a list, in ``target_tensors`` order.
+    """A compiled graph (MPSGraphExecutable): ``run(inputs)`` returns the targets as a list, in ``target_tensors`` order.
 
     Compiling with dynamic (-1) feed dimensions specialises lazily per concrete feed shape;
     ``compile_count`` says how many plans were built.
@@ -74,7 +74,14 @@ class Executable:
         return plan, runner
 
     def run(self, inputs: Any = None) -> list:
-        """Run with ``{placeholder: array}`` (or a list in ``feed_tensors`` order)."""
+        """Run once (MPSGraphExecutable ``run(with:inputs:results:executionDescriptor:)``).
+
+        Args:
+            inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order.
+
+        Returns:
+            A list of arrays in ``target_tensors`` order.
+        """
         if inputs is None:
             inputs = {}
         if not isinstance(inputs, Mapping):

@@ -74,7 +74,13 @@ class Graph:
     placeholder_tensors = placeholders
 
     def operation(self, name: str) -> Operation:
-        """The operation with this unique name; a clear error lists close matches."""
+        """The operation with this unique name.
+
+        Raises:
+            AmbiguousNameError: ``name`` was requested for several ops; the message lists the
+                unique names they got (``name``, ``name_1``, ...).
+            NameLookupError: no op has that name; the message lists close matches.
+        """
         dup = self._requested.get(name)
         if dup is not None and len(dup) > 1:
             raise AmbiguousNameError(
@@ -107,7 +113,10 @@ class Graph:
     # ---------------------------------------------------------------- naming and scopes
     @contextlib.contextmanager
     def name_scope(self, scope: str):
-        """Prefix ``scope/`` to the names of every op built inside the block."""
+        """Prefix ``scope/`` to the names of every op built inside the block (scopes nest).
+
+        MPSGraph has no name scopes; this is TensorFlow 1's ``name_scope``.
+        """
         if not isinstance(scope, str) or not scope.strip("/"):
             raise NameLookupError(f"name_scope needs a non-empty string, got {scope!r}")
         self._scopes.append(scope.strip("/"))
@@ -128,7 +137,11 @@ class Graph:
 
     @contextlib.contextmanager
     def control_dependencies(self, ops: Iterable[Any]):
-        """Every op built inside the block runs only after ``ops`` (tensors mean their ops)."""
+        """Every op built inside the block runs only after ``ops`` (tensors mean their ops).
+
+        MPSGraph ``controlDependency(with:dependentBlock:name:)``; an op listed here is pulled
+        into any plan that needs an op built inside the block.
+        """
         deps = []
         for o in ops:
             o = o.operation if isinstance(o, Tensor) else o
@@ -225,7 +238,21 @@ class Graph:
                 target_operations: Sequence[Operation] = (), backend: str = "numpy"):
         """Compile the ops the targets need into a reusable ``Executable``.
 
-        ``feeds`` maps placeholders to ``ShapedType`` (or arrays, whose type is used).
+        MPSGraph ``compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)``.
+
+        Args:
+            feeds: placeholder -> ``ShapedType`` (or an array, whose type is used). A -1
+                dimension makes the executable specialise on each new concrete shape.
+            target_tensors: tensors whose values ``Executable.run`` returns, in this order.
+            target_operations: operations (``assign``, optimizer steps) run for their effect.
+            backend: a name from ``mg.available_backends()``.
+
+        Returns:
+            An ``Executable``.
+
+        Raises:
+            FeedError, TargetError, KernelMissingError, BackendUnavailableError: naming the
+                placeholder, target, op or backend at fault.
         """
         from .executable import Executable
 
@@ -238,7 +265,20 @@ class Graph:
 
     def run(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Sequence[Tensor] = (),
             target_operations: Sequence[Operation] = (), backend: str = "numpy") -> dict:
-        """Compile (cached by feed types, targets and backend) and run; returns {tensor: ndarray}."""
+        """Compile (cached by feed types, targets and backend) and run.
+
+        MPSGraph ``run(feeds:targetTensors:targetOperations:)``.
+
+        Args:
+            feeds: placeholder -> array. An ndarray must have the placeholder's dtype; lists
+                and numbers are converted to it. Feeds are never modified.
+            target_tensors: tensors to compute and return.
+            target_operations: operations (``assign``, optimizer steps) run for their effect.
+            backend: a name from ``mg.available_backends()``.
+
+        Returns:
+            ``{tensor: ndarray}`` for the target tensors.
+        """
         feeds = dict(feeds or {})
         target_tensors = list(target_tensors)
         target_operations = list(target_operations)
