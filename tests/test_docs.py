@@ -4,7 +4,8 @@
    temporary working directory. A ```output block right after a python block must equal what
    that block printed. ```python no-run blocks are skipped (the escape hatch; use sparingly).
 2. docs/reference.md equals what scripts/gen_reference.py generates from the op registry.
-3. Every public name has a docstring; every op builder's docstring names its MPSGraph Swift name.
+3. Every public name has a docstring (Google style, one style); every op builder's docstring
+   names its MPSGraph Swift name.
 4. Relative links between the pages resolve, and docs/index.md links every page.
 """
 from __future__ import annotations
@@ -128,6 +129,24 @@ def test_op_builders_name_their_mpsgraph_equivalent():
            for d in OPS.values() if d.swift not in (d.builder.__doc__ or "")]
     assert not bad, ("op builder docstrings must name the MPSGraph Swift method they mirror "
                      "(the `swift=` of their @defop), e.g. ``addition(_:_:name:)``:\n" + "\n".join(bad))
+
+
+_OTHER_STYLES = re.compile(r":param |:returns?:|:rtype:|^\s*(Parameters|Returns|Raises)\n\s*-{3,}", re.M)
+
+
+def test_docstrings_use_one_style():
+    """Google style only (``Args:``/``Returns:``/``Raises:``), never reST fields or numpydoc."""
+    import ast
+
+    bad = []
+    for path in sorted((ROOT / "minigraph").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=True)
+                if doc and _OTHER_STYLES.search(doc):
+                    bad.append(f"{_rel(path)}:{getattr(node, 'lineno', 1)}")
+    assert not bad, f"docstrings in numpydoc/reST style (use Google style: Args:, Returns:): {bad}"
 
 
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
