@@ -39,32 +39,20 @@ def _numpy_kernels() -> set:
 
 
 def _webgpu_kernels() -> "set | None":
-    """Op types with a WebGPU (WGSL) kernel, read from the backend's table without an adapter.
+    """Op types the webgpu backend can run, from its kernel table, without an adapter.
 
-    Returns None when the webgpu backend is not part of this checkout (the column then says so,
-    the same on every machine).
+    ``WebGPUBackend.supported_ops()`` only imports the kernel modules (no wgpu call), so the
+    column is the same on a machine with no GPU. None when the backend is not in this checkout.
     """
     import importlib.util
 
     if importlib.util.find_spec("minigraph.backends.webgpu") is None:
         return None
-    mod = importlib.import_module("minigraph.backends.webgpu")
-    fn = getattr(mod, "kernel_types", None)
-    if callable(fn):
-        return set(fn())
-    for modname in ("minigraph.backends.webgpu.kernels", "minigraph.backends.webgpu.registry"):
-        try:
-            kmod = importlib.import_module(modname)
-        except ImportError:
-            continue
-        fn = getattr(kmod, "kernel_types", None)
-        if callable(fn):
-            return set(fn())
-        table = getattr(kmod, "KERNELS", None)
-        if table is not None:
-            return set(table)
-    table = getattr(mod, "KERNELS", None)
-    return set(table) if table is not None else None
+    try:
+        from minigraph.backends.webgpu.backend import WebGPUBackend
+    except ImportError:  # the package exists but its backend module does not (yet)
+        return None
+    return set(WebGPUBackend().supported_ops())
 
 
 def _builder_call(opdef) -> str:
