@@ -1,0 +1,89 @@
+"""One graph that holds every op type of the registry, for save/load and Swift export tests.
+
+``every_op_graph`` fails (naming the op types) when the registry has an op it does not build, so
+a new op must be added here and thereby gets a round-trip and a Swift-export test.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import minigraph as mg
+from minigraph.ops.registry import OPS
+
+
+def every_op_graph(seed: int = 0):
+    """(graph, feeds, target tensors, target operations) covering every registered op type."""
+    rng = np.random.default_rng(seed)
+    f32 = np.float32
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 6, 6], name="x")
+    m = g.placeholder([3, 4], name="m")
+    wv = g.variable(rng.uniform(0.5, 1.5, (2, 3, 3, 3)).astype(f32), name="w_dw")
+    feeds = {x: rng.uniform(0.5, 2.0, (2, 3, 6, 6)).astype(f32),
+             m: rng.uniform(0.5, 2.0, (3, 4)).astype(f32)}
+    outs = []
+
+    with g.name_scope("elementwise"):
+        a, b = m, g.constant(rng.uniform(0.5, 2.0, (3, 4)).astype(f32), name="b")
+        for t in ("addition", "subtraction", "multiplication", "division", "maximum", "minimum", "power"):
+            outs.append(getattr(g, t)(a, b))
+        cmps = [getattr(g, t)(a, b) for t in ("equal", "not_equal", "less_than", "less_than_or_equal_to",
+                                               "greater_than", "greater_than_or_equal_to")]
+        outs += cmps
+        for t in ("negative", "absolute", "sign", "exponent", "logarithm", "square", "square_root",
+                  "reciprocal", "tanh", "sigmoid", "relu", "sin", "cos", "identity", "stop_gradient"):
+            outs.append(getattr(g, t)(a))
+        outs.append(g.select(cmps[2], a, b))
+        outs.append(g.cast(a, mg.int32, name="to_int"))
+        outs.append(g.matrix_multiplication(a, g.permute(b, [1, 0])))
+    with g.name_scope("reduce"):
+        outs.append(g.reduction_sum(a, axes=1))
+        outs.append(g.reduction_maximum(a, axes=[0]))
+        outs.append(g.reduction_minimum(a))
+        outs.append(g.mean(a, axes=(0, 1)))
+        outs.append(g.softmax(a, axis=-1))
+        labels = g.constant(np.eye(3, 4, dtype=f32), name="labels")
+        outs.append(g.softmax_cross_entropy(a, labels, axis=1, reduction="sum"))
+    with g.name_scope("shape"):
+        r = g.reshape(a, [4, 3])
+        outs.append(g.transpose(r, 0, -1))
+        s = g.slice(a, 1, -3, 2)
+        outs.append(g.slice_gradient(s, [3, 4], 1, -3, 2))
+        outs.append(g.concat([a, b, a], dimension=0))
+        outs.append(g.broadcast(g.reduction_sum(a, axes=[0]), [2, 3, 4]))
+        e = g.expand_dims(a, [0, -1])
+        outs.append(g.squeeze(e))
+        outs.append(g.squeeze(e, axes=[0]))
+    with g.name_scope("conv"):
+        d2 = mg.DepthwiseConvolution2DOpDescriptor(stride_in_y=2, padding_style=mg.PaddingStyle.TF_SAME)
+        y = g.depthwise_convolution_2d(x, wv, descriptor=d2, name="dw")
+        cdesc = mg.Convolution2DOpDescriptor(groups=3, dilation_rate_in_x=2)
+        cdesc.set_explicit_padding(1, 2, 0, 1)
+        wc = g.constant(rng.uniform(-1, 1, (6, 2, 2, 2)).astype(f32), name="w_conv")
+        c = g.convolution_2d(y, wc, descriptor=cdesc, name="conv")
+        pdesc = mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2,
+                                         ceil_mode=True)
+        p = g.max_pooling_2d(c, pdesc, name="maxpool")
+        q = g.avg_pooling_2d(c, mg.Pooling2DOpDescriptor(kernel_width=3, kernel_height=1,
+                                                         include_zero_pad_to_average=True,
+                                                         padding_style=mg.PaddingStyle.TF_SAME), name="avgpool")
+        x5 = g.reshape(x, [2, 3, 2, 3, 6])
+        d3 = mg.DepthwiseConvolution3DOpDescriptor(strides=(1, 1, 2), padding_values=(0, 1, 1, 0, 1, 1))
+        w3 = g.constant(rng.uniform(-1, 1, (6, 2, 2, 3)).astype(f32), name="w3")
+        z = g.depthwise_convolution_3d(x5, w3, descriptor=d3, name="dw3")
+        loss = g.addition(g.addition(g.reduction_sum(p), g.reduction_sum(q)),
+                          g.reduction_sum(g.square(z)), name="loss")
+    grads = g.gradients(loss, [x, wv, wc, w3], name="grad")
+    outs += [loss] + [grads[t] for t in (x, wv, wc, w3)]
+    with g.name_scope("train"):
+        upd = g.apply_stochastic_gradient_descent(0.05, wv, grads[wv], name="sgd")
+        v2 = g.variable(np.arange(4, dtype=np.int32), name="counter")
+        inc = g.assign(v2, g.addition(g.read(v2), 1), name="inc")
+        with g.control_dependencies([inc]):
+            after = g.read(v2, name="after_inc")
+    outs.append(after)
+
+    built = {op.type for op in g.operations}
+    missing = sorted(set(OPS) - built)
+    assert not missing, f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph"
+    return g, feeds, outs, [upd, inc]
