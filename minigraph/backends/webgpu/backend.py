@@ -1,0 +1,396 @@
+"""The webgpu backend: plans become pre-bound dispatches of our WGSL kernels through wgpu.
+
+At ``prepare`` time every slot of the plan gets a device buffer (intermediates come from a
+pool and go back to it when the plan's ``Step.free`` says they are dead, so buffers are
+reused), every kernel is compiled (through a per-device pipeline cache) and bound. A run then
+only uploads the feeds (and variables whose value changed), records all dispatches in one
+compute pass of one command encoder, copies the targets (and assigned values) into one
+staging buffer, submits once and maps once. Intermediates never leave the device.
+"""
+from __future__ import annotations
+
+import threading
+from typing import NamedTuple
+
+import numpy as np
+
+from ...errors import (BackendUnavailableError, DTypeError, ExecutionError, KernelMissingError,
+                       MiniGraphError, ResourceLimitError)
+from ...types import num_elements
+from .device import GPU_LOCK, get_context
+from .registry import ALIASES, KERNELS, load_kernels
+from .wgsl import HOST, params_array, render
+
+SUPPORTED_DTYPES = ("float32", "float16", "int32", "uint32", "bool")
+_SPECIAL = ("placeholder", "constant", "variable", "read", "assign")
+
+
+class UnsupportedDTypeError(KernelMissingError, DTypeError):
+    """The webgpu backend has no kernel for this dtype (both a KernelMissingError and a DTypeError)."""
+
+
+class WebGPUBackend:
+    """Runs plans with minigraph's WGSL kernels on a wgpu adapter (MPSGraph runs on Metal).
+
+    ``metal_only=True`` is the ``"metal"`` backend: the same kernels, but only on a Metal
+    adapter (macOS); elsewhere it is unavailable and says why.
+    """
+
+    def __init__(self, metal_only: bool = False):
+        self.metal_only = metal_only
+        self.name = "metal" if metal_only else "webgpu"
+        self._status = None
+        self._ctx = None
+        self._lock = threading.Lock()
+
+    def available(self):
+        with self._lock:
+            if self._status is None:
+                self._status = self._probe()
+            return self._status
+
+    def _probe(self):
+        try:
+            import wgpu  # noqa: F401
+        except Exception as e:
+            return False, (f"wgpu is not installed ({type(e).__name__}: {e}); "
+                           "pip install 'minigraph[webgpu]'")
+        try:
+            self._ctx = get_context(self.metal_only)
+        except Exception as e:
+            msg = str(e)
+            if self.metal_only and "Metal needs macOS" not in msg:
+                msg = ("Metal needs macOS; the 'webgpu' backend runs the same kernels on Vulkan/D3D12/Metal "
+                       f"through wgpu ({msg})")
+            return False, msg
+        return True, f"wgpu adapter {self._ctx.description}"
+
+    @property
+    def context(self):
+        ok, why = self.available()
+        if not ok:
+            raise BackendUnavailableError(f"backend {self.name!r} is not available: {why}")
+        return self._ctx
+
+    def supported_ops(self) -> set:
+        """Op types this backend has a kernel for (special ops included)."""
+        load_kernels()
+        return set(KERNELS) | ALIASES | set(_SPECIAL)
+
+    def prepare(self, plan):
+        ctx = self.context
+        load_kernels()
+        missing = sorted({s.op.type for s in plan.steps
+                          if s.op.type not in KERNELS and s.op.type not in ALIASES and s.op.type not in _SPECIAL})
+        if missing:
+            raise KernelMissingError(f"{self.name} backend has no kernel for op type(s) {missing} "
+                                     "(no silent fallback to numpy: run this graph with backend='numpy')")
+        with GPU_LOCK:
+            return _Runner(plan, ctx, self.name)
+
+
+# ----------------------------------------------------------------------------- buffers
+class _Buf:
+    """One device buffer; ``refs`` counts the live slots that use it (aliases share it)."""
+
+    __slots__ = ("buffer", "size", "pooled", "refs")
+
+    def __init__(self, buffer, size, pooled):
+        self.buffer, self.size, self.pooled, self.refs = buffer, size, pooled, 0
+
+
+class Ref(NamedTuple):
+    """A binding: a buffer and how many bytes of it the tensor uses."""
+
+    buf: _Buf
+    nbytes: int
+
+    @property
+    def buffer(self):
+        return self.buf.buffer
+
+
+def device_nbytes(shape, dtype_name: str) -> int:
+    """Bytes a tensor takes on the device: bool widened to u32, padded to 4 bytes, at least 4."""
+    item = 2 if dtype_name == "float16" else 4
+    n = num_elements(shape) * item
+    return max(4, (n + 3) // 4 * 4)
+
+
+def _label(op) -> str:
+    return f"{op.type} op {op.name!r}"
+
+
+def _check_dtypes(step, ctx, backend_name):
+    for ty in tuple(step.in_types) + tuple(step.out_types):
+        name = ty.dtype.name
+        if name not in SUPPORTED_DTYPES:
+            raise UnsupportedDTypeError(
+                f"{_label(step.op)}: the {backend_name} backend has no kernel for dtype {name} "
+                f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either); cast to a supported "
+                "dtype with g.cast(...) or run with backend='numpy'")
+        if name == "float16" and not ctx.has_f16:
+            raise UnsupportedDTypeError(
+                f"{_label(step.op)}: float16 needs the WebGPU feature 'shader-f16', which the adapter "
+                f"{ctx.description} does not have; cast to float32 or run with backend='numpy'")
+
+
+class KernelBuilder:
+    """What a kernel factory sees: its step's buffers, scratch space, and ``dispatch``."""
+
+    def __init__(self, runner, step):
+        self.step = step
+        self.ctx = runner.ctx
+        self.label = _label(step.op)
+        self._runner = runner
+        self.scratch_bufs: list = []
+
+    def input(self, i: int) -> Ref:
+        return self._runner.slot_ref[self.step.inputs[i]]
+
+    def output(self, i: int = 0) -> Ref:
+        return self._runner.slot_ref[self.step.outputs[i]]
+
+    def scratch(self, nbytes: int) -> Ref:
+        """A device buffer for this step only (taken from the pool, returned after the step)."""
+        nbytes = max(4, (int(nbytes) + 3) // 4 * 4)
+        b = self._runner.alloc(nbytes, self.label)
+        self.scratch_bufs.append(b)
+        return Ref(b, nbytes)
+
+    def dispatch(self, source: str, bindings, groups) -> None:
+        """Record one dispatch. ``bindings``: [(kind, Ref or u32 params array)], kind "ro"
+        (read-only storage), "rw" (storage) or "u" (uniform, given the params array);
+        ``groups``: a workgroup count (laid out as a 2D grid) or an (x, y, z) tuple."""
+        grid = self.ctx.grid(groups) if isinstance(groups, (int, np.integer)) else tuple(groups)
+        if isinstance(groups, (int, np.integer)) and groups == 0 or 0 in grid:
+            return  # nothing to compute (empty tensors)
+        kinds = tuple(k for k, _ in bindings)
+        pipe = self.ctx.pipeline(source, kinds, self.label)
+        dev = self.ctx.device
+        import wgpu
+
+        entries = []
+        for i, (k, v) in enumerate(bindings):
+            if k == "u":
+                data = v if isinstance(v, np.ndarray) and v.dtype == np.uint32 else params_array(v)
+                buf = dev.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.UNIFORM)
+                entries.append({"binding": i, "resource": {"buffer": buf, "offset": 0, "size": data.nbytes}})
+                self._runner.keep.append(buf)
+            else:
+                entries.append({"binding": i, "resource": {"buffer": v.buffer, "offset": 0, "size": v.nbytes}})
+        bg = dev.create_bind_group(layout=self.ctx.layout(kinds)[0], entries=entries)
+        for ax, g in zip("xyz", grid):
+            if g > self.ctx.max_groups:
+                raise ResourceLimitError(f"{self.label}: needs {g} workgroups along {ax}, more than the "
+                                         f"adapter's limit {self.ctx.max_groups}")
+        self._runner.dispatches.append((pipe, bg, grid, self.step.op))
+
+
+# ----------------------------------------------------------------------------- the runner
+class _Runner:
+    def __init__(self, plan, ctx, backend_name):
+        import wgpu
+
+        self.ctx = ctx
+        self.name = backend_name
+        self.plan = plan
+        dev = ctx.device
+        self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        self.slot_ref: dict = {}
+        self.pool: list = []
+        self.keep: list = []  # uniform buffers etc. that must outlive the bind groups
+        self.dispatches: list = []
+        self.feeds: list = []  # (Ref, dtype name, shape) in plan.feeds order
+        self.variables: list = []  # (variable op, Ref, dtype name)
+        self._var_seen: dict = {}
+        self._run_lock = threading.Lock()
+        self.allocated_bytes = 0
+        self.pool_hits = 0
+        pending: dict = {}  # variable op -> Ref of its assigned value
+        assigned_order: list = []
+        feed_slot = {slot: i for i, (_, slot, _) in enumerate(plan.feeds)}
+        feed_refs: list = [None] * len(plan.feeds)
+
+        for st in plan.steps:
+            _check_dtypes(st, ctx, backend_name)
+        for st in plan.steps:
+            t = st.op.type
+            label = _label(st.op)
+            if t in ("placeholder", "constant", "variable"):
+                ty = st.out_types[0]
+                ref = self._dedicated(ty, label)
+                self._bind(st.outputs[0], ref)
+                if t == "placeholder":
+                    feed_refs[feed_slot[st.outputs[0]]] = (ref, ty.dtype.name, ty.shape)
+                elif t == "constant":
+                    self._upload(ref, np.asarray(st.op.attrs["value"]), ty.dtype.name)
+                else:
+                    self.variables.append((st.op, ref, ty.dtype.name))
+            elif t == "read":
+                var_op = st.op.inputs[0].operation
+                src = pending.get(var_op, self.slot_ref[st.inputs[0]])
+                out = self._alloc_slot(st, 0)
+                self._copy(st, src, out)
+            elif t == "assign":
+                var_op = st.op.inputs[0].operation
+                val = self.slot_ref[st.inputs[1]]
+                if var_op not in pending:
+                    pending[var_op] = self._dedicated(st.in_types[1], label)
+                    assigned_order.append(var_op)
+                self._copy(st, val, pending[var_op])
+            elif t in ALIASES or (t == "cast" and st.in_types[0].dtype == st.out_types[0].dtype):
+                self._bind(st.outputs[0], self.slot_ref[st.inputs[0]])
+            else:
+                for i in range(len(st.outputs)):
+                    self._alloc_slot(st, i)
+                kb = KernelBuilder(self, st)
+                try:
+                    KERNELS[t](st, kb)
+                except MiniGraphError:
+                    raise
+                except Exception as e:  # a kernel factory bug must still name the op
+                    raise ExecutionError(f"{label} (built at {st.op.location}): the {backend_name} backend "
+                                         f"could not prepare its kernel: {type(e).__name__}: {e}") from e
+                for b in kb.scratch_bufs:
+                    self.pool.append(b)
+            for s in st.free:
+                self._release(self.slot_ref[s].buf)
+
+        self.feeds = feed_refs
+        # readback: targets, then assigned variables, packed into one staging buffer
+        self.reads = []  # (Ref, staging offset, shape, dtype name)
+        off = 0
+        for tensor, slot in plan.targets:
+            ty = plan.types[slot]
+            ref = self.slot_ref[slot]
+            self.reads.append((ref, off, ty.shape, ty.dtype.name))
+            off += (ref.nbytes + 255) // 256 * 256
+        self.assigned = []
+        for var_op in assigned_order:
+            ref = pending[var_op]
+            ty = var_op.outputs[0]
+            self.assigned.append((var_op, len(self.reads)))
+            self.reads.append((ref, off, tuple(var_op.attrs["shape"]), ty.dtype.name))
+            off += (ref.nbytes + 255) // 256 * 256
+        self.staging = None
+        if off:
+            self.staging = dev.create_buffer(size=off, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+
+    # --- allocation
+    def _new(self, nbytes, label):
+        if nbytes > self.ctx.max_binding or nbytes > self.ctx.max_buffer:
+            raise ResourceLimitError(
+                f"{label}: needs a {nbytes}-byte device buffer, more than the adapter's limits "
+                f"(max-storage-buffer-binding-size {self.ctx.max_binding}, max-buffer-size {self.ctx.max_buffer})")
+        try:
+            buf = self.ctx.device.create_buffer(size=nbytes, usage=self._usage)
+        except Exception as e:
+            raise ResourceLimitError(f"{label}: could not allocate {nbytes} bytes on the device: {e}") from None
+        self.allocated_bytes += nbytes
+        return buf
+
+    def _dedicated(self, ty, label) -> Ref:
+        n = device_nbytes(ty.shape, ty.dtype.name)
+        return Ref(_Buf(self._new(n, label), n, pooled=False), n)
+
+    def alloc(self, nbytes, label) -> _Buf:
+        """Best fit from the pool, else a new buffer."""
+        best = None
+        for b in self.pool:
+            if b.size >= nbytes and (best is None or b.size < best.size):
+                best = b
+        if best is not None:
+            self.pool.remove(best)
+            self.pool_hits += 1
+            return best
+        return _Buf(self._new(nbytes, label), nbytes, pooled=True)
+
+    def _alloc_slot(self, st, i) -> Ref:
+        ty = st.out_types[i]
+        n = device_nbytes(ty.shape, ty.dtype.name)
+        ref = Ref(self.alloc(n, _label(st.op)), n)
+        self._bind(st.outputs[i], ref)
+        return ref
+
+    def _bind(self, slot, ref):
+        self.slot_ref[slot] = ref
+        ref.buf.refs += 1
+
+    def _release(self, buf):
+        buf.refs -= 1
+        if buf.refs == 0 and buf.pooled:
+            self.pool.append(buf)
+
+    def _copy(self, st, src: Ref, dst: Ref):
+        """Copy the words of ``src`` into ``dst`` (read and assign)."""
+        kb = KernelBuilder(self, st)
+        words = min(src.nbytes, dst.nbytes) // 4
+        kb.dispatch(render("copy_words"), [("u", [words]), ("ro", src), ("rw", dst)], -(-words // 256))
+
+    def _upload(self, ref: Ref, arr: np.ndarray, dtype: str):
+        data = to_device(arr, dtype)
+        if data.nbytes:
+            self.ctx.device.queue.write_buffer(ref.buffer, 0, data)
+
+    # --- running
+    def __call__(self, feed_values, variables):
+        with self._run_lock, GPU_LOCK:
+            try:
+                return self._run(feed_values, variables)
+            except MiniGraphError:
+                raise
+            except Exception as e:
+                raise ExecutionError(f"the {self.name} backend failed while running the plan on "
+                                     f"{self.ctx.description}: {type(e).__name__}: {e}; no variable was changed") from e
+
+    def _run(self, feed_values, variables):
+        import wgpu
+
+        dev = self.ctx.device
+        for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
+            self._upload(ref, arr, dtype)
+        for op, ref, dtype in self.variables:
+            v = variables[op]
+            if self._var_seen.get(op) is not v:
+                self._upload(ref, np.asarray(v), dtype)
+                self._var_seen[op] = v
+        enc = dev.create_command_encoder()
+        if self.dispatches:
+            cp = enc.begin_compute_pass()
+            for pipe, bg, grid, _ in self.dispatches:
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bg)
+                cp.dispatch_workgroups(*grid)
+            cp.end()
+        for ref, off, shape, dtype in self.reads:
+            enc.copy_buffer_to_buffer(ref.buffer, 0, self.staging, off, ref.nbytes)
+        dev.queue.submit([enc.finish()])
+        arrays = []
+        if self.staging is not None:
+            self.staging.map_sync(wgpu.MapMode.READ)
+            try:
+                data = self.staging.read_mapped(copy=True)
+            finally:
+                self.staging.unmap()
+            for ref, off, shape, dtype in self.reads:
+                arrays.append(from_device(data, off, shape, dtype))
+        results = arrays[: len(self.plan.targets)]
+        assigned = {op: arrays[i] for op, i in self.assigned}
+        return results, assigned
+
+
+def to_device(arr: np.ndarray, dtype: str) -> np.ndarray:
+    """The bytes of ``arr`` as the device stores them (bool as u32), padded to 4 bytes."""
+    a = np.ascontiguousarray(arr, dtype=HOST[dtype]).reshape(-1)
+    if a.nbytes % 4:
+        a = np.concatenate([a, np.zeros(1, a.dtype)])
+    return a
+
+
+def from_device(data, offset: int, shape, dtype: str) -> np.ndarray:
+    n = num_elements(shape)
+    a = np.frombuffer(data, dtype=HOST[dtype], count=n, offset=offset).reshape(shape)
+    if dtype == "bool":
+        return a != 0
+    return a.copy()

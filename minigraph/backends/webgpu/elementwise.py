@@ -1,0 +1,193 @@
+"""Elementwise kernels: arithmetic, unary math, comparisons, select, cast (one WGSL family).
+
+Each op is a WGSL expression over compute-typed values (f32 for float32 and float16, i32,
+u32 for uint32 and bool); the template adds broadcasting. NaN behaves as in NumPy: maximum,
+minimum and relu propagate it, comparisons with NaN are false (``not_equal`` true), and the
+transcendental functions are minigraph's own (``kernels/math.wgsl``), not the driver's.
+"""
+from __future__ import annotations
+
+from ...errors import KernelMissingError
+from ...types import num_elements
+from .registry import webgpu_kernel
+from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, load, params_decl, store
+
+_F, _I, _U = "f32", "i32", "u32"
+
+
+def _b(cond: str) -> str:
+    return f"select(0u, 1u, {cond})"
+
+
+def _any(*conds: str) -> str:
+    return " || ".join(f"({c})" for c in conds)
+
+
+def _arith(op):
+    def fn(v, ct, out):
+        return f"({v[0]} {op} {v[1]})"
+    return fn
+
+
+def _minmax(which):
+    def fn(v, ct, out):
+        if ct[0] == _F:
+            return f"mg_{which}({v[0]}, {v[1]})"
+        return f"{which}({v[0]}, {v[1]})"
+    return fn
+
+
+def _compare(op):
+    def fn(v, ct, out):
+        a, b = v
+        if ct[0] != _F:
+            return _b(f"{a} {op} {b}")
+        if op == "!=":
+            return _b(_any(f"mg_isnan({a})", f"mg_isnan({b})", f"{a} != {b}"))
+        return _b(f"!mg_isnan({a}) && !mg_isnan({b}) && ({a} {op} {b})")
+    return fn
+
+
+def _float_only(call):
+    def fn(v, ct, out):
+        if ct[0] != _F:
+            raise KernelMissingError(f"no integer kernel ({call} needs a float tensor)")
+        return call.format(*v)
+    return fn
+
+
+def _negative(v, ct, out):
+    return f"(0u - {v[0]})" if ct[0] == _U else f"(-{v[0]})"
+
+
+def _absolute(v, ct, out):
+    return v[0] if ct[0] == _U else f"abs({v[0]})"
+
+
+def _sign(v, ct, out):
+    a = v[0]
+    if ct[0] == _U:
+        return f"select(0u, 1u, {a} > 0u)"
+    if ct[0] == _I:
+        return f"select(select(0i, 1i, {a} > 0i), -1i, {a} < 0i)"
+    return f"select(select(select(0.0, 1.0, {a} > 0.0), -1.0, {a} < 0.0), {a}, mg_isnan({a}))"
+
+
+def _relu(v, ct, out):
+    a = v[0]
+    if ct[0] == _U:
+        return a
+    if ct[0] == _I:
+        return f"max({a}, 0i)"
+    return f"select(0.0, {a}, {a} > 0.0 || mg_isnan({a}))"
+
+
+def _square(v, ct, out):
+    return f"({v[0]} * {v[0]})"
+
+
+def _nonzero(a: str, ct: str) -> str:
+    """A WGSL bool: ``a`` is true as NumPy's astype(bool) sees it (NaN is true)."""
+    if ct == _F:
+        return f"({a} != 0.0 || mg_isnan({a}))"
+    return f"({a} != 0{'u' if ct == _U else 'i'})"
+
+
+def _select(v, ct, out):
+    p, a, b = v
+    return f"select({b}, {a}, {_nonzero(p, ct[0])})"
+
+
+def _cast(v, ct, out):
+    a, src = v[0], ct[0]
+    if out == "bool":
+        return _b(_nonzero(a, src))
+    dst = COMPUTE[out]
+    if src == dst:
+        return a
+    if {src, dst} == {_I, _U}:
+        return f"bitcast<{dst}>({a})"
+    return f"{dst}({a})"
+
+
+BINARY = {
+    "addition": _arith("+"), "subtraction": _arith("-"), "multiplication": _arith("*"),
+    "division": _float_only("({0} / {1})"), "maximum": _minmax("max"), "minimum": _minmax("min"),
+    "power": _float_only("mg_pow({0}, {1})"),
+    "equal": _compare("=="), "not_equal": _compare("!="), "less_than": _compare("<"),
+    "less_than_or_equal_to": _compare("<="), "greater_than": _compare(">"),
+    "greater_than_or_equal_to": _compare(">="),
+}
+UNARY = {
+    "negative": _negative, "absolute": _absolute, "sign": _sign, "square": _square, "relu": _relu,
+    "exponent": _float_only("mg_exp({0})"), "logarithm": _float_only("mg_log({0})"),
+    "square_root": _float_only("mg_sqrt({0})"), "reciprocal": _float_only("(1.0 / {0})"),
+    "tanh": _float_only("mg_tanh({0})"), "sigmoid": _float_only("mg_sigmoid({0})"),
+    "sin": _float_only("mg_sin({0})"), "cos": _float_only("mg_cos({0})"),
+}
+OTHER = {"select": _select, "cast": _cast}
+EXPRESSIONS = {**BINARY, **UNARY, **OTHER}
+
+
+def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn):
+    """(WGSL source, params) of an elementwise map ``expr_fn(values, compute types, out dtype)``."""
+    rank = len(out_shape)
+    modes, strides = [], []
+    for shp in in_shapes:
+        padded = (1,) * (rank - len(shp)) + tuple(shp)
+        if padded == tuple(out_shape):
+            modes.append("same")
+        elif num_elements(shp) == 1:
+            modes.append("one")
+        else:
+            cs = contiguous_strides(padded)
+            strides.append(tuple(0 if p != o else s for p, s, o in zip(padded, cs, out_shape)))
+            modes.append("bcast")
+    n = num_elements(out_shape)
+    params = [n]
+    index = []
+    if strides:
+        shape, sts = collapse(out_shape, *strides)
+        nb = len(sts)
+        for k in reversed(range(len(shape))):
+            params.append(shape[k])
+            params.extend(s[k] for s in sts)
+        index.append("  var r = i;")
+        index.extend(f"  var j{m} = 0u;" for m in range(nb))
+        step = 1 + nb
+        loop = [f"  for (var k = 0u; k < {len(shape)}u; k = k + 1u) {{",
+                f"    let q = r % prm(1u + {step}u * k);",
+                f"    r = r / prm(1u + {step}u * k);"]
+        loop += [f"    j{m} = j{m} + q * prm({2 + m}u + {step}u * k);" for m in range(nb)]
+        index += loop + ["  }"]
+    binds, vals, cts = [], [], []
+    m = 0
+    for k, (dt, mode) in enumerate(zip(in_dtypes, modes)):
+        binds.append(f"@group(0) @binding({k + 1}) var<storage, read> in{k}: array<{STORAGE[dt]}>;")
+        idx = {"same": "i", "one": "0u"}.get(mode)
+        if idx is None:
+            idx = f"j{m}"
+            m += 1
+        index.append(f"  let v{k} = {load(dt, f'in{k}[{idx}]')};")
+        vals.append(f"v{k}")
+        cts.append(COMPUTE[dt])
+    binds.append(f"@group(0) @binding({len(in_dtypes) + 1}) var<storage, read_write> out: array<{STORAGE[out_dtype]}>;")
+    body = f"  out[i] = {store(out_dtype, expr_fn(vals, cts, out_dtype))};"
+    from .wgsl import render
+
+    src = render("elementwise", PARAMS=params_decl(len(params)), BINDINGS="\n".join(binds),
+                 INDEX="\n".join(index), BODY=body)
+    return src, params
+
+
+@webgpu_kernel(*EXPRESSIONS)
+def _elementwise(step, kb):
+    fn = EXPRESSIONS[step.op.type]
+    in_dt = [t.dtype.name for t in step.in_types]
+    out = step.out_types[0]
+    try:
+        src, params = elementwise_source(in_dt, [t.shape for t in step.in_types], out.dtype.name, out.shape, fn)
+    except KernelMissingError as e:
+        raise KernelMissingError(f"{kb.label}: the webgpu backend has {e}; got {in_dt[0]}") from None
+    binds = [("u", params)] + [("ro", kb.input(k)) for k in range(len(in_dt))] + [("rw", kb.output())]
+    kb.dispatch(src, binds, -(-params[0] // 256))

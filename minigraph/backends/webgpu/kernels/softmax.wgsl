@@ -1,0 +1,31 @@
+// y = exp(x - max(x)) / sum(exp(x - max(x))) along the row (NaN anywhere makes the row NaN)
+{{COMMON}}
+@group(0) @binding(1) var<storage, read> x: array<{{T}}>;
+@group(0) @binding(2) var<storage, read_write> y: array<{{T}}>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = (wid.y * nwg.x + wid.x) * (256u / LANES) + lid / LANES;
+  let lane = lid % LANES;
+  let live = row < prm(0u);
+  let L = prm(1u);
+  let inner = prm(2u);
+  var base = 0u;
+  if (live) { base = row_base(row); }
+  var m = -mg_inf();
+  if (live) {
+    for (var j = lane; j < L; j = j + LANES) { m = mg_max(m, f32(x[base + j * inner])); }
+  }
+  m = lanes_reduce(m, lid, true);
+  var s = 0.0;
+  if (live) {
+    for (var j = lane; j < L; j = j + LANES) { s = s + mg_exp(f32(x[base + j * inner]) - m); }
+  }
+  s = lanes_reduce(s, lid, false);
+  if (live) {
+    for (var j = lane; j < L; j = j + LANES) {
+      y[base + j * inner] = {{T}}(mg_exp(f32(x[base + j * inner]) - m) / s);
+    }
+  }
+}

@@ -1,0 +1,40 @@
+"""Kernel table of the webgpu backend.
+
+A kernel is a *factory* ``factory(step, kb)`` run once when a plan is prepared: it reads the
+step's attributes and concrete types and records its dispatches through ``kb``
+(a ``KernelBuilder``): ``kb.input(i)``, ``kb.output()``, ``kb.scratch(nbytes)``,
+``kb.dispatch(wgsl, bindings, groups)``. Nothing is compiled or bound at run time.
+
+``ALIASES`` lists ops whose output is byte-identical to their input (reshape and friends):
+the runner gives the output slot the input's buffer, so they cost nothing.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+KERNELS: dict[str, Callable] = {}
+ALIASES = {"reshape", "expand_dims", "squeeze", "identity", "stop_gradient"}
+
+
+def webgpu_kernel(*types: str):
+    def deco(factory: Callable) -> Callable:
+        for t in types:
+            KERNELS[t] = factory
+        return factory
+
+    return deco
+
+
+def load_kernels() -> None:
+    """Import the kernel modules (each registers its ops)."""
+    from . import elementwise, matmul, reduction, shape  # noqa: F401
+    try:
+        from . import convolution  # noqa: F401
+    except ImportError as e:  # pragma: no cover - only while an op family is being written
+        if "convolution" not in str(e) and "depthwise" not in str(e):
+            raise
+    try:
+        from . import pooling  # noqa: F401
+    except ImportError as e:  # pragma: no cover
+        if "pooling" not in str(e):
+            raise
