@@ -34,10 +34,10 @@ COLORS = {"placeholder": "#dbeafe", "constant": "#f3f4f6", "variable": "#fef3c7"
 
 
 def _kind(op) -> str:
+    if is_gradient_op(op) and op.type not in ("placeholder", "variable"):
+        return "gradient"  # constants built by gradients (seeds, scales) are part of the gradient
     if op.type in ("placeholder", "constant", "variable"):
         return op.type
-    if is_gradient_op(op):
-        return "gradient"
     if op.type == "assign":
         return "assign"
     return "forward"
@@ -131,7 +131,7 @@ def to_dot(g, rankdir: str = "TB") -> str:
 
     def node(op, indent):
         kind = _kind(op)
-        shape = {"placeholder": "ellipse", "variable": "cylinder", "constant": "note"}.get(kind, "box")
+        shape = {"placeholder": "ellipse", "variable": "cylinder", "constant": "note"}.get(op.type, "box")
         extra = ', color="#b91c1c"' if kind == "gradient" else ""
         out.append(f"{indent}n{op.index} [label={_dq(chr(10).join(_label_lines(op)))}, shape={shape}, "
                    f'fillcolor="{COLORS[kind]}"{extra}, tooltip={_dq(op.name + " @ " + op.location)}];')
@@ -139,8 +139,8 @@ def to_dot(g, rankdir: str = "TB") -> str:
     def emit(scope, indent):
         for child in _children(tree, scope):
             counter[0] += 1
-            grad = any(is_gradient_op(o) for o in tree[child]) and all(
-                is_gradient_op(o) for o in tree[child])
+            under = [o for o in ops if scope_of(o) == child or scope_of(o).startswith(child + "/")]
+            grad = bool(under) and all(is_gradient_op(o) for o in under)
             out.append(f"{indent}subgraph cluster_{counter[0]} {{")
             out.append(f"{indent}  label={_dq(child.rpartition('/')[2])}; style=\"rounded,dashed\"; "
                        f"color=\"{'#b91c1c' if grad else '#888888'}\"; fontname=\"Helvetica\";")
