@@ -1,0 +1,214 @@
+"""mg.compare_backends: per-tensor errors in topological order and the first tensor over tolerance.
+
+A deliberately broken backend (a tiny NumPy evaluator written here, registered through
+``mg.register_backend``) makes the "first failure" tests independent of which real backends
+exist; the real webgpu backend is compared with numpy when it is available.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph import backends as _registry
+
+_FNS = {"addition": np.add, "subtraction": np.subtract, "multiplication": np.multiply,
+        "tanh": np.tanh, "square": np.square, "negative": np.negative, "sin": np.sin,
+        "matrix_multiplication": np.matmul, "division": np.divide, "logarithm": np.log}
+
+
+class FakeBackend:
+    """Evaluates a plan with plain NumPy, then lets ``tamper(op, value)`` change each result."""
+
+    def __init__(self, name, tamper=None):
+        self.name = name
+        self.tamper = tamper or (lambda op, v: v)
+
+    def available(self):
+        return True, "test double"
+
+    def prepare(self, plan):
+        special = ("placeholder", "constant", "variable", "read", "assign", "reduction_sum")
+        missing = sorted({s.op.type for s in plan.steps if s.op.type not in _FNS and s.op.type not in special})
+        if missing:
+            raise mg.KernelMissingError(f"{self.name} backend has no kernel for {missing}")
+
+        def runner(feed_values, variables):
+            env = {slot: v for (_, slot, _), v in zip(plan.feeds, feed_values)}
+            assigned = {}
+            for st in plan.steps:
+                op = st.op
+                ins = [env[s] for s in st.inputs]
+                if op.type == "placeholder":
+                    continue
+                if op.type == "assign":
+                    assigned[op.inputs[0].operation] = ins[1]
+                    continue
+                if op.type == "constant":
+                    out = op.attrs["value"]
+                elif op.type == "variable":
+                    out = variables[op]
+                elif op.type == "read":
+                    out = assigned.get(op.inputs[0].operation, ins[0])
+                elif op.type == "reduction_sum":
+                    axes = op.attrs["axes"]
+                    axes = tuple(range(ins[0].ndim)) if axes is None else tuple(np.atleast_1d(axes))
+                    out = np.sum(ins[0], axis=axes, keepdims=True)
+                else:
+                    with np.errstate(all="ignore"):
+                        out = _FNS[op.type](*ins)
+                out = np.asarray(out, dtype=st.out_types[0].dtype.np_dtype)
+                env[st.outputs[0]] = self.tamper(op, out)
+            return [env[s] for _, s in plan.targets], assigned
+
+        return runner
+
+
+@pytest.fixture
+def fake():
+    """Register fake backends by name for one test, and remove them afterwards."""
+    names = []
+
+    def make(name, tamper=None):
+        mg.register_backend(name, lambda: FakeBackend(name, tamper))
+        names.append(name)
+        return name
+
+    yield make
+    for n in names:
+        _registry._FACTORIES.pop(n, None)
+        _registry._INSTANCES.pop(n, None)
+
+
+def build(rng):
+    g = mg.Graph()
+    x = g.placeholder([4, 5], name="x")
+    w = g.constant(rng.uniform(-1, 1, (5, 3)).astype(np.float32), name="w")
+    with g.name_scope("layer"):
+        h = g.matrix_multiplication(x, w, name="mm")
+        a = g.tanh(h, name="act")
+        s = g.square(a, name="sq")
+    loss = g.reduction_sum(s, name="loss")
+    feeds = {x: rng.uniform(-2, 2, (4, 5)).astype(np.float32)}
+    return g, feeds, loss
+
+
+def test_identical_backends_agree_exactly(fake, rng):
+    g, feeds, loss = build(rng)
+    exact = fake("exact_copy")
+    r = mg.compare_backends(g, feeds, [loss], backends=("numpy", exact))
+    assert r.ok and r.first_failure is None
+    assert [d.tensor for d in r.diffs] == ["x", "w", "layer/mm", "layer/act", "layer/sq", "loss"]
+    for d in r.diffs:
+        assert d.backend == exact and d.ok
+        assert d.max_abs <= 1e-6  # NumPy vs NumPy: same ufuncs; only summation order may differ
+    assert "all tensors agree within tolerance" in str(r)
+    np.testing.assert_allclose(r.results[exact]["layer/act"], np.tanh(feeds[g.tensor("x")] @ g.operation("w").attrs["value"]),
+                               rtol=1e-6)
+
+
+def test_first_tensor_over_tolerance_is_named(fake, rng):
+    g, feeds, loss = build(rng)
+    bad = fake("broken_tanh", lambda op, v: v + np.float32(1e-3) if op.type == "tanh" else v)
+    r = mg.compare_backends(g, feeds, [loss], backends=("numpy", bad))
+    assert not r.ok
+    f = r.first_failure
+    assert (f.tensor, f.op_type, f.backend) == ("layer/act", "tanh", bad)
+    assert abs(f.max_abs - 1e-3) < 1e-6
+    ref = np.abs(r.results["numpy"]["layer/act"])
+    assert f.max_rel == pytest.approx(np.max(1e-3 / ref[ref != 0]), rel=1e-3)
+    # everything before it agrees; everything after inherits the error
+    by = {d.tensor: d for d in r.diffs}
+    assert by["x"].ok and by["w"].ok and by["layer/mm"].ok
+    assert not by["layer/sq"].ok and not by["loss"].ok
+    text = str(r)
+    assert "first over tolerance: 'layer/act' (tanh) on broken_tanh" in text
+    assert "3 over tolerance" in text.splitlines()[0]
+    row = next(ln for ln in text.splitlines() if " layer/act " in ln)
+    assert "FAIL" in row and "1.00e-03" in row
+
+
+def test_rtol_and_atol_decide(fake, rng):
+    g, feeds, loss = build(rng)
+    scaled = fake("scaled", lambda op, v: (v * np.float32(1 + 1e-4)).astype(v.dtype) if op.type == "matrix_multiplication" else v)
+    strict = mg.compare_backends(g, feeds, [loss], backends=("numpy", scaled), rtol=1e-5, atol=0)
+    assert strict.first_failure.tensor == "layer/mm"
+    loose = mg.compare_backends(g, feeds, [loss], backends=("numpy", scaled), rtol=1e-3, atol=0)
+    assert loose.ok
+    by_atol = mg.compare_backends(g, feeds, [loss], backends=("numpy", scaled), rtol=0, atol=1.0)
+    assert by_atol.ok
+
+
+def test_nan_shape_and_dtype_mismatches(fake, rng):
+    g, feeds, loss = build(rng)
+
+    def nan_once(op, v):
+        if op.type == "square":
+            v = v.copy()
+            v[0, 0] = np.nan
+        return v
+
+    r = mg.compare_backends(g, feeds, [loss], backends=("numpy", fake("nan_sq", nan_once)))
+    f = r.first_failure
+    assert f.tensor == "layer/sq" and "NaN in 1 places on one side only" in f.note
+    r = mg.compare_backends(g, feeds, [loss], backends=("numpy", fake("wrong_shape",
+                            lambda op, v: v.T if op.type == "tanh" else v)))
+    assert r.first_failure.tensor == "layer/act" and "shape (3, 4) vs reference (4, 3)" in r.first_failure.note
+    r = mg.compare_backends(g, feeds, [loss], backends=("numpy", fake("wrong_dtype",
+                            lambda op, v: v.astype(np.float64) if op.type == "tanh" else v)))
+    assert r.first_failure.tensor == "layer/act" and "dtype float64" in r.first_failure.note
+    # NaN on both sides at the same places agrees
+    g2 = mg.Graph()
+    x = g2.placeholder([3], name="x")
+    y = g2.logarithm(x, name="log")
+    r = mg.compare_backends(g2, {x: np.array([-1, 1, 2], np.float32)}, [y], backends=("numpy", fake("same")))
+    assert r.ok and r.diff("log").max_abs == 0
+
+
+def test_three_backends_and_variables_left_alone(fake, rng):
+    g = mg.Graph()
+    v = g.variable(np.array([1.0, 2.0], np.float32), name="v")
+    upd = g.assign(v, g.multiplication(g.read(v), 3.0), name="triple")
+    with g.control_dependencies([upd]):
+        after = g.read(v, name="after")
+    y = g.tanh(after, name="y")
+    bad = fake("bad_sin", lambda op, v: v)
+    off = fake("off_tanh", lambda op, v: v - np.float32(0.5) if op.type == "tanh" else v)
+    r = mg.compare_backends(g, {}, [y], backends=("numpy", bad, off))
+    assert r.first_failure.tensor == "y" and r.first_failure.backend == off
+    assert r.diff("y", bad).ok and not r.diff("y", off).ok
+    np.testing.assert_allclose(r.results["numpy"]["y"], np.tanh([3.0, 6.0]), rtol=1e-6)
+    np.testing.assert_array_equal(g.value_of(v), [1.0, 2.0])  # the assign ran three times, committed never
+
+
+def test_argument_errors(fake, rng):
+    g, feeds, loss = build(rng)
+    with pytest.raises(mg.TargetError, match="two distinct backends"):
+        mg.compare_backends(g, feeds, [loss], backends=("numpy",))
+    with pytest.raises(mg.TargetError, match="two distinct backends"):
+        mg.compare_backends(g, feeds, [loss], backends=("numpy", "numpy"))
+    with pytest.raises(mg.TargetError, match="needs target tensors"):
+        mg.compare_backends(g, feeds, [], backends=("numpy", fake("a")))
+    with pytest.raises(mg.BackendUnavailableError, match="no_such_backend"):
+        mg.compare_backends(g, feeds, [loss], backends=("numpy", "no_such_backend"))
+    g2 = mg.Graph()
+    x = g2.placeholder([2, 2], name="x")
+    y = g2.reduction_maximum(x)
+    with pytest.raises(mg.KernelMissingError, match="reduction_maximum"):
+        mg.compare_backends(g2, {x: np.ones((2, 2), np.float32)}, [y], backends=("numpy", fake("b")))
+
+
+def test_webgpu_agrees_with_numpy(backend, rng):
+    if backend == "numpy":
+        pytest.skip("compares numpy with the other backends")
+    g = mg.Graph()
+    x = g.placeholder([8, 16], name="x")
+    w = g.constant(rng.uniform(-0.5, 0.5, (16, 4)).astype(np.float32), name="w")
+    with g.name_scope("net"):
+        h = g.tanh(g.matrix_multiplication(x, w))
+        p = g.softmax(g.addition(h, 0.5), axis=-1)
+    loss = g.mean(g.square(p), name="loss")
+    r = mg.compare_backends(g, {x: rng.uniform(-2, 2, (8, 16)).astype(np.float32)}, [loss],
+                            backends=("numpy", backend), rtol=1e-4, atol=1e-5)
+    assert r.ok, str(r)
+    assert len(r.diffs) == len([op for op in g.operations])
