@@ -108,7 +108,7 @@ def _forward(step):
 @numpy_kernel(DATA_GRAD)
 def _data_gradient(step):
     desc = step.attrs["descriptor"]
-    dy_t, w_t = step.in_types
+    w_t = step.in_types[1]
     out_shape = step.out_types[0].shape
     out_dt = step.out_types[0].dtype.np_dtype
     cdt = _compute_dtype(out_dt)
@@ -134,7 +134,7 @@ def _data_gradient(step):
 @numpy_kernel(WEIGHTS_GRAD)
 def _weights_gradient(step):
     desc = step.attrs["descriptor"]
-    dy_t, x_t = step.in_types
+    x_t = step.in_types[1]
     out_shape = step.out_types[0].shape
     out_dt = step.out_types[0].dtype.np_dtype
     cdt = _compute_dtype(out_dt)
