@@ -190,6 +190,7 @@ class _Exporter:
         self.lines: list = []
         self.var_of: dict = {}  # op index -> Swift identifier
         self.used: set = set()
+        self.descriptors: dict = {}  # (class, field values) -> Swift variable
 
     def ident(self, op: Operation, suffix: str = "") -> str:
         base = re.sub(r"[^A-Za-z0-9_]+", "_", op.name + suffix).strip("_") or "op"
@@ -266,19 +267,27 @@ class _Exporter:
             if v not in LOSS_REDUCTION:
                 raise SwiftExportError(f"{where}: {v!r} has no MPSGraphLossReductionType")
             return LOSS_REDUCTION[v]
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        if dataclasses.is_dataclass(v) and not isinstance(v, (type, DataType)):
             return self.descriptor(op, v)
         if v is None:
             raise SwiftExportError(f"{where}: None has no Swift equivalent for label {label!r}")
         return _scalar_value(v, where)
 
     def descriptor(self, op: Operation, d) -> str:
+        """A descriptor variable with every field set; equal descriptors share one (MPSGraph ops
+        copy their descriptor when created, so sharing is safe)."""
         cls = "MPSGraph" + type(d).__name__
+        values = [(camel(f.name), _scalar_value(getattr(d, f.name), f"{self.where(op)} descriptor.{f.name}"))
+                  for f in dataclasses.fields(d)]
+        key = (cls, tuple(values))
+        var = self.descriptors.get(key)
+        if var is not None and not op.control_dependencies:
+            return var
         var = self.ident(op, "_descriptor")
         self.lines.append(f"let {var} = {cls}()")
-        for f in dataclasses.fields(d):
-            self.lines.append(f"{var}.{camel(f.name)} = "
-                              f"{_scalar_value(getattr(d, f.name), f'{self.where(op)} descriptor.{f.name}')}")
+        self.lines += [f"{var}.{field} = {value}" for field, value in values]
+        if not op.control_dependencies:  # one built inside a control-dependency block stays there
+            self.descriptors[key] = var
         return var
 
     def call(self, op: Operation) -> str:
