@@ -1,0 +1,406 @@
+"""2D max and average pooling and their gradients (semantics: minigraph/ops/pooling.py).
+
+References: ``naive_conv.pool2d`` (forward) and the gradient loops of ``naive_conv3d_pool``, the
+adjoint identity of the average-pooling pair, finite differences, and PyTorch ``max_pool2d`` /
+``avg_pool2d`` with autograd, and JAX ``reduce_window``, when installed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.descriptors import PaddingStyle, Pooling2DOpDescriptor, TensorNamedDataLayout
+from minigraph.ops.registry import OPS
+
+import naive_conv as nv
+import naive_conv3d_pool as n3
+
+P2 = Pooling2DOpDescriptor
+P = PaddingStyle
+L = TensorNamedDataLayout
+STYLES = ("EXPLICIT", "TF_VALID", "TF_SAME", "ONNX_SAME_LOWER")
+
+
+def to_data(a, layout):
+    return np.ascontiguousarray(a if layout == "NCHW" else a.transpose(0, 2, 3, 1))
+
+
+def from_data(a, layout):
+    return a if layout == "NCHW" else a.transpose(0, 3, 1, 2)
+
+
+def make_desc(kernel, stride=(1, 1), dilation=(1, 1), pads=(0, 0, 0, 0), style="EXPLICIT", layout="NCHW",
+              ceil_mode=False, include_pad=False):
+    """kernel = (kH, kW); pads = (top, bottom, left, right)."""
+    t, b, lft, r = pads
+    return P2(kernel_height=kernel[0], kernel_width=kernel[1], stride_in_y=stride[0], stride_in_x=stride[1],
+              dilation_rate_in_y=dilation[0], dilation_rate_in_x=dilation[1], padding_top=t, padding_bottom=b,
+              padding_left=lft, padding_right=r, padding_style=P[style], data_layout=L[layout], ceil_mode=ceil_mode,
+              include_zero_pad_to_average=include_pad)
+
+
+def reference(kind, x, dy_fn, kernel, stride, dilation, pads, style, ceil_mode, include_pad):
+    """(y, dy, dx) from the naive loops, with the style's padding and (ceil-mode) output size."""
+    H, W = x.shape[2:]
+    t, b, _ = nv.pads_for(style, H, kernel[0], stride[0], dilation[0], pads[0], pads[1])
+    lft, r, _ = nv.pads_for(style, W, kernel[1], stride[1], dilation[1], pads[2], pads[3])
+    rp = (t, b, lft, r)
+    if style in ("TF_SAME", "ONNX_SAME_LOWER"):
+        out = (-(-H // stride[0]), -(-W // stride[1]))
+    else:
+        out = (n3.pool_out_size(H, kernel[0], stride[0], dilation[0], t, b, ceil_mode),
+               n3.pool_out_size(W, kernel[1], stride[1], dilation[1], lft, r, ceil_mode))
+    y = nv.pool2d(x, kernel, stride, dilation, rp, kind, out_hw=out, include_pad=include_pad)
+    dy = dy_fn(y.shape)
+    if kind == "max":
+        dx = n3.max_pool2d_grad(dy, x, kernel, stride, dilation, rp)
+    else:
+        dx = n3.avg_pool2d_grad(dy, x.shape, kernel, stride, dilation, rp, include_pad)
+    return y, dy, dx
+
+
+def run_pool(kind, x, dy, desc, backend="numpy", dtype=mg.float64):
+    """Pooling and its gradient op in one graph; arrays in NCHW."""
+    layout = desc.data_layout.name
+    xa, dya = to_data(x, layout), to_data(dy, layout)
+    g = mg.Graph()
+    xp = g.placeholder(xa.shape, dtype, name="x")
+    dyp = g.placeholder(dya.shape, dtype, name="dy")
+    y = getattr(g, f"{kind}_pooling_2d")(xp, desc, name="pool")
+    dx = getattr(g, f"{kind}_pooling_2d_gradient")(dyp, xp, desc, name="pool_grad")
+    npd = dtype.np_dtype
+    r = g.run({xp: xa.astype(npd), dyp: dya.astype(npd)}, [y, dx], backend=backend)
+    return from_data(r[y], layout), from_data(r[dx], layout)
+
+
+# (H, W, kernel, stride, dilation, explicit pads, ceil_mode, include_pad)
+GEOMETRIES = {
+    "k2s2": (6, 7, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), False, False),
+    "k3s1_pad_asym": (5, 6, (3, 3), (1, 1), (1, 1), (1, 0, 1, 2), False, False),
+    "k3s2_pad_incl": (7, 6, (3, 2), (2, 1), (1, 1), (1, 1, 0, 1), False, True),
+    "dilated_strided": (8, 7, (2, 3), (2, 2), (2, 2), (1, 0, 2, 1), False, False),
+    "ceil": (7, 8, (3, 2), (2, 3), (1, 1), (1, 0, 0, 1), True, False),
+    "ceil_incl": (6, 7, (2, 3), (3, 2), (1, 1), (1, 1, 1, 0), True, True),
+    "stride_gt_kernel": (9, 8, (2, 1), (3, 3), (1, 1), (0, 1, 0, 0), False, True),
+}
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("geo", list(GEOMETRIES))
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_matches_naive_loops(backend, kind, geo, style, layout):
+    H, W, kernel, stride, dil, pads, ceil_mode, incl = GEOMETRIES[geo]
+    rng = np.random.default_rng(abs(hash((kind, geo, style, layout))) % 2**32)
+    x = rng.standard_normal((2, 3, H, W))
+    y_ref, dy, dx_ref = reference(kind, x, rng.standard_normal, kernel, stride, dil, pads, style, ceil_mode, incl)
+    y, dx = run_pool(kind, x, dy, make_desc(kernel, stride, dil, pads, style, layout, ceil_mode, incl), backend)
+    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dx, dx_ref, rtol=1e-12, atol=1e-12)
+
+
+def test_avg_pooling_adjoint_identity(backend):
+    """<dy, A x> = <A^T dy, x>: the gradient op is the transpose of the averaging map."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 2, 7, 8))
+    for incl in (False, True):
+        d = make_desc((3, 2), (2, 3), (1, 2), (1, 2, 1, 0), ceil_mode=True, include_pad=incl)
+        g = mg.Graph()
+        ys = g.avg_pooling_2d(g.placeholder(x.shape, mg.float64), d).shape
+        dy = rng.standard_normal(ys)
+        y, dx = run_pool("avg", x, dy, d, backend)
+        np.testing.assert_allclose(np.vdot(dy, y), np.vdot(dx, x), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- chosen semantics
+def test_max_gradient_goes_to_the_first_maximal_element(backend):
+    """Ties: row-major tap order (kernel row, then column) picks the first; overlaps add up."""
+    x = np.array([[5., 1., 5.],
+                  [5., 5., 2.],
+                  [0., 5., 5.]]).reshape(1, 1, 3, 3)
+    d = make_desc((2, 2), (1, 1))
+    y, dx = run_pool("max", x, np.array([1., 10., 100., 1000.]).reshape(1, 1, 2, 2), d, backend)
+    np.testing.assert_array_equal(y.ravel(), [5, 5, 5, 5])
+    # window (0,0) reads 5,1,5,5 -> x[0,0]; (0,1) reads 1,5,5,2 -> x[0,2]; (1,0) reads 5,5,0,5 -> x[1,0];
+    # (1,1) reads 5,2,5,5 -> x[1,1]
+    want = np.zeros((3, 3))
+    want[0, 0] += 1
+    want[0, 2] += 10
+    want[1, 0] += 100
+    want[1, 1] += 1000
+    np.testing.assert_array_equal(dx[0, 0], want)
+
+
+def test_max_ignores_padding_and_handles_minus_inf(backend):
+    """Padding never wins, even against -inf inputs, and never receives gradient."""
+    x = np.full((1, 1, 2, 2), -np.inf)
+    x[0, 0, 1, 1] = -3.0
+    d = make_desc((2, 2), (1, 1), pads=(1, 1, 1, 1))
+    y, dx = run_pool("max", x, np.arange(1., 10.).reshape(1, 1, 3, 3), d, backend)
+    want_y = np.array([[-np.inf, -np.inf, -np.inf], [-np.inf, -3, -3], [-np.inf, -3, -3]])
+    np.testing.assert_array_equal(y[0, 0], want_y)
+    # every window's gradient lands on an input element: the total is conserved
+    assert dx.sum() == 45.0
+    np.testing.assert_array_equal(dx[0, 0], [[1 + 2 + 4, 3], [7, 5 + 6 + 8 + 9]])
+
+
+def test_max_nan_propagates_and_takes_the_gradient(backend):
+    x = np.array([[1., np.nan, 3.], [4., 5., 6.]]).reshape(1, 1, 2, 3)
+    d = make_desc((2, 2), (1, 1))
+    y, dx = run_pool("max", x, np.array([1., 10.]).reshape(1, 1, 1, 2), d, backend)
+    assert np.isnan(y).all()
+    np.testing.assert_array_equal(dx[0, 0], [[0, 11, 0], [0, 0, 0]])
+
+
+def test_avg_divisors():
+    """Only input elements count, unless include_zero_pad_to_average; the ceil-mode overhang never."""
+    x = np.ones((1, 1, 3, 3))
+    g = mg.Graph()
+    xt = g.constant(x)
+    a = g.avg_pooling_2d(xt, make_desc((2, 2), (2, 2), pads=(1, 0, 1, 0)))
+    b = g.avg_pooling_2d(xt, make_desc((2, 2), (2, 2), pads=(1, 0, 1, 0), include_pad=True))
+    c = g.avg_pooling_2d(xt, make_desc((2, 2), (2, 2), ceil_mode=True, include_pad=True))
+    r = g.run({}, [a, b, c])
+    np.testing.assert_array_equal(r[a][0, 0], np.ones((2, 2)))
+    np.testing.assert_array_equal(r[b][0, 0], [[0.25, 0.5], [0.5, 1.0]])
+    np.testing.assert_array_equal(r[c][0, 0], np.ones((2, 2)))  # overhang windows divide by 2 and 1
+
+
+def test_windows_of_only_padding():
+    g = mg.Graph()
+    x = g.placeholder([1, 1, 1, 1], mg.float32)
+    d = make_desc((2, 1), (1, 1), (5, 1), style="TF_SAME")  # K = 6 on H = 1: pads (2, 3), taps at -2, 3
+    with pytest.raises(mg.ShapeError, match=r"max_pooling_2d op 'm'.*window 0.*no element"):
+        g.max_pooling_2d(x, d, name="m")
+    with pytest.raises(mg.ShapeError, match=r"avg_pooling_2d op 'a'.*include_zero_pad_to_average"):
+        g.avg_pooling_2d(x, d, name="a")
+    d.include_zero_pad_to_average = True
+    y = g.avg_pooling_2d(x, d)
+    np.testing.assert_array_equal(g.run({x: np.ones((1, 1, 1, 1), np.float32)}, [y])[y], [[[[0.0]]]])
+
+
+# ----------------------------------------------------------------------------- oracles
+@pytest.mark.parametrize("ceil_mode", [False, True])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_pytorch_max_pool(backend, layout, ceil_mode):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 3, 9, 8))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.max_pool2d(tx, (3, 2), stride=(2, 3), padding=(1, 1), dilation=(2, 1),
+                                        ceil_mode=ceil_mode)
+    dy = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(dy))
+    d = make_desc((3, 2), (2, 3), (2, 1), (1, 1, 1, 1), layout=layout, ceil_mode=ceil_mode)
+    y, dx = run_pool("max", x, dy, d, backend)
+    np.testing.assert_array_equal(y, ty.detach().numpy())
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("include_pad", [False, True])
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_pytorch_avg_pool(backend, ceil_mode, include_pad):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((2, 3, 8, 9))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.avg_pool2d(tx, (3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=ceil_mode,
+                                        count_include_pad=include_pad)
+    dy = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(dy))
+    d = make_desc((3, 2), (2, 3), (1, 1), (1, 1, 1, 1), ceil_mode=ceil_mode, include_pad=include_pad)
+    y, dx = run_pool("avg", x, dy, d, backend)
+    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("style,jpad", [("TF_SAME", "SAME"), ("TF_VALID", "VALID")])
+def test_jax_reduce_window(backend, style, jpad):
+    """JAX's own SAME/VALID window padding: max (with vjp) and the average over valid elements."""
+    jax = pytest.importorskip("jax")
+    from jax import lax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal((2, 7, 6, 3)).astype(np.float32)  # NHWC
+    win, strides = (1, 3, 2, 1), (1, 2, 2, 1)
+
+    def jmax(a):
+        return lax.reduce_window(a, -jnp.inf, lax.max, win, strides, jpad)
+
+    jy, vjp = jax.vjp(jmax, x)
+    dy = rng.standard_normal(jy.shape).astype(np.float32)
+    (jdx,) = vjp(dy)
+    sums = lax.reduce_window(x, 0.0, lax.add, win, strides, jpad)
+    counts = lax.reduce_window(jnp.ones_like(x), 0.0, lax.add, win, strides, jpad)
+    d = make_desc((3, 2), (2, 2), style=style, layout="NHWC")
+    g = mg.Graph()
+    xp, dyp = g.placeholder(x.shape, mg.float32), g.placeholder(dy.shape, mg.float32)
+    y = g.max_pooling_2d(xp, d)
+    dx = g.max_pooling_2d_gradient(dyp, xp, d)
+    a = g.avg_pooling_2d(xp, d)
+    r = g.run({xp: x, dyp: dy}, [y, dx, a], backend=backend)
+    np.testing.assert_array_equal(r[y], np.asarray(jy))
+    np.testing.assert_allclose(r[dx], np.asarray(jdx), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(r[a], np.asarray(sums / counts), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_float16_close_to_float32(backend, kind):
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((2, 3, 9, 7)).astype(np.float16).astype(np.float64)
+    d = make_desc((3, 3), (2, 2), (1, 1), (1, 1, 1, 1), ceil_mode=True)
+    g = mg.Graph()
+    ys = getattr(g, f"{kind}_pooling_2d")(g.placeholder(x.shape, mg.float32), d).shape
+    dy = rng.standard_normal(ys).astype(np.float16).astype(np.float64)
+    r32 = run_pool(kind, x, dy, d, backend, mg.float32)
+    r16 = run_pool(kind, x, dy, d, backend, mg.float16)
+    for a, b in zip(r16, r32):
+        assert a.dtype == np.float16
+        np.testing.assert_allclose(a.astype(np.float32), b, rtol=1e-2, atol=1e-2 * np.abs(b).max())
+
+
+# ----------------------------------------------------------------------------- autodiff
+def _fd(build, shape, seed=0, eps=1e-6, lo=-1.0, hi=1.0):
+    rng = np.random.default_rng(seed)
+    g = mg.Graph()
+    x = g.placeholder(shape, mg.float64)
+    y = build(g, x)
+    r = g.placeholder(y.shape, mg.float64)
+    loss = g.reduction_sum(g.multiplication(y, r), axes=None)
+    grad = g.gradients(loss, [x])[x]
+    v = rng.permutation(np.linspace(lo, hi, int(np.prod(shape)))).reshape(shape)  # distinct: no ties
+    feeds = {x: v, r: rng.uniform(0.5, 1.5, y.shape)}
+    out = g.run(feeds, [grad])[grad]
+    exe = g.compile({t: mg.ShapedType(a.shape, mg.float64) for t, a in feeds.items()}, [loss])
+    fd = np.zeros_like(v)
+    for idx in np.ndindex(*v.shape):
+        for sgn in (1, -1):
+            p = v.copy()
+            p[idx] += sgn * eps
+            fd[idx] += sgn * exe.run({**feeds, x: p})[0].item() / (2 * eps)
+    np.testing.assert_allclose(out, fd, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_finite_differences(layout):
+    shape = (1, 2, 5, 6) if layout == "NCHW" else (1, 5, 6, 2)
+    d = make_desc((2, 3), (2, 1), (1, 2), (1, 0, 1, 1), layout=layout, ceil_mode=True)
+    _fd(lambda g, x: g.max_pooling_2d(x, d), shape)
+    _fd(lambda g, x: g.avg_pooling_2d(x, d), shape, seed=1)
+    di = make_desc((3, 2), (1, 2), (1, 1), (0, 0, 0, 0), "ONNX_SAME_LOWER", layout, include_pad=True)
+    _fd(lambda g, x: g.avg_pooling_2d(x, di), shape, seed=2)
+    # the gradient op's own rule: avg_pooling_2d_gradient is linear in its gradient input
+    g0 = mg.Graph()
+    ys = g0.avg_pooling_2d(g0.placeholder(shape, mg.float64), d).shape
+    src = np.ones(shape)
+    _fd(lambda g, dy: g.avg_pooling_2d_gradient(dy, g.constant(src), d), ys, seed=3)
+
+
+def test_gradient_op_declarations():
+    assert OPS["max_pooling_2d"].swift == "maxPooling2D(withSourceTensor:descriptor:name:)"
+    assert OPS["avg_pooling_2d_gradient"].objc == "avgPooling2DGradientWithGradientTensor:sourceTensor:descriptor:name:"
+    assert OPS["avg_pooling_2d_gradient"].differentiable
+    assert not OPS["max_pooling_2d_gradient"].differentiable
+    g = mg.Graph()
+    x = g.placeholder([1, 1, 4, 4], mg.float64)
+    d = make_desc((2, 2), (2, 2))
+    gm = g.gradients(g.reduction_sum(g.max_pooling_2d(x, d, name="mp"), axes=None), [x], name="grad")[x]
+    assert gm.operation.type == "max_pooling_2d_gradient" and gm.operation.name.startswith("grad/mp/")
+    with pytest.raises(mg.NotDifferentiableError, match="max_pooling_2d_gradient op"):
+        g.gradients(g.reduction_sum(g.square(gm), axes=None), [x])
+
+
+def test_small_cnn_against_pytorch(backend):
+    """conv -> relu -> max pool -> conv -> avg pool (TF_SAME) -> loss; every gradient vs autograd."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    rng = np.random.default_rng(29)
+    x = rng.standard_normal((2, 3, 10, 9))
+    w1 = rng.standard_normal((6, 3, 3, 3)) * 0.5
+    w2 = rng.standard_normal((6, 2, 3, 3)) * 0.5
+    g = mg.Graph()
+    xt, w1t, w2t = (g.placeholder(a.shape, mg.float64) for a in (x, w1, w2))
+    h = g.relu(g.convolution_2d(xt, w1t, mg.Convolution2DOpDescriptor(padding_left=1, padding_right=1,
+                                                                       padding_top=1, padding_bottom=1)))
+    h = g.max_pooling_2d(h, make_desc((2, 2), (2, 2), ceil_mode=True))
+    h = g.convolution_2d(h, w2t, mg.Convolution2DOpDescriptor(groups=3, padding_style=P.TF_SAME))
+    h = g.avg_pooling_2d(h, make_desc((2, 2), (2, 2), style="TF_SAME"))
+    loss = g.mean(g.square(h), axes=None)
+    grads = g.gradients(loss, [xt, w1t, w2t])
+    r = g.run({xt: x, w1t: w1, w2t: w2}, [loss] + [grads[t] for t in (xt, w1t, w2t)], backend=backend)
+
+    tx, tw1, tw2 = (torch.tensor(a, requires_grad=True) for a in (x, w1, w2))
+    th = F.max_pool2d(F.relu(F.conv2d(tx, tw1, padding=1)), 2, 2, ceil_mode=True)  # 10x9 -> 5x5
+    th = F.conv2d(th, tw2, padding=1, groups=3)  # TF_SAME with k=3, s=1 pads (1, 1)
+    th = F.avg_pool2d(F.pad(th, (0, 1, 0, 1)), 2, 2)  # TF_SAME on 5: pads (0, 1); divisor 2 where padded
+    # avg over valid elements only: rescale the windows that touch the zero pad
+    count = F.avg_pool2d(F.pad(torch.ones(1, 1, 5, 5, dtype=th.dtype), (0, 1, 0, 1)), 2, 2)
+    th = th / count
+    tl = (th ** 2).mean()
+    tl.backward()
+    np.testing.assert_allclose(r[loss], tl.item(), rtol=1e-12)
+    for t, tt in ((xt, tx), (w1t, tw1), (w2t, tw2)):
+        np.testing.assert_allclose(r[grads[t]], tt.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_descriptor_is_copied():
+    d = make_desc((2, 2), (2, 2))
+    g = mg.Graph()
+    x = g.constant(np.arange(16.).reshape(1, 1, 4, 4))
+    y = g.max_pooling_2d(x, d)
+    d.kernel_width, d.stride_in_x = 1, 1
+    assert y.shape == (1, 1, 2, 2)
+    np.testing.assert_array_equal(g.run({}, [y])[y].ravel(), [5, 7, 13, 15])
+
+
+# ----------------------------------------------------------------------------- validation
+def _pool(kind, shape, desc, dtype=mg.float32):
+    g = mg.Graph()
+    return getattr(g, f"{kind}_pooling_2d")(g.placeholder(shape, dtype), desc, name="bad")
+
+
+def _pool_grad(kind, dy_shape, shape, desc):
+    g = mg.Graph()
+    return getattr(g, f"{kind}_pooling_2d_gradient")(g.placeholder(dy_shape), g.placeholder(shape), desc,
+                                                      name="bad")
+
+
+K2 = make_desc((2, 2), (2, 2))
+ERRORS = [
+    ("rank", "max_pooling_2d", lambda: _pool("max", [1, 4, 4], K2), mg.ShapeError, ["rank 4", "(1, 4, 4)"]),
+    ("int_dtype", "avg_pooling_2d", lambda: _pool("avg", [1, 1, 4, 4], K2, mg.int32), mg.DTypeError, ["int32"]),
+    ("no_descriptor", "max_pooling_2d", lambda: _pool("max", [1, 1, 4, 4], None), mg.DescriptorError,
+     ["Pooling2DOpDescriptor"]),
+    ("wrong_class", "avg_pooling_2d", lambda: _pool("avg", [1, 1, 4, 4], mg.Convolution2DOpDescriptor()),
+     mg.DescriptorError, ["Pooling2DOpDescriptor"]),
+    ("kernel_zero", "max_pooling_2d", lambda: _pool("max", [1, 1, 4, 4], P2(kernel_width=0)), mg.DescriptorError,
+     ["kernel_width=0"]),
+    ("stride_zero", "max_pooling_2d", lambda: _pool("max", [1, 1, 4, 4], P2(kernel_width=2, stride_in_y=0)),
+     mg.DescriptorError, ["stride_in_y=0"]),
+    ("negative_padding", "avg_pooling_2d", lambda: _pool("avg", [1, 1, 4, 4], P2(padding_top=-2)),
+     mg.DescriptorError, ["padding_top=-2"]),
+    ("bad_layout", "max_pooling_2d", lambda: _pool("max", [1, 1, 4, 4], P2(data_layout=L.OIHW)),
+     mg.DescriptorError, ["OIHW", "NCHW or NHWC"]),
+    ("explicit_offset", "max_pooling_2d", lambda: _pool("max", [1, 1, 4, 4], P2(padding_style=P.EXPLICIT_OFFSET)),
+     mg.DescriptorError, ["EXPLICIT_OFFSET"]),
+    ("output_empty", "avg_pooling_2d", lambda: _pool("avg", [1, 1, 2, 4], make_desc((3, 1))), mg.ShapeError,
+     ["H", "size 2"]),
+    ("only_padding", "max_pooling_2d", lambda: _pool("max", [1, 1, 4, 4], make_desc((2, 2), pads=(2, 0, 0, 0))),
+     mg.ShapeError, ["window 0", "no element"]),
+    ("grad_shape", "max_pooling_2d_gradient", lambda: _pool_grad("max", [1, 1, 3, 2], [1, 1, 4, 4], K2),
+     mg.ShapeError, ["(1, 1, 3, 2)", "(1, 1, 2, 2)"]),
+    ("grad_rank", "avg_pooling_2d_gradient", lambda: _pool_grad("avg", [1, 2, 2], [1, 1, 4, 4], K2),
+     mg.ShapeError, ["gradient", "rank 4"]),
+]
+
+
+@pytest.mark.parametrize("op_type,build,err,parts", [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_validation_errors(op_type, build, err, parts):
+    with pytest.raises(err) as info:
+        build()
+    msg = str(info.value)
+    assert f"{op_type} op 'bad'" in msg, msg
+    for p in parts:
+        assert p in msg, (p, msg)
