@@ -179,7 +179,10 @@ class Graph:
                 dtype = as_dtype(x.dtype)
             else:
                 dtype = like.dtype if like is not None else None
-        return self.constant(x, dtype=dtype)
+        try:
+            return self.constant(x, dtype=dtype)
+        except MiniGraphError as e:  # e.g. x + 300 with an int8 x: name the op being built
+            raise type(e)(f"{label}: operand {x!r:.60} cannot be made a tensor: {e}") from None
 
     def _make(self, type: str, inputs: Sequence[Tensor], attrs: dict, name: Optional[str]):
         """Create an op of a registered type after inferring (and checking) its output types."""

@@ -64,6 +64,8 @@ def as_dtype(value: Any) -> DataType:
     """Accept a DataType, its name (``"float32"``), or anything ``np.dtype`` understands."""
     if isinstance(value, DataType):
         return value
+    if value is None:  # np.dtype(None) is float64: never pick the NumPy-only type silently
+        raise DTypeError(f"dtype must be given, got None; valid dtypes: {', '.join(_BY_NAME)}")
     if isinstance(value, str) and value in _BY_NAME:
         return _BY_NAME[value]
     try:

@@ -117,7 +117,7 @@ for _t, _s, _o, _k, _d in [
        infer=lambda ts, a: [ts[0]], category="arithmetic")
 def identity(g, tensor, name: Optional[str] = None):
     """The same values as ``tensor`` (MPSGraph ``identity(with:name:)``)."""
-    return g._make("identity", [g._as_tensor(tensor, "identity")], {}, name)
+    return g._make("identity", [g._as_tensor(tensor, f"identity op {name or 'identity'!r}")], {}, name)
 
 
 @defop("stop_gradient", swift="identity(with:name:)", objc="identityWithTensor:name:",
@@ -128,7 +128,7 @@ def stop_gradient(g, tensor, name: Optional[str] = None):
     MPSGraph has no public op for this, only a private ``stopGradient`` flag on operations; the
     forward pass is ``identity(with:name:)``, so that is the Swift name shown in the reference.
     """
-    return g._make("stop_gradient", [g._as_tensor(tensor, "stop_gradient")], {}, name)
+    return g._make("stop_gradient", [g._as_tensor(tensor, f"stop_gradient op {name or 'stop_gradient'!r}")], {}, name)
 
 
 def _infer_select(in_types, attrs):

@@ -5,8 +5,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, TargetError
-from ..types import ShapedType, as_dtype, as_shape, float32
+from ..errors import DTypeError, ResourceLimitError, ShapeError, TargetError
+from ..types import ShapedType, as_dtype, as_shape, float32, num_elements
+from ..compiler.plan import MAX_ELEMENTS
 from .registry import defop
 
 
@@ -22,14 +23,18 @@ def placeholder(g, shape, dtype=float32, name: Optional[str] = None):
 
     ``shape`` may hold -1 for dimensions known only when the graph runs.
     """
-    return g._make("placeholder", [], {"shape": as_shape(shape), "dtype": as_dtype(dtype)}, name)
+    try:
+        attrs = {"shape": as_shape(shape), "dtype": as_dtype(dtype)}
+    except (DTypeError, ShapeError) as e:
+        raise type(e)(f"placeholder op {name or 'placeholder'!r}: {e}") from None
+    return g._make("placeholder", [], attrs, name)
 
 
 def _frozen(value: Any, dtype) -> np.ndarray:
     try:
         arr = np.array(value, dtype=None if dtype is None else as_dtype(dtype).np_dtype, copy=True)
-    except (TypeError, ValueError) as e:
-        raise DTypeError(f"cannot make an array of {dtype!r} from {type(value).__name__}: {e}") from None
+    except (TypeError, ValueError, OverflowError) as e:  # OverflowError: 300 as int8
+        raise DTypeError(f"cannot make an array of {dtype!r} from {type(value).__name__} {value!r:.80}: {e}") from None
     if dtype is None:
         if arr.dtype == np.float64 and not isinstance(value, np.ndarray):
             arr = arr.astype(np.float32)  # Python floats default to float32, as in MPSGraph
@@ -53,9 +58,14 @@ def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
         arr = _frozen(value, dtype)
         if shape is not None:
             shp = as_shape(shape)
+            if -1 in shp:
+                raise ShapeError(f"shape {list(shp)} must be static (no -1) to fill a constant")
+            if num_elements(shp) > MAX_ELEMENTS:
+                raise ResourceLimitError(f"shape {list(shp)} has {num_elements(shp)} elements, more than "
+                                         f"the limit {MAX_ELEMENTS}")
             arr = np.broadcast_to(arr, shp).copy()
             arr.setflags(write=False)
-    except (DTypeError, ShapeError) as e:
+    except (DTypeError, ShapeError, ResourceLimitError) as e:
         raise type(e)(f"constant op {name or 'constant'!r}: {e}") from None
     except ValueError as e:
         raise ShapeError(f"constant op {name or 'constant'!r}: cannot fill shape {shape} from a value "

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..errors import DTypeError
+import numpy as np
+
+from ..errors import DTypeError, ShapeError
 from ..types import ShapedType, int32
 from ._util import normalize_axes
 from .registry import defop, gradient
@@ -83,8 +85,15 @@ gradient("reduction_maximum")(_extremum)
 gradient("reduction_minimum")(_extremum)
 
 
+def _one_axis(axis) -> None:
+    """MPSGraph takes one NSInteger axis; a list or None would reach the kernel as several axes."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
+        raise ShapeError(f"axis must be one int, got {axis!r}")
+
+
 def _infer_softmax(in_types, attrs):
     t = in_types[0]
+    _one_axis(attrs["axis"])
     normalize_axes(attrs["axis"], len(t.shape), "axis")
     if not t.dtype.is_floating:
         raise DTypeError(f"needs a floating-point tensor, got {t.dtype.name}")
@@ -95,7 +104,7 @@ def _infer_softmax(in_types, attrs):
        inputs=("tensor",), infer=_infer_softmax, category="activation", attrs=("axis",))
 def softmax(g, tensor, axis: int = -1, name: Optional[str] = None):
     """exp(x) / sum(exp(x)) along ``axis``, computed stably (MPSGraph ``softMax(with:axis:name:)``)."""
-    return g._make("softmax", [g._as_tensor(tensor, "softmax")], {"axis": axis}, name)
+    return g._make("softmax", [g._as_tensor(tensor, f"softmax op {name or 'softmax'!r}")], {"axis": axis}, name)
 
 
 @gradient("softmax")
@@ -115,6 +124,7 @@ def _infer_sce(in_types, attrs):
         from ..errors import ShapeError
 
         raise ShapeError(f"source shape {x.shape} and labels shape {labels.shape} must be equal")
+    _one_axis(attrs["axis"])
     axis = normalize_axes(attrs["axis"], len(x.shape), "axis")[0]
     red = attrs["reduction"]
     if red == "none":

@@ -4,19 +4,41 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import numpy as np
+
 from ..errors import ShapeError
 from ..types import ShapedType, as_shape, num_elements
 from ._util import broadcast_shapes, normalize_axes, same_dtype, unbroadcast
 from .registry import defop, gradient
 
 
-def _int_list(v, what: str) -> tuple:
+def _label(type: str, name) -> str:
+    return f"{type} op {(name or type)!r}"
+
+
+def _is_int(x) -> bool:
+    """Ints and NumPy ints; bools, floats, strings and tensors are mistakes, not sizes or axes."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _int(v, what: str, label: str) -> int:
+    if not _is_int(v):
+        raise ShapeError(f"{label}: {what} must be an int, got {v!r}")
+    return int(v)
+
+
+def _int_list(v, what: str, label: str = "") -> tuple:
+    pre = f"{label}: " if label else ""
     if hasattr(v, "shape") and hasattr(v, "graph"):
-        raise ShapeError(f"{what} must be a list of ints, not a tensor")
+        raise ShapeError(f"{pre}{what} must be a list of ints, not a tensor")
+    items = [v] if _is_int(v) else v
     try:
-        return tuple(int(x) for x in (v if not isinstance(v, int) else [v]))
-    except (TypeError, ValueError):
-        raise ShapeError(f"{what} must be a list of ints, got {v!r}") from None
+        items = list(items)
+    except TypeError:
+        items = None
+    if items is None or isinstance(v, (str, bytes)) or not all(_is_int(x) for x in items):
+        raise ShapeError(f"{pre}{what} must be an int or a list of ints, got {v!r}")
+    return tuple(int(x) for x in items)
 
 
 def _infer_reshape(in_types, attrs):
@@ -45,7 +67,8 @@ def _infer_reshape(in_types, attrs):
        inputs=("tensor",), infer=_infer_reshape, category="shape", attrs=("shape",))
 def reshape(g, tensor, shape: Sequence[int], name: Optional[str] = None):
     """Same elements, new shape; one -1 is inferred (MPSGraph ``reshape(_:shape:name:)``)."""
-    return g._make("reshape", [g._as_tensor(tensor, "reshape")], {"shape": _int_list(shape, "shape")}, name)
+    label = _label("reshape", name)
+    return g._make("reshape", [g._as_tensor(tensor, label)], {"shape": _int_list(shape, "shape", label)}, name)
 
 
 @gradient("reshape")
@@ -67,8 +90,9 @@ def _infer_permute(in_types, attrs):
 def permute(g, tensor, permutation: Sequence[int], name: Optional[str] = None):
     """Reorder axes: output axis i is input axis ``permutation[i]``
     (MPSGraph ``transpose(_:permutation:name:)``)."""
-    tensor = g._as_tensor(tensor, "permute")
-    perm = _int_list(permutation, "permutation")
+    label = _label("permute", name)
+    tensor = g._as_tensor(tensor, label)
+    perm = _int_list(permutation, "permutation", label)
     r = len(tensor.shape)
     perm = tuple(p % r if -r <= p < r else p for p in perm) if r else perm
     return g._make("permute", [tensor], {"permutation": perm}, name)
@@ -97,8 +121,10 @@ def _infer_transpose(in_types, attrs):
        category="shape", attrs=("dimension", "with_dimension"))
 def transpose(g, tensor, dimension: int, with_dimension: int, name: Optional[str] = None):
     """Swap two axes (MPSGraph ``transposeTensor(_:dimension:withDimension:name:)``)."""
-    return g._make("transpose", [g._as_tensor(tensor, "transpose")],
-                   {"dimension": int(dimension), "with_dimension": int(with_dimension)}, name)
+    label = _label("transpose", name)
+    return g._make("transpose", [g._as_tensor(tensor, label)],
+                   {"dimension": _int(dimension, "dimension", label),
+                    "with_dimension": _int(with_dimension, "with_dimension", label)}, name)
 
 
 @gradient("transpose")
@@ -128,8 +154,10 @@ def _infer_slice(in_types, attrs):
 def slice(g, tensor, dimension: int, start: int, length: int, name: Optional[str] = None):
     """``length`` elements from ``start`` along ``dimension`` (negative start counts from the end)
     (MPSGraph ``sliceTensor(_:dimension:start:length:name:)``)."""
-    return g._make("slice", [g._as_tensor(tensor, "slice")],
-                   {"dimension": int(dimension), "start": int(start), "length": int(length)}, name)
+    label = _label("slice", name)
+    return g._make("slice", [g._as_tensor(tensor, label)],
+                   {"dimension": _int(dimension, "dimension", label), "start": _int(start, "start", label),
+                    "length": _int(length, "length", label)}, name)
 
 
 def _infer_slice_grad(in_types, attrs):
@@ -150,9 +178,14 @@ def slice_gradient(g, incoming_gradient, input_shape, dimension: int, start: int
                    name: Optional[str] = None):
     """Zeros of ``input_shape`` with ``incoming_gradient`` placed where ``slice`` read
     (MPSGraph ``sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:name:)``)."""
-    return g._make("slice_gradient", [g._as_tensor(incoming_gradient, "slice_gradient")],
-                   {"input_shape": as_shape(input_shape), "dimension": int(dimension), "start": int(start),
-                    "length": int(length)}, name)
+    label = _label("slice_gradient", name)
+    try:
+        shape = as_shape(input_shape, "input_shape")
+    except ShapeError as e:
+        raise ShapeError(f"{label}: {e}") from None
+    return g._make("slice_gradient", [g._as_tensor(incoming_gradient, label)],
+                   {"input_shape": shape, "dimension": _int(dimension, "dimension", label),
+                    "start": _int(start, "start", label), "length": _int(length, "length", label)}, name)
 
 
 @gradient("slice")
@@ -187,10 +220,11 @@ def _infer_concat(in_types, attrs):
        inputs=("tensors",), infer=_infer_concat, category="shape", attrs=("dimension",))
 def concat(g, tensors, dimension: int, name: Optional[str] = None):
     """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:name:)``)."""
-    if hasattr(tensors, "graph") or not tensors:
-        raise ShapeError(f"concat op {name or 'concat'!r}: needs a non-empty list of tensors")
-    ts = [g._as_tensor(t, "concat") for t in tensors]
-    return g._make("concat", ts, {"dimension": int(dimension)}, name)
+    label = _label("concat", name)
+    if hasattr(tensors, "graph") or not isinstance(tensors, (list, tuple)) or not tensors:
+        raise ShapeError(f"{label}: needs a non-empty list of tensors, got {tensors!r:.80}")
+    ts = [g._as_tensor(t, label) for t in tensors]
+    return g._make("concat", ts, {"dimension": _int(dimension, "dimension", label)}, name)
 
 
 @gradient("concat")
@@ -209,8 +243,11 @@ def _infer_broadcast(in_types, attrs):
     shape = attrs["shape"]
     if len(shape) < len(t.shape):
         raise ShapeError(f"cannot broadcast {t.shape} to the lower-rank shape {shape}")
-    got = broadcast_shapes(t.shape, shape)
-    if tuple(got) != tuple(shape):
+    try:
+        got = broadcast_shapes(t.shape, shape)
+    except ShapeError as e:
+        raise ShapeError(f"cannot broadcast {t.shape} to {shape}: {e}") from None
+    if any(a != b and -1 not in (a, b) for a, b in zip(got, shape)):  # -1: checked again at compile
         raise ShapeError(f"cannot broadcast {t.shape} to {shape}")
     return [ShapedType(shape, t.dtype)]
 
@@ -219,7 +256,14 @@ def _infer_broadcast(in_types, attrs):
        inputs=("tensor",), infer=_infer_broadcast, category="shape", attrs=("shape",))
 def broadcast(g, tensor, shape: Sequence[int], name: Optional[str] = None):
     """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``)."""
-    return g._make("broadcast", [g._as_tensor(tensor, "broadcast")], {"shape": as_shape(shape)}, name)
+    label = _label("broadcast", name)
+    if hasattr(shape, "graph"):
+        raise ShapeError(f"{label}: shape must be a list of ints, not a tensor")
+    try:
+        shape = as_shape(shape)
+    except ShapeError as e:
+        raise ShapeError(f"{label}: {e}") from None
+    return g._make("broadcast", [g._as_tensor(tensor, label)], {"shape": shape}, name)
 
 
 @gradient("broadcast")
@@ -243,7 +287,8 @@ def _infer_expand(in_types, attrs):
 def expand_dims(g, tensor, axis, name: Optional[str] = None):
     """Insert size-1 axes at ``axis`` (an int or list, positions in the output)
     (MPSGraph ``expandDims(_:axes:name:)``)."""
-    return g._make("expand_dims", [g._as_tensor(tensor, "expand_dims")], {"axes": _int_list(axis, "axis")}, name)
+    label = _label("expand_dims", name)
+    return g._make("expand_dims", [g._as_tensor(tensor, label)], {"axes": _int_list(axis, "axis", label)}, name)
 
 
 def _infer_squeeze(in_types, attrs):
@@ -262,9 +307,16 @@ def _infer_squeeze(in_types, attrs):
 @defop("squeeze", swift="squeeze(_:axes:name:)", objc="squeezeTensor:axes:name:",
        inputs=("tensor",), infer=_infer_squeeze, category="shape", attrs=("axes",))
 def squeeze(g, tensor, axes=None, name: Optional[str] = None):
-    """Remove size-1 axes (all of them when ``axes`` is None) (MPSGraph ``squeeze(_:axes:name:)``)."""
-    return g._make("squeeze", [g._as_tensor(tensor, "squeeze")],
-                   {"axes": None if axes is None else _int_list(axes, "axes")}, name)
+    """Remove size-1 axes (MPSGraph ``squeeze(_:axes:name:)``).
+
+    ``axes=None`` removes every size-1 axis; on a tensor with dynamic (-1) dims it removes the axes
+    known to be 1 when the op is built, so a dynamic dim that turns out to be 1 is kept.
+    """
+    label = _label("squeeze", name)
+    tensor = g._as_tensor(tensor, label)
+    if axes is None and -1 in tensor.shape:  # dynamic dims are kept: squeeze the dims known to be 1 now,
+        axes = [i for i, d in enumerate(tensor.shape) if d == 1]  # so build-time and run-time ranks agree
+    return g._make("squeeze", [tensor], {"axes": None if axes is None else _int_list(axes, "axes", label)}, name)
 
 
 def _reshape_back(g, op, dy):
