@@ -1,0 +1,33 @@
+// Pooling gradients as a gather, one thread per dx element in memory order: every window
+// (oh, ow) whose tap (kh, kw) lands on this element gives it dy[oh, ow] (max: only when that
+// tap is the window's argmax from pass 1; average: divided by the window's divisor).
+{{COMMON}}
+@group(0) @binding(0) var<storage, read> dy: array<{{T}}>;
+@group(0) @binding(1) var<storage, read> arg: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dx: array<{{T}}>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.y * nwg.x + wid.x) * 256u + lid;
+  if (i >= {{TOTAL}}u) { return; }
+  var r = i;
+{{DECODE}}
+  let yb = a_n * {{YSN}}u + a_c * {{YSC}}u;
+  let th0 = i32(a_h) + {{PT}};
+  let tw0 = i32(a_w) + {{PL}};
+  var acc = 0.0;
+  for (var kh = 0u; kh < KH; kh = kh + 1u) {
+    let th = th0 - i32(kh) * {{DY}};
+    if (th < 0 || th % {{SY}} != 0 || u32(th / {{SY}}) >= {{OH}}u) { continue; }
+    let oh = u32(th / {{SY}});
+    for (var kw = 0u; kw < KW; kw = kw + 1u) {
+      let tw = tw0 - i32(kw) * {{DX}};
+      if (tw < 0 || tw % {{SX}} != 0 || u32(tw / {{SX}}) >= {{OW}}u) { continue; }
+      let ow = u32(tw / {{SX}});
+      let k = yb + oh * {{YSH}}u + ow * {{YSW}}u;
+{{ACCUM}}
+    }
+  }
+  dx[i] = {{T}}(acc);
+}
