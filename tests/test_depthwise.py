@@ -86,7 +86,10 @@ def run_family(backend, desc, x, w, dy, layouts):
     dx = g.depthwise_convolution_2d_data_gradient(pdy, pw, output_shape=px.shape, descriptor=desc, name="dx")
     dw = g.depthwise_convolution_2d_weights_gradient(pdy, px, output_shape=pw.shape, descriptor=desc, name="dw")
     assert y.shape == dy.shape and dx.shape == x.shape and dw.shape == w.shape
+    before = [a.copy() for a in (x, w, dy)]
     r = run_on(backend, g, {px: x, pw: w, pdy: dy}, [y, dx, dw])
+    for a, b in zip((x, w, dy), before):  # feeds are never mutated
+        np.testing.assert_array_equal(a, b)
     return r[y], r[dx], r[dw]
 
 
