@@ -196,6 +196,9 @@ HEADER = """\
 import sys; "tests" in sys.path or sys.path.insert(0, "tests")  # run from the repository root
 import numpy as np, minigraph as mg
 from fuzz_strategies import leaf, up, arr, W, to_int, ints, softmax_ref, check_case, check_invalid, expect
+from fuzz_strategies import (depthwise2d_ref, depthwise2d_data_grad_ref, depthwise2d_weights_grad_ref, conv2d_ref,
+    conv2d_data_grad_ref, conv2d_weights_grad_ref, depthwise3d_ref, depthwise3d_data_grad_ref,
+    depthwise3d_weights_grad_ref, pool2d_ref, pool2d_grad_ref)
 g = mg.Graph()
 rng = np.random.default_rng({seed})
 N, P, A, T, F, OPS = {{}}, {{}}, [], [], [], []
@@ -938,12 +941,574 @@ DTYPE_WEIGHTS = [("float32", 10), ("float16", 3), ("int32", 3), ("int8", 2), ("u
                  ("int16", 1), ("uint16", 1), ("uint32", 1), ("uint64", 1), ("bool", 1)]
 
 
+# ------------------------------------------------------------ convolution family (independent refs)
+# Written from MPSGRAPH.md §2-§6, not from minigraph's kernels: §3 geometry, grouped convolution as a
+# sum over kernel taps of strided slices of the zero-padded input, data gradients as the adjoint
+# scatter, pooling as window gathers with validity masks.
+def geom(size, k, s, d, style, pb, pa, ceil=False):
+    """(pad_before, pad_after, out) per MPSGRAPH.md §3, or None when the output would be empty."""
+    K = (k - 1) * d + 1
+    style = int(style)
+    if style in (2, 4):  # TF_SAME (extra pad at the end), ONNX_SAME_LOWER (extra at the beginning)
+        out = -(-size // s)
+        T = max((out - 1) * s + K - size, 0)
+        small, big = T // 2, T - T // 2
+        return (small, big, out) if style == 2 else (big, small, out)
+    if style == 1:
+        pb = pa = 0
+    span = size + pb + pa - K
+    if span < 0:
+        return None
+    if ceil:
+        out = -(-span // s) + 1
+        if (out - 1) * s >= size + pb:  # the last window must start inside the input or the pad before it
+            out -= 1
+    else:
+        out = span // s + 1
+    return pb, pa, out
+
+
+def _tap_slices(k, s, d, out):
+    import itertools
+    for idx in itertools.product(*[range(x) for x in k]):
+        yield idx, tuple(slice(i * dd, i * dd + (o - 1) * ss + 1, ss) for i, dd, ss, o in zip(idx, d, s, out))
+
+
+def conv_nd(x, w, groups, s, d, pads, out):
+    """Grouped cross-correlation: x [N, Cin, *S], w [Cout, Cin/G, *k] -> [N, Cout, *out]."""
+    N, cin = x.shape[:2]
+    cout, cg = w.shape[:2]
+    G, og = groups, cout // groups
+    xp = np.pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in pads])
+    y = np.zeros((N, cout) + tuple(out))
+    for idx, sl in _tap_slices(w.shape[2:], s, d, out):
+        pg = xp[(slice(None), slice(None)) + sl].reshape((N, G, cg) + tuple(out))
+        wg = w[(slice(None), slice(None)) + idx].reshape(G, og, cg)
+        y += np.einsum("ngc...,goc->ngo...", pg, wg).reshape((N, cout) + tuple(out))
+    return y
+
+
+def conv_nd_data_grad(dy, w, groups, s, d, pads, in_sizes):
+    """Adjoint of conv_nd in x: scatter dy * w back through every tap, then drop the padding."""
+    N, cout = dy.shape[:2]
+    out = dy.shape[2:]
+    cg = w.shape[1]
+    G, og = groups, cout // groups
+    full = tuple(n + pb + pa for n, (pb, pa) in zip(in_sizes, pads))
+    dxp = np.zeros((N, G * cg) + full)
+    dyg = dy.reshape((N, G, og) + tuple(out))
+    for idx, sl in _tap_slices(w.shape[2:], s, d, out):
+        wg = w[(slice(None), slice(None)) + idx].reshape(G, og, cg)
+        dxp[(slice(None), slice(None)) + sl] += np.einsum("ngo...,goc->ngc...", dyg, wg).reshape(
+            (N, G * cg) + tuple(out))
+    crop = tuple(slice(pb, pb + n) for n, (pb, pa) in zip(in_sizes, pads))
+    return dxp[(slice(None), slice(None)) + crop]
+
+
+def conv_nd_weights_grad(dy, x, groups, s, d, pads, k):
+    N, cin = x.shape[:2]
+    cout = dy.shape[1]
+    out = dy.shape[2:]
+    G, cg, og = groups, cin // groups, cout // groups
+    xp = np.pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in pads])
+    dyg = dy.reshape((N, G, og) + tuple(out))
+    dw = np.zeros((cout, cg) + tuple(k))
+    for idx, sl in _tap_slices(k, s, d, out):
+        pg = xp[(slice(None), slice(None)) + sl].reshape((N, G, cg) + tuple(out))
+        dw[(slice(None), slice(None)) + idx] = np.einsum("ngos,ngcs->goc", dyg.reshape(N, G, og, -1),
+                                                         pg.reshape(N, G, cg, -1)).reshape(cout, cg)
+    return dw
+
+
+def _nchw(x, layout):
+    return x.transpose(0, 3, 1, 2) if layout == "NHWC" else x
+
+
+def _from_nchw(y, layout):
+    return y.transpose(0, 2, 3, 1) if layout == "NHWC" else y
+
+
+def _oihw(w, layout):
+    return w.transpose(3, 2, 0, 1) if layout == "HWIO" else w
+
+
+def _from_oihw(w, layout):
+    return w.transpose(2, 3, 1, 0) if layout == "HWIO" else w
+
+
+def _geo2(h, w, kh, kw, strides, dil, style, pads, ceil=False):
+    sy, sx = strides
+    dy_, dx_ = dil
+    pt, pb, pl, pr = pads
+    gy = geom(h, kh, sy, dy_, style, pt, pb, ceil)
+    gx = geom(w, kw, sx, dx_, style, pl, pr, ceil)
+    return gy, gx
+
+
+def conv2d_ref(x, w, groups=1, strides=(1, 1), dil=(1, 1), style=0, pads=(0, 0, 0, 0), layout="NCHW",
+               wlayout="OIHW"):
+    """convolution_2d per MPSGRAPH.md §6 (strides and dilations as (y, x); pads (top, bottom, left, right))."""
+    xc, wc = _nchw(x, layout), _oihw(w, wlayout)
+    (pt, pb, oh), (pl, pr, ow) = _geo2(xc.shape[2], xc.shape[3], wc.shape[2], wc.shape[3], strides, dil, style, pads)
+    return _from_nchw(conv_nd(xc, wc, groups, strides, dil, [(pt, pb), (pl, pr)], (oh, ow)), layout)
+
+
+def conv2d_data_grad_ref(dy, w, out_shape, groups=1, strides=(1, 1), dil=(1, 1), style=0, pads=(0, 0, 0, 0),
+                         layout="NCHW", wlayout="OIHW"):
+    dyc, wc = _nchw(dy, layout), _oihw(w, wlayout)
+    n, c, h, wd = out_shape if layout == "NCHW" else (out_shape[0], out_shape[3], out_shape[1], out_shape[2])
+    (pt, pb, _), (pl, pr, _) = _geo2(h, wd, wc.shape[2], wc.shape[3], strides, dil, style, pads)
+    return _from_nchw(conv_nd_data_grad(dyc, wc, groups, strides, dil, [(pt, pb), (pl, pr)], (h, wd)), layout)
+
+
+def conv2d_weights_grad_ref(dy, x, w_shape, groups=1, strides=(1, 1), dil=(1, 1), style=0, pads=(0, 0, 0, 0),
+                            layout="NCHW", wlayout="OIHW"):
+    dyc, xc = _nchw(dy, layout), _nchw(x, layout)
+    o, i, kh, kw = w_shape if wlayout == "OIHW" else (w_shape[3], w_shape[2], w_shape[0], w_shape[1])
+    (pt, pb, _), (pl, pr, _) = _geo2(xc.shape[2], xc.shape[3], kh, kw, strides, dil, style, pads)
+    return _from_oihw(conv_nd_weights_grad(dyc, xc, groups, strides, dil, [(pt, pb), (pl, pr)], (kh, kw)), wlayout)
+
+
+def _dw_as_grouped(w_oihw):
+    """Depthwise OIHW weights [M, C, kH, kW] as grouped weights [C*M, 1, kH, kW]: o = c*M + m (§2.4)."""
+    m, c = w_oihw.shape[:2]
+    return w_oihw.transpose(1, 0, 2, 3).reshape((c * m, 1) + w_oihw.shape[2:])
+
+
+def depthwise2d_ref(x, w, **kw):
+    layout, wlayout = kw.get("layout", "NCHW"), kw.get("wlayout", "OIHW")
+    wc = _dw_as_grouped(_oihw(w, wlayout))
+    c = _nchw(x, layout).shape[1]
+    return conv2d_ref(x, wc, groups=c, strides=kw.get("strides", (1, 1)), dil=kw.get("dil", (1, 1)),
+                      style=kw.get("style", 0), pads=kw.get("pads", (0, 0, 0, 0)), layout=layout, wlayout="OIHW")
+
+
+def depthwise2d_data_grad_ref(dy, w, out_shape, **kw):
+    layout, wlayout = kw.get("layout", "NCHW"), kw.get("wlayout", "OIHW")
+    wc = _dw_as_grouped(_oihw(w, wlayout))
+    c = out_shape[1] if layout == "NCHW" else out_shape[3]
+    return conv2d_data_grad_ref(dy, wc, out_shape, groups=c, strides=kw.get("strides", (1, 1)),
+                                dil=kw.get("dil", (1, 1)), style=kw.get("style", 0),
+                                pads=kw.get("pads", (0, 0, 0, 0)), layout=layout, wlayout="OIHW")
+
+
+def depthwise2d_weights_grad_ref(dy, x, w_shape, **kw):
+    layout, wlayout = kw.get("layout", "NCHW"), kw.get("wlayout", "OIHW")
+    m, c, kh, kwd = w_shape if wlayout == "OIHW" else (w_shape[3], w_shape[2], w_shape[0], w_shape[1])
+    g = conv2d_weights_grad_ref(dy, x, (c * m, 1, kh, kwd), groups=c, strides=kw.get("strides", (1, 1)),
+                                dil=kw.get("dil", (1, 1)), style=kw.get("style", 0),
+                                pads=kw.get("pads", (0, 0, 0, 0)), layout=layout, wlayout="OIHW")
+    return _from_oihw(g.reshape(c, m, kh, kwd).transpose(1, 0, 2, 3), wlayout)
+
+
+def _to_ncdhw(x, cdi):
+    r = x.ndim
+    x = np.moveaxis(x, r + cdi, r - 4)
+    return x.reshape((-1,) + x.shape[-4:]), x.shape[:-4]
+
+
+def _from_ncdhw(y, batch, cdi):
+    y = y.reshape(tuple(batch) + y.shape[1:])
+    r = y.ndim
+    return np.moveaxis(y, r - 4, r + cdi)
+
+
+def _geo3(sizes, k, strides, dil, style, pv):
+    return [geom(sizes[a], k[a], strides[a], dil[a], style, pv[2 * a], pv[2 * a + 1]) for a in range(3)]
+
+
+def depthwise3d_ref(x, w, strides=(1, 1, 1), dil=(1, 1, 1), pv=(0,) * 6, style=0, cdi=-4):
+    """depthwise_convolution_3d per MPSGRAPH.md §5: output channel o reads input channel o // M, filter o."""
+    xc, batch = _to_ncdhw(x, cdi)
+    wc = np.moveaxis(w, 4 + cdi, 0)  # [C*M, kD, kH, kW]
+    c = xc.shape[1]
+    geo = _geo3(xc.shape[2:], wc.shape[1:], strides, dil, style, pv)
+    y = conv_nd(xc, wc[:, None], c, strides, dil, [(a, b) for a, b, _ in geo], [o for _, _, o in geo])
+    return _from_ncdhw(y, batch, cdi)
+
+
+def depthwise3d_data_grad_ref(dy, w, out_shape, strides=(1, 1, 1), dil=(1, 1, 1), pv=(0,) * 6, style=0, cdi=-4):
+    dyc, batch = _to_ncdhw(dy, cdi)
+    wc = np.moveaxis(w, 4 + cdi, 0)
+    r = len(out_shape)
+    ca = r + cdi
+    c = out_shape[ca]
+    sizes = [out_shape[a] for a in range(r - 4, r) if a != ca]
+    geo = _geo3(sizes, wc.shape[1:], strides, dil, style, pv)
+    dx = conv_nd_data_grad(dyc, wc[:, None], c, strides, dil, [(a, b) for a, b, _ in geo], sizes)
+    return _from_ncdhw(dx, batch, cdi)
+
+
+def depthwise3d_weights_grad_ref(dy, x, w_shape, strides=(1, 1, 1), dil=(1, 1, 1), pv=(0,) * 6, style=0, cdi=-4):
+    dyc, _ = _to_ncdhw(dy, cdi)
+    xc, _ = _to_ncdhw(x, cdi)
+    k = [w_shape[a] for a in range(4) if a != 4 + cdi]
+    geo = _geo3(xc.shape[2:], k, strides, dil, style, pv)
+    dw = conv_nd_weights_grad(dyc, xc, xc.shape[1], strides, dil, [(a, b) for a, b, _ in geo], k)
+    return np.moveaxis(dw[:, 0], 0, 4 + cdi)
+
+
+def _pool_index(out, s, pb, k, d):
+    return np.arange(out)[:, None] * s - pb + np.arange(k)[None, :] * d  # [out, k]
+
+
+def _pool_parts(x, k, strides, dil, style, pads, ceil):
+    n, c, h, w = x.shape
+    (pt, pb, oh), (pl, pr, ow) = _geo2(h, w, k[0], k[1], strides, dil, style, pads, ceil)
+    ih = _pool_index(oh, strides[0], pt, k[0], dil[0])
+    iw = _pool_index(ow, strides[1], pl, k[1], dil[1])
+    vh, vw = (ih >= 0) & (ih < h), (iw >= 0) & (iw < w)
+    inpad_h, inpad_w = (ih >= -pt) & (ih < h + pb), (iw >= -pl) & (iw < w + pr)
+    gath = x[:, :, np.clip(ih, 0, h - 1)[:, :, None, None], np.clip(iw, 0, w - 1)[None, None, :, :]]
+    mask = vh[:, :, None, None] & vw[None, None, :, :]  # [OH, kh, OW, kw]
+    padmask = inpad_h[:, :, None, None] & inpad_w[None, None, :, :]
+    return gath, mask, padmask, ih, iw
+
+
+def pool2d_ref(x, kind, k, strides=(1, 1), dil=(1, 1), style=0, pads=(0, 0, 0, 0), ceil=False,
+               include_pad=False, layout="NCHW"):
+    """max/avg pooling: max over input taps; avg divides by input taps (or padded-extent taps)."""
+    xc = _nchw(x, layout)
+    g, mask, padmask, _, _ = _pool_parts(xc, k, strides, dil, style, pads, ceil)
+    if kind == "max":
+        y = np.where(mask, g, -np.inf).max(axis=(3, 5))
+    else:
+        cnt = (padmask if include_pad else mask).sum(axis=(1, 3))
+        y = np.where(mask, g, 0.0).sum(axis=(3, 5)) / cnt
+    return _from_nchw(y, layout)
+
+
+def pool2d_grad_ref(dy, x, kind, k, strides=(1, 1), dil=(1, 1), style=0, pads=(0, 0, 0, 0), ceil=False,
+                    include_pad=False, layout="NCHW"):
+    """avg: dy / count to every input tap; max: dy to the first maximal input tap (kernel row, then column)."""
+    xc, dyc = _nchw(x, layout), _nchw(dy, layout)
+    n, c, h, w = xc.shape
+    g, mask, padmask, ih, iw = _pool_parts(xc, k, strides, dil, style, pads, ceil)
+    OH, kh = ih.shape
+    OW, kw = iw.shape
+    dx = np.zeros((n, c, h, w))
+    if kind == "max":
+        vals = np.where(mask, g, -np.inf).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, OH, OW, kh * kw)
+        first = np.argmax(vals, axis=-1)  # first maximal tap in row-major (i, j) order
+        ti, tj = first // kw, first % kw
+        rows = ih[np.arange(OH)[:, None], ti]  # [n, c, OH, OW] via broadcasting on the last axes
+        cols = iw[np.arange(OW)[None, :], tj]
+        nn, cc = np.meshgrid(np.arange(n), np.arange(c), indexing="ij")
+        np.add.at(dx, (nn[:, :, None, None], cc[:, :, None, None], rows, cols), dyc)
+    else:
+        cnt = (padmask if include_pad else mask).sum(axis=(1, 3))
+        share = dyc / cnt
+        for i in range(kh):
+            for j in range(kw):
+                m = mask[:, i, :, j]
+                oh_, ow_ = np.nonzero(m)
+                np.add.at(dx, (slice(None), slice(None), ih[oh_, i], iw[ow_, j]), share[:, :, oh_, ow_])
+    return _from_nchw(dx, layout)
+
+
+_STYLE_NAMES = ["EXPLICIT", "TF_VALID", "TF_SAME", "EXPLICIT_OFFSET", "ONNX_SAME_LOWER"]
+
+
+def _spell_enum(d, enum_name, member, value):
+    return d.choice([f"mg.{enum_name}.{member}", repr(member), repr(member.lower()), str(value)])
+
+
+def _float_source(p, shape, dtype):
+    """An existing float node of exactly this shape (exact values), or a new leaf."""
+    n = p.pick(lambda n: n.shape == tuple(shape) and n.dtype == dtype)
+    return n if (n is not None and p.d.coin(0.5)) else p.leaf(tuple(shape), dtype)
+
+
+def _conv_dtype(p):
+    src = p.pick(lambda n: n.kind == "float" and n.rank == 4 and n.size > 0)
+    dt = src.dtype if src is not None else ("float16" if p.d.coin(0.15) else "float32")
+    return src, dt
+
+
+def _desc2d(p, cls, strides, dil, style, pads, layout, wlayout, extra=""):
+    d = p.d
+    k = p.fresh()
+    fields = [f"stride_in_x={strides[1]}", f"stride_in_y={strides[0]}", f"dilation_rate_in_x={dil[1]}",
+              f"dilation_rate_in_y={dil[0]}", f"padding_top={pads[0]}", f"padding_bottom={pads[1]}",
+              f"padding_left={pads[2]}", f"padding_right={pads[3]}",
+              f"padding_style={_spell_enum(d, 'PaddingStyle', _STYLE_NAMES[style], style)}",
+              f"data_layout={_spell_enum(d, 'TensorNamedDataLayout', layout, 0 if layout == 'NCHW' else 1)}",
+              f"weights_layout={_spell_enum(d, 'TensorNamedDataLayout', wlayout, 2 if wlayout == 'OIHW' else 3)}"]
+    p.emit(f"d{k} = mg.{cls}({', '.join(fields)}{extra})")
+    return f"d{k}"
+
+
+def _scribble(p, desc):
+    """Edit the descriptor after the op is built: ops keep a copy, so results must not change."""
+    if p.d.coin(0.3):
+        p.emit(f"{desc}.stride_in_x = 3; {desc}.padding_left = 5; {desc}.padding_style = mg.PaddingStyle.TF_VALID")
+
+
+def _rand_geometry2d(p, h, w, kh, kw, ceil=False, max_tries=8):
+    d = p.d
+    for _ in range(max_tries):
+        strides = (d.int(1, 3), d.int(1, 3))
+        dil = (d.int(1, 2), d.int(1, 2))
+        style = d.choice([0, 0, 1, 2, 4])
+        pads = tuple(d.int(0, 2) for _ in range(4))
+        gy, gx = _geo2(h, w, kh, kw, strides, dil, style, pads, ceil)
+        if gy is not None and gx is not None and gy[2] >= 1 and gx[2] >= 1:
+            return strides, dil, style, pads, gy, gx
+    return None
+
+
+def _conv_err(K, mx, mw, ex, ew, dt):
+    return K * (mx * ew + mw * ex + ex * ew) + C * (K + 1) * U[dt] * K * mx * mw
+
+
+def _kwtxt(strides, dil, style, pads, layout, wlayout):
+    return f"strides={strides}, dil={dil}, style={style}, pads={pads}, layout={layout!r}, wlayout={wlayout!r}"
+
+
+def op_depthwise2d(p):
+    """One of the three depthwise 2D ops with a random descriptor."""
+    d = p.d
+    src, dt = _conv_dtype(p)
+    layout, wlayout = d.choice(["NCHW", "NHWC"]), d.choice(["OIHW", "HWIO"])
+    if src is not None and d.coin(0.6):
+        n, c, h, w = src.shape if layout == "NCHW" else (src.shape[0], src.shape[3], src.shape[1], src.shape[2])
+    else:
+        src = None
+        n, c, h, w = d.int(1, 2), d.int(1, 3), d.int(1, 6), d.int(1, 6)
+    m, kh, kw = d.int(1, 2), d.int(1, 3), d.int(1, 3)
+    geo = _rand_geometry2d(p, h, w, kh, kw)
+    if geo is None:
+        return None
+    strides, dil, style, pads, (pt, pb, oh), (pl, pr, ow) = geo
+    xs = (n, c, h, w) if layout == "NCHW" else (n, h, w, c)
+    ws = (m, c, kh, kw) if wlayout == "OIHW" else (kh, kw, c, m)
+    ys = (n, c * m, oh, ow) if layout == "NCHW" else (n, oh, ow, c * m)
+    which = d.choice(["forward", "forward", "data", "weights"])
+    desc = _desc2d(p, "DepthwiseConvolution2DOpDescriptor", strides, dil, style, pads, layout, wlayout)
+    kwt = _kwtxt(strides, dil, style, pads, layout, wlayout)
+    nm = f"n{p.n}"
+    if which == "forward":
+        x = src if src is not None else p.leaf(xs, dt)
+        wt = p.leaf(ws, dt)
+        K = kh * kw
+        node = p.op(f"g.depthwise_convolution_2d({x.t}, {wt.t}, {desc}, name={nm!r})",
+                    f"depthwise2d_ref({x.ref}, {wt.ref}, {kwt})", ys, dt, -K * x.M * wt.M, K * x.M * wt.M,
+                    _conv_err(K, x.M, wt.M, x.err, wt.err, dt), x.phs | wt.phs, "depthwise_convolution_2d")
+    elif which == "data":
+        dy = _float_source(p, ys, dt)
+        wt = p.leaf(ws, dt)
+        K = m * kh * kw
+        node = p.op(f"g.depthwise_convolution_2d_data_gradient({dy.t}, {wt.t}, {list(xs)!r}, {desc}, name={nm!r})",
+                    f"depthwise2d_data_grad_ref({dy.ref}, {wt.ref}, {xs!r}, {kwt})", xs, dt, -K * dy.M * wt.M,
+                    K * dy.M * wt.M, _conv_err(K, dy.M, wt.M, dy.err, wt.err, dt), dy.phs | wt.phs,
+                    "depthwise_convolution_2d_data_gradient")
+    else:
+        dy = p.leaf(ys, dt)
+        x = src if src is not None else p.leaf(xs, dt)
+        K = n * oh * ow
+        node = p.op(f"g.depthwise_convolution_2d_weights_gradient({dy.t}, {x.t}, {list(ws)!r}, {desc}, name={nm!r})",
+                    f"depthwise2d_weights_grad_ref({dy.ref}, {x.ref}, {ws!r}, {kwt})", ws, dt, -K * dy.M * x.M,
+                    K * dy.M * x.M, _conv_err(K, dy.M, x.M, dy.err, x.err, dt), dy.phs | x.phs,
+                    "depthwise_convolution_2d_weights_gradient")
+    if node is not None:
+        _scribble(p, desc)
+    return node
+
+
+def op_conv2d(p):
+    d = p.d
+    src, dt = _conv_dtype(p)
+    layout, wlayout = d.choice(["NCHW", "NHWC"]), d.choice(["OIHW", "HWIO"])
+    G = d.int(1, 3)
+    if src is not None and d.coin(0.6):
+        n, cin, h, w = src.shape if layout == "NCHW" else (src.shape[0], src.shape[3], src.shape[1], src.shape[2])
+        if cin % G:
+            G = 1
+    else:
+        src = None
+        n, cin, h, w = d.int(1, 2), G * d.int(1, 2), d.int(1, 6), d.int(1, 6)
+    cout = G * d.int(1, 2)
+    kh, kw = d.int(1, 3), d.int(1, 3)
+    geo = _rand_geometry2d(p, h, w, kh, kw)
+    if geo is None:
+        return None
+    strides, dil, style, pads, (pt, pb, oh), (pl, pr, ow) = geo
+    cg = cin // G
+    xs = (n, cin, h, w) if layout == "NCHW" else (n, h, w, cin)
+    ws = (cout, cg, kh, kw) if wlayout == "OIHW" else (kh, kw, cg, cout)
+    ys = (n, cout, oh, ow) if layout == "NCHW" else (n, oh, ow, cout)
+    desc = _desc2d(p, "Convolution2DOpDescriptor", strides, dil, style, pads, layout, wlayout, f", groups={G}")
+    kwt = f"groups={G}, " + _kwtxt(strides, dil, style, pads, layout, wlayout)
+    nm = f"n{p.n}"
+    which = d.choice(["forward", "forward", "data", "weights"])
+    if which == "forward":
+        x = src if src is not None else p.leaf(xs, dt)
+        wt = p.leaf(ws, dt)
+        K = cg * kh * kw
+        node = p.op(f"g.convolution_2d({x.t}, {wt.t}, {desc}, name={nm!r})", f"conv2d_ref({x.ref}, {wt.ref}, {kwt})",
+                    ys, dt, -K * x.M * wt.M, K * x.M * wt.M, _conv_err(K, x.M, wt.M, x.err, wt.err, dt),
+                    x.phs | wt.phs, "convolution_2d")
+    elif which == "data":
+        dy = _float_source(p, ys, dt)
+        wt = p.leaf(ws, dt)
+        K = (cout // G) * kh * kw
+        node = p.op(f"g.convolution_2d_data_gradient({dy.t}, {wt.t}, {list(xs)!r}, {desc}, name={nm!r})",
+                    f"conv2d_data_grad_ref({dy.ref}, {wt.ref}, {xs!r}, {kwt})", xs, dt, -K * dy.M * wt.M,
+                    K * dy.M * wt.M, _conv_err(K, dy.M, wt.M, dy.err, wt.err, dt), dy.phs | wt.phs,
+                    "convolution_2d_data_gradient")
+    else:
+        dy = p.leaf(ys, dt)
+        x = src if src is not None else p.leaf(xs, dt)
+        K = n * oh * ow
+        node = p.op(f"g.convolution_2d_weights_gradient({dy.t}, {x.t}, {list(ws)!r}, {desc}, name={nm!r})",
+                    f"conv2d_weights_grad_ref({dy.ref}, {x.ref}, {ws!r}, {kwt})", ws, dt, -K * dy.M * x.M,
+                    K * dy.M * x.M, _conv_err(K, dy.M, x.M, dy.err, x.err, dt), dy.phs | x.phs,
+                    "convolution_2d_weights_gradient")
+    if node is not None:
+        _scribble(p, desc)
+    return node
+
+
+def op_depthwise3d(p):
+    d = p.d
+    dt = "float16" if d.coin(0.1) else "float32"
+    cdi = d.choice([-4, -3, -2, -1])
+    nb = d.int(0, 2)
+    batch = tuple(d.int(1, 2) for _ in range(nb))
+    c, m = d.int(1, 3), d.int(1, 2)
+    sizes = [d.int(1, 4) for _ in range(3)]
+    k = [d.int(1, 3) for _ in range(3)]
+    for _ in range(8):
+        strides = tuple(d.int(1, 2) for _ in range(3))
+        dil = tuple(d.int(1, 2) for _ in range(3))
+        style = d.choice([0, 0, 1, 2, 4])
+        pv = tuple(d.int(0, 2) for _ in range(6))
+        geo = _geo3(sizes, k, strides, dil, style, pv)
+        if all(gg is not None and gg[2] >= 1 for gg in geo):
+            break
+    else:
+        return None
+    out = [o for _, _, o in geo]
+
+    def place(ch, sp):
+        last = list(sp)
+        last.insert(4 + cdi, ch)
+        return last
+
+    xs = batch + tuple(place(c, sizes))
+    ws = tuple(place(c * m, k))
+    ys = batch + tuple(place(c * m, out))
+    kk = p.fresh()
+    style_txt = _spell_enum(d, "PaddingStyle", _STYLE_NAMES[style], style)
+    p.emit(f"d{kk} = mg.DepthwiseConvolution3DOpDescriptor(strides={list(strides)}, dilation_rates={list(dil)}, "
+           f"padding_values={list(pv)}, padding_style={style_txt}, channel_dimension_index={cdi})")
+    desc = f"d{kk}"
+    kwt = f"strides={strides}, dil={dil}, pv={pv}, style={style}, cdi={cdi}"
+    nm = f"n{p.n}"
+    which = d.choice(["forward", "forward", "data", "weights"])
+    K3 = k[0] * k[1] * k[2]
+    if which == "forward":
+        x = _float_source(p, xs, dt)
+        wt = p.leaf(ws, dt)
+        node = p.op(f"g.depthwise_convolution_3d({x.t}, {wt.t}, {desc}, name={nm!r})",
+                    f"depthwise3d_ref({x.ref}, {wt.ref}, {kwt})", ys, dt, -K3 * x.M * wt.M, K3 * x.M * wt.M,
+                    _conv_err(K3, x.M, wt.M, x.err, wt.err, dt), x.phs | wt.phs, "depthwise_convolution_3d")
+    elif which == "data":
+        dy = _float_source(p, ys, dt)
+        wt = p.leaf(ws, dt)
+        node = p.op(f"g.depthwise_convolution_3d_data_gradient({dy.t}, {wt.t}, {list(xs)!r}, {desc}, name={nm!r})",
+                    f"depthwise3d_data_grad_ref({dy.ref}, {wt.ref}, {xs!r}, {kwt})", xs, dt, -m * K3 * dy.M * wt.M,
+                    m * K3 * dy.M * wt.M, _conv_err(m * K3, dy.M, wt.M, dy.err, wt.err, dt), dy.phs | wt.phs,
+                    "depthwise_convolution_3d_data_gradient")
+    else:
+        dy = p.leaf(ys, dt)
+        x = _float_source(p, xs, dt)
+        K = int(np.prod(batch, dtype=np.int64)) * out[0] * out[1] * out[2]
+        node = p.op(f"g.depthwise_convolution_3d_weights_gradient({dy.t}, {x.t}, {list(ws)!r}, {desc}, name={nm!r})",
+                    f"depthwise3d_weights_grad_ref({dy.ref}, {x.ref}, {ws!r}, {kwt})", ws, dt, -K * dy.M * x.M,
+                    K * dy.M * x.M, _conv_err(K, dy.M, x.M, dy.err, x.err, dt), dy.phs | x.phs,
+                    "depthwise_convolution_3d_weights_gradient")
+    return node
+
+
+def op_pool(p):
+    d = p.d
+    src, dt = _conv_dtype(p)
+    layout = d.choice(["NCHW", "NHWC"])
+    if src is not None and d.coin(0.6):
+        n, c, h, w = src.shape if layout == "NCHW" else (src.shape[0], src.shape[3], src.shape[1], src.shape[2])
+    else:
+        src = None
+        n, c, h, w = d.int(1, 2), d.int(1, 3), d.int(1, 6), d.int(1, 6)
+    kh, kw = d.int(1, 3), d.int(1, 3)
+    ceil = d.coin(0.3)
+    include = d.coin(0.4)
+    kind = d.choice(["max", "avg"])
+    geo = _rand_geometry2d(p, h, w, kh, kw, ceil)
+    if geo is None:
+        return None
+    strides, dil, style, pads, (pt, pb, oh), (pl, pr, ow) = geo
+    # windows that hold no input element are rejected at build time (except avg with include_pad)
+    ih, iw = _pool_index(oh, strides[0], pt, kh, dil[0]), _pool_index(ow, strides[1], pl, kw, dil[1])
+    empty = not (((ih >= 0) & (ih < h)).any(axis=1).all() and ((iw >= 0) & (iw < w)).any(axis=1).all())
+    if empty and not (kind == "avg" and include):
+        return None
+    if empty:
+        cnt_h = ((ih >= -pt) & (ih < h + pb)).sum(axis=1)
+        cnt_w = ((iw >= -pl) & (iw < w + pr)).sum(axis=1)
+        if (cnt_h == 0).any() or (cnt_w == 0).any():
+            return None
+    xs = (n, c, h, w) if layout == "NCHW" else (n, h, w, c)
+    ys = (n, c, oh, ow) if layout == "NCHW" else (n, oh, ow, c)
+    kk = p.fresh()
+    style_txt = _spell_enum(d, "PaddingStyle", _STYLE_NAMES[style], style)
+    lay_txt = _spell_enum(d, "TensorNamedDataLayout", layout, 0 if layout == "NCHW" else 1)
+    p.emit(f"d{kk} = mg.Pooling2DOpDescriptor(kernel_width={kw}, kernel_height={kh}, stride_in_x={strides[1]}, "
+           f"stride_in_y={strides[0]}, dilation_rate_in_x={dil[1]}, dilation_rate_in_y={dil[0]}, "
+           f"padding_top={pads[0]}, padding_bottom={pads[1]}, padding_left={pads[2]}, padding_right={pads[3]}, "
+           f"padding_style={style_txt}, data_layout={lay_txt}, ceil_mode={ceil}, include_zero_pad_to_average={include})")
+    desc = f"d{kk}"
+    kwt = (f"{kind!r}, ({kh}, {kw}), strides={strides}, dil={dil}, style={style}, pads={pads}, ceil={ceil}, "
+           f"include_pad={include}, layout={layout!r}")
+    nm = f"n{p.n}"
+    u = U[dt]
+    taps = kh * kw
+    if d.coin(0.6):
+        x = src if src is not None else p.leaf(xs, dt)
+        err = x.err if kind == "max" else x.err + C * (taps + 2) * u * x.M
+        lo, hi = (x.lo, x.hi) if not (kind == "avg" and include) else (min(x.lo, 0.0), max(x.hi, 0.0))
+        node = p.op(f"g.{kind}_pooling_2d({x.t}, {desc}, name={nm!r})", f"pool2d_ref({x.ref}, {kwt})", ys, dt,
+                    lo, hi, err, x.phs, f"{kind}_pooling_2d")
+    else:
+        x = src if (src is not None and (kind == "avg" or src.err == 0)) else p.leaf(xs, dt)
+        dy = p.leaf(ys, dt)
+        over = (-(-kh * dil[0] // strides[0])) * (-(-kw * dil[1] // strides[1])) * taps
+        M = over * dy.M
+        node = p.op(f"g.{kind}_pooling_2d_gradient({dy.t}, {x.t}, {desc}, name={nm!r})",
+                    f"pool2d_grad_ref({dy.ref}, {x.ref}, {kwt})", xs, dt, -M, M,
+                    over * dy.err + C * (over + 2) * u * M, dy.phs | x.phs, f"{kind}_pooling_2d_gradient")
+    if node is not None:
+        _scribble(p, desc)
+    return node
+
+
+def _register_conv_family():
+    from minigraph.ops import OPS
+
+    table = [("depthwise_convolution_2d", op_depthwise2d, 1.5), ("convolution_2d", op_conv2d, 1.2),
+             ("depthwise_convolution_3d", op_depthwise3d, 0.8), ("max_pooling_2d", op_pool, 1.0)]
+    for opname, gen, w in table:
+        if opname in OPS and all(gen is not f for f, _ in EXTRA_OPS):
+            EXTRA_OPS.append((gen, w))
+
+
 def gen_valid(d, max_ops=8, table=None):
     """A random valid program. Returns the Program (``.source()`` is the reproducer)."""
     dynamic = d.coin(0.3)
     p = Program(d, dynamic=dynamic, allow_zero=d.coin(0.08))
     dtype = _weighted(d, [(k, w) for k, w in DTYPE_WEIGHTS])
     p.leaf(p.rand_shape(), dtype)
+    _register_conv_family()
     table = table or (OP_TABLE + EXTRA_OPS)
     for _ in range(d.int(1, max_ops)):
         for _attempt in range(6):
@@ -1706,6 +2271,161 @@ def inv_zero_size_reduce(p, d):
     return True
 
 
+def _bad_desc_field(d, kind):
+    """(field text, expected class) that makes a descriptor invalid."""
+    if kind == "pool":
+        return d.choice(["kernel_width=0", "kernel_height=-1", "stride_in_x=0", "padding_top=-1", "kernel_width=1.5",
+                         "padding_style=3", "padding_style='bogus'", "data_layout='OIHW'", "stride_in_y=True"])
+    if kind == "3d":
+        return d.choice(["strides=[1, 1]", "dilation_rates=[1, 0, 1]", "padding_values=[0] * 5",
+                         "padding_values=[0, 0, -1, 0, 0, 0]", "channel_dimension_index=0",
+                         "channel_dimension_index=-5", "padding_style=3", "strides=5", "padding_style='nope'"])
+    return d.choice(["stride_in_x=0", "dilation_rate_in_y=0", "padding_left=-1", "padding_style=3",
+                     "padding_style='bogus'", "data_layout='OIHW'", "data_layout=mg.TensorNamedDataLayout.CHW",
+                     "weights_layout='NCHW'", "stride_in_x=1.5", "stride_in_y=True"]
+                    + (["groups=0"] if kind == "conv" else []))
+
+
+def inv_conv_family(p, d):
+    """Bad descriptors, ranks, channels, dtypes, output_shape, empty outputs for the conv family."""
+    from minigraph.ops import OPS
+
+    fams = [f for f, op in (("dw", "depthwise_convolution_2d"), ("conv", "convolution_2d"),
+                            ("3d", "depthwise_convolution_3d"), ("pool", "max_pooling_2d")) if op in OPS]
+    if not fams:
+        return False
+    fam = d.choice(fams)
+    nm = _name(d)
+    k = p.fresh()
+    n, c, h, w = d.int(1, 2), d.int(1, 3), d.int(3, 5), d.int(3, 5)
+    case = d.choice(["desc", "rank", "channels", "dtype", "empty", "dtype_int", "wrong_class"]
+                    + (["data_shape", "weights_shape"] if fam != "pool" else ["grad_shape"]))
+    classes = "mg.ShapeError"
+    if fam == "pool":
+        kind = d.choice(["max", "avg"])
+        op = f"{kind}_pooling_2d"
+        fields = {"kernel_width": "2", "kernel_height": "2"}
+        xs = (n, c, h, w)
+        if case == "desc":
+            fields.update([_bad_desc_field(d, "pool").split("=", 1)])
+            classes = "mg.DescriptorError"
+        elif case == "rank":
+            xs = (c, h, w)
+        elif case == "empty":
+            fields.update(padding_top="3", padding_bottom="0", kernel_height="1", kernel_width="1")
+        elif case == "wrong_class":
+            p.emit(f"d{k} = mg.DepthwiseConvolution2DOpDescriptor()")
+        elif case in ("dtype", "dtype_int"):
+            classes = "mg.DTypeError"
+        if case != "wrong_class":
+            p.emit(f"d{k} = mg.Pooling2DOpDescriptor(" + ", ".join(f"{a}={b}" for a, b in fields.items()) + ")")
+        else:
+            classes = "mg.DescriptorError"
+        x = p.leaf(xs, "int32" if case in ("dtype", "dtype_int") else "float32", kind="constant")
+        if case == "grad_shape":
+            op += "_gradient"
+            dy = p.leaf((n, c, h + 1, w), "float32", kind="constant")
+            call = f"g.{op}({dy.t}, {x.t}, d{k}, name={nm!r})"
+        elif case == "channels":  # pooling has no weights: a gradient of the wrong channel count instead
+            op += "_gradient"
+            dy = p.leaf((n, c + 1, h - 1, w - 1), "float32", kind="constant")
+            call = f"g.{op}({dy.t}, {x.t}, d{k}, name={nm!r})"
+        else:
+            call = f"g.{op}({x.t}, d{k}, name={nm!r})"
+        _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
+        return True
+    if fam == "3d":
+        op = "depthwise_convolution_3d"
+        m = d.int(1, 2)
+        xs, ws = (n, c, h, h, w), (c * m, 2, 2, 2)
+        fields = {"strides": "[1, 1, 1]"}
+        if case == "desc":
+            fields.update([_bad_desc_field(d, "3d").split("=", 1)])
+            classes = "mg.DescriptorError"
+        elif case == "rank":
+            xs = (c, h, w)
+        elif case == "channels":
+            ws = (c * m + 1, 2, 2, 2) if c > 1 or m > 1 else (c + 1, 2, 2, 2)
+            if (c * m + 1) % c == 0 and c > 1:
+                ws = (c * m + 1 + (c - 1), 2, 2, 2)
+            if ws[0] % c == 0:
+                return False
+        elif case == "empty":
+            ws = (c * m, h + 3, 2, 2)
+            fields["padding_style"] = "mg.PaddingStyle.TF_VALID"
+        elif case in ("dtype", "dtype_int"):
+            classes = "mg.DTypeError"
+        desc_txt = "mg.DepthwiseConvolution3DOpDescriptor(" + ", ".join(f"{a}={b}" for a, b in fields.items()) + ")"
+        if case == "wrong_class":
+            desc_txt, classes = "mg.Convolution2DOpDescriptor()", "mg.DescriptorError"
+        p.emit(f"d{k} = {desc_txt}")
+        x = p.leaf(xs, "int32" if case == "dtype_int" else "float32", kind="constant")
+        wt = p.leaf(ws, "float16" if case == "dtype" else "int32" if case == "dtype_int" else "float32",
+                    kind="constant")
+        if case == "data_shape":
+            op += "_data_gradient"
+            dy = p.leaf((n, c * m, h - 1, h - 1, w - 1), "float32", kind="constant")
+            bad = d.choice([repr([n, c, h, h]), repr([n, c, h + 2, h, w]), repr([n, c, h, h, 1.5]), "'abc'"])
+            call = f"g.{op}({dy.t}, {wt.t}, {bad}, d{k}, name={nm!r})"
+        elif case == "weights_shape":
+            op += "_weights_gradient"
+            dy = p.leaf((n, c * m, h - 1, h - 1, w - 1), "float32", kind="constant")
+            bad = d.choice([repr([c * m, 2, 2]), repr([c * m, 3, 2, 2]), repr([c * m + (c if c > 1 else 1) + 1, 2, 2, 2])
+                            if c > 1 else repr([c * m, 2, 2, 4]), "[None, 2, 2, 2]"])
+            call = f"g.{op}({dy.t}, {x.t}, {bad}, d{k}, name={nm!r})"
+        else:
+            call = f"g.{op}({x.t}, {wt.t}, d{k}, name={nm!r})"
+        _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
+        return True
+    # 2D depthwise / grouped convolution, NCHW + OIHW
+    conv = fam == "conv"
+    op = "convolution_2d" if conv else "depthwise_convolution_2d"
+    cls = "Convolution2DOpDescriptor" if conv else "DepthwiseConvolution2DOpDescriptor"
+    groups = d.int(1, 2) if conv else 1
+    cin = c * groups
+    m = d.int(1, 2)
+    xs = (n, cin, h, w)
+    ws = (m * groups, c, 2, 2) if conv else (m, c, 2, 2)
+    cout = m * groups if conv else c * m
+    ys = (n, cout, h - 1, w - 1)
+    extra = f", groups={groups}" if conv else ""
+    if case == "desc":
+        extra, classes = extra + ", " + _bad_desc_field(d, "conv" if conv else "dw"), "mg.DescriptorError"
+        if conv and "groups=0" in extra:
+            extra = extra.replace(f"groups={groups}, ", "")
+    elif case == "rank":
+        xs = (cin, h, w)
+    elif case == "channels":
+        ws = (ws[0], ws[1] + 1, 2, 2)
+    elif case == "empty":
+        ws = (ws[0], ws[1], h + 2, 2)
+        extra += ", padding_style=mg.PaddingStyle.TF_VALID"
+    elif case in ("dtype", "dtype_int"):
+        classes = "mg.DTypeError"
+    desc_txt = f"mg.{cls}({extra.lstrip(', ')})"
+    if case == "wrong_class":
+        desc_txt, classes = "mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2)", "mg.DescriptorError"
+    p.emit(f"d{k} = {desc_txt}")
+    x = p.leaf(xs, "int32" if case == "dtype_int" else "float32", kind="constant")
+    wt = p.leaf(ws, "float16" if case == "dtype" else "int32" if case == "dtype_int" else "float32", kind="constant")
+    if case == "data_shape":
+        op += "_data_gradient"
+        dy = p.leaf(ys, "float32", kind="constant")
+        bad = d.choice([repr([n, cin, h]), repr([n, cin, h + 3, w]), repr([n + 1, cin, h, w]),
+                        repr([n, cin + 1, h, w]), repr([n, cin, h, 1.5]), "'abc'", "None"])
+        call = f"g.{op}({dy.t}, {wt.t}, {bad}, d{k}, name={nm!r})"
+    elif case == "weights_shape":
+        op += "_weights_gradient"
+        dy = p.leaf(ys, "float32", kind="constant")
+        bad = d.choice([repr(list(ws[:3])), repr([ws[0], ws[1], 4, 2]), repr([ws[0], ws[1] + 1, 2, 2]),
+                        repr([ws[0], ws[1], 2, "a"]), "None"])
+        call = f"g.{op}({dy.t}, {x.t}, {bad}, d{k}, name={nm!r})"
+    else:
+        call = f"g.{op}({x.t}, {wt.t}, d{k}, name={nm!r})"
+    _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
+    return True
+
+
 INVALID_TABLE = [
     (inv_binary_shape, 2), (inv_binary_dtype, 2), (inv_float_only, 1.5), (inv_bool_arith, 1),
     (inv_axes, 1.5), (inv_softmax_axis, 0.7), (inv_matmul, 1.5), (inv_reshape, 1.5), (inv_transpose, 1),
@@ -1713,7 +2433,7 @@ INVALID_TABLE = [
     (inv_cast, 1), (inv_placeholder, 1), (inv_constant, 1.5), (inv_scalar_operand, 0.7),
     (inv_variable_assign, 1.5), (inv_select, 1), (inv_names, 1), (inv_feeds, 3), (inv_exe_inputs, 1),
     (inv_targets, 2), (inv_foreign_input, 1), (inv_backend, 0.5), (inv_control_deps, 0.5), (inv_huge, 0.7),
-    (inv_late, 2), (inv_zero_size_reduce, 0.3),
+    (inv_late, 2), (inv_zero_size_reduce, 0.3), (inv_conv_family, 4),
 ]
 EXTRA_INVALID: list = []  # added by op families that exist (see conv_strategies)
 
