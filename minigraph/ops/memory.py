@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import DTypeError, ResourceLimitError, ShapeError, TargetError
 from ..types import ShapedType, as_dtype, as_shape, float32, num_elements
 from ..compiler.plan import MAX_ELEMENTS
-from .registry import defop
+from .registry import defop, gradient
 
 
 def _no_inputs(in_types, attrs):
@@ -125,3 +125,9 @@ def assign(g, variable, tensor, name: Optional[str] = None):
 
 
 _ = TargetError
+
+
+@gradient("read")
+def _(g, op, dy):
+    """A read passes the gradient to the variable it reads."""
+    return [dy]
