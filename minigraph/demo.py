@@ -29,7 +29,7 @@ def make_data(rng: np.random.Generator, n: int):
         a, b = directions[int(k)]
         freq = rng.uniform(0.8, 1.6)
         wave = np.sin(freq * (a * xx + b * yy) + rng.uniform(0, 2 * np.pi))
-        x[i] = rng.uniform(0.5, 1.5, (C, 1, 1)) * wave + 0.3 * rng.standard_normal((C, H, W))
+        x[i] = rng.uniform(0.5, 1.5, (C, 1, 1)) * wave + 1.0 * rng.standard_normal((C, H, W))
     onehot = np.eye(CLASSES)[labels]
     return x, onehot, labels
 

@@ -45,8 +45,10 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
         s_hat = g.division(s_new, g.subtraction(1.0, g.power(g.constant(beta2, dtype=v.dtype), t_new)))
         update = g.division(g.multiplication(m_hat, learning_rate), g.addition(g.square_root(s_hat), epsilon))
         deps = [g.assign(m, m_new), g.assign(s, s_new), g.assign(t, t_new)]
+    with g.control_dependencies(deps), g.name_scope(base):
+        new = g.subtraction(g.read(v), update, name="update")
     with g.control_dependencies(deps):
-        return g.assign(v, g.subtraction(g.read(v), update, name=f"{base}/update"), name=base)
+        return g.assign(v, new, name=base)
 
 
 def _attach():
