@@ -1,0 +1,605 @@
+"""Backend conformance: every op of the registry, on every available backend, against NumPy.
+
+The NumPy backend is the executable definition of minigraph's semantics (DESIGN.md); every other
+backend must give the same results: float32 within ~1e-5 relative, float16 within a few ulp,
+integers and bools exactly, NaN where NumPy has NaN. ``CASES`` holds small graphs per op type
+(several shapes, dtypes, descriptor options, NaN/Inf inputs); a test fails when an op of
+``minigraph.ops.OPS`` has no case here or no webgpu kernel, so a new op cannot slip through.
+
+Each case builds its graph once and runs it on both backends; random data, never zeros. The
+webgpu backend runs on lavapipe in CI (MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu), so shapes stay
+small and the pipeline cache is shared by all cases.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+                                   DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor)
+from minigraph.ops import OPS
+
+from conftest import ALL_BACKENDS
+
+F32, F16 = np.float32, np.float16
+SPECIAL = {"placeholder", "constant", "variable", "read", "assign"}
+OTHERS = [b for b in ALL_BACKENDS if b != "numpy"] + (["metal"] if sys.platform == "darwin" else [])
+CASES: dict = {}  # op type -> [(case id, build, tolerance)]
+
+
+def _required():
+    return {b for b in os.environ.get("MINIGRAPH_REQUIRE_BACKENDS", "").split(",") if b}
+
+
+@pytest.fixture(params=OTHERS)
+def other(request):
+    """A non-reference backend that works here (a required one that does not is a failure)."""
+    name = request.param
+    avail = mg.available_backends()
+    if name not in avail:
+        why = avail.unavailable.get(name, "unknown")
+        if name in _required():
+            pytest.fail(f"backend {name!r} is required (MINIGRAPH_REQUIRE_BACKENDS) but unavailable: {why}")
+        pytest.skip(f"backend {name!r} unavailable: {why}")
+    return name
+
+
+# ----------------------------------------------------------------------------- data
+def uniform(rng, shape, lo=-2.0, hi=2.0, dtype=F32, nonzero=True):
+    a = rng.uniform(lo, hi, shape)
+    if nonzero:
+        a = np.where(np.abs(a) < 1e-3, 0.5, a)
+    return np.asarray(a, dtype=dtype)
+
+
+def ints(rng, shape, lo=-50, hi=50, dtype=np.int32):
+    a = rng.integers(lo, hi, shape, dtype=np.int64)
+    return np.where(a == 0, 7, a).astype(dtype)
+
+
+def with_nan(a, every=5):
+    a = a.copy()
+    a.reshape(-1)[::every] = np.nan
+    return a
+
+
+def case(op: str, cid: str, tol=(1e-5, 1e-6)):
+    """Register ``build(g, rng) -> (targets, feeds)`` as a case of ``op``. ``tol``: (rtol, atol),
+    or (rtol, "scaled") for accumulating ops, where atol = rtol * max|reference|."""
+    def deco(build):
+        CASES.setdefault(op, []).append((f"{op}-{cid}", build, tol))
+        return build
+    return deco
+
+
+def feed(g, arr, name=None):
+    p = g.placeholder(arr.shape, dtype=arr.dtype, name=name)
+    return p, {p: arr}
+
+
+# ----------------------------------------------------------------------------- elementwise
+BIN_SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (5,)), ((1, 5), (4, 1))]
+DOMAINS = {"division": ((-2, 2), (0.5, 2)), "power": ((0.1, 3), (-2, 2))}
+for _op in ("addition", "subtraction", "multiplication", "division", "maximum", "minimum", "power"):
+    for _sa, _sb in BIN_SHAPES:
+        def _b(g, rng, op=_op, sa=_sa, sb=_sb):
+            (la, ha), (lb, hb) = DOMAINS.get(op, ((-2, 2), (-2, 2)))
+            b = uniform(rng, sb, lb, hb)
+            if op == "division":
+                b *= rng.choice([-1, 1], size=sb).astype(F32)
+            a, fa = feed(g, uniform(rng, sa, la, ha))
+            bb, fb = feed(g, b)
+            return [getattr(g, op)(a, bb)], {**fa, **fb}
+        case(_op, f"f32{_sa}{_sb}", tol=(1e-5, 1e-6) if _op != "power" else (2e-5, 1e-6))(_b)
+    if _op not in ("division", "power"):
+        for _dt in (np.int32, np.uint32):
+            def _b(g, rng, op=_op, dt=_dt):
+                lo = -(2 ** 31) if dt == np.int32 else 0
+                a, fa = feed(g, rng.integers(lo, 2 ** 31 - 1, (4, 5), dtype=np.int64).astype(dt))
+                b, fb = feed(g, rng.integers(lo, 2 ** 31 - 1, (5,), dtype=np.int64).astype(dt))
+                return [getattr(g, op)(a, b)], {**fa, **fb}  # wraps around as NumPy does
+            case(_op, np.dtype(_dt).name)(_b)
+    if _op in ("addition", "multiplication", "division", "maximum", "power"):
+        def _b(g, rng, op=_op):
+            lo, hi = DOMAINS.get(op, ((-2, 2), (-2, 2)))[0]
+            a, fa = feed(g, uniform(rng, (3, 4), lo, hi, dtype=F16))
+            b, fb = feed(g, uniform(rng, (4,), 0.5, 2, dtype=F16))
+            return [getattr(g, op)(a, b)], {**fa, **fb}
+        case(_op, "f16", tol=(2e-3, 1e-3))(_b)
+for _op in ("maximum", "minimum"):
+    def _b(g, rng, op=_op):
+        a, fa = feed(g, with_nan(uniform(rng, (4, 5)), 3))
+        b, fb = feed(g, with_nan(uniform(rng, (4, 5)), 4))
+        return [getattr(g, op)(a, b), getattr(g, op)(b, a)], {**fa, **fb}
+    case(_op, "nan")(_b)
+
+
+@case("power", "negative-base-integer-exponent")
+def _(g, rng):
+    a, fa = feed(g, uniform(rng, (3, 6), -3, 3))
+    b, fb = feed(g, np.array([-2, -1, 0, 1, 2, 3], F32))
+    return [g.power(a, b)], {**fa, **fb}
+
+
+@case("power", "special")
+def _(g, rng):
+    a, fa = feed(g, np.array([0, 0, 1, np.nan, -2, 2, np.inf, -np.inf, 0.5, -1.5], F32))
+    b, fb = feed(g, np.array([2, -1, np.nan, 0, 0.5, np.inf, -1, 3, -np.inf, 2], F32))
+    return [g.power(a, b)], {**fa, **fb}
+
+
+@case("division", "by-zero")
+def _(g, rng):
+    a, fa = feed(g, np.array([1, -1, 0, np.inf, 2], F32))
+    b, fb = feed(g, np.array([0, 0, 0, 2, np.inf], F32))
+    return [g.division(a, b)], {**fa, **fb}
+
+
+COMPARE = ("equal", "not_equal", "less_than", "less_than_or_equal_to", "greater_than", "greater_than_or_equal_to")
+for _op in COMPARE:
+    def _b(g, rng, op=_op):
+        av = np.round(uniform(rng, (4, 5), -3, 3))  # rounding makes ties
+        a, fa = feed(g, with_nan(av, 7))
+        b, fb = feed(g, np.round(uniform(rng, (5,), -3, 3)))
+        return [getattr(g, op)(a, b)], {**fa, **fb}
+    case(_op, "f32-nan")(_b)
+    for _dt in (np.int32, np.uint32, np.bool_):
+        def _b(g, rng, op=_op, dt=_dt):
+            mk = (lambda s: rng.integers(0, 2, s).astype(bool)) if dt == np.bool_ else \
+                (lambda s: rng.integers(0 if dt == np.uint32 else -3, 3, s).astype(dt))
+            a, fa = feed(g, mk((3, 4)))
+            b, fb = feed(g, mk((3, 1)))
+            return [getattr(g, op)(a, b)], {**fa, **fb}
+        case(_op, np.dtype(_dt).name)(_b)
+
+UNARY_DOMAINS = {
+    "negative": (-3, 3), "absolute": (-3, 3), "sign": (-3, 3), "exponent": (-10, 10), "logarithm": (0.01, 100),
+    "square": (-3, 3), "square_root": (0.01, 100), "reciprocal": (0.2, 5), "tanh": (-6, 6), "sigmoid": (-8, 8),
+    "relu": (-3, 3), "sin": (-20, 20), "cos": (-20, 20), "identity": (-3, 3), "stop_gradient": (-3, 3),
+}
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 88.0, -88.0, 100.0, -100.0, 1e-4, -1e-4,
+                     0.6, -0.6, 9.5, -9.5, 1000.0], F32)
+for _op, (_lo, _hi) in UNARY_DOMAINS.items():
+    for _shape in ((3, 4, 5), ()):
+        def _b(g, rng, op=_op, lo=_lo, hi=_hi, shape=_shape):
+            x, fx = feed(g, uniform(rng, shape, lo, hi))
+            return [getattr(g, op)(x)], fx
+        case(_op, f"f32{_shape}")(_b)
+
+    def _b(g, rng, op=_op):
+        x, fx = feed(g, SPECIALS)
+        return [getattr(g, op)(x)], fx
+    case(_op, "special-values", tol=(1e-5, 1e-6))(_b)
+
+    def _b(g, rng, op=_op, lo=_lo, hi=_hi):
+        x, fx = feed(g, uniform(rng, (3, 5), max(lo, -8), min(hi, 8), dtype=F16))
+        return [getattr(g, op)(x)], fx
+    case(_op, "f16", tol=(2e-3, 2e-3))(_b)
+    if _op in ("negative", "absolute", "sign", "square", "relu", "identity", "stop_gradient"):
+        for _dt in (np.int32, np.uint32):
+            def _b(g, rng, op=_op, dt=_dt):
+                x, fx = feed(g, ints(rng, (4, 6), 0 if dt == np.uint32 else -40000, 40000, dt))
+                return [getattr(g, op)(x)], fx
+            case(_op, np.dtype(_dt).name)(_b)
+
+
+@case("identity", "bool")
+def _(g, rng):
+    x, fx = feed(g, rng.integers(0, 2, (3, 4)).astype(bool))
+    return [g.identity(x)], fx
+
+
+@case("select", "bool-predicate-broadcast")
+def _(g, rng):
+    p, fp = feed(g, rng.integers(0, 2, (3, 1)).astype(bool))
+    a, fa = feed(g, uniform(rng, (3, 4)))
+    b, fb = feed(g, uniform(rng, (4,)))
+    return [g.select(p, a, b)], {**fp, **fa, **fb}
+
+
+@case("select", "float-predicate-with-nan")
+def _(g, rng):
+    p, fp = feed(g, with_nan(np.round(uniform(rng, (2, 5), -1, 1)), 3))
+    a, fa = feed(g, ints(rng, (2, 5)))
+    b, fb = feed(g, ints(rng, (2, 5)))
+    return [g.select(p, a, b)], {**fp, **fa, **fb}
+
+
+@case("select", "int-predicate-f16")
+def _(g, rng):
+    p, fp = feed(g, rng.integers(-2, 2, (4,)).astype(np.int32))
+    a, fa = feed(g, uniform(rng, (3, 4), dtype=F16))
+    b, fb = feed(g, uniform(rng, (3, 4), dtype=F16))
+    return [g.select(p, a, b)], {**fp, **fa, **fb}
+
+
+def _cast_values(rng, src, dst):
+    if src == "bool":
+        return rng.integers(0, 2, (3, 4)).astype(bool)
+    if src in ("float32", "float16"):
+        lo = 0 if dst == "uint32" else -100
+        v = uniform(rng, (3, 4), lo, 100, dtype=np.dtype(src))
+        if dst in ("float32", "float16", "bool"):
+            v = with_nan(v, 5)
+        return v
+    lo = 0 if src == "uint32" or dst == "float16" else -(2 ** 31)
+    hi = 60000 if dst == "float16" else 2 ** 31 - 1
+    return rng.integers(lo, hi, (3, 4), dtype=np.int64).astype(src)
+
+
+for _src, _dst in itertools.product(("float32", "float16", "int32", "uint32", "bool"), repeat=2):
+    def _b(g, rng, src=_src, dst=_dst):
+        x, fx = feed(g, _cast_values(rng, src, dst))
+        return [g.cast(x, dst)], fx
+    case("cast", f"{_src}-to-{_dst}", tol=(1e-3, 0) if "float16" in (_src, _dst) else (1e-6, 0))(_b)
+
+
+# ----------------------------------------------------------------------------- reductions
+RED_AXES = [((3, 4, 5), None), ((3, 4, 5), 1), ((3, 4, 5), [0, 2]), ((3, 4, 5), -1), ((2, 600), 1),
+            ((700,), None), ((300, 3), 0), ((2, 3), [])]
+for _op in ("reduction_sum", "reduction_maximum", "reduction_minimum", "mean"):
+    for _shape, _axes in RED_AXES:
+        def _b(g, rng, op=_op, shape=_shape, axes=_axes):
+            x, fx = feed(g, uniform(rng, shape))
+            return [getattr(g, op)(x, axes=axes)], fx
+        case(_op, f"f32{_shape}-{_axes}", tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, op=_op):
+        x, fx = feed(g, with_nan(uniform(rng, (4, 300)), 97))
+        return [getattr(g, op)(x, axes=[1]), getattr(g, op)(x, axes=[0])], fx
+    case(_op, "nan", tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, op=_op):
+        x, fx = feed(g, uniform(rng, (5, 40), dtype=F16))
+        return [getattr(g, op)(x, axes=[1])], fx
+    case(_op, "f16", tol=(3e-3, "scaled"))(_b)
+    if _op != "mean":
+        for _dt in (np.int32, np.uint32):
+            def _b(g, rng, op=_op, dt=_dt):
+                x, fx = feed(g, ints(rng, (6, 300), 0 if dt == np.uint32 else -1000, 1000, dt))
+                return [getattr(g, op)(x, axes=[1]), getattr(g, op)(x, axes=None)], fx
+            case(_op, np.dtype(_dt).name)(_b)
+
+
+@case("reduction_sum", "bool-counts-as-int32")
+def _(g, rng):
+    x, fx = feed(g, rng.integers(0, 2, (5, 300)).astype(bool))
+    return [g.reduction_sum(x, axes=[1]), g.reduction_sum(x, axes=[0])], fx
+
+
+@case("reduction_sum", "empty-axis")
+def _(g, rng):
+    x, fx = feed(g, np.zeros((3, 0), F32))
+    return [g.reduction_sum(x, axes=[1])], fx
+
+
+for _shape, _axis in [((3, 4, 5), -1), ((3, 4, 5), 0), ((3, 4, 5), 1), ((2, 300), 1), ((40, 3), 0)]:
+    def _b(g, rng, shape=_shape, axis=_axis):
+        x, fx = feed(g, uniform(rng, shape, -5, 5))
+        return [g.softmax(x, axis=axis)], fx
+    case("softmax", f"{_shape}-{_axis}", tol=(1e-5, 1e-7))(_b)
+
+
+@case("softmax", "nan")
+def _(g, rng):
+    x, fx = feed(g, with_nan(uniform(rng, (3, 5)), 7))
+    return [g.softmax(x)], fx
+
+
+@case("softmax", "f16", tol=(3e-3, 1e-4))
+def _(g, rng):
+    h, fh = feed(g, uniform(rng, (3, 50), dtype=F16))
+    return [g.softmax(h)], fh
+
+
+for _red, (_shape, _axis) in itertools.product(("none", "sum", "mean"), [((4, 7), -1), ((3, 4, 5), 1), ((2, 300), 1)]):
+    def _b(g, rng, red=_red, shape=_shape, axis=_axis):
+        x, fx = feed(g, uniform(rng, shape, -4, 4))
+        lab = rng.uniform(0.1, 1, shape)
+        lab = (lab / lab.sum(axis=axis, keepdims=True)).astype(F32)
+        l, fl = feed(g, lab)
+        return [g.softmax_cross_entropy(x, l, axis=axis, reduction=red)], {**fx, **fl}
+    case("softmax_cross_entropy", f"{_red}{_shape}-{_axis}", tol=(1e-5, "scaled"))(_b)
+
+
+@case("softmax_cross_entropy", "f16", tol=(1e-2, "scaled"))
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (4, 9), dtype=F16))
+    l, fl = feed(g, uniform(rng, (4, 9), 0.1, 1, dtype=F16))
+    return [g.softmax_cross_entropy(x, l, reduction="sum")], {**fx, **fl}
+
+
+# ----------------------------------------------------------------------------- matmul
+for _sa, _sb, _dt in [((3, 4), (4, 5), F32), ((2, 3, 4), (4, 5), F32), ((2, 1, 3, 4), (5, 4, 6), F32),
+                      ((33, 70), (70, 17), F32), ((1, 4), (3, 4, 1), F32), ((3, 0), (0, 2), F32),
+                      ((2, 5, 6), (6, 3), np.int32), ((4, 3), (3, 5), np.uint32), ((2, 9, 20), (20, 7), F16)]:
+    def _b(g, rng, sa=_sa, sb=_sb, dt=_dt):
+        mk = (lambda s: ints(rng, s, 0 if dt == np.uint32 else -9, 9, dt)) if np.dtype(dt).kind in "iu" else \
+            (lambda s: uniform(rng, s, dtype=dt))
+        a, fa = feed(g, mk(sa))
+        b, fb = feed(g, mk(sb))
+        return [g.matrix_multiplication(a, b)], {**fa, **fb}
+    case("matrix_multiplication", f"{_sa}{_sb}-{np.dtype(_dt).name}",
+         tol=(2e-3, "scaled") if _dt == F16 else (1e-5, "scaled"))(_b)
+
+
+# ----------------------------------------------------------------------------- shape ops
+SHAPE_DTYPES = {"f32": lambda rng, s: uniform(rng, s), "f16": lambda rng, s: uniform(rng, s, dtype=F16),
+                "i32": lambda rng, s: ints(rng, s), "bool": lambda rng, s: rng.integers(0, 2, s).astype(bool)}
+SHAPE_OPS = {
+    "reshape": [((2, 3, 4), lambda g, x: g.reshape(x, [4, -1])), ((6,), lambda g, x: g.reshape(x, [1, 2, 3]))],
+    "expand_dims": [((2, 3), lambda g, x: g.expand_dims(x, [0, -1]))],
+    "squeeze": [((1, 3, 1, 2), lambda g, x: g.squeeze(x)), ((1, 3, 1, 2), lambda g, x: g.squeeze(x, [2]))],
+    "broadcast": [((3, 1), lambda g, x: g.broadcast(x, [2, 3, 4])), ((), lambda g, x: g.broadcast(x, [3, 2]))],
+    "permute": [((2, 3, 4, 5), lambda g, x: g.permute(x, [3, 1, 0, 2])), ((3, 4), lambda g, x: g.permute(x, [1, 0]))],
+    "transpose": [((2, 3, 4), lambda g, x: g.transpose(x, 0, -1)), ((5, 7), lambda g, x: g.transpose(x, 1, 0))],
+    "slice": [((4, 5, 6), lambda g, x: g.slice(x, 1, 1, 3)), ((4, 5, 6), lambda g, x: g.slice(x, -1, -4, 2))],
+    "slice_gradient": [((4, 2, 6), lambda g, x: g.slice_gradient(x, [4, 5, 6], 1, 1, 2)),
+                       ((3, 3), lambda g, x: g.slice_gradient(x, [3, 7], -1, -5, 3))],
+    "concat": [((2, 3), lambda g, x: g.concat([x, g.slice(x, 1, 1, 2), x], 1)),
+               ((2, 3), lambda g, x: g.concat([x, x], 0))],
+}
+for _op, _variants in SHAPE_OPS.items():
+    for _k, (_shape, _fn) in enumerate(_variants):
+        for _dn, _mk in SHAPE_DTYPES.items():
+            if _k and _dn != "f32":
+                continue
+            def _b(g, rng, shape=_shape, fn=_fn, mk=_mk):
+                x, fx = feed(g, mk(rng, shape))
+                return [fn(g, x)], fx
+            case(_op, f"{_k}-{_dn}", tol=(0, 0))(_b)
+
+
+# ----------------------------------------------------------------------------- convolutions
+def _dw2d_desc(dl, wl, style, s=(1, 1), d=(1, 1)):
+    return DepthwiseConvolution2DOpDescriptor(stride_in_y=s[0], stride_in_x=s[1], dilation_rate_in_y=d[0],
+                                              dilation_rate_in_x=d[1], padding_top=1, padding_bottom=2,
+                                              padding_left=0, padding_right=1, padding_style=style,
+                                              data_layout=dl, weights_layout=wl)
+
+
+DW2D = [("NCHW", "OIHW", "EXPLICIT", (1, 1), (1, 1), 1), ("NCHW", "HWIO", "TF_SAME", (2, 1), (1, 2), 2),
+        ("NHWC", "OIHW", "TF_VALID", (1, 2), (2, 1), 2), ("NHWC", "HWIO", "ONNX_SAME_LOWER", (2, 2), (1, 1), 1),
+        ("NCHW", "OIHW", "TF_SAME", (2, 2), (1, 1), 1)]
+
+
+def _dw2d_shapes(dl, wl, m, n=2, c=3, h=7, w=6, kh=3, kw=2):
+    xs = (n, c, h, w) if dl == "NCHW" else (n, h, w, c)
+    ws = (m, c, kh, kw) if wl == "OIHW" else (kh, kw, c, m)
+    return xs, ws
+
+
+def _out_shape(fn, *shapes):
+    g = mg.Graph()
+    return fn(g, *[g.placeholder(s) for s in shapes]).shape
+
+
+for _dl, _wl, _st, _s, _d, _m in DW2D:
+    _desc = _dw2d_desc(_dl, _wl, _st, _s, _d)
+    _cid = f"{_dl}-{_wl}-{_st}-s{_s}-d{_d}-m{_m}"
+
+    def _b(g, rng, desc=_desc, dl=_dl, wl=_wl, m=_m):
+        xs, ws = _dw2d_shapes(dl, wl, m)
+        x, fx = feed(g, uniform(rng, xs))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.depthwise_convolution_2d(x, w, desc)], {**fx, **fw}
+    case("depthwise_convolution_2d", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, dl=_dl, wl=_wl, m=_m):
+        xs, ws = _dw2d_shapes(dl, wl, m)
+        ys = _out_shape(lambda g, x, w: g.depthwise_convolution_2d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.depthwise_convolution_2d_data_gradient(dy, w, xs, desc)], {**fd, **fw}
+    case("depthwise_convolution_2d_data_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, dl=_dl, wl=_wl, m=_m):
+        xs, ws = _dw2d_shapes(dl, wl, m)
+        ys = _out_shape(lambda g, x, w: g.depthwise_convolution_2d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        x, fx = feed(g, uniform(rng, xs))
+        return [g.depthwise_convolution_2d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
+    case("depthwise_convolution_2d_weights_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+# the weights gradient's multi-chunk reduction (two passes), channel-innermost lanes, 7x7 taps, float16
+for _dl, _wl, _n, _c, _hw, _k, _dt in [("NCHW", "OIHW", 3, 4, 40, 3, F32), ("NHWC", "HWIO", 2, 40, 17, 3, F32),
+                                       ("NCHW", "HWIO", 1, 3, 12, 7, F32), ("NHWC", "OIHW", 2, 5, 9, 3, F16)]:
+    def _b(g, rng, dl=_dl, wl=_wl, n=_n, c=_c, hw=_hw, k=_k, dt=_dt):
+        desc = _dw2d_desc(dl, wl, "TF_SAME")
+        xs, ws = _dw2d_shapes(dl, wl, 1, n, c, hw, hw, k, k)
+        ys = _out_shape(lambda g, x, w: g.depthwise_convolution_2d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys, dtype=dt))
+        x, fx = feed(g, uniform(rng, xs, dtype=dt))
+        return [g.depthwise_convolution_2d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
+    case("depthwise_convolution_2d_weights_gradient", f"large-{_dl}-{_wl}-{_n}x{_c}x{_hw}-k{_k}-{np.dtype(_dt).name}",
+         tol=(3e-3 if _dt == F16 else 2e-5, "scaled"))(_b)
+
+CONV2D = [("NCHW", "OIHW", "EXPLICIT", 1), ("NHWC", "HWIO", "TF_SAME", 2), ("NCHW", "HWIO", "TF_VALID", 4),
+          ("NHWC", "OIHW", "ONNX_SAME_LOWER", 1)]
+for _dl, _wl, _st, _gr in CONV2D:
+    _desc = Convolution2DOpDescriptor(stride_in_y=2, stride_in_x=1, dilation_rate_in_y=1, dilation_rate_in_x=2,
+                                      padding_top=1, padding_bottom=0, padding_left=2, padding_right=1,
+                                      padding_style=_st, data_layout=_dl, weights_layout=_wl, groups=_gr)
+    _xs = (2, 4, 7, 6) if _dl == "NCHW" else (2, 7, 6, 4)
+    _ws = (8, 4 // _gr, 3, 2) if _wl == "OIHW" else (3, 2, 4 // _gr, 8)
+    _cid = f"{_dl}-{_wl}-{_st}-g{_gr}"
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        x, fx = feed(g, uniform(rng, xs))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.convolution_2d(x, w, desc)], {**fx, **fw}
+    case("convolution_2d", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        ys = _out_shape(lambda g, x, w: g.convolution_2d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.convolution_2d_data_gradient(dy, w, xs, desc)], {**fd, **fw}
+    case("convolution_2d_data_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        ys = _out_shape(lambda g, x, w: g.convolution_2d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        x, fx = feed(g, uniform(rng, xs))
+        return [g.convolution_2d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
+    case("convolution_2d_weights_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+DW3D = [(-4, "EXPLICIT", 1, ()), (-1, "TF_SAME", 2, (2,)), (-3, "TF_VALID", 1, (2, 1)), (-2, "ONNX_SAME_LOWER", 2, ())]
+for _cdi, _st, _m, _lead in DW3D:
+    _desc = DepthwiseConvolution3DOpDescriptor(strides=(1, 2, 1), dilation_rates=(2, 1, 1),
+                                               padding_values=(1, 0, 0, 1, 2, 1), padding_style=_st,
+                                               channel_dimension_index=_cdi)
+    _last = [5, 6, 4]
+    _last.insert(4 + _cdi, 3)
+    _xs = tuple(_lead) + tuple(_last)
+    _wl = [2, 3, 2]
+    _wl.insert(4 + _cdi, 3 * _m)
+    _ws = tuple(_wl)
+    if len(_xs) < 4:
+        _xs = (1,) + _xs
+    _cid = f"cdi{_cdi}-{_st}-m{_m}-lead{_lead}"
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        x, fx = feed(g, uniform(rng, xs))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.depthwise_convolution_3d(x, w, desc)], {**fx, **fw}
+    case("depthwise_convolution_3d", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        ys = _out_shape(lambda g, x, w: g.depthwise_convolution_3d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.depthwise_convolution_3d_data_gradient(dy, w, xs, desc)], {**fd, **fw}
+    case("depthwise_convolution_3d_data_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        ys = _out_shape(lambda g, x, w: g.depthwise_convolution_3d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        x, fx = feed(g, uniform(rng, xs))
+        return [g.depthwise_convolution_3d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
+    case("depthwise_convolution_3d_weights_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+
+# ----------------------------------------------------------------------------- pooling
+POOL = [("NCHW", "EXPLICIT", False, False, 3, 2, 1), ("NHWC", "TF_SAME", True, True, 3, 2, 1),
+        ("NCHW", "TF_VALID", False, True, 2, 1, 2), ("NHWC", "EXPLICIT", True, False, 3, 3, 1),
+        ("NCHW", "ONNX_SAME_LOWER", False, False, 2, 2, 1)]
+for _dl, _st, _ceil, _inc, _k, _s, _d in POOL:
+    _desc = Pooling2DOpDescriptor(kernel_width=_k, kernel_height=_k, stride_in_x=_s, stride_in_y=_s,
+                                  dilation_rate_in_x=_d, dilation_rate_in_y=_d, padding_left=1, padding_right=1,
+                                  padding_top=1, padding_bottom=0, padding_style=_st, data_layout=_dl,
+                                  ceil_mode=_ceil, include_zero_pad_to_average=_inc)
+    _xs = (2, 3, 7, 8) if _dl == "NCHW" else (2, 7, 8, 3)
+    _cid = f"{_dl}-{_st}-ceil{int(_ceil)}-inc{int(_inc)}-k{_k}s{_s}d{_d}"
+
+    def _src(rng, xs):
+        v = np.round(uniform(rng, xs, -3, 3))  # rounding makes ties inside windows
+        return with_nan(v, 11)
+    for _kind in ("max", "avg"):
+        def _b(g, rng, desc=_desc, xs=_xs, kind=_kind):
+            x, fx = feed(g, _src(rng, xs))
+            return [getattr(g, f"{kind}_pooling_2d")(x, desc)], fx
+        case(f"{_kind}_pooling_2d", _cid, tol=(1e-5, 1e-6))(_b)
+
+        def _b(g, rng, desc=_desc, xs=_xs, kind=_kind):
+            ys = _out_shape(lambda g, x: getattr(g, f"{kind}_pooling_2d")(x, desc), xs)
+            dy, fd = feed(g, uniform(rng, ys))
+            x, fx = feed(g, _src(rng, xs))
+            return [getattr(g, f"{kind}_pooling_2d_gradient")(dy, x, desc)], {**fd, **fx}
+        case(f"{_kind}_pooling_2d_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+
+@case("max_pooling_2d", "f16")
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (1, 2, 6, 6), dtype=F16))
+    return [g.max_pooling_2d(x, Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2,
+                                                        stride_in_y=2))], fx
+
+
+# ----------------------------------------------------------------------------- memory ops (runner)
+@case("variable", "read-assign-constant")
+def _(g, rng):
+    v = g.variable(uniform(rng, (3, 4)), name="v")
+    c = g.constant(uniform(rng, (4,)), name="c")
+    x, fx = feed(g, uniform(rng, (3, 4)))
+    r1 = g.read(v)
+    a = g.assign(v, g.addition(g.multiplication(r1, c), x))
+    with g.control_dependencies([a]):
+        r2 = g.read(v)  # sees the assignment made earlier in the same run
+    return [r1, r2, g.addition(v, c)], fx
+
+
+# ----------------------------------------------------------------------------- the tests
+ALL_CASES = [(op, cid, build, tol) for op, cases in CASES.items() for cid, build, tol in cases]
+
+
+def test_every_op_has_a_conformance_case():
+    covered = set(CASES) | SPECIAL
+    missing = sorted(set(OPS) - covered)
+    assert not missing, f"ops without a conformance case in tests/test_conformance.py: {missing}"
+
+
+def test_every_op_has_a_webgpu_kernel():
+    """No silent fallback: every op in the registry needs a WGSL kernel (no adapter needed)."""
+    from minigraph.backends.webgpu import WebGPUBackend
+
+    missing = sorted(set(OPS) - WebGPUBackend().supported_ops())
+    assert not missing, f"ops without a webgpu kernel: {missing}"
+
+
+def _compare(got, want, tol, what):
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    rtol, atol = tol
+    if want.dtype.kind in "biu" or (rtol == 0 and atol == 0):
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    w = want.astype(np.float64)
+    if atol == "scaled":
+        finite = np.abs(w[np.isfinite(w)])
+        atol = rtol * (finite.max() if finite.size else 1.0)
+    np.testing.assert_allclose(got.astype(np.float64), w, rtol=rtol, atol=atol, err_msg=what)
+
+
+@pytest.mark.parametrize("op,cid,build,tol", ALL_CASES, ids=[c[1] for c in ALL_CASES])
+def test_op_matches_numpy(op, cid, build, tol, other):
+    """The case's graph, built twice from one seed, runs on NumPy and on ``other``: same targets,
+    same variable values afterwards, feeds untouched."""
+    seed = zlib.crc32(cid.encode())
+    runs = {}
+    for be in ("numpy", other):
+        g = mg.Graph()
+        targets, feeds = build(g, np.random.default_rng(seed))
+        assert op in {o.type for o in g.operations}, f"case {cid} does not build a {op} op"
+        before = {k: v.copy() for k, v in feeds.items()}
+        res = g.run(feeds, targets, backend=be)
+        for k, v in feeds.items():
+            np.testing.assert_array_equal(v, before[k], err_msg="a feed was mutated")
+        variables = [g.value_of(o) for o in g.operations if o.type == "variable"]
+        runs[be] = ([res[t] for t in targets] + variables, [t.name for t in targets] + ["variable"] * len(variables))
+    for got, want, name in zip(runs[other][0], runs["numpy"][0], runs["numpy"][1]):
+        _compare(got, want, tol, f"{cid} on {other}, {name}")
+
+
+def test_assignments_match_numpy_across_runs(other):
+    """Variables: assignments commit only after a run; the next run sees them (re-uploaded)."""
+    results = {}
+    for be in ("numpy", other):
+        g = mg.Graph()
+        v = g.variable(np.arange(6, dtype=F32).reshape(2, 3) + 1, name="v")
+        x = g.placeholder([2, 3], name="x")
+        step = g.assign(v, g.addition(g.multiplication(g.read(v), 0.5), x), name="step")
+        out = []
+        for k in range(3):
+            r = g.run({x: np.full((2, 3), k + 1, F32)}, [g.read(v)], [step], backend=be)
+            out.append(next(iter(r.values())))
+            out.append(g.value_of(v))
+        results[be] = out
+    for a, b in zip(results["numpy"], results[other]):
+        np.testing.assert_allclose(b, a, rtol=1e-6)
