@@ -50,7 +50,11 @@ class Plan:
 
     @property
     def has_assignments(self) -> bool:
-        return any(s.op.type == "assign" for s in self.steps)
+        # asked on every run: scan the steps once, not once per run (O(steps) per call)
+        got = self.__dict__.get("_has_assignments")
+        if got is None:
+            got = self.__dict__["_has_assignments"] = any(s.op.type == "assign" for s in self.steps)
+        return got
 
 
 def _label(op: Operation) -> str:
