@@ -220,3 +220,18 @@ def test_swift_parses(tmp_path, case):
     p.write_text(GOLDEN_CASES[case]()[0].to_swift())
     out = subprocess.run(["swiftc", "-parse", str(p)], capture_output=True, timeout=120)
     assert out.returncode == 0, out.stderr.decode()
+
+
+def test_dynamic_placeholders_get_size_one_feeds_and_export_from_the_cli(tmp_path, capsys):
+    from minigraph.visualize import show_main
+
+    g = mg.Graph()
+    x = g.placeholder([-1, 4], name="x")
+    g.reduction_sum(g.tanh(x), axes=-1, name="rows")
+    text = g.to_swift()
+    assert 'graph.placeholder(shape: [-1, 4], dataType: .float32, name: "x")' in text
+    assert "MPSGraphTensorData(device: device, data: Data(count: 16), shape: [1, 4], dataType: .float32)" in text
+    assert 'graph.reductionSum(with: tanh, axes: [1], name: "rows")' in text  # axes made non-negative
+    g.save(tmp_path / "g.json")
+    assert show_main([str(tmp_path / "g.json"), "--swift"]) == 0
+    assert capsys.readouterr().out == text
