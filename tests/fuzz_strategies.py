@@ -54,6 +54,15 @@ class RandomDraw:
     def coin(self, p=0.5):
         return self.r.random() < p
 
+    def weighted(self, table):
+        total = sum(w for _, w in table)
+        x = self.r.random() * total
+        for f, w in table:
+            x -= w
+            if x < 0:
+                return f
+        return table[-1][0]
+
 
 class HypothesisDraw:
     """Draws through hypothesis (``st.data()``), so failures shrink to small programs."""
@@ -71,6 +80,15 @@ class HypothesisDraw:
 
     def coin(self, p=0.5):  # shrinks towards False
         return self.data.draw(self.st.integers(0, 999)) >= 1000 - int(p * 1000)
+
+    def weighted(self, table):
+        """Uniform over a weight-expanded list: hypothesis' integer draws favour the ends of a range."""
+        key = tuple(id(f) for f, _ in table)
+        pool = self._pools.get(key) if hasattr(self, "_pools") else None
+        if pool is None:
+            pool = [f for f, w in table for _ in range(max(1, int(round(w * 10))))]
+            self.__dict__.setdefault("_pools", {})[key] = pool
+        return self.data.draw(self.st.sampled_from(pool))
 
 
 # ------------------------------------------------------------------ helpers used by case code
@@ -193,7 +211,7 @@ def _corners(f, a, b):
 
 
 HEADER = """\
-import sys; "tests" in sys.path or sys.path.insert(0, "tests")  # run from the repository root
+import sys; sys.path[:0] = [p for p in (".", "tests") if p not in sys.path]  # run from the repository root
 import numpy as np, minigraph as mg
 from fuzz_strategies import leaf, up, arr, W, to_int, ints, softmax_ref, check_case, check_invalid, expect
 from fuzz_strategies import (depthwise2d_ref, depthwise2d_data_grad_ref, depthwise2d_weights_grad_ref, conv2d_ref,
@@ -844,6 +862,66 @@ def op_identity(p):
                 a.phs, "identity")
 
 
+def op_stop_gradient(p):
+    a = p.pick()
+    if a is None:
+        return None
+    return p.op(f"g.stop_gradient({a.t}, name='n{p.n}')", f"{a.ref}.copy()", a.shape, a.dtype, a.lo, a.hi, a.err,
+                a.phs, "stop_gradient")
+
+
+def op_slice_gradient(p):
+    """slice_gradient(dy, input_shape, ...): zeros of input_shape with dy where slice read."""
+    d = p.d
+    a = p.pick(lambda n: n.rank >= 1)
+    if a is None:
+        return None
+    dim = d.int(0, a.rank - 1)
+    start = d.int(0, 3)
+    full = list(a.shape)
+    full[dim] = a.shape[dim] + start + d.int(0, 2)
+    shown_start = start - full[dim] if (full[dim] and d.coin(0.3)) else start
+    idx = ", ".join([":"] * dim + [f"{start}:{start + a.shape[dim]}"])
+    ref = f"_z = np.zeros({tuple(full)!r}, dtype=object if {a.kind!r} == 'int' else None if {a.kind!r} == 'float' else bool)"
+    p.emit(ref)
+    p.emit(f"_z[{idx}] = {a.ref}")
+    zero_lo, zero_hi = min(a.lo, 0), max(a.hi, 0)
+    return p.op(f"g.slice_gradient({a.t}, {full!r}, {dim}, {shown_start}, {a.shape[dim]}, name='n{p.n}')", "_z",
+                tuple(full), a.dtype, zero_lo, zero_hi, a.err, a.phs, "slice_gradient")
+
+
+def op_softmax_cross_entropy(p):
+    d = p.d
+    a = p.pick(lambda n: n.kind == "float" and n.rank >= 1 and n.size > 0)
+    if a is None:
+        return None
+    labels = _float_source(p, a.shape, a.dtype)
+    ax = d.int(-a.rank, a.rank - 1)
+    n = a.shape[ax]
+    red = d.choice(["none", "sum", "mean"])
+    rows = a.size // n
+    u = U[a.dtype]
+    span = (a.hi - a.lo) + math.log(n) + 1.0
+    e_lsm = 2 * a.err + (3 + 2 * (a.hi - a.lo) + n + 3 * C) * u * span + ABS_FLOOR[a.dtype]
+    row_err = n * (labels.M * e_lsm + span * labels.err) + C * (n + 1) * u * n * labels.M * span
+    mo = n * labels.M * span
+    if red == "none":
+        out, err = tuple(1 if i == ax % a.rank else s for i, s in enumerate(a.shape)), row_err
+        ref = f"-np.sum({labels.ref} * _lsm, axis={ax}, keepdims=True)"
+    else:
+        out = tuple(1 for _ in a.shape)
+        k = rows if red == "sum" else 1
+        err, mo = k * row_err + C * (rows + 1) * u * k * mo, k * mo
+        ref = (f"np.{'sum' if red == 'sum' else 'mean'}(-np.sum({labels.ref} * _lsm, axis={ax}, keepdims=True))"
+               f".reshape({out!r})")
+    if a.dtype == "float16" and n * rows > 16:
+        return None
+    p.emit(f"_lsm = {a.ref} - np.max({a.ref}, axis={ax}, keepdims=True)")
+    p.emit(f"_lsm = _lsm - np.log(np.sum(np.exp(_lsm), axis={ax}, keepdims=True))")
+    return p.op(f"g.softmax_cross_entropy({a.t}, {labels.t}, axis={ax}, reduction={red!r}, name='n{p.n}')", ref,
+                out, a.dtype, -mo, mo, err, a.phs | labels.phs, "softmax_cross_entropy")
+
+
 def op_cast(p):
     d = p.d
     a = p.pick()
@@ -922,12 +1000,15 @@ OP_TABLE = [  # (generator, weight)
     (op_unary, 3.0), (op_binary, 3.0), (lambda p: op_binary(p, scalar=True), 1.0), (op_compare, 1.0),
     (op_select, 1.0), (op_matmul, 1.5), (op_reduce, 1.5), (op_softmax, 0.7), (op_reshape, 1.0),
     (op_transpose, 0.7), (op_permute, 0.7), (op_slice, 1.0), (op_concat, 0.7), (op_broadcast, 0.7),
-    (op_expand, 0.5), (op_squeeze, 0.5), (op_identity, 0.3), (op_cast, 1.0),
+    (op_expand, 0.5), (op_squeeze, 0.5), (op_identity, 0.3), (op_cast, 1.0), (op_stop_gradient, 0.2),
+    (op_slice_gradient, 0.4), (op_softmax_cross_entropy, 0.5),
 ]
 EXTRA_OPS: list = []  # (generator, weight) added by op families that exist (see conv_strategies)
 
 
 def _weighted(d, table):
+    if hasattr(d, "weighted"):
+        return d.weighted(table)
     total = sum(w for _, w in table)
     x = d.int(0, 9999) * total / 10000.0
     for f, w in table:
@@ -2452,6 +2533,10 @@ def gen_invalid(d, table=None):
         f = _weighted(d, table)
         if f(p, d):
             return p
+        start = [g for g, _ in table].index(f)  # not applicable here: the next kinds in table order
+        for g, _ in table[start + 1:] + table[:start]:
+            if g(p, d):
+                return p
     raise RuntimeError("could not generate an invalid case")
 
 
