@@ -166,7 +166,7 @@ def _infer_slice_grad(in_types, attrs):
     (d,) = normalize_axes(attrs["dimension"], len(shape), "dimension")
     want = list(shape)
     want[d] = attrs["length"]
-    if list(t.shape) != want:
+    if len(t.shape) != len(want) or any(a != b and a != -1 for a, b in zip(t.shape, want)):  # -1: checked at compile
         raise ShapeError(f"incoming gradient shape {t.shape} does not match the slice's output {tuple(want)}")
     return [ShapedType(shape, t.dtype)]
 
