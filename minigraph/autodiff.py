@@ -107,9 +107,17 @@ def gradients(g, of: Tensor, with_tensors: Sequence[Tensor], name: Optional[str]
                     f"(MPSGraph has no gradient rule for {opdef.swift}), but it lies between "
                     f"{of.name!r} and {', '.join(repr(with_tensors[k].name) for k in range(len(with_tensors)))}; "
                     "use g.stop_gradient(...) to cut the path if that is intended")
+            for t in op.inputs + op.outputs:
+                if not is_static(t.shape):
+                    raise ShapeError(
+                        f"{label}: {op.type} op {op.name!r} (built at {op.location}) has the dynamic shape "
+                        f"{t.shape} on the path from {of.name!r}; gradients need static shapes (give the "
+                        "placeholders full shapes, one graph per batch size)")
             dy = _total(g, grads[id(outs[0])])
+            start = len(g._ops)
             with g.name_scope(op.name):
                 in_grads = opdef.grad(g, op, dy)
+            _drop_unused(g, start, [in_grads[i] for i in live if in_grads[i] is not None])
             for i in live:
                 d = in_grads[i]
                 if d is None:
@@ -130,6 +138,38 @@ def gradients(g, of: Tensor, with_tensors: Sequence[Tensor], name: Optional[str]
                                      "cannot build its zeros gradient")
                 result[t] = g.constant(0.0, dtype=t.dtype, shape=t.shape, name=f"{t.operation.name}/zeros")
     return result
+
+
+def _drop_unused(g, start: int, keep: list) -> None:
+    """Remove the ops a rule built only for inputs nobody asked about (e.g. the data gradient
+    toward a placeholder), so listings and exports show just what the gradients need."""
+    new = g._ops[start:]
+    if not new:
+        return
+    needed, stack = set(), [t.operation for t in keep]
+    while stack:
+        o = stack.pop()
+        if o.index < start or o.index in needed:
+            continue
+        needed.add(o.index)
+        stack.extend(t.operation for t in o.inputs)
+        stack.extend(o.control_dependencies)
+    if len(needed) == len(new):
+        return
+    with g._lock:
+        kept = [o for o in new if o.index in needed]
+        dropped = {id(o) for o in new if o.index not in needed}
+        for o in new:
+            if id(o) in dropped:
+                del g._by_name[o.name]
+        for k, users in list(g._requested.items()):
+            users[:] = [u for u in users if id(u) not in dropped]
+            if not users:
+                del g._requested[k]
+        del g._ops[start:]
+        for o in kept:
+            o.index = len(g._ops)
+            g._ops.append(o)
 
 
 def _total(g, contribs: list) -> Tensor:

@@ -278,3 +278,31 @@ def test_adam_matches_reference(rng):
         s = 0.999 * s + 0.001 * grad ** 2
         ref = ref - 0.1 * (m / (1 - 0.9 ** t)) / (np.sqrt(s / (1 - 0.999 ** t)) + 1e-8)
         np.testing.assert_allclose(g.value_of(w), ref, rtol=1e-10)
+
+
+def test_gradient_through_read_reaches_the_variable():
+    g = mg.Graph()
+    w = g.variable(np.array([1.0, -2.0, 3.0]), name="w")
+    (gw,) = g.gradients(g.reduction_sum(g.square(g.read(w))), [w]).values()
+    np.testing.assert_allclose(g.run(target_tensors=[gw])[gw], [2.0, -4.0, 6.0])
+
+
+def test_dynamic_shapes_on_the_path_are_a_clear_error():
+    g = mg.Graph()
+    x = g.placeholder([-1, 3], mg.float64, name="x")
+    w = g.variable(np.ones((3, 2)), name="w")
+    loss = g.mean(g.matrix_multiplication(x, w, name="mm"), axes=None)
+    with pytest.raises(mg.ShapeError, match=r"matrix_multiplication op 'mm'.*dynamic shape \(-1, 3\)"):
+        g.gradients(loss, [w])
+
+
+def test_rules_do_not_leave_ops_for_inputs_nobody_asked_about():
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 5, 5], name="x")
+    w = g.variable(np.ones((1, 2, 3, 3), np.float32), name="w")
+    loss = g.reduction_sum(g.depthwise_convolution_2d(x, w, name="dw"))
+    g.gradients(loss, [w], name="grad")
+    types = [op.type for op in g.operations]
+    assert "depthwise_convolution_2d_weights_gradient" in types
+    assert "depthwise_convolution_2d_data_gradient" not in types
+    assert [op.index for op in g.operations] == list(range(len(g.operations)))
