@@ -292,7 +292,7 @@ def test_dynamic_shapes_on_the_path_are_a_clear_error():
     x = g.placeholder([-1, 3], mg.float64, name="x")
     w = g.variable(np.ones((3, 2)), name="w")
     loss = g.mean(g.matrix_multiplication(x, w, name="mm"), axes=None)
-    with pytest.raises(mg.ShapeError, match=r"matrix_multiplication op 'mm'.*dynamic shape \(-1, 3\)"):
+    with pytest.raises(mg.ShapeError, match=r"mean op .*dynamic shape \(-1, 2\).*static shapes"):
         g.gradients(loss, [w])
 
 
