@@ -17,6 +17,8 @@ from . import autodiff, optimizers  # noqa: E402,F401
 from . import listing, visualize, serialize, compare, swift  # noqa: E402,F401  (attach g.describe, g.save, ...)
 from .compare import compare_backends  # noqa: E402
 from .serialize import load  # noqa: E402
+from .swift import SwiftExportError  # noqa: E402
+from .visualize import GraphvizNotFoundError, RenderError  # noqa: E402
 
 bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
 
