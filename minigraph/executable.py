@@ -147,14 +147,22 @@ def _order(t):
 
 
 def _execute(graph, plan, runner, feed_values):
-    """Run, then commit assignments only if the whole run succeeded; never alias results."""
+    """Run, then commit assignments only if the whole run succeeded; never alias results.
+
+    Runs that assign are serialised per graph. The commit builds a new {variable: value} dict and
+    swaps it in with one reference assignment, and every run reads ``graph._var_values`` once, so a
+    concurrent run sees all of another run's assignments or none of them (no torn reads).
+    """
     if plan.has_assignments:
         with graph._lock:  # runs that assign are serialised per graph
             results, assigned = runner(feed_values, graph._var_values)
-            for op, v in assigned.items():
-                v = np.array(v, dtype=op.outputs[0].dtype.np_dtype, copy=True)
-                v.setflags(write=False)
-                graph._var_values[op] = v
+            if assigned:
+                new = dict(graph._var_values)
+                for op, v in assigned.items():
+                    v = np.array(v, dtype=op.outputs[0].dtype.np_dtype, copy=True)
+                    v.setflags(write=False)
+                    new[op] = v
+                graph._var_values = new
     else:
         results, assigned = runner(feed_values, graph._var_values)
     out = []
