@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The webgpu backend on the lent H200 (NVIDIA Vulkan): adapter, conformance suite, benchmark.
+#
+# Send from the project root, after the line that ../shared/gpu/prepare-device.sh prints (it
+# installs the Vulkan loader, GL dispatch libraries and the wgpu wheels carried in .gl/ and .whl/,
+# and sets PYTHONPATH):
+#   carry: [".gl", ".whl"]
+#   command: <prepare line> bash benchmarks/gpu_run.sh
+# Writes $OUT/adapter.txt, $OUT/conformance.txt, $OUT/gpu_depthwise.txt and $OUT/gpu_depthwise.json.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$(mktemp -d)}
+export OUT
+mkdir -p "$OUT"
+status=0
+
+echo "== adapter"
+python3 - <<'PY' 2>&1 | tee "$OUT/adapter.txt"
+import wgpu
+a = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+print("adapter:", dict(a.info))
+print("features:", sorted(a.features))
+lim = a.limits
+print("limits:", {k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size",
+                                      "max-compute-workgroup-storage-size", "max-compute-workgroups-per-dimension")})
+for b in wgpu.gpu.enumerate_adapters_sync():
+    print("  available:", dict(b.info).get("device"), dict(b.info).get("backend_type"), dict(b.info).get("adapter_type"))
+PY
+python3 -m minigraph backends 2>&1 | tee -a "$OUT/adapter.txt"
+
+echo "== conformance (numpy and webgpu required)"
+MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu timeout 420 python3 -m pytest tests/test_conformance.py \
+    tests/test_webgpu_backend.py -q -x -o addopts="" -p no:cacheprovider 2>&1 | tee "$OUT/conformance.txt" | tail -40
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+
+echo "== benchmark: depthwise weights gradient, MobileNetV2 layers, N=32, fp32"
+timeout 420 python3 benchmarks/gpu_depthwise.py --sweep 2>&1 | tee "$OUT/gpu_depthwise.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+exit $status

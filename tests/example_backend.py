@@ -1,0 +1,82 @@
+"""A tiny third-party backend: the smallest complete example of minigraph's backend interface.
+
+A backend is any object with
+
+- ``name``: a string;
+- ``available() -> (ok: bool, reason: str)``: cheap after the first call; the registry turns
+  ``ok == False`` into ``BackendUnavailableError`` with ``reason``;
+- ``prepare(plan) -> runner``: called once per compiled plan (``minigraph.compiler.plan.Plan``:
+  ordered ``steps``, each a ``Step`` with ``op``, ``inputs``/``outputs`` slot ids, concrete
+  ``in_types``/``out_types`` and ``free``, the slots dead after it; ``feeds``; ``targets``).
+  It must raise ``KernelMissingError`` naming the op for anything it cannot run: minigraph
+  never falls back to another backend silently.
+
+The runner is called as ``runner(feed_values, variables)``: the feed arrays in ``plan.feeds``
+order and ``{variable op: current value}``. It returns ``(results in plan.targets order,
+{variable op: assigned value})``; the executor validates feeds, commits assignments after a
+successful run and copies results, so a backend never mutates graph state itself.
+
+Third-party packages make a backend discoverable with an entry point::
+
+    [project.entry-points."minigraph.backends"]
+    tiny = "example_backend:TinyBackend"
+
+or at run time with ``mg.register_backend("tiny", TinyBackend)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigraph.errors import KernelMissingError
+from minigraph.ops._util import normalize_axes
+
+
+def _sum(step):
+    axes = normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
+    dt = step.out_types[0].dtype.np_dtype
+    return lambda x: np.sum(x, axis=axes, keepdims=True, dtype=dt)
+
+
+def _elementwise(fn):
+    return lambda step: (lambda *xs: np.asarray(fn(*xs), dtype=step.out_types[0].dtype.np_dtype))
+
+
+KERNELS = {
+    "addition": _elementwise(np.add),
+    "multiplication": _elementwise(np.multiply),
+    "negative": _elementwise(np.negative),
+    "reduction_sum": _sum,
+}
+
+
+class TinyBackend:
+    """Runs four op types with NumPy, one Python closure per step (no variables)."""
+
+    name = "tiny"
+
+    def available(self):
+        return True, "pure NumPy, four op types"
+
+    def prepare(self, plan):
+        steps, consts = [], []
+        for st in plan.steps:
+            t = st.op.type
+            if t == "placeholder":
+                continue
+            if t == "constant":
+                consts.append((st.outputs[0], st.op.attrs["value"]))
+            elif t in KERNELS:
+                steps.append((KERNELS[t](st), st.inputs, st.outputs[0]))
+            else:
+                raise KernelMissingError(f"{t} op {st.op.name!r}: the tiny backend has no kernel for it "
+                                         f"(it runs {sorted(KERNELS)})")
+        feed_slots = [slot for _, slot, _ in plan.feeds]
+        target_slots = [slot for _, slot in plan.targets]
+
+        def run(feed_values, variables):
+            env = dict(zip(feed_slots, feed_values))
+            env.update(consts)
+            for fn, ins, out in steps:
+                env[out] = fn(*[env[i] for i in ins])
+            return [env[s] for s in target_slots], {}
+        return run
