@@ -255,3 +255,16 @@ def test_softmax_cross_entropy(reduction, backend, rng):
     rows = -(lv * lsm).sum(1, keepdims=True)
     want = {"none": rows, "sum": rows.sum().reshape(1, 1), "mean": rows.mean().reshape(1, 1)}[reduction]
     np.testing.assert_allclose(run1(g, y, {x: xv, l: lv}, backend), want, rtol=1e-5)
+
+
+def test_mpsgraph_label_aliases():
+    g = mg.Graph()
+    x = g.placeholder([2, 3])
+    assert g.reduction_sum(x, axis=1).shape == (2, 1) and g.mean(x, axis=0).shape == (1, 3)
+    assert g.expand_dims(x, axes=[0, 3]).shape == (1, 2, 3, 1) and g.expand_dims(x, 1).shape == (2, 1, 3)
+    assert g.squeeze(g.expand_dims(x, 0), axis=0).shape == (2, 3)
+    assert g.cast(x, to=mg.int32).dtype == mg.int32 and g.cast(x, dtype="float16").dtype == mg.float16
+    with pytest.raises(mg.ShapeError, match="reduction_sum op 'r': give axes or axis"):
+        g.reduction_sum(x, axes=[0], axis=1, name="r")
+    with pytest.raises(mg.DTypeError, match="cast op"):
+        g.cast(x)

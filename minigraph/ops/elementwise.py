@@ -157,10 +157,15 @@ def _infer_cast(in_types, attrs):
 
 @defop("cast", swift="cast(_:to:name:)", objc="castTensor:toType:name:", inputs=("tensor",),
        infer=_infer_cast, category="arithmetic", attrs=("to_type",))
-def cast(g, tensor, to_type, name: Optional[str] = None):
-    """Convert to another dtype (MPSGraph ``cast(_:to:name:)``). Float to int truncates toward
-    zero; NaN, Inf and out-of-range values give unspecified integers (as on the GPU)."""
+def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=None):
+    """Convert to another dtype (MPSGraph ``cast(_:to:name:)``; ``to=``/``dtype=`` work too).
+    Float to int truncates toward zero; NaN, Inf and out-of-range values give unspecified
+    integers (as on the GPU)."""
     tensor = g._as_tensor(tensor, f"cast op {name or 'cast'!r}")
+    given = [v for v in (to_type, to, dtype) if v is not None]
+    if len(given) != 1:
+        raise DTypeError(f"cast op {name or 'cast'!r}: give the target dtype once (to_type, to or dtype)")
+    to_type = given[0]
     try:
         dt = as_dtype(to_type)
     except DTypeError as e:

@@ -26,8 +26,12 @@ def _infer_reduce(kind: str):
 
 
 def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
-    def builder(g, tensor, axes=None, name: Optional[str] = None):
+    def builder(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
         tensor = g._as_tensor(tensor, f"{type} op {name or type!r}")
+        if axis is not None:  # MPSGraph's single-axis form, e.g. reductionSum(with:axis:name:)
+            if axes is not None:
+                raise ShapeError(f"{type} op {name or type!r}: give axes or axis, not both")
+            axes = axis
         if axes is not None and not isinstance(axes, int):
             try:
                 axes = tuple(axes)

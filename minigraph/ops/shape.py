@@ -284,10 +284,13 @@ def _infer_expand(in_types, attrs):
 
 @defop("expand_dims", swift="expandDims(_:axes:name:)", objc="expandDimsOfTensor:axes:name:",
        inputs=("tensor",), infer=_infer_expand, category="shape", attrs=("axes",))
-def expand_dims(g, tensor, axis, name: Optional[str] = None):
+def expand_dims(g, tensor, axis=None, name: Optional[str] = None, *, axes=None):
     """Insert size-1 axes at ``axis`` (an int or list, positions in the output)
-    (MPSGraph ``expandDims(_:axes:name:)``)."""
+    (MPSGraph ``expandDims(_:axis:name:)`` / ``expandDims(_:axes:name:)``; ``axes=`` works too)."""
     label = _label("expand_dims", name)
+    if (axis is None) == (axes is None):
+        raise ShapeError(f"{label}: give exactly one of axis or axes")
+    axis = axes if axis is None else axis
     return g._make("expand_dims", [g._as_tensor(tensor, label)], {"axes": _int_list(axis, "axis", label)}, name)
 
 
@@ -306,13 +309,17 @@ def _infer_squeeze(in_types, attrs):
 
 @defop("squeeze", swift="squeeze(_:axes:name:)", objc="squeezeTensor:axes:name:",
        inputs=("tensor",), infer=_infer_squeeze, category="shape", attrs=("axes",))
-def squeeze(g, tensor, axes=None, name: Optional[str] = None):
+def squeeze(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     """Remove size-1 axes (MPSGraph ``squeeze(_:axes:name:)``).
 
     ``axes=None`` removes every size-1 axis; on a tensor with dynamic (-1) dims it removes the axes
     known to be 1 when the op is built, so a dynamic dim that turns out to be 1 is kept.
     """
     label = _label("squeeze", name)
+    if axis is not None:  # MPSGraph's squeeze(_:axis:name:)
+        if axes is not None:
+            raise ShapeError(f"{label}: give axes or axis, not both")
+        axes = [axis] if isinstance(axis, int) else axis
     tensor = g._as_tensor(tensor, label)
     if axes is None and -1 in tensor.shape:  # dynamic dims are kept: squeeze the dims known to be 1 now,
         axes = [i for i, d in enumerate(tensor.shape) if d == 1]  # so build-time and run-time ranks agree
