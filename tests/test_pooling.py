@@ -6,6 +6,8 @@ adjoint identity of the average-pooling pair, finite differences, and PyTorch ``
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -60,8 +62,27 @@ def reference(kind, x, dy_fn, kernel, stride, dilation, pads, style, ceil_mode, 
     return y, dy, dx
 
 
-def run_pool(kind, x, dy, desc, backend="numpy", dtype=mg.float64):
+def precision(backend):
+    """float64 and tight tolerances on numpy; float32 elsewhere (MPSGraph has no float64)."""
+    if backend == "numpy":
+        return mg.float64, dict(rtol=1e-12, atol=1e-12)
+    return mg.float32, dict(rtol=1e-5, atol=1e-5)
+
+
+def run_on(backend, fn, *args, **kwargs):
+    """Call ``fn`` (a run); a backend without these kernels yet is skipped, unless
+    MINIGRAPH_REQUIRE_BACKENDS names it (then it fails, as in CI)."""
+    try:
+        return fn(*args, backend=backend, **kwargs)
+    except mg.KernelMissingError as e:
+        if backend == "numpy" or backend in os.environ.get("MINIGRAPH_REQUIRE_BACKENDS", "").split(","):
+            raise
+        pytest.skip(f"{backend}: {e}")
+
+
+def run_pool(kind, x, dy, desc, backend="numpy", dtype=None):
     """Pooling and its gradient op in one graph; arrays in NCHW."""
+    dtype = dtype or precision(backend)[0]
     layout = desc.data_layout.name
     xa, dya = to_data(x, layout), to_data(dy, layout)
     g = mg.Graph()
@@ -70,7 +91,7 @@ def run_pool(kind, x, dy, desc, backend="numpy", dtype=mg.float64):
     y = getattr(g, f"{kind}_pooling_2d")(xp, desc, name="pool")
     dx = getattr(g, f"{kind}_pooling_2d_gradient")(dyp, xp, desc, name="pool_grad")
     npd = dtype.np_dtype
-    r = g.run({xp: xa.astype(npd), dyp: dya.astype(npd)}, [y, dx], backend=backend)
+    r = run_on(backend, g.run, {xp: xa.astype(npd), dyp: dya.astype(npd)}, [y, dx])
     return from_data(r[y], layout), from_data(r[dx], layout)
 
 
@@ -86,18 +107,21 @@ GEOMETRIES = {
 }
 
 
-@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-@pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("geo", list(GEOMETRIES))
-@pytest.mark.parametrize("kind", ["max", "avg"])
+# every kind x geometry x style; the layout alternates, so it meets every kind, geometry and style
+MATRIX = [(kind, geo, style, ("NCHW", "NHWC")[(h + i + j) % 2]) for h, kind in enumerate(("max", "avg"))
+          for i, geo in enumerate(GEOMETRIES) for j, style in enumerate(STYLES)]
+
+
+@pytest.mark.parametrize("kind,geo,style,layout", MATRIX, ids=["-".join(m) for m in MATRIX])
 def test_matches_naive_loops(backend, kind, geo, style, layout):
     H, W, kernel, stride, dil, pads, ceil_mode, incl = GEOMETRIES[geo]
     rng = np.random.default_rng(abs(hash((kind, geo, style, layout))) % 2**32)
     x = rng.standard_normal((2, 3, H, W))
     y_ref, dy, dx_ref = reference(kind, x, rng.standard_normal, kernel, stride, dil, pads, style, ceil_mode, incl)
     y, dx = run_pool(kind, x, dy, make_desc(kernel, stride, dil, pads, style, layout, ceil_mode, incl), backend)
-    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(dx, dx_ref, rtol=1e-12, atol=1e-12)
+    tol = precision(backend)[1]
+    np.testing.assert_allclose(y, y_ref, **tol)
+    np.testing.assert_allclose(dx, dx_ref, **tol)
 
 
 def test_avg_pooling_adjoint_identity(backend):
@@ -110,7 +134,7 @@ def test_avg_pooling_adjoint_identity(backend):
         ys = g.avg_pooling_2d(g.placeholder(x.shape, mg.float64), d).shape
         dy = rng.standard_normal(ys)
         y, dx = run_pool("avg", x, dy, d, backend)
-        np.testing.assert_allclose(np.vdot(dy, y), np.vdot(dx, x), rtol=1e-12)
+        np.testing.assert_allclose(np.vdot(dy, y), np.vdot(dx, x), rtol=precision(backend)[1]["rtol"])
 
 
 # ----------------------------------------------------------------------------- chosen semantics
@@ -194,8 +218,9 @@ def test_pytorch_max_pool(backend, layout, ceil_mode):
     ty.backward(torch.tensor(dy))
     d = make_desc((3, 2), (2, 3), (2, 1), (1, 1, 1, 1), layout=layout, ceil_mode=ceil_mode)
     y, dx = run_pool("max", x, dy, d, backend)
-    np.testing.assert_array_equal(y, ty.detach().numpy())
-    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    tol = precision(backend)[1]
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("include_pad", [False, True])
@@ -211,8 +236,9 @@ def test_pytorch_avg_pool(backend, ceil_mode, include_pad):
     ty.backward(torch.tensor(dy))
     d = make_desc((3, 2), (2, 3), (1, 1), (1, 1, 1, 1), ceil_mode=ceil_mode, include_pad=include_pad)
     y, dx = run_pool("avg", x, dy, d, backend)
-    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    tol = precision(backend)[1]
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("style,jpad", [("TF_SAME", "SAME"), ("TF_VALID", "VALID")])
@@ -240,7 +266,7 @@ def test_jax_reduce_window(backend, style, jpad):
     y = g.max_pooling_2d(xp, d)
     dx = g.max_pooling_2d_gradient(dyp, xp, d)
     a = g.avg_pooling_2d(xp, d)
-    r = g.run({xp: x, dyp: dy}, [y, dx, a], backend=backend)
+    r = run_on(backend, g.run, {xp: x, dyp: dy}, [y, dx, a])
     np.testing.assert_array_equal(r[y], np.asarray(jy))
     np.testing.assert_allclose(r[dx], np.asarray(jdx), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(r[a], np.asarray(sums / counts), rtol=1e-5, atol=1e-6)
@@ -317,11 +343,12 @@ def test_small_cnn_against_pytorch(backend):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     rng = np.random.default_rng(29)
-    x = rng.standard_normal((2, 3, 10, 9))
-    w1 = rng.standard_normal((6, 3, 3, 3)) * 0.5
-    w2 = rng.standard_normal((6, 2, 3, 3)) * 0.5
+    dt, tol = precision(backend)
+    x = rng.standard_normal((2, 3, 10, 9)).astype(dt.np_dtype)
+    w1 = (rng.standard_normal((6, 3, 3, 3)) * 0.5).astype(dt.np_dtype)
+    w2 = (rng.standard_normal((6, 2, 3, 3)) * 0.5).astype(dt.np_dtype)
     g = mg.Graph()
-    xt, w1t, w2t = (g.placeholder(a.shape, mg.float64) for a in (x, w1, w2))
+    xt, w1t, w2t = (g.placeholder(a.shape, dt) for a in (x, w1, w2))
     h = g.relu(g.convolution_2d(xt, w1t, mg.Convolution2DOpDescriptor(padding_left=1, padding_right=1,
                                                                        padding_top=1, padding_bottom=1)))
     h = g.max_pooling_2d(h, make_desc((2, 2), (2, 2), ceil_mode=True))
@@ -329,9 +356,9 @@ def test_small_cnn_against_pytorch(backend):
     h = g.avg_pooling_2d(h, make_desc((2, 2), (2, 2), style="TF_SAME"))
     loss = g.mean(g.square(h), axes=None)
     grads = g.gradients(loss, [xt, w1t, w2t])
-    r = g.run({xt: x, w1t: w1, w2t: w2}, [loss] + [grads[t] for t in (xt, w1t, w2t)], backend=backend)
+    r = run_on(backend, g.run, {xt: x, w1t: w1, w2t: w2}, [loss] + [grads[t] for t in (xt, w1t, w2t)])
 
-    tx, tw1, tw2 = (torch.tensor(a, requires_grad=True) for a in (x, w1, w2))
+    tx, tw1, tw2 = (torch.tensor(a.astype(np.float64), requires_grad=True) for a in (x, w1, w2))
     th = F.max_pool2d(F.relu(F.conv2d(tx, tw1, padding=1)), 2, 2, ceil_mode=True)  # 10x9 -> 5x5
     th = F.conv2d(th, tw2, padding=1, groups=3)  # TF_SAME with k=3, s=1 pads (1, 1)
     th = F.avg_pool2d(F.pad(th, (0, 1, 0, 1)), 2, 2)  # TF_SAME on 5: pads (0, 1); divisor 2 where padded
@@ -340,9 +367,9 @@ def test_small_cnn_against_pytorch(backend):
     th = th / count
     tl = (th ** 2).mean()
     tl.backward()
-    np.testing.assert_allclose(r[loss], tl.item(), rtol=1e-12)
+    np.testing.assert_allclose(r[loss], tl.item(), rtol=tol["rtol"] * 10)
     for t, tt in ((xt, tx), (w1t, tw1), (w2t, tw2)):
-        np.testing.assert_allclose(r[grads[t]], tt.grad.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(r[grads[t]], tt.grad.numpy(), rtol=tol["rtol"] * 10, atol=tol["atol"] * 1e-2)
 
 
 def test_descriptor_is_copied():
