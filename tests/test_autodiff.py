@@ -306,3 +306,30 @@ def test_rules_do_not_leave_ops_for_inputs_nobody_asked_about():
     assert "depthwise_convolution_2d_weights_gradient" in types
     assert "depthwise_convolution_2d_data_gradient" not in types
     assert [op.index for op in g.operations] == list(range(len(g.operations)))
+
+
+def test_demo_network_gradients_match_torch_autograd():
+    """depthwise -> bias -> relu -> 1x1 conv -> avg pool -> softmax CE, against torch.autograd."""
+    torch = pytest.importorskip("torch")
+    from minigraph import demo
+
+    rng = np.random.default_rng(11)
+    params = {k: v + rng.normal(0, 0.1, v.shape) for k, v in demo.init_params(rng).items()}
+    batch = 5
+    xv, yv, _ = demo.make_data(rng, batch)
+    g, x, labels, v, _, loss, _ = demo.build(mg.float64, params, batch)
+    grads = g.gradients(loss, list(v.values()))
+    out = g.run({x: xv, labels: yv}, [loss] + [grads[t] for t in v.values()])
+
+    tp = {k: torch.tensor(p, requires_grad=True) for k, p in params.items()}
+    C, M = demo.C, demo.M
+    # MPSGraph OIHW depthwise weights [M, C, kH, kW] -> PyTorch [C*M, 1, kH, kW] (o = c*M + m)
+    wt = tp["dw_weights"].permute(1, 0, 2, 3).reshape(C * M, 1, 3, 3)
+    h = torch.nn.functional.conv2d(torch.tensor(xv), wt, padding="same", groups=C)
+    h = torch.relu(h + tp["dw_bias"])
+    logits = torch.nn.functional.conv2d(h, tp["pw_weights"]).mean(dim=(2, 3))
+    tl = torch.nn.functional.cross_entropy(logits, torch.tensor(yv))
+    tl.backward()
+    np.testing.assert_allclose(out[loss], tl.item(), rtol=1e-12)
+    for k, t in v.items():
+        np.testing.assert_allclose(out[grads[t]], tp[k].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
