@@ -245,7 +245,8 @@ class WeightsGradientPlan:
         else:
             ws = self._pool.acquire()
             try:
-                out = self._run(ws, dy, x)
+                with np.errstate(invalid="ignore", over="ignore"):  # checked just below
+                    out = self._run(ws, dy, x)
             finally:
                 self._pool.release(ws)
             if not np.isfinite(out).all():  # an inf/NaN where the formula never reads: be exact

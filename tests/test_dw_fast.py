@@ -1,0 +1,189 @@
+"""The fast depthwise weights-gradient algorithms (backends/numpy/_dw_fast.py) against a naive loop.
+
+The reference is written from MPSGRAPH.md §4.1 and shares nothing with the algorithms:
+``dW[m, c, i, j] = sum_{n,oh,ow} dy[n, c*M+m, oh, ow] * x[n, c, oh*sY + i*dY - pT, ow*sX + j*dX - pL]``,
+zero outside x. Every algorithm is forced on every geometry (including ones it was not chosen
+for), with strides, dilations, asymmetric and oversized padding, multiplier > 1, NHWC views,
+float16/float64, threads, repeated calls (reused frames) and concurrent calls.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from minigraph.backends.numpy import _dw_fast as F
+
+ALGOS = ("direct", "dot_nc", "dot_cn", "acc")
+
+
+def naive(dy5, x, kh, kw, s=(1, 1), d=(1, 1), p=(0, 0, 0, 0)):
+    """dy5 [N, C, M, OH, OW], x [N, C, H, W] -> [C, M, kH, kW], float64, plain loops."""
+    _, c, m, _, _ = dy5.shape
+    out = np.zeros((c, m, kh, kw))
+    with np.errstate(all="ignore"):  # inf * 0 in the non-finite cases is the point there
+        _naive_loop(out, dy5, x, kh, kw, s, d, p)
+    return out
+
+
+def _naive_loop(out, dy5, x, kh, kw, s, d, p):
+    _, _, _, oh_, ow_ = dy5.shape
+    _, _, h, w = x.shape
+    for i in range(kh):
+        for j in range(kw):
+            for oh in range(oh_):
+                ih = oh * s[0] + i * d[0] - p[0]
+                if not 0 <= ih < h:
+                    continue
+                for ow in range(ow_):
+                    iw = ow * s[1] + j * d[1] - p[2]
+                    if 0 <= iw < w:
+                        out[:, :, i, j] += np.einsum("ncm,nc->cm", dy5[:, :, :, oh, ow].astype(np.float64),
+                                                     x[:, :, ih, iw].astype(np.float64))
+
+
+# (N, C, M, H, W, kh, kw, strides, dilations, (top, bottom, left, right))
+CASES = [
+    (2, 3, 1, 7, 6, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1)),      # "same"
+    (2, 3, 2, 7, 6, 3, 2, (2, 1), (1, 2), (1, 0, 2, 1)),      # multiplier 2, mixed
+    (1, 4, 1, 9, 9, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1)),      # stride 2, odd size
+    (2, 2, 3, 8, 11, 5, 3, (3, 2), (2, 1), (0, 3, 1, 2)),     # stride 3, dilation 2, asymmetric
+    (2, 5, 1, 6, 6, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0)),      # 1x1
+    (2, 3, 1, 10, 10, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2)),    # dilated "same"
+    (3, 4, 1, 5, 5, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0)),      # valid
+    (2, 3, 2, 12, 9, 4, 4, (2, 3), (3, 1), (4, 4, 0, 5)),     # even kernel, padding > kernel
+    (2, 3, 1, 14, 14, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1)),    # TF_SAME stride 2 split
+    (1, 2, 1, 4, 5, 5, 5, (1, 1), (1, 1), (4, 4, 4, 4)),      # taps wholly in the padding
+    (2, 6, 1, 8, 8, 5, 5, (2, 2), (1, 1), (2, 2, 2, 2)),      # 5x5 stride 2
+    (1, 3, 1, 3, 17, 3, 3, (1, 4), (1, 1), (1, 1, 0, 0)),     # stride > kernel width
+]
+
+
+def _inputs(case, rng, dtype=np.float32):
+    n, c, m, h, w, kh, kw, s, d, p = case
+    g = F.Geometry(n, c, m, h, w, kh, kw, s[0], s[1], d[0], d[1], *p)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    dy = rng.standard_normal((n, c, m, g.oh, g.ow)).astype(dtype)
+    return g, x, dy
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "N{}C{}M{}_{}x{}_k{}x{}_s{}_d{}_p{}".format(*c))
+def test_matches_naive(case, algorithm, rng):
+    g, x, dy = _inputs(case, rng)
+    ref = naive(dy, x, g.kh, g.kw, (g.sh, g.sw), (g.dh, g.dw), (g.pt, g.pb, g.pl, g.pr))
+    for threads in (1, 2):
+        plan = F.WeightsGradientPlan(g, np.float32, algorithm, threads)
+        for _ in range(2):  # the second call reuses the frames: their borders must still be zero
+            got = plan(dy, x)
+            assert got.shape == (g.c, g.m, g.kh, g.kw) and got.dtype == np.float32
+            np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
+        x2, dy2 = x * -0.5 + 1.0, dy[::-1].copy()  # new data through the same workspaces
+        np.testing.assert_allclose(plan(dy2, x2), naive(dy2, x2, g.kh, g.kw, (g.sh, g.sw), (g.dh, g.dw),
+                                                        (g.pt, g.pb, g.pl, g.pr)), rtol=2e-5, atol=1e-4)
+
+
+def test_random_geometries_every_algorithm(rng):
+    """A seeded sweep beyond the hand-picked cases."""
+    r = np.random.default_rng(7)
+    done = 0
+    while done < 25:
+        kh, kw = int(r.integers(1, 6)), int(r.integers(1, 6))
+        sh, sw, dh, dw = (int(v) for v in r.integers(1, 4, size=4))
+        h, w = int(r.integers(1, 13)), int(r.integers(1, 13))
+        pads = tuple(int(v) for v in r.integers(0, 5, size=4))
+        g = F.Geometry(int(r.integers(1, 4)), int(r.integers(1, 6)), int(r.integers(1, 3)), h, w, kh, kw,
+                       sh, sw, dh, dw, *pads)
+        if g.oh < 1 or g.ow < 1:
+            continue
+        done += 1
+        x = rng.standard_normal((g.n, g.c, h, w)).astype(np.float32)
+        dy = rng.standard_normal((g.n, g.c, g.m, g.oh, g.ow)).astype(np.float32)
+        ref = naive(dy, x, kh, kw, (sh, sw), (dh, dw), pads)
+        for algorithm in ALGOS:
+            got = F.WeightsGradientPlan(g, np.float32, algorithm, 2)(dy, x)
+            np.testing.assert_allclose(got, ref, rtol=2e-5, atol=1e-4, err_msg=f"{g} {algorithm}")
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+def test_nhwc_views_and_strided_inputs(algorithm, rng):
+    """x and dy given as views of NHWC arrays (what the op passes for dataLayout NHWC)."""
+    g, x, dy = _inputs(CASES[0], rng)
+    x_nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    dy_nhwc = np.ascontiguousarray(dy.reshape(g.n, g.c * g.m, g.oh, g.ow).transpose(0, 2, 3, 1))
+    xv = x_nhwc.transpose(0, 3, 1, 2)
+    dyv = dy_nhwc.reshape(g.n, g.oh, g.ow, g.c, g.m).transpose(0, 3, 4, 1, 2)
+    got = F.WeightsGradientPlan(g, np.float32, algorithm, 2)(dyv, xv)
+    np.testing.assert_allclose(got, naive(dy, x, 3, 3, p=(1, 1, 1, 1)), rtol=2e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float16, 2e-2), (np.float64, 1e-12)])
+def test_dtypes(dtype, tol, rng):
+    g, x, dy = _inputs(CASES[2], rng, dtype)
+    ref = naive(dy, x, g.kh, g.kw, (g.sh, g.sw), (g.dh, g.dw), (g.pt, g.pb, g.pl, g.pr))
+    for algorithm in ALGOS:
+        got = F.WeightsGradientPlan(g, dtype, algorithm, 2)(dy, x)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("algorithm", ALGOS[1:])
+def test_nonfinite_values_the_formula_never_reads_do_not_leak(algorithm, rng):
+    """The flat tricks multiply unread x values by zero (or mask them out after summing): an
+    inf there would give NaN, so the plan falls back to the exact algorithm."""
+    g = F.Geometry(2, 3, 1, 8, 8, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0)  # valid: the last row/col is read...
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    dy = rng.standard_normal((2, 3, 1, g.oh, g.ow)).astype(np.float32)
+    g2 = F.Geometry(2, 3, 1, 8, 8, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0)  # ...stride 2 skips column 7
+    dy2 = rng.standard_normal((2, 3, 1, g2.oh, g2.ow)).astype(np.float32)
+    x_inf = x.copy()
+    x_inf[:, :, :, 7] = np.inf  # never read with stride 2, k3, valid, W=8 (reads 0..6)
+    ref = naive(dy2, x_inf, 3, 3, (2, 2))
+    assert np.isfinite(ref).all()
+    got = F.WeightsGradientPlan(g2, np.float32, algorithm, 1)(dy2, x_inf)
+    np.testing.assert_allclose(got, ref, rtol=2e-5, atol=1e-4)
+    g3 = F.Geometry(2, 3, 1, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)  # "same": tap j=0 never reads column 7
+    dy3 = rng.standard_normal((2, 3, 1, 8, 8)).astype(np.float32)
+    ref = naive(dy3, x_inf, 3, 3, p=(1, 1, 1, 1))
+    assert np.isfinite(ref[:, :, :, 0]).all() and not np.isfinite(ref[:, :, :, 1]).all()
+    got = F.WeightsGradientPlan(g3, np.float32, algorithm, 1)(dy3, x_inf)
+    np.testing.assert_allclose(got[:, :, :, 0], ref[:, :, :, 0], rtol=2e-5, atol=1e-4)
+    assert not np.isfinite(got[:, :, :, 1]).all()
+    x_nan = x.copy()
+    x_nan[0, 1, 3, 3] = np.nan  # read: NaN must come out for channel 1 only
+    got = F.WeightsGradientPlan(g, np.float32, algorithm, 1)(dy, x_nan)
+    assert np.isnan(got[1]).all() and np.isfinite(got[[0, 2]]).all()
+
+
+def test_concurrent_calls_use_separate_workspaces(rng):
+    g, x, dy = _inputs(CASES[3], rng)
+    plan = F.WeightsGradientPlan(g, np.float32, "dot_cn", 1)
+    data = [(dy * (k + 1), x + k) for k in range(4)]
+    refs = [naive(a, b, g.kh, g.kw, (g.sh, g.sw), (g.dh, g.dw), (g.pt, g.pb, g.pl, g.pr)) for a, b in data]
+    errors = []
+
+    def work(k):
+        for _ in range(20):
+            got = plan(*data[k])
+            if not np.allclose(got, refs[k], rtol=1e-4, atol=1e-3):
+                errors.append(k)
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+
+
+def test_auto_choice_and_functional_api(rng):
+    x = rng.standard_normal((2, 4, 9, 9)).astype(np.float32)
+    dy = rng.standard_normal((2, 8, 9, 9)).astype(np.float32)  # M = 2 as [N, C*M, OH, OW]
+    got = F.weights_gradient(dy, x, (3, 3), padding=(1, 1, 1, 1))
+    np.testing.assert_allclose(got, naive(dy.reshape(2, 4, 2, 9, 9), x, 3, 3, p=(1, 1, 1, 1)), rtol=2e-5, atol=1e-4)
+    assert F.choose_algorithm(F.Geometry(8, 32, 1, 112, 112, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1)) in ALGOS
+    with pytest.raises(ValueError, match="algorithm"):
+        F.WeightsGradientPlan(F.Geometry(1, 1, 1, 3, 3, 3, 3), np.float32, "nope")
+    with pytest.raises(ValueError, match="empty output"):
+        F.Geometry(1, 1, 1, 2, 2, 3, 3).check()
