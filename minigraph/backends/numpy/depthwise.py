@@ -151,5 +151,19 @@ def _weights_gradient(step):
         for i, j, oh, ow, ih, iw in taps:
             dwv[:, :, i, j] = np.einsum("ncmhw,nchw->cm", dyv[:, :, :, oh, ow], xv[:, :, ih, iw])
         return dw.astype(out_dt, copy=False)
-    return run
+
+    # Fast path (backends/numpy/_dw_fast.py, see docs/performance.md): the same sums through
+    # polyphase frames and BLAS dot products; `run` above stays as the fallback (empty shapes).
+    from ._dw_fast import Geometry, WeightsGradientPlan
+    try:
+        plan = WeightsGradientPlan(Geometry(geo.n, c, m, geo.h, geo.w, kh, kw, geo.sy, geo.sx, geo.dy, geo.dx,
+                                            geo.pad_top, geo.pad_bottom, geo.pad_left, geo.pad_right), out_dt)
+    except ValueError:
+        return run
+
+    def fast(dy, x):
+        dw = np.empty(out_shape, out_dt)
+        _weights_view(dw, wl)[...] = plan(_split_view(dy, dl, c, m), _data_view(x, dl))
+        return dw
+    return fast
 
