@@ -1,0 +1,681 @@
+"""Reliability (issue 9): nothing lost, concurrency, limits, NaN/Inf, integer overflow, determinism.
+
+The rules tested here are the ones docs/reliability.md states. References are written in the
+tests: IEEE results computed with NumPy in float64, integer results as Python ints reduced modulo
+2**bits (not NumPy's own wrapping).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from graph_zoo import every_op_graph
+from minigraph.graph import Graph
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_or_skip(g, feeds, targets, ops=(), backend="numpy"):
+    try:
+        return g.run(feeds, targets, list(ops), backend=backend)
+    except mg.KernelMissingError as e:
+        pytest.skip(f"{backend} lacks a kernel: {e}")
+
+
+def _stateless_run(g, feeds, targets, backend="numpy"):
+    """g.run, then put the variables back: the zoo graph assigns (through control dependencies)."""
+    saved = dict(g._var_values)
+    try:
+        return g.run(feeds, targets, backend=backend)
+    finally:
+        g._var_values = saved
+
+
+def _readonly(a):
+    a = np.array(a, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+# =============================================================================== nothing lost
+def test_feeds_are_never_mutated_by_any_op(backend):
+    """Every op type, read-only feeds (an in-place write would raise), and an after-run comparison."""
+    g, feeds, targets, ops = every_op_graph(3)
+    ro = {t: _readonly(v) for t, v in feeds.items()}
+    before = {t: v.copy() for t, v in feeds.items()}
+    _run_or_skip(g, ro, targets, ops, backend)
+    for t in feeds:
+        assert np.array_equal(ro[t], before[t]), t.name
+    # writeable feeds too: nothing relies on the read-only flag
+    rw = {t: v.copy() for t, v in feeds.items()}
+    _run_or_skip(g, rw, targets, ops, backend)
+    for t in feeds:
+        assert np.array_equal(rw[t], before[t]), t.name
+
+
+def test_results_are_fresh_arrays_that_later_runs_do_not_touch(backend):
+    g, feeds, targets, ops = every_op_graph(4)
+    targets = list(targets)
+    saved = dict(g._var_values)
+    first = _run_or_skip(g, feeds, targets, (), backend)
+    g._var_values = saved
+    kept = {t: np.array(v, copy=True) for t, v in first.items()}
+    internal = [op.attrs["value"] for op in g.operations if op.type == "constant"] + list(g._var_values.values())
+    for t, v in first.items():
+        assert isinstance(v, np.ndarray) and v.flags.writeable, t.name
+        assert not any(np.shares_memory(v, a) for a in list(feeds.values()) + internal), t.name
+        v[...] = True if v.dtype == np.bool_ else 7  # scribble over every result
+    again = _stateless_run(g, feeds, targets, backend)
+    for t in targets:
+        np.testing.assert_array_equal(again[t], kept[t], err_msg=t.name)
+
+
+def test_targets_that_are_feeds_constants_or_variables_come_back_as_copies(backend):
+    g = mg.Graph()
+    x = g.placeholder([2, 3], name="x")
+    c = g.constant(np.arange(6, dtype=np.float32).reshape(2, 3), name="c")
+    v = g.variable(np.full((2, 3), 5.0, np.float32), name="v")
+    feed = np.random.default_rng(0).uniform(1, 2, (2, 3)).astype(np.float32)
+    keep = feed.copy()
+    targets = [x, c, v, g.identity(x), g.reshape(c, [3, 2]), g.identity(v)]
+    for run in range(2):
+        res = g.run({x: feed}, targets, backend=backend)
+        for t in targets:
+            assert not np.shares_memory(res[t], feed), t.name
+            res[t][...] = -1.0
+        np.testing.assert_array_equal(feed, keep)
+        np.testing.assert_array_equal(g.value_of(v), np.full((2, 3), 5.0))
+        np.testing.assert_array_equal(c.operation.attrs["value"], np.arange(6).reshape(2, 3))
+    exe = g.compile({x: mg.ShapedType([2, 3], mg.float32)}, targets, backend=backend)
+    a = exe.run({x: feed})
+    b = exe.run({x: feed})
+    for p, q in zip(a, b):
+        assert not np.shares_memory(p, q)
+
+
+def test_arrays_given_to_the_graph_are_copied():
+    data = np.ones((2, 2), np.float32)
+    g = mg.Graph()
+    c = g.constant(data)
+    v = g.variable(data)
+    x = g.placeholder([2, 2], name="x")
+    a = g.assign(v, x)
+    feed = np.full((2, 2), 3.0, np.float32)
+    g.run({x: feed}, [], [a])
+    data[...] = 9.0  # the user's arrays, mutated after use
+    feed[...] = 9.0
+    np.testing.assert_array_equal(g.run({}, [c])[c], np.ones((2, 2)))
+    np.testing.assert_array_equal(g.value_of(v), np.full((2, 2), 3.0))
+    got = g.value_of(v)
+    got[...] = 0.0  # value_of is a copy too
+    np.testing.assert_array_equal(g.value_of(v), np.full((2, 2), 3.0))
+
+
+@pytest.fixture
+def failing_op():
+    """A test-only op whose NumPy kernel raises, registered for one test and removed afterwards."""
+    from minigraph.backends.numpy import kernels  # noqa: F401  (load the table before adding to it)
+    from minigraph.backends.numpy.registry import KERNELS
+    from minigraph.ops.registry import OPS, defop
+
+    name = "reliability_test_failure"
+
+    def builder(g, tensor, name_=None):
+        return g._make(name, [tensor], {}, name_)
+
+    builder.__name__ = name
+    defop(name, swift="-", objc="-", inputs=("tensor",), infer=lambda ts, a: [ts[0]],
+          differentiable=False)(builder)
+
+    def factory(step):
+        def run(x):
+            raise RuntimeError("injected failure inside a kernel")
+        return run
+
+    KERNELS[name] = factory
+    try:
+        yield name
+    finally:
+        OPS.pop(name, None)
+        KERNELS.pop(name, None)
+        if hasattr(Graph, name):
+            delattr(Graph, name)
+
+
+def test_a_kernel_failing_midway_changes_no_variable(failing_op):
+    g = mg.Graph()
+    v1 = g.variable(np.zeros(3, np.float32), name="v1")
+    v2 = g.variable(np.full(3, 10.0, np.float32), name="v2")
+    first = g.assign(v1, g.addition(v1, 1.0), name="first")
+    with g.control_dependencies([first]):  # runs after `first` has been applied in this run
+        bad = getattr(g, failing_op)(g.read(v1), "boom")
+    last = g.assign(v2, g.addition(bad, 1.0), name="last")
+    exe = g.compile({}, [], [first, last])
+    order = [s.op.name for s in exe.plan.steps]
+    assert order.index("first") < order.index("boom") < order.index("last")  # the failure is midway
+    for _ in range(2):
+        with pytest.raises(mg.ExecutionError) as e:
+            exe.run({})
+        assert "boom" in str(e.value) and failing_op in str(e.value) and "injected" in str(e.value)
+        np.testing.assert_array_equal(g.value_of(v1), np.zeros(3))
+        np.testing.assert_array_equal(g.value_of(v2), np.full(3, 10.0))
+    g.run({}, [], [first])  # a run that succeeds commits
+    np.testing.assert_array_equal(g.value_of(v1), np.ones(3))
+
+
+def test_a_backend_without_the_kernel_refuses_at_compile(failing_op, backend):
+    if backend == "numpy":
+        pytest.skip("the numpy backend has the test kernel")
+    g = mg.Graph()
+    y = getattr(g, failing_op)(g.constant(np.ones(2, np.float32)), "boom")
+    with pytest.raises(mg.KernelMissingError, match=failing_op):
+        g.compile({}, [y], backend=backend)
+
+
+def test_a_memory_error_in_a_kernel_is_an_execution_error_and_changes_nothing(monkeypatch):
+    from minigraph.backends.numpy import kernels  # noqa: F401
+    from minigraph.backends.numpy.registry import KERNELS
+
+    def oom(step):
+        def run(a, b):
+            raise MemoryError("simulated: cannot allocate the result")
+        return run
+
+    monkeypatch.setitem(KERNELS, "matrix_multiplication", oom)
+    g = mg.Graph()
+    v = g.variable(np.eye(2, dtype=np.float32), name="v")
+    inc = g.assign(v, v + 1.0, name="inc")
+    with g.control_dependencies([inc]):
+        y = g.matrix_multiplication(g.read(v), v, name="mm")
+    with pytest.raises(mg.ExecutionError, match="matrix_multiplication op 'mm'.*MemoryError"):
+        g.run({}, [y], [inc])
+    np.testing.assert_array_equal(g.value_of(v), np.eye(2))
+
+
+def test_a_bad_feed_discovered_late_changes_no_variable(backend):
+    """Dynamic shapes that only clash once fed: the error names the op; variables are untouched."""
+    g = mg.Graph()
+    a = g.placeholder([-1], name="a")
+    b = g.placeholder([-1], name="b")
+    v = g.variable(np.zeros(3, np.float32), name="v")
+    inc = g.assign(v, v + 1.0, name="inc")
+    s = g.addition(a, b, name="sum")
+    exe = g.compile({a: mg.ShapedType([-1], mg.float32), b: mg.ShapedType([-1], mg.float32)}, [s], [inc],
+                    backend=backend)
+    ok = exe.run({a: np.ones(3, np.float32), b: np.ones(3, np.float32)})
+    np.testing.assert_array_equal(ok[0], np.full(3, 2.0))
+    np.testing.assert_array_equal(g.value_of(v), np.ones(3))
+    with pytest.raises(mg.ShapeError, match="addition op 'sum'"):
+        exe.run({a: np.ones(3, np.float32), b: np.ones(4, np.float32)})
+    np.testing.assert_array_equal(g.value_of(v), np.ones(3))
+    with pytest.raises(mg.FeedError, match="'b'"):
+        exe.run({a: np.ones(3, np.float32), b: np.ones(3, np.int32)})
+    np.testing.assert_array_equal(g.value_of(v), np.ones(3))
+
+
+# ================================================================================ concurrency
+def _model(g):
+    x = g.placeholder([2, 3, 6, 6], name="x")
+    d = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=1, padding_style=mg.PaddingStyle.TF_SAME)
+    w = g.constant(np.random.default_rng(5).uniform(-1, 1, (2, 3, 3, 3)).astype(np.float32))
+    y = g.relu(g.depthwise_convolution_2d(x, w, d))
+    flat = g.reshape(y, [2, -1])
+    m = g.constant(np.random.default_rng(6).uniform(-1, 1, (flat.shape[1], 5)).astype(np.float32))
+    z = g.softmax(g.matrix_multiplication(flat, m), axis=-1)
+    return x, [z, g.reduction_sum(y, axes=[1, 2, 3])]
+
+
+def test_one_executable_run_from_8_threads_gives_the_sequential_results(backend):
+    g = mg.Graph()
+    x, targets = _model(g)
+    try:
+        exe = g.compile({x: mg.ShapedType([2, 3, 6, 6], mg.float32)}, targets, backend=backend)
+    except mg.KernelMissingError as e:
+        pytest.skip(str(e))
+    rng = np.random.default_rng(7)
+    feeds = [rng.uniform(-2, 2, (2, 3, 6, 6)).astype(np.float32) for _ in range(8)]
+    expected = [exe.run({x: f}) for f in feeds]
+    barrier = threading.Barrier(8)
+    got, errors = [None] * 8, []
+
+    def work(k):
+        try:
+            barrier.wait()
+            got[k] = [exe.run({x: feeds[k]}) for _ in range(15)]
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in range(8):
+        for outs in got[k]:
+            for o, e in zip(outs, expected[k]):
+                np.testing.assert_array_equal(o, e)
+
+
+def test_building_the_graph_while_another_thread_runs_it(backend):
+    """Building (names, ops, new placeholders) in one thread while another runs an executable."""
+    g = mg.Graph()
+    x, targets = _model(g)
+    try:
+        exe = g.compile({x: mg.ShapedType([2, 3, 6, 6], mg.float32)}, targets, backend=backend)
+    except mg.KernelMissingError as e:
+        pytest.skip(str(e))
+    feed = np.random.default_rng(8).uniform(-2, 2, (2, 3, 6, 6)).astype(np.float32)
+    expected = exe.run({x: feed})
+    stop, errors = threading.Event(), []
+
+    def runner():
+        try:
+            while not stop.is_set():
+                for o, e in zip(exe.run({x: feed}), expected):
+                    np.testing.assert_array_equal(o, e)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    t = threading.Thread(target=runner)
+    t.start()
+    try:
+        built = []
+        for i in range(60):
+            p = g.placeholder([3], name="p")
+            q = g.tanh(p * float(i), name="q")
+            built.append((p, q, i))
+            if i % 10 == 0:  # and run the new part of the graph from this thread as well
+                out = g.run({p: np.ones(3, np.float32)}, [q], backend=backend)[q]
+                np.testing.assert_allclose(out, np.tanh(np.full(3, float(i))), rtol=1e-6)
+    finally:
+        stop.set()
+        t.join()
+    assert not errors, errors
+    names = [op.name for op in g.operations]
+    assert len(names) == len(set(names))
+
+
+def test_two_threads_building_without_scopes_get_unique_names():
+    """Building from several threads is safe for ops and names; name_scope and control_dependencies
+    are graph-wide state, so they must not be used by concurrent builders (docs/reliability.md)."""
+    g = mg.Graph()
+    c = g.constant(np.ones(2, np.float32))
+    barrier = threading.Barrier(4)
+
+    def build():
+        barrier.wait()
+        for _ in range(200):
+            g.negative(c, name="neg")
+
+    threads = [threading.Thread(target=build) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    names = [op.name for op in g.operations if op.type == "negative"]
+    assert len(names) == 800 and len(set(names)) == 800
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize("via", ["executable", "graph_run"])
+def test_concurrent_assignments_are_serialised_per_graph(backend, dtype, via):
+    """8 threads x 50 runs of assign(v, v + 1) end at exactly +400: runs that assign are serialised."""
+    g = mg.Graph()
+    v = g.variable(np.zeros((2,), dtype), name="v")
+    inc = g.assign(v, v + 1, name="inc")
+    try:
+        exe = g.compile({}, [], [inc], backend=backend)
+    except mg.KernelMissingError as e:
+        pytest.skip(str(e))
+    barrier = threading.Barrier(8)
+    errors = []
+
+    def work():
+        try:
+            barrier.wait()
+            for _ in range(50):
+                exe.run({}) if via == "executable" else g.run({}, [], [inc], backend=backend)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    np.testing.assert_array_equal(g.value_of(v), np.full((2,), 400, dtype))
+
+
+def test_a_run_sees_all_or_none_of_another_runs_assignments(backend):
+    """Readers never see half of a concurrent run's assignments (four variables bumped together)."""
+    g = mg.Graph()
+    vs = [g.variable(np.zeros((), np.float32), name=f"v{i}") for i in range(4)]
+    bump = [g.assign(v, v + 1.0, name=f"bump{i}") for i, v in enumerate(vs)]
+    spread = g.subtraction(g.maximum(g.maximum(vs[0], vs[1]), g.maximum(vs[2], vs[3])),
+                           g.minimum(g.minimum(vs[0], vs[1]), g.minimum(vs[2], vs[3])))
+    try:
+        writer = g.compile({}, [], bump, backend=backend)
+        reader = g.compile({}, [spread], backend=backend)
+    except mg.KernelMissingError as e:
+        pytest.skip(str(e))
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, to give torn reads every chance
+    stop, torn = threading.Event(), []
+
+    def read():
+        while not stop.is_set():
+            (s,) = reader.run({})
+            if s != 0:
+                torn.append(float(s))
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    try:
+        for t in readers:
+            t.start()
+        for _ in range(400):
+            writer.run({})
+    finally:
+        stop.set()
+        for t in readers:
+            t.join()
+        sys.setswitchinterval(old)
+    assert not torn, f"{len(torn)} runs saw part of another run's assignments, e.g. spread {torn[:3]}"
+    assert all(float(g.value_of(v)) == 400.0 for v in vs)
+
+
+def test_a_dynamic_executable_specialises_safely_from_many_threads():
+    g = mg.Graph()
+    x = g.placeholder([-1, 3], name="x")
+    y = g.reduction_sum(g.square(x), axes=[1])
+    exe = g.compile({x: mg.ShapedType([-1, 3], mg.float32)}, [y])
+    rng = np.random.default_rng(9)
+    feeds = [rng.uniform(-1, 1, (1 + k % 4, 3)).astype(np.float32) for k in range(16)]
+    barrier = threading.Barrier(16)
+    errors = []
+
+    def work(f):
+        try:
+            barrier.wait()
+            for _ in range(10):
+                (out,) = exe.run({x: f})
+                np.testing.assert_allclose(out, np.sum(f.astype(np.float64) ** 2, axis=1, keepdims=True), rtol=1e-6)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(f,)) for f in feeds]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert exe.compile_count == 4  # one plan per distinct concrete shape, not one per thread
+
+
+# ===================================================================================== limits
+def test_huge_declared_shapes_fail_at_compile_with_a_resource_limit_error(backend):
+    g = mg.Graph()
+    big = g.placeholder([2 ** 20, 2 ** 20], name="big")
+    with pytest.raises(mg.ResourceLimitError, match="placeholder op 'big'.*1099511627776 elements"):
+        g.compile({big: mg.ShapedType([2 ** 20, 2 ** 20], mg.float32)}, [g.exponent(big)], backend=backend)
+    small = g.constant(np.ones((1, 1), np.float32))
+    wide = g.broadcast(small, [2 ** 18, 2 ** 18], name="wide")
+    with pytest.raises(mg.ResourceLimitError, match="broadcast op 'wide'"):
+        g.run({}, [wide], backend=backend)
+    a = g.placeholder([2 ** 19, 2], name="a")
+    b = g.placeholder([2, 2 ** 19], name="b")
+    outer = g.matrix_multiplication(a, b, name="outer")
+    with pytest.raises(mg.ResourceLimitError, match="matrix_multiplication op 'outer'"):
+        g.compile({a: mg.ShapedType([2 ** 19, 2], mg.float32), b: mg.ShapedType([2, 2 ** 19], mg.float32)},
+                  [outer], backend=backend)
+    dyn = g.placeholder([-1, -1], name="dyn")
+    exe = g.compile({dyn: mg.ShapedType([-1, -1], mg.float32)}, [g.negative(dyn)], backend=backend)
+    with pytest.raises(mg.ResourceLimitError):  # ...and the error is a MemoryError, as code may expect
+        exe.run({dyn: np.broadcast_to(np.float32(1), (2 ** 20, 2 ** 20))})
+
+
+def test_huge_constant_fill_fails_at_build():
+    g = mg.Graph()
+    with pytest.raises(mg.ResourceLimitError, match="constant op 'k'"):
+        g.constant(1.0, shape=[2 ** 20, 2 ** 20], name="k")
+    assert issubclass(mg.ResourceLimitError, MemoryError) and issubclass(mg.ResourceLimitError, mg.MiniGraphError)
+
+
+# ==================================================================================== NaN/Inf
+NAN, INF = np.nan, np.inf
+SPECIAL = np.array([NAN, INF, -INF, 0.0, -0.0, 1.5, -2.0, 1e-30], np.float32)
+
+
+def _ieee(fn, *args):
+    with np.errstate(all="ignore"):
+        return fn(*[np.asarray(a, np.float64) for a in args])
+
+
+def _same_ieee(out, ref, dtype=np.float32):
+    with np.errstate(all="ignore"):  # values beyond float32 become inf, as the result must
+        ref = np.asarray(ref, np.float64).astype(dtype).astype(np.float64)
+    out = np.asarray(out, np.float64)
+    assert out.shape == ref.shape
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+    fin = np.isfinite(ref)
+    np.testing.assert_array_equal(out[~fin & ~np.isnan(ref)], ref[~fin & ~np.isnan(ref)])  # same infinities
+    np.testing.assert_allclose(out[fin], ref[fin], rtol=2e-6, atol=1e-37)
+
+
+UNARY_IEEE = {
+    "negative": np.negative, "absolute": np.abs, "exponent": np.exp, "logarithm": np.log,
+    "square": np.square, "square_root": np.sqrt, "reciprocal": lambda x: 1.0 / x, "tanh": np.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "relu": lambda x: np.where(np.isnan(x) | (x > 0), x, 0.0),
+    "sign": np.sign, "sin": np.sin, "cos": np.cos,
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY_IEEE))
+def test_unary_ops_follow_ieee_for_nan_and_inf(backend, op):
+    g = mg.Graph()
+    x = g.placeholder([SPECIAL.size], name="x")
+    y = getattr(g, op)(x)
+    out = _run_or_skip(g, {x: SPECIAL}, [y], (), backend)[y]
+    ref = _ieee(UNARY_IEEE[op], SPECIAL)
+    if op in ("sin", "cos"):  # sin/cos(inf) is NaN; finite values as IEEE
+        assert np.isnan(out[1]) and np.isnan(out[2])
+    _same_ieee(out, ref)
+
+
+BINARY_IEEE = {"addition": np.add, "subtraction": np.subtract, "multiplication": np.multiply,
+               "division": np.divide, "maximum": np.maximum, "minimum": np.minimum, "power": np.power}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY_IEEE))
+def test_binary_ops_follow_ieee_for_nan_and_inf(backend, op):
+    """maximum/minimum propagate NaN (like MPSGraph's NaN-propagating forms, not fmax)."""
+    a = np.repeat(SPECIAL, SPECIAL.size)
+    b = np.tile(SPECIAL, SPECIAL.size)
+    g = mg.Graph()
+    x, y = g.placeholder([a.size], name="a"), g.placeholder([b.size], name="b")
+    z = getattr(g, op)(x, y)
+    out = _run_or_skip(g, {x: a, y: b}, [z], (), backend)[z]
+    if op == "power":  # only where IEEE/C99 pow is unambiguous: positive finite or infinite bases
+        keep = (a > 0) & ~np.isnan(b)
+        _same_ieee(out[keep], _ieee(np.power, a[keep], b[keep]))
+        assert np.isnan(out[np.isnan(a) & (b != 0)]).all()
+        return
+    _same_ieee(out, _ieee(BINARY_IEEE[op], a, b))
+
+
+def test_comparisons_and_select_with_nan(backend):
+    g = mg.Graph()
+    x = g.placeholder([SPECIAL.size], name="x")
+    cmp = {"equal": np.equal, "not_equal": np.not_equal, "less_than": np.less, "greater_than_or_equal_to": np.greater_equal}
+    outs = {k: getattr(g, k)(x, x) for k in cmp}
+    sel = g.select(x, g.constant(np.ones(SPECIAL.size, np.float32)), g.constant(np.zeros(SPECIAL.size, np.float32)))
+    res = _run_or_skip(g, {x: SPECIAL}, list(outs.values()) + [sel], (), backend)
+    for k, t in outs.items():
+        np.testing.assert_array_equal(res[t], cmp[k](SPECIAL, SPECIAL), err_msg=k)
+    np.testing.assert_array_equal(res[sel], (SPECIAL != 0).astype(np.float32))  # NaN is "true" (non-zero)
+
+
+def test_reductions_softmax_and_matmul_propagate_nan_and_inf(backend):
+    rows = np.array([[1.0, NAN, 2.0], [1.0, INF, 2.0], [1.0, -INF, 2.0], [INF, -INF, 0.0], [-INF, -INF, -INF],
+                     [1.0, 2.0, 3.0]], np.float32)
+    g = mg.Graph()
+    x = g.placeholder(list(rows.shape), name="x")
+    t = {"sum": g.reduction_sum(x, axes=1), "max": g.reduction_maximum(x, axes=1),
+         "min": g.reduction_minimum(x, axes=1), "mean": g.mean(x, axes=1), "softmax": g.softmax(x, axis=1),
+         "matmul": g.matrix_multiplication(x, g.constant(np.ones((3, 1), np.float32)))}
+    res = _run_or_skip(g, {x: rows}, list(t.values()), (), backend)
+    r = rows.astype(np.float64)
+    with np.errstate(all="ignore"):
+        ref = {"sum": r.sum(1, keepdims=True), "max": r.max(1, keepdims=True), "min": r.min(1, keepdims=True),
+               "mean": r.mean(1, keepdims=True), "matmul": r @ np.ones((3, 1))}
+        e = np.exp(r - r.max(1, keepdims=True))  # the stable formula: a row with NaN or +inf is all NaN
+        ref["softmax"] = e / e.sum(1, keepdims=True)
+    for k in t:
+        _same_ieee(res[t[k]], ref[k])
+    assert np.isnan(res[t["softmax"]][1]).all() and np.isnan(res[t["softmax"]][4]).all()
+    np.testing.assert_allclose(res[t["softmax"]][2], [1 / (1 + np.e), 0.0, np.e / (1 + np.e)], rtol=1e-6)
+
+
+def test_float_overflow_gives_inf_not_a_clamped_value(backend):
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    h = g.placeholder([3], mg.float16, name="h")
+    ys = [g.exponent(x), g.square(x), g.exponent(h), g.multiplication(h, h)]
+    xv = np.array([100.0, 3e19, -100.0], np.float32)
+    hv = np.array([12.0, 300.0, -12.0], np.float16)
+    res = _run_or_skip(g, {x: xv, h: hv}, ys, (), backend)
+    np.testing.assert_array_equal(res[ys[0]][:2], [INF, INF])
+    np.testing.assert_array_equal(res[ys[1]][1], INF)
+    assert res[ys[2]].dtype == np.float16 and res[ys[2]][0] == INF and res[ys[3]][1] == INF
+
+
+def test_pooling_and_depthwise_convolution_propagate_nan_and_inf(backend):
+    src = np.random.default_rng(1).uniform(-1, 1, (1, 1, 4, 4)).astype(np.float32)
+    src[0, 0, 0, 0] = NAN
+    src[0, 0, 3, 3] = INF
+    g = mg.Graph()
+    x = g.placeholder([1, 1, 4, 4], name="x")
+    pool = g.max_pooling_2d(x, mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2))
+    conv = g.depthwise_convolution_2d(x, g.constant(np.ones((1, 1, 2, 2), np.float32)),
+                                      mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=2))
+    res = _run_or_skip(g, {x: src}, [pool, conv], (), backend)
+    assert np.isnan(res[pool][0, 0, 0, 0]) and res[pool][0, 0, 1, 1] == INF
+    assert np.isnan(res[conv][0, 0, 0, 0]) and res[conv][0, 0, 1, 1] == INF
+    assert np.isfinite(res[pool][0, 0, 0, 1]) and np.isfinite(res[conv][0, 0, 1, 0])
+
+
+# ========================================================================== integer overflow
+def _wrap(values, dtype):
+    info = np.iinfo(dtype)
+    m = 1 << info.bits
+    return np.array([(int(v) - info.min) % m + info.min for v in np.ravel(values)], dtype).reshape(np.shape(values))
+
+
+INT_CASES = {"int8": [-128, 127, 100, -100, 1, -1], "uint8": [0, 255, 200, 1, 128, 3],
+             "int16": [-32768, 32767, 30000, -30000, 1, -1], "uint16": [0, 65535, 60000, 1, 32768, 3],
+             "int32": [-2 ** 31, 2 ** 31 - 1, 2 ** 30 + 5, -2 ** 30 - 7, 1, -1],
+             "uint32": [0, 2 ** 32 - 1, 2 ** 31 + 5, 1, 2 ** 31, 3],
+             "int64": [-2 ** 63, 2 ** 63 - 1, 2 ** 62 + 5, -2 ** 62 - 7, 1, -1],
+             "uint64": [0, 2 ** 64 - 1, 2 ** 63 + 5, 1, 2 ** 63, 3]}
+
+
+@pytest.mark.parametrize("dtype", sorted(INT_CASES))
+def test_integer_arithmetic_wraps_modulo_2_to_the_bits(backend, dtype):
+    """Two's-complement wrapping, as NumPy and Metal do (no saturation, no error)."""
+    vals = INT_CASES[dtype]
+    a = np.array(vals, dtype)
+    b = np.array(vals[::-1], dtype)
+    g = mg.Graph()
+    x, y = g.placeholder([6], dtype, name="x"), g.placeholder([6], dtype, name="y")
+    ops = {"addition": g.addition(x, y), "subtraction": g.subtraction(x, y), "multiplication": g.multiplication(x, y),
+           "negative": g.negative(x), "absolute": g.absolute(x), "square": g.square(x),
+           "sum": g.reduction_sum(x, axes=0),
+           "matmul": g.matrix_multiplication(g.reshape(x, [2, 3]), g.reshape(y, [3, 2]))}
+    res = _run_or_skip(g, {x: a, y: b}, list(ops.values()), (), backend)
+    A, B = [int(v) for v in vals], [int(v) for v in vals[::-1]]
+    ref = {"addition": [p + q for p, q in zip(A, B)], "subtraction": [p - q for p, q in zip(A, B)],
+           "multiplication": [p * q for p, q in zip(A, B)], "negative": [-p for p in A],
+           "absolute": [abs(p) for p in A], "square": [p * p for p in A], "sum": [sum(A)],
+           "matmul": [[sum(A[3 * i + k] * B[2 * k + j] for k in range(3)) for j in range(2)] for i in range(2)]}
+    for k, t in ops.items():
+        np.testing.assert_array_equal(res[t], _wrap(np.array(ref[k], dtype=object), dtype), err_msg=k)
+        assert res[t].dtype == np.dtype(dtype)
+
+
+def test_python_scalars_that_do_not_fit_the_dtype_are_rejected_not_wrapped():
+    g = mg.Graph()
+    x = g.placeholder([2], mg.int8, name="x")
+    with pytest.raises(mg.DTypeError, match="addition op 'plus'.*300"):
+        g.addition(x, 300, name="plus")
+    u = g.placeholder([2], mg.uint8, name="u")
+    with pytest.raises(mg.DTypeError, match="subtraction op 'minus'"):
+        g.subtraction(u, -1, name="minus")
+    y = x + 100  # fits: fine, and the sum wraps at run time
+    np.testing.assert_array_equal(g.run({x: np.array([100, -100], np.int8)}, [y])[y], [-56, 0])
+
+
+def test_cast_of_nan_inf_or_out_of_range_floats_to_int_does_not_raise(backend):
+    """The integer is unspecified (as on GPUs); the run itself must not fail."""
+    g = mg.Graph()
+    x = g.placeholder([5], name="x")
+    y = g.cast(x, mg.int32)
+    out = _run_or_skip(g, {x: np.array([NAN, INF, -INF, 3e9, -7.9], np.float32)}, [y], (), backend)[y]
+    assert out.dtype == np.int32 and out[4] == -7  # in-range values truncate toward zero
+
+
+# ================================================================================ determinism
+def _digest(results) -> str:
+    h = hashlib.sha256()
+    for t in sorted(results, key=lambda t: t.name):
+        a = np.ascontiguousarray(results[t])
+        h.update(t.name.encode() + str(a.dtype).encode() + str(a.shape).encode() + a.tobytes())
+    return h.hexdigest()
+
+
+DIGEST_SCRIPT = r"""
+import sys, hashlib, numpy as np
+sys.path[:0] = [{root!r}, {tests!r}]
+from test_reliability import _digest
+from graph_zoo import every_op_graph
+import fuzz_strategies as fs
+g, feeds, targets, ops = every_op_graph(11)
+parts = [_digest(g.run(feeds, targets))]
+for i in range(25):  # fuzz-generated programs, one seed each
+    ns = fs._exec(fs.gen_valid(fs.RandomDraw(i)).source())
+    outs, _ = fs.run_mode(ns, "numpy")
+    parts.append(hashlib.sha256(b"".join(np.ascontiguousarray(o).tobytes() for o in outs)).hexdigest())
+print(hashlib.sha256("".join(parts).encode()).hexdigest())
+"""
+
+
+def test_numpy_backend_is_bit_identical_across_runs_and_graphs():
+    g, feeds, targets, _ = every_op_graph(11)
+    first = _digest(_stateless_run(g, feeds, targets))
+    assert _digest(_stateless_run(g, feeds, targets)) == first
+    exe = g.compile(feeds, targets)
+    saved = dict(g._var_values)
+    assert _digest(dict(zip(targets, exe.run(feeds)))) == first
+    g._var_values = saved
+    g2, feeds2, targets2, _ = every_op_graph(11)  # the same graph built again
+    assert _digest(g2.run(feeds2, targets2)) == first
+
+
+def test_numpy_backend_is_bit_identical_across_processes():
+    """Two fresh interpreters with different hash seeds give the same bytes (no set/dict-order effects)."""
+    code = DIGEST_SCRIPT.format(root=ROOT, tests=os.path.join(ROOT, "tests"))
+    digests = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        digests.append(out.stdout.strip().splitlines()[-1])
+    assert digests[0] == digests[1]
