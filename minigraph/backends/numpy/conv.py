@@ -148,7 +148,8 @@ def _conv2d_weights_grad(step):
         xp = pad_trailing(to_nchw(x, d.data_layout), (geo.pt, geo.pl), (geo.hp, geo.wp), 0, acc)
         dw = np.empty((g, og, ig, geo.kh, geo.kw), acc)
         for i, j, ys, xs in geo.taps():
-            cols = xp[:, :, ys, xs].reshape(n, g, ig, p).transpose(1, 0, 3, 2).reshape(g, n * p, ig)
-            dw[:, :, :, i, j] = np.matmul(dyg, cols)
+            # [g, ig, n*p] keeps positions innermost (a cheap copy); BLAS takes the transpose as is
+            cols = xp[:, :, ys, xs].reshape(n, g, ig, p).transpose(1, 2, 0, 3).reshape(g, ig, n * p)
+            dw[:, :, :, i, j] = np.matmul(dyg, cols.transpose(0, 2, 1))
         return finish(from_oihw(dw.reshape(geo.o, ig, geo.kh, geo.kw), d.weights_layout), out_dt)
     return run

@@ -70,20 +70,39 @@ def _max_pool_grad(step):
     out_dt = step.out_types[0].dtype.np_dtype
     acc = compute_dtype(out_dt)
 
+    no_padding_taps = geo.valid_y.all() and geo.valid_x.all()
+
     def run(dy, x):
         y, xp = _max_forward(geo, to_nchw(x, d.data_layout))
-        y_nan = np.isnan(y)
         dyc = to_nchw(dy, d.data_layout).astype(acc)
         dxp = np.zeros((geo.n, geo.c, geo.hp, geo.wp), acc)
-        taken = np.zeros(y.shape, bool)  # windows whose maximum has been found already
-        for i, j, idx in geo.taps():
-            xs = xp[idx]
-            hit = ((xs == y) | (np.isnan(xs) & y_nan)) & ~taken
-            hit &= np.outer(geo.valid_y[i], geo.valid_x[j])  # padding never receives gradient
-            taken |= hit
-            dxp[idx] += np.where(hit, dyc, 0)
+        y_nan = np.isnan(y)
+        if y_nan.any() or (not no_padding_taps and np.isneginf(y).any()):
+            _scatter_careful(geo, xp, y, y_nan, dyc, dxp)
+        else:
+            # fast path: the maximum is a number and padding cannot equal it. ``open_`` holds each
+            # window's maximum until its first occurrence is found, then NaN (equal to nothing).
+            open_ = y.copy()
+            nan = open_.dtype.type(np.nan)
+            for i, j, idx in geo.taps():
+                hit = xp[idx] == open_
+                view = dxp[idx]
+                view += dyc * hit  # branch-free: masked ufuncs are slower on mixed masks
+                open_ = np.where(hit, nan, open_)
         return finish(from_nchw(crop_trailing(dxp, (geo.pt, geo.pl), (geo.h, geo.w)), d.data_layout), out_dt)
     return run
+
+
+def _scatter_careful(geo, xp, y, y_nan, dyc, dxp):
+    """The general tie rule: NaN counts as maximal, and padding taps never match (they matter
+    when a window's maximum is -inf)."""
+    taken = np.zeros(y.shape, bool)  # windows whose first maximal element has been found
+    for i, j, idx in geo.taps():
+        xs = xp[idx]
+        hit = ((xs == y) | (np.isnan(xs) & y_nan)) & ~taken
+        hit &= np.outer(geo.valid_y[i], geo.valid_x[j])
+        taken |= hit
+        np.add(dxp[idx], dyc, out=dxp[idx], where=hit)
 
 
 @numpy_kernel("avg_pooling_2d")
