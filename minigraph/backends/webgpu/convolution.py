@@ -28,7 +28,7 @@ from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
 # tuning of the weights-gradient reduction (benchmarks/gpu_depthwise.py sweeps these)
-TUNING = {"wgrad_target_groups": 4096, "wgrad_min_items": 8, "wgrad_max_taps": 32, "wgrad_tap_batch": 8}
+TUNING = {"wgrad_target_groups": 4096, "wgrad_min_items": 8, "wgrad_max_taps": 32, "wgrad_tap_batch": 15}
 
 
 @dataclass
@@ -250,35 +250,30 @@ def _wgrad_source(geo: ConvGeo, plan: dict, t0: int, t1: int, dtype: str, direct
                     f"let iw = u32(iw0 + {kw * geo.dl[2]});")
         body.append(f"        if (id < {geo.size[0]}u && ih < {geo.size[1]}u && iw < {geo.size[2]}u) {{ a{j} = a{j} + gy * "
                     f"f32(x[xq + id * {geo.xs['d']}u + ih * {geo.xs['h']}u + iw * {geo.xs['w']}u]); }} }}")
-    tb = TUNING["wgrad_tap_batch"]
+    fx, py = plan["FX"], plan["PY"]
+    tb = min(TUNING["wgrad_tap_batch"], len(taps))
+    while tb > 1 and (tb * 256 + max(256, tb * fx)) * 4 > 16384:  # WebGPU's guaranteed workgroup memory
+        tb -= 1
+    r = 1  # partial sums per (tap, filter) in stage 2: as many as keep 256 threads busy, at most 16
+    while r < 16 and r * 2 <= py and tb * fx * r * 2 <= 256:
+        r *= 2
     red = []
-    T = plan["T"]
     for b0 in range(0, len(taps), tb):
-        js = range(b0, min(b0 + tb, len(taps)))
-        red += [f"  sh[{j - b0}u * 256u + lid] = a{j};" for j in js]
-        red.append("  workgroupBarrier();")
-        red.append("  for (var s = PY / 2u; s > 0u; s = s >> 1u) {")
-        red.append("    if (py < s) {")
-        red += [f"      sh[{j - b0}u * 256u + lid] = sh[{j - b0}u * 256u + lid] + sh[{j - b0}u * 256u + lid + s * FX];"
-                for j in js]
-        red += ["    }", "    workgroupBarrier();", "  }"]
-        red.append("  if (live && py == 0u) {")
-        for j in js:
-            kd, kh, kw = taps[j]
-            v = f"sh[{j - b0}u * 256u + lid]"
-            if direct:
-                ws = geo.ws
-                idx = (f"g * {ws['g']}u + og * {ws['og']}u + ci * {ws['ci']}u + "
-                       f"{kd * ws['kd'] + kh * ws['kh'] + kw * ws['kw']}u")
-                red.append(f"    part[{idx}] = {STORAGE[dtype]}({v});")
-            else:
-                red.append(f"    part[chunk * {plan['F'] * T}u + f * {T}u + {t0 + j}u] = {v};")
-        red += ["  }", "  workgroupBarrier();"]
+        nb = min(tb, len(taps) - b0)
+        red += [f"  sh[{j}u * 256u + lid] = a{b0 + j};" for j in range(nb)]
+        red.append(f"  reduce_taps(lid, {nb}u, {r}u, {t0 + b0}u, chunk, gid % {plan['FB']}u);")
+    if direct:
+        ws = geo.ws
+        write = ("      let ci = f % {CI}u;\n      let og = (f / {CI}u) % {OG}u;\n      let g = f / ({CI}u * {OG}u);\n"
+                 "      let kw = t % {KW}u;\n      let kh = (t / {KW}u) % {KH}u;\n      let kd = t / ({KW}u * {KH}u);\n"
+                 "      part[g * {g}u + og * {og}u + ci * {ci}u + kd * {kd}u + kh * {kh}u + kw * {kw}u] = {T}(s);").format(
+            CI=geo.CI, OG=geo.OG, KW=geo.k[2], KH=geo.k[1], T=STORAGE[dtype], **ws)
+    else:
+        write = f"      part[chunk * {plan['F'] * plan['T']}u + f * {plan['T']}u + t] = s;"
     subs = _subs(geo)
     return render("conv_wgrad_partial", T=STORAGE[dtype], TP=STORAGE[dtype] if direct else "f32",
-                  SHN=256 * min(tb, len(taps)), FX=plan["FX"], FB=plan["FB"], CHUNKS=plan["CHUNKS"],
-                  F=plan["F"], CH=plan["CH"], P=plan["P"], ACC_DECL=acc, TAPS="\n".join(body),
-                  REDUCE="\n".join(red), **subs)
+                  SHN=256 * tb, SH2N=max(256, tb * fx * r), FX=fx, FB=plan["FB"], CHUNKS=plan["CHUNKS"], F=plan["F"], CH=plan["CH"],
+                  P=plan["P"], ACC_DECL=acc, TAPS="\n".join(body), REDUCE="\n".join(red), WRITE=write, **subs)
 
 
 def record_weights_gradient(kb, geo: ConvGeo, dy, x, dw, dtype: str, tuning=None) -> dict:

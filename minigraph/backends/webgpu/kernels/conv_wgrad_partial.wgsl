@@ -3,16 +3,45 @@
 // with o = g*OG + og, c = g*CI + ci: per filter f = (g, og, ci) a reduction over
 // P = N*OD*OH*OW positions of TAPS numbers at once. A workgroup owns FX filters and one chunk of
 // CH positions; its 256/FX position lanes stride through the chunk keeping one register per tap
-// (the tap loop is unrolled: dy is read once per position, x once per tap, from cache), then
-// the lanes are summed by a tree in workgroup memory, TB taps at a time. The partial sums go to
-// part[chunk][f][tap], which pass 2 adds up in a fixed order (deterministic, no atomics).
+// (the tap loop is unrolled: dy is read once per position, x once per tap, from cache). The
+// lanes are then summed in workgroup memory, up to TB taps at a time, with three barriers: the
+// registers are stored, R partial sums per (tap, filter) each add PY / R lanes, then one thread
+// per (tap, filter) adds the R partials. The sums go to part[chunk][f][tap], which pass 2 adds
+// up in a fixed order (deterministic, no atomics), or straight to dw when CHUNKS == 1.
 @group(0) @binding(0) var<storage, read> dy: array<{{T}}>;
 @group(0) @binding(1) var<storage, read> x: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> part: array<{{TP}}>;
 var<workgroup> sh: array<f32, {{SHN}}>;
+var<workgroup> sh2: array<f32, {{SH2N}}>;
 
 const FX: u32 = {{FX}}u;
 const PY: u32 = 256u / FX;
+
+// sum the lanes of NB taps whose registers are in sh[j * 256 + lid]; write taps t0 .. t0 + NB
+fn reduce_taps(lid: u32, nb: u32, r: u32, t0: u32, chunk: u32, fblock: u32) {
+  workgroupBarrier();
+  for (var u = lid; u < nb * FX * r; u = u + 256u) {
+    let j = u / (FX * r);
+    let rr = (u / FX) % r;
+    let fx = u % FX;
+    var s = 0.0;
+    for (var k = 0u; k < PY / r; k = k + 1u) { s = s + sh[j * 256u + (rr + k * r) * FX + fx]; }
+    sh2[u] = s;
+  }
+  workgroupBarrier();
+  for (var u = lid; u < nb * FX; u = u + 256u) {
+    let j = u / FX;
+    let fx = u % FX;
+    var s = 0.0;
+    for (var k = 0u; k < r; k = k + 1u) { s = s + sh2[(j * r + k) * FX + fx]; }
+    let f = fblock * FX + fx;
+    if (f < {{F}}u) {
+      let t = t0 + j;
+{{WRITE}}
+    }
+  }
+  workgroupBarrier();
+}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
