@@ -71,13 +71,14 @@ def geomean(xs):
 class GPUTimer:
     """Times recorded dispatches: timestamp queries if the device has them, else wall time."""
 
-    def __init__(self, ctx, reps):
+    def __init__(self, ctx, reps, wall=False):
         import wgpu
 
         self.ctx, self.reps, self.wgpu = ctx, reps, wgpu
-        self.method = "timestamp-query" if ctx.has_timestamps else "wall (submit x reps, one sync)"
+        self.timestamps = ctx.has_timestamps and not wall
+        self.method = "timestamp-query" if self.timestamps else "wall (submit x reps, one sync)"
         self.period = 1.0
-        if ctx.has_timestamps:
+        if self.timestamps:
             try:
                 from wgpu.backends.wgpu_native.extras import lib
 
@@ -114,7 +115,7 @@ class GPUTimer:
                 self._encode(enc, dispatches)
             dev.queue.submit([enc.finish()])
             self.sync()
-            if self.ctx.has_timestamps:
+            if self.timestamps:
                 n = self.reps
                 qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2 * n)
                 res = dev.create_buffer(size=16 * n, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
@@ -238,6 +239,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=None, help="timed repetitions (default 50, tiny 5)")
     ap.add_argument("--sweep", action="store_true", help="also time other splits of the reduction")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
+    ap.add_argument("--wall", action="store_true", help="wall-clock timing even if timestamp queries work")
     ap.add_argument("--json", default=None, help="where to write the JSON (default $OUT/gpu_depthwise.json)")
     args = ap.parse_args(argv)
     n = args.n or (2 if args.tiny else 32)
@@ -246,7 +248,7 @@ def main(argv=None):
 
     backend = mg.get_backend("webgpu")
     ctx = backend.context
-    timer = GPUTimer(ctx, reps)
+    timer = GPUTimer(ctx, reps, wall=args.wall)
     print(f"adapter: {ctx.description}; info {ctx.info}")
     print(f"timing: {timer.method}; N={n}, fp32, {reps} repetitions (median)")
     torch, torch_note = (None, "skipped (--no-torch)") if args.no_torch else torch_cuda()

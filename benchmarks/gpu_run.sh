@@ -29,11 +29,11 @@ PY
 python3 -m minigraph backends 2>&1 | tee -a "$OUT/adapter.txt"
 
 echo "== conformance (numpy and webgpu required)"
-MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu timeout 420 python3 -m pytest tests/test_conformance.py \
+MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu timeout 240 python3 -m pytest tests/test_conformance.py \
     tests/test_webgpu_backend.py -q -x -o addopts="" -p no:cacheprovider 2>&1 | tee "$OUT/conformance.txt" | tail -40
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 echo "== benchmark: depthwise weights gradient, MobileNetV2 layers, N=32, fp32"
-timeout 420 python3 benchmarks/gpu_depthwise.py --sweep 2>&1 | tee "$OUT/gpu_depthwise.txt"
+timeout 240 python3 benchmarks/gpu_depthwise.py --sweep 2>&1 | tee "$OUT/gpu_depthwise.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 exit $status

@@ -250,6 +250,22 @@ def test_gpu_benchmark_runs_tiny(gpu, tmp_path):
     assert data["torch"].startswith("skipped")
 
 
+def test_gpu_benchmark_timers_agree_on_what_they_time(gpu):
+    """Timestamp queries and wall time both give positive times for the same dispatches."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import gpu_depthwise as bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    rng = np.random.default_rng(0)
+    for wall in (False, True):
+        timer = bench.GPUTimer(gpu.context, 2, wall=wall)
+        ms, err, got, _, plan = bench.ours((3, 8, 8, 3, 1), 2, rng, timer)
+        assert ms > 0 and err < 1e-5 and got.shape == (1, 3, 3, 3) and plan["CHUNKS"] >= 1
+        assert timer.method.startswith("wall" if wall or not gpu.context.has_timestamps else "timestamp")
+    assert bench.copy_bandwidth(gpu.context, bench.GPUTimer(gpu.context, 2), 1 << 16) > 0
+
+
 def test_gpu_run_script_is_wired(tmp_path):
     text = (ROOT / "benchmarks" / "gpu_run.sh").read_text()
     for needle in ("MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu", "tests/test_conformance.py",
