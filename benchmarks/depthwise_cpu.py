@@ -208,6 +208,19 @@ def run(ops=("wgrad",), nets=("mobilenet_v2",), batch: int = 8, repeats: int = 7
         log=print) -> dict:
     """Time every (op, layer, peer); returns the JSON-ready result dict."""
     threads = threads or cpu_count()
+    # the NumPy backend's thread pool reads this when a plan is built (at compile)
+    saved = os.environ.get("MINIGRAPH_NUM_THREADS")
+    os.environ["MINIGRAPH_NUM_THREADS"] = str(threads)
+    try:
+        return _run(ops, nets, batch, repeats, warmup, peers, threads, tiny, budget_s, log)
+    finally:
+        if saved is None:
+            os.environ.pop("MINIGRAPH_NUM_THREADS", None)
+        else:
+            os.environ["MINIGRAPH_NUM_THREADS"] = saved
+
+
+def _run(ops, nets, batch, repeats, warmup, peers, threads, tiny, budget_s, log) -> dict:
     if tiny:
         nets, batch, repeats, warmup = ("tiny",), 2, 2, 1
     peers, skipped = available_peers(peers)
@@ -326,7 +339,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--peers", default=",".join(PEERS))
-    ap.add_argument("--threads", type=int, default=None, help="threads for torch (default: the core count)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for minigraph and torch (default: the core count); JAX and MLX keep theirs")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds a slow peer may spend per layer")
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
     ap.add_argument("--tiny", action="store_true", help="tiny shapes, 2 repeats: checks the pipeline only")

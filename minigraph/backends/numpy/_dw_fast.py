@@ -105,6 +105,10 @@ _POOL_LOCK = threading.Lock()
 
 
 def cpu_count() -> int:
+    """Threads to use: ``MINIGRAPH_NUM_THREADS`` if set, else the CPUs this process may run on."""
+    env = os.environ.get("MINIGRAPH_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
@@ -298,51 +302,67 @@ class WeightsGradientPlan:
         self.dy_direct = (not cn) and self.wf == self.ow
         self.dot_len = ((g.n - 1) * self.plane if cn else 0) + self.oh * self.wf
 
-    def _x_frames(self, ws, x):
+    def _x_frames(self, ws):
+        """The x frame buffer (borders zero once, interiors filled per channel chunk)."""
         g = self.geo
         cn = self.algorithm == "dot_cn"
         body = self.nphase * g.n * g.c * self.plane
         buf = _buf(ws, "x", self.margin_lo + body + self.margin_hi, self.cdtype)
         shape = (len(self.rgroups), len(self.cgroups)) + ((g.c, g.n) if cn else (g.n, g.c)) + (self.hs, self.wf)
-        fr = buf[self.margin_lo: self.margin_lo + body].reshape(shape)
-        src = x.transpose(1, 0, 2, 3) if cn else x
+        return buf, buf[self.margin_lo: self.margin_lo + body].reshape(shape)
+
+    def _fill_x(self, fr, x, c0, c1):
+        cn = self.algorithm == "dot_cn"
         for ai, rf in enumerate(self.rfill):
             for bi, cf in enumerate(self.cfill):
                 if rf is not None and cf is not None:
-                    fr[ai, bi, :, :, rf[0], cf[0]] = src[:, :, rf[1], cf[1]]
-        return buf
+                    if cn:
+                        fr[ai, bi, c0:c1, :, rf[0], cf[0]] = x[:, c0:c1, rf[1], cf[1]].transpose(1, 0, 2, 3)
+                    else:
+                        fr[ai, bi, :, c0:c1, rf[0], cf[0]] = x[:, c0:c1, rf[1], cf[1]]
 
     def _dy_frame(self, ws, dy):
+        """(frame, filled): the dy frame, and whether it still needs ``_fill_dy`` per chunk."""
         g = self.geo
         if self.algorithm == "dot_cn":
             fr = _buf(ws, "dy", g.c * g.m * g.n * self.plane, self.cdtype).reshape(
                 g.c, g.m, g.n, self.hs, self.wf)
-            fr[:, :, :, : self.oh, : self.ow] = dy.transpose(1, 2, 0, 3, 4)
-            return fr.reshape(g.c, g.m, g.n * self.plane)
+            return fr, False
         if self.dy_direct and dy.flags.c_contiguous and dy.dtype == self.cdtype:
-            return dy.reshape(g.n, g.c, g.m, self.oh * self.ow)
+            return dy.reshape(g.n, g.c, g.m, self.oh, self.ow), True
         fr = _buf(ws, "dy", g.n * g.c * g.m * self.oh * self.wf, self.cdtype).reshape(
             g.n, g.c, g.m, self.oh, self.wf)
-        fr[:, :, :, :, : self.ow] = dy
-        return fr.reshape(g.n, g.c, g.m, self.oh * self.wf)
+        return fr, False
+
+    def _fill_dy(self, fr, dy, c0, c1):
+        if self.algorithm == "dot_cn":
+            fr[c0:c1, :, :, : self.oh, : self.ow] = dy[:, c0:c1].transpose(1, 2, 0, 3, 4)
+        else:
+            fr[:, c0:c1, :, :, : self.ow] = dy[:, c0:c1]
 
     def _run_dot(self, ws, dy, x, out):
         g = self.geo
         cn = self.algorithm == "dot_cn"
-        xb = self._x_frames(ws, x)
-        dyf = self._dy_frame(ws, dy)
+        xb, xfr = self._x_frames(ws)
+        dyfr, dy_ready = self._dy_frame(ws, dy)
+        dyf = dyfr.reshape(g.c, g.m, g.n * self.plane) if cn else dyfr.reshape(g.n, g.c, g.m, -1)
         it = xb.itemsize
         L, wf, plane = self.dot_len, self.wf, self.plane
         nca = len(self.cgroups)
         phase_stride = g.n * g.c * plane
         rows = L // wf  # dy-frame rows the dots run over
+        # channels per chunk: its frames (x phases + dy) stay in L2 from the copy to the last dot
+        chunk = max(1, (1 << 19) // (it * g.n * plane * (self.nphase + g.m)))
 
         def origin(ai, bi, c0):
             block = c0 * g.n * plane if cn else c0 * plane
             return self.margin_lo + (ai * nca + bi) * phase_stride + block
 
-        def block(c0, c1):
+        def part(c0, c1):
             cb = c1 - c0
+            self._fill_x(xfr, x, c0, c1)
+            if not dy_ready:
+                self._fill_dy(dyfr, dy, c0, c1)
             for ai, (a, itaps, u0, du) in enumerate(self.rgroups):
                 for bi, (beta, jtaps, e0, de) in enumerate(self.cgroups):
                     base = origin(ai, bi, c0) + u0 * wf + e0
@@ -372,6 +392,10 @@ class WeightsGradientPlan:
                                         writeable=False)
                         dv = dyf[:, c0:c1, :, ow: ow + (rows - 1) * wf + 1: wf]
                         out[c0:c1, :, _prog(itaps), j] -= np.einsum("ncmr,ncir->cmi", dv, xv)
+
+        def block(c0, c1):
+            for a0 in range(c0, c1, chunk):
+                part(a0, min(c1, a0 + chunk))
 
         _parallel(block, _blocks(g.c, self.threads), self.threads)
 
@@ -433,10 +457,18 @@ def _acc_ok(g: Geometry) -> bool:
 
 
 def choose_algorithm(g: Geometry) -> str:
-    """Pick per shape (measured on MobileNet layers, see docs/performance.md)."""
+    """Pick per shape (measured on the MobileNet layers, 2-core AMD EPYC; docs/performance.md).
+
+    Small output planes: per-(image, channel) BLAS calls would be too short, so either the
+    flat accumulation ("acc", stride 1 "same" only) or channel-major frames whose dots run
+    over all images ("dot_cn"); large planes: image-major frames, no transposing copy
+    ("dot_nc").
+    """
     plane = g.oh * g.ow
-    if plane * g.n * g.c < 4096:
-        return "direct"  # tiny: per-call overheads dominate, the direct loop is as good
+    if plane * g.n * g.c * g.m < 4096:
+        return "direct"  # tiny: fixed per-call costs dominate, the direct loop is as good
+    if plane <= 256 and _acc_ok(g):
+        return "acc"
     if plane <= 400:
         return "dot_cn"
     return "dot_nc"
