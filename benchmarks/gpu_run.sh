@@ -6,6 +6,7 @@
 # and sets PYTHONPATH):
 #   carry: [".gl", ".whl"]
 #   command: <prepare line> bash benchmarks/gpu_run.sh
+# BENCH_ARGS overrides the benchmark flags (default --sweep; --tiny to try it on lavapipe).
 # Writes $OUT/adapter.txt, $OUT/conformance.txt, $OUT/gpu_depthwise.txt and $OUT/gpu_depthwise.json.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,6 @@ MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu timeout 240 python3 -m pytest tests/test
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 echo "== benchmark: depthwise weights gradient, MobileNetV2 layers, N=32, fp32"
-timeout 240 python3 benchmarks/gpu_depthwise.py --sweep 2>&1 | tee "$OUT/gpu_depthwise.txt"
+timeout 240 python3 benchmarks/gpu_depthwise.py ${BENCH_ARGS:---sweep} 2>&1 | tee "$OUT/gpu_depthwise.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 exit $status

@@ -578,7 +578,12 @@ def test_op_matches_numpy(op, cid, build, tol, other):
         targets, feeds = build(g, np.random.default_rng(seed))
         assert op in {o.type for o in g.operations}, f"case {cid} does not build a {op} op"
         before = {k: v.copy() for k, v in feeds.items()}
-        res = g.run(feeds, targets, backend=be)
+        try:
+            res = g.run(feeds, targets, backend=be)
+        except mg.KernelMissingError as e:
+            if "shader-f16" in str(e):  # an adapter without float16 support: the error is the contract
+                pytest.skip(str(e))
+            raise
         for k, v in feeds.items():
             np.testing.assert_array_equal(v, before[k], err_msg="a feed was mutated")
         variables = [g.value_of(o) for o in g.operations if o.type == "variable"]

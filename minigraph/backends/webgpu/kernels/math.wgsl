@@ -143,8 +143,9 @@ fn mg_tanh(x: f32) -> f32 {
 // As the NumPy backend: 0.5 * (1 + tanh(x / 2)), which never overflows
 fn mg_sigmoid(x: f32) -> f32 { return 0.5 * (mg_tanh(0.5 * x) + 1.0); }
 
+// 0, -0 and +inf are returned as they are: some GPUs compute sqrt as x * rsqrt(x)
 fn mg_sqrt(x: f32) -> f32 {
-  if (mg_isnan(x)) { return x; }
+  if (mg_isnan(x) || x == 0.0 || mg_isinf(x) && x > 0.0) { return x; }
   if (x < 0.0) { return mg_nan(); }
   return sqrt(x);
 }
