@@ -19,6 +19,7 @@ import collections
 import os
 import re
 import sys
+import tempfile
 import time
 import traceback
 
@@ -54,7 +55,8 @@ def main(argv=None) -> int:
     ap.add_argument("--backends", default=",".join(mg.available_backends()),
                     help="comma-separated backends for valid graphs (default: all available)")
     ap.add_argument("--valid-share", type=float, default=0.5)
-    ap.add_argument("--out", default=os.path.join(ROOT, "fuzz_failures"), help="where reproducers are written")
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "minigraph_fuzz_failures"),
+                    help="where reproducers are written")
     ap.add_argument("--verbose", action="store_true", help="list every invalid-call kind")
     ap.add_argument("--replay", default=None, help="kind:seed:index of one case to print and check")
     args = ap.parse_args(argv)
@@ -123,8 +125,8 @@ def main(argv=None) -> int:
     print(f"invalid calls:           {counts['invalid']} ok, {counts['invalid failed']} failed")
     print("errors by class:         " + ", ".join(f"{c}: {k}" for c, k in
                                              sorted(stats.get("errors", {}).items(), key=lambda kv: -kv[1])))
-    print(f"ops covered ({len(ops)} of {len([o for o in mg.ops.OPS if not mg.ops.OPS[o].internal])} "
-          "non-internal op types):")
+    public = [o for o in mg.ops.OPS if not mg.ops.OPS[o].internal]
+    print(f"ops covered ({len([o for o in ops if o in public])} of {len(public)} op types, plus assign and read):")
     print("  " + ", ".join(f"{o} {k}" for o, k in ops.most_common()))
     missing = sorted(o for o in mg.ops.OPS if not mg.ops.OPS[o].internal and o not in ops)
     if missing:
@@ -149,7 +151,7 @@ def main(argv=None) -> int:
             src = fs.reproducer(p, backends, invalid=case_id.startswith("invalid"))
             with open(path, "w") as f:
                 f.write(src)
-            print(f"reproducer ({case_id}; also in {os.path.relpath(path, ROOT)}; "
+            print(f"reproducer ({case_id}; also in {path}; "
                   f"or: python3 scripts/fuzz_long.py --replay {case_id}):")
             print(src)
         else:

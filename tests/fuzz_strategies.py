@@ -987,6 +987,13 @@ def op_assign(p):
     p.emit(f"OPS.append(a{k}); A.append(({v.i}, {x.i}))")
     p._assigned = getattr(p, "_assigned", []) + [(v.i, x.i)]
     p.ops_used.append("assign")
+    if d.coin(0.4):  # a read ordered after the assign by a control dependency sees the new value
+        i = p.fresh()
+        p.emit(f"with g.control_dependencies([a{k}]):\n    t{i} = g.read({v.t}, name='r{i}')")
+        p.emit(f"R{i} = {x.ref}")
+        node = Node(i, v.shape, v.dtype, x.lo, x.hi, x.err, x.phs)
+        p._register(node)
+        p.ops_used.append("read")
     return x
 
 
@@ -1614,6 +1621,8 @@ def gen_valid(d, max_ops=8, table=None):
     p.emit(f"T[:] = {targets!r}")
     p.emit(f"F[:] = {sorted(phs)!r}")
     p.emit(f"MODE = {mode!r}")
+    if mode in ("run", "compile") and d.coin(0.1) and all(n.size for n in p.nodes if n.i in phs):
+        p.emit("LISTS = True")  # (nested lists cannot express an empty trailing dimension)
     return p
 
 
@@ -1632,12 +1641,14 @@ def run_mode(ns, backend):
     g, N, mode = ns["g"], ns["N"], ns["MODE"]
     targets = [N[i][0] for i in ns["T"]]
     feeds = {N[i][0]: ns["P"][i] for i in ns["F"]}
+    if ns.get("LISTS"):  # lists and numbers take the placeholder's dtype
+        feeds = {t: a.tolist() for t, a in feeds.items()}
     ops = list(ns["OPS"])
     if mode == "run":
         res = g.run(feeds, targets, ops, backend=backend)
         return [res[t] for t in targets], None
     if mode == "compile":
-        exe = g.compile({t: mg.ShapedType(a.shape, a.dtype) for t, a in feeds.items()}, targets, ops,
+        exe = g.compile({N[i][0]: mg.ShapedType(ns["P"][i].shape, ns["P"][i].dtype) for i in ns["F"]}, targets, ops,
                         backend=backend)
         return exe.run(feeds), exe
     if mode == "compile_list":
@@ -2188,10 +2199,12 @@ def inv_feeds(p, d):
         _expect(p, f"g.run({fd_txt}, [t{x.i}])", [], classes, "feed keyed by a string")
         return True
     via = d.choice(["run", "exe"])
+    bk = d.choice(["numpy", "webgpu"]) if a.dtype in ("float32", "int32", "float16") else "numpy"
+    p.emit(f"BK = {bk!r} if {bk!r} in mg.available_backends() else 'numpy'")
     if via == "run":
-        call = f"g.run({_feeds_txt(fd)}, [t{x.i}])"
+        call = f"g.run({_feeds_txt(fd)}, [t{x.i}], backend=BK)"
     else:
-        p.emit(f"exe = g.compile({{t{a.i}: mg.ShapedType({list(a.shape)!r}, {a.dtype!r})}}, [t{x.i}])")
+        p.emit(f"exe = g.compile({{t{a.i}: mg.ShapedType({list(a.shape)!r}, {a.dtype!r})}}, [t{x.i}], backend=BK)")
         call = f"exe.run({_feeds_txt(fd)})"
     _expect(p, call, must, classes, f"feed {case} via {via}")
     return True
@@ -2335,8 +2348,11 @@ def inv_late(p, d):
     p.emit("P.update({'la': LF[la], 'lb': LF[lb]}); P0.update({k: v.copy() for k, v in P.items()})")
     p.emit("for _v in LF.values(): _v.setflags(write=False)")
     target = "[], [las, wa]" if case == "assign" else "[ly], [wa]"
-    call = d.choice([f"g.run(LF, {target})",
-                     f"g.compile({{la: mg.ShapedType([-1], 'float32'), lb: mg.ShapedType([-1], 'float32')}}, {target}).run(LF)"])
+    bk = d.choice(["numpy", "webgpu"])
+    p.emit(f"BK = {bk!r} if {bk!r} in mg.available_backends() else 'numpy'")
+    call = d.choice([f"g.run(LF, {target}, backend=BK)",
+                     f"g.compile({{la: mg.ShapedType([-1], 'float32'), lb: mg.ShapedType([-1], 'float32')}}, "
+                     f"{target}, backend=BK).run(LF)"])
     _expect(p, call, [op, nm], "mg.MiniGraphError", "late failure " + case)
     p.emit("assert np.array_equal(g.value_of(wv), V0_wv), 'variable changed by a failed run'")
     return True

@@ -392,6 +392,36 @@ def test_a_run_sees_all_or_none_of_another_runs_assignments(backend):
     assert all(float(g.value_of(v)) == 400.0 for v in vs)
 
 
+def test_graph_run_from_many_threads_while_its_cache_evicts(backend):
+    """g.run's executable cache (LRU) is shared by threads; a tiny cache forces evictions and recompiles."""
+    g = mg.Graph()
+    x = g.placeholder([-1, 4], name="x")
+    y = g.reduction_sum(g.exponent(x), axes=[1])
+    g.set_cache_size(2)
+    rng = np.random.default_rng(10)
+    feeds = [rng.uniform(-1, 1, (1 + k % 5, 4)).astype(np.float32) for k in range(8)]
+    barrier = threading.Barrier(8)
+    errors = []
+
+    def work(f):
+        try:
+            barrier.wait()
+            for _ in range(12):
+                out = g.run({x: f}, [y], backend=backend)[y]
+                np.testing.assert_allclose(out, np.exp(f.astype(np.float64)).sum(1, keepdims=True), rtol=1e-5)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(f,)) for f in feeds]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    info = g.cache_info()
+    assert info.currsize <= 2 and info.hits + info.misses == 8 * 12
+
+
 def test_a_dynamic_executable_specialises_safely_from_many_threads():
     g = mg.Graph()
     x = g.placeholder([-1, 3], name="x")
