@@ -14,6 +14,7 @@ OUT=${OUT:-$(mktemp -d)}
 export OUT
 mkdir -p "$OUT"
 status=0
+python3 -c "import numpy, networkx" || { echo "minigraph needs numpy and networkx here: add their wheels to .whl"; exit 3; }
 
 echo "== adapter"
 python3 - <<'PY' 2>&1 | tee "$OUT/adapter.txt"

@@ -238,7 +238,7 @@ def test_register_backend_at_run_time(monkeypatch):
 # ----------------------------------------------------------------------------- the H200 benchmark
 def test_gpu_benchmark_runs_tiny(gpu, tmp_path):
     """benchmarks/gpu_depthwise.py --tiny: runs, checks itself against NumPy, writes its JSON."""
-    env = dict(__import__("os").environ, OUT=str(tmp_path), PYTHONPATH=str(ROOT))
+    env = dict(__import__("os").environ, OUT=str(tmp_path))  # keep PYTHONPATH: wgpu may live there
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_depthwise.py"), "--tiny", "--reps", "2",
                         "--no-torch"], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
