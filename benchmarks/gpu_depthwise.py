@@ -142,7 +142,7 @@ def copy_bandwidth(ctx, timer, nbytes):
 
     from minigraph.backends.webgpu.backend import KernelBuilder, _Runner
 
-    n4 = nbytes // 16
+    n4 = min(nbytes, ctx.max_binding, ctx.max_buffer) // 16
     src = (
         "@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;\n"
         "@group(0) @binding(1) var<storage, read_write> b: array<vec4<f32>>;\n"
@@ -255,7 +255,7 @@ def main(argv=None):
     print(f"torch: {torch_note}")
     copy_bytes = (4 << 20) if args.tiny else (256 << 20)
     copy_gbps = copy_bandwidth(ctx, timer, copy_bytes)
-    print(f"WGSL copy kernel: {copy_gbps:.1f} GB/s (read + write, {copy_bytes >> 20} MiB)")
+    print(f"WGSL copy kernel: {copy_gbps:.1f} GB/s (read + write, {min(copy_bytes, ctx.max_binding) >> 20} MiB)")
 
     rng = np.random.default_rng(0)
     rows = []
