@@ -16,9 +16,14 @@ from .types import ShapedType, as_dtype, is_static
 def coerce_feed(t: Any, v: Any) -> np.ndarray:
     """An ndarray for a feed value; lists and scalars take the placeholder's dtype.
 
-    An ndarray keeps its own dtype (and must match the placeholder): no silent casts.
+    An ndarray keeps its own dtype (and must match the placeholder): no silent casts. One of
+    non-native byte order is converted to native order (a copy: the same values, the feed intact).
     """
+    if v is None:  # np.asarray(None, float32) would be NaN
+        raise FeedError(f"feed for {t.name if isinstance(t, Tensor) else t!r}: got None; give an array or a number")
     if isinstance(v, np.ndarray):
+        if not v.dtype.isnative and v.dtype.newbyteorder("=") in _KNOWN:
+            return v.astype(v.dtype.newbyteorder("="))
         return v
     if isinstance(v, np.generic):
         return np.asarray(v)
@@ -85,7 +90,11 @@ class Executable:
         if inputs is None:
             inputs = {}
         if not isinstance(inputs, Mapping):
-            inputs = list(inputs)
+            try:
+                inputs = list(inputs)
+            except TypeError:
+                raise FeedError(f"inputs must be a dict {{placeholder: array}} or a list in feed_tensors order "
+                                f"{[t.name for t in self.feed_tensors]}, got {type(inputs).__name__}") from None
             if len(inputs) != len(self.feed_tensors):
                 raise FeedError(f"expected {len(self.feed_tensors)} inputs in feed_tensors order "
                                 f"{[t.name for t in self.feed_tensors]}, got {len(inputs)}")

@@ -11,7 +11,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .errors import (GraphMismatchError, MiniGraphError, NameLookupError, TargetError)
+from .errors import (BackendUnavailableError, DTypeError, FeedError, GraphMismatchError, MiniGraphError,
+                     NameLookupError, TargetError)
 from .tensor import Operation, Tensor
 from .types import DataType, ShapedType, as_dtype
 
@@ -264,11 +265,12 @@ class Graph:
         from .executable import Executable
 
         types = {}
-        for t, v in dict(feeds).items():
+        for t, v in _as_feeds(feeds).items():
             types[t] = v if isinstance(v, ShapedType) else _type_of_feed(t, v)
         with self._lock:
             self._compiles += 1
-        return Executable(self, types, list(target_tensors), list(target_operations), backend)
+        return Executable(self, types, _as_list(target_tensors, "target_tensors", TargetError),
+                          _as_list(target_operations, "target_operations", TargetError), backend)
 
     def run(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Sequence[Tensor] = (),
             target_operations: Sequence[Operation] = (), backend: str = "numpy") -> dict:
@@ -286,9 +288,11 @@ class Graph:
         Returns:
             ``{tensor: ndarray}`` for the target tensors.
         """
-        feeds = dict(feeds or {})
-        target_tensors = list(target_tensors)
-        target_operations = list(target_operations)
+        feeds = _as_feeds(feeds)
+        target_tensors = _as_list(target_tensors, "target_tensors", TargetError)
+        target_operations = _as_list(target_operations, "target_operations", TargetError)
+        if not isinstance(backend, str):
+            raise BackendUnavailableError(f"backend must be a name such as 'numpy', got {backend!r}")
         types = {t: _type_of_feed(t, v) for t, v in feeds.items()}
         key = (tuple((id(t), types[t].shape, types[t].dtype.name) for t in feeds),
                tuple(id(t) for t in target_tensors), tuple(id(o) for o in target_operations), backend)
@@ -371,7 +375,37 @@ def _type_of_feed(t: Any, v: Any) -> ShapedType:
     from .executable import coerce_feed
 
     arr = coerce_feed(t, v)
-    return ShapedType(arr.shape, arr.dtype)
+    try:
+        return ShapedType(arr.shape, arr.dtype)
+    except DTypeError as e:  # e.g. an object or complex array: name the feed
+        raise FeedError(f"feed for {t.name if isinstance(t, Tensor) else t!r}: {e}") from None
+
+
+def _as_feeds(feeds: Any) -> dict:
+    """``{placeholder: value}`` from a mapping (or pairs); None means no feeds."""
+    if feeds is None:
+        return {}
+    if isinstance(feeds, Tensor):
+        raise FeedError(f"feeds must be a dict {{placeholder: array}}, got the tensor {feeds.name!r}")
+    try:
+        return dict(feeds)
+    except (TypeError, ValueError):
+        raise FeedError(f"feeds must be a dict {{placeholder: array}}, got {type(feeds).__name__} "
+                        f"{feeds!r:.60}") from None
+
+
+def _as_list(items: Any, what: str, error: type) -> list:
+    """A list of targets; a lone tensor or operation gets a hint instead of 'not iterable'."""
+    if isinstance(items, (Tensor, Operation)):
+        raise error(f"{what} must be a list, got {type(items).__name__.lower()} {items.name!r}; "
+                    "pass a list, e.g. [t]")
+    if isinstance(items, (str, bytes)):
+        raise error(f"{what} must be a list of {'tensors' if what == 'target_tensors' else 'operations'}, "
+                    f"got the string {items!r}")
+    try:
+        return list(items)
+    except TypeError:
+        raise error(f"{what} must be a list, got {type(items).__name__} {items!r:.60}") from None
 
 
 def type_(e: MiniGraphError):

@@ -72,6 +72,8 @@ def as_dtype(value: Any) -> DataType:
         npd = np.dtype(value)
     except Exception:
         npd = None
+    if npd is not None and not npd.isnative:  # '>f4' is float32 in the other byte order
+        npd = npd.newbyteorder("=")
     if npd is not None and npd in _BY_NP:
         return _BY_NP[npd]
     raise DTypeError(f"unknown dtype {value!r}; valid dtypes: {', '.join(_BY_NAME)}")

@@ -41,6 +41,8 @@ def _frozen(value: Any, dtype) -> np.ndarray:
         elif arr.dtype == np.int64 and not isinstance(value, (np.ndarray, np.generic)):
             arr = arr.astype(np.int32)
     as_dtype(arr.dtype)  # rejects object/str/complex arrays with a clear error
+    if not arr.dtype.isnative:  # keep values in native byte order, so results are too
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     arr.setflags(write=False)
     return arr
 
