@@ -92,8 +92,12 @@ class HypothesisDraw:
 
 
 # ------------------------------------------------------------------ helpers used by case code
-def leaf(rng, shape, dtype, lo, hi):
-    """A read-only random array (uniform in [lo, hi]; never all zeros)."""
+def leaf(rng, shape, dtype, lo, hi, layout="C"):
+    """A read-only random array (uniform in [lo, hi]; never all zeros).
+
+    ``layout``: "C"; "F" (Fortran order); "rev" (negative strides); "step" (a strided view of a
+    bigger array); "swap" (non-native byte order). The values are the same for every layout.
+    """
     dt = np.dtype(dtype)
     shape = tuple(shape)
     if dt.kind == "f":
@@ -103,6 +107,14 @@ def leaf(rng, shape, dtype, lo, hi):
     else:
         a = np.asarray(rng.integers(int(lo), int(hi), size=shape, endpoint=True, dtype=dt))
     a = np.array(a, dtype=dt, copy=True)
+    if layout == "F" and a.ndim:  # (asfortranarray makes a 0-d array 1-d)
+        a = np.asfortranarray(a)
+    elif layout == "rev" and a.ndim:
+        a = np.ascontiguousarray(a[::-1])[::-1]
+    elif layout == "step" and a.ndim:
+        a = np.repeat(a, 2, axis=-1)[..., ::2]
+    elif layout == "swap" and dt.itemsize > 1:
+        a = a.astype(dt.newbyteorder("S"))
     a.setflags(write=False)
     return a
 
@@ -275,7 +287,9 @@ class Program:
                 lo, hi = (-6, 6) if dtype in SIGNED else (0, 9)
         if kind is None:
             kind = d.choice(["placeholder"] * 6 + ["constant"] * 3 + ["variable"] * 2)
-        self.emit(f"r{i} = leaf(rng, {tuple(shape)!r}, {dtype!r}, {lo!r}, {hi!r})")
+        layout = d.choice(["C"] * 12 + ["F", "rev", "step", "swap"])
+        extra = f", layout={layout!r}" if layout != "C" else ""
+        self.emit(f"r{i} = leaf(rng, {tuple(shape)!r}, {dtype!r}, {lo!r}, {hi!r}{extra})")
         phs = frozenset()
         if kind == "placeholder":
             decl = [(-1 if (self.dynamic and d.coin(0.35)) else s) for s in shape]
@@ -1648,7 +1662,7 @@ def run_mode(ns, backend):
         res = g.run(feeds, targets, ops, backend=backend)
         return [res[t] for t in targets], None
     if mode == "compile":
-        exe = g.compile({N[i][0]: mg.ShapedType(ns["P"][i].shape, ns["P"][i].dtype) for i in ns["F"]}, targets, ops,
+        exe = g.compile({N[i][0]: mg.ShapedType(ns["P"][i].shape, ns["P"][i].dtype) for i in ns["F"]}, targets, ops,  # noqa: E501
                         backend=backend)
         return exe.run(feeds), exe
     if mode == "compile_list":
@@ -2272,6 +2286,39 @@ def inv_foreign_input(p, d):
     return True
 
 
+def inv_containers(p, d):
+    """Arguments of the wrong kind of container: raw TypeErrors must not escape."""
+    x, fd = _target_for(p, d)
+    f = _feeds_txt(fd)
+    case = d.choice(["exe_int", "feeds_int", "feeds_list", "targets_int", "targets_tensor", "ops_int", "targets_str",
+                     "backend_list", "feed_none", "feed_object"])
+    if case == "exe_int":
+        p.emit(f"exe = g.compile({f}, [t{x.i}])")
+        call, cls = "exe.run(5)", "mg.FeedError"
+    elif case == "feeds_int":
+        call, cls = f"g.run(5, [t{x.i}])", "mg.FeedError"
+    elif case == "feeds_list":
+        call, cls = f"g.compile([1, 2], [t{x.i}])", "mg.FeedError"
+    elif case == "targets_int":
+        call, cls = f"g.run({f}, 5)", "mg.TargetError"
+    elif case == "targets_tensor":
+        call, cls = f"g.run({f}, t{x.i})", "mg.TargetError"
+    elif case == "targets_str":
+        call, cls = f"g.compile({f}, 'abc')", "mg.TargetError"
+    elif case == "ops_int":
+        call, cls = f"g.run({f}, [t{x.i}], 5)", "mg.TargetError"
+    elif case == "backend_list":
+        call, cls = f"g.run({f}, [t{x.i}], backend=['numpy'])", "mg.BackendUnavailableError"
+    else:
+        a = p.leaf((2,), "float32", kind="placeholder")
+        y = _float_unary(p, a, "negative")
+        bad = "None" if case == "feed_none" else "np.array([1, 2], dtype=object)"
+        _expect(p, f"g.run({{t{a.i}: {bad}}}, [t{y.i}])", [f"x{a.i}"], "mg.FeedError", "bad container " + case)
+        return True
+    _expect(p, call, [], cls, "bad container " + case)
+    return True
+
+
 def inv_backend(p, d):
     x, fd = _target_for(p, d)
     bad = d.choice(["'nope'", "'NumPy'", "None", "3"])
@@ -2530,7 +2577,7 @@ INVALID_TABLE = [
     (inv_cast, 1), (inv_placeholder, 1), (inv_constant, 1.5), (inv_scalar_operand, 0.7),
     (inv_variable_assign, 1.5), (inv_select, 1), (inv_names, 1), (inv_feeds, 3), (inv_exe_inputs, 1),
     (inv_targets, 2), (inv_foreign_input, 1), (inv_backend, 0.5), (inv_control_deps, 0.5), (inv_huge, 0.7),
-    (inv_late, 2), (inv_zero_size_reduce, 0.3), (inv_conv_family, 4),
+    (inv_late, 2), (inv_zero_size_reduce, 0.3), (inv_conv_family, 4), (inv_containers, 1.5),
 ]
 EXTRA_INVALID: list = []  # added by op families that exist (see conv_strategies)
 
