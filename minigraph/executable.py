@@ -8,7 +8,7 @@ import numpy as np
 
 from .backends import get_backend
 from .compiler.plan import build_plan
-from .errors import FeedError
+from .errors import ExecutionError, FeedError
 from .tensor import Operation, Tensor
 from .types import ShapedType, as_dtype, is_static
 
@@ -176,10 +176,13 @@ def _execute(graph, plan, runner, feed_values):
         results, assigned = runner(feed_values, graph._var_values)
     out = []
     seen = set()
-    for r in results:
+    for (t, _), r in zip(plan.targets, results):
         r = np.asarray(r)
         if r.base is not None or not r.flags.writeable or id(r) in seen or any(r is f for f in feed_values):
-            r = r.copy()
+            try:
+                r = r.copy()
+            except MemoryError as e:  # a broadcast view as a target: its copy may not fit
+                raise ExecutionError(f"result {t.name!r} ({r.shape}, {r.dtype}) could not be copied out: {e}") from e
         seen.add(id(r))
         out.append(r)
     return out

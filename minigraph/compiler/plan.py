@@ -18,6 +18,19 @@ from ..types import ShapedType, num_elements
 MAX_ELEMENTS = 1 << 34  # 16 Gi elements: anything larger is a declared-shape mistake
 
 
+def _physical_memory() -> int:
+    """Bytes of RAM; one tensor larger than that can never be allocated (0: unknown, no limit)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+MAX_BYTES = _physical_memory()
+
+
 @dataclass
 class Step:
     op: Operation
@@ -140,6 +153,11 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
             if num_elements(ot.shape) > MAX_ELEMENTS:
                 raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} has "
                                          f"{num_elements(ot.shape)} elements, more than the limit {MAX_ELEMENTS}")
+            nbytes = num_elements(ot.shape) * ot.dtype.itemsize
+            if MAX_BYTES and nbytes > MAX_BYTES:
+                raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} {ot.dtype.name} needs "
+                                         f"{nbytes / 2 ** 30:.1f} GiB, more than this machine's memory "
+                                         f"({MAX_BYTES / 2 ** 30:.1f} GiB)")
         outs = []
         for t, ot in zip(op.outputs, out_types):
             s = len(slot_of)
