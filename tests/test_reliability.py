@@ -472,6 +472,21 @@ def test_huge_declared_shapes_fail_at_compile_with_a_resource_limit_error(backen
         exe.run({dyn: np.broadcast_to(np.float32(1), (2 ** 20, 2 ** 20))})
 
 
+def test_a_tensor_larger_than_the_machines_memory_fails_at_compile(monkeypatch, backend):
+    """Below the element limit but beyond physical RAM: caught at compile, not as a MemoryError later."""
+    from minigraph.compiler import plan
+
+    monkeypatch.setattr(plan, "MAX_BYTES", 1 << 20)  # pretend the machine has 1 MiB
+    g = mg.Graph()
+    c = g.constant(np.ones((1, 1), np.float32))
+    wide = g.broadcast(c, [1024, 1024], name="wide")  # 4 MiB, and a broadcast view as a target
+    with pytest.raises(mg.ResourceLimitError, match="broadcast op 'wide'.*more than this machine's memory"):
+        g.run({}, [wide], backend=backend)
+    small = g.broadcast(c, [256, 256], name="small")  # 256 KiB fits
+    assert g.run({}, [small], backend=backend)[small].shape == (256, 256)
+    assert plan._physical_memory() > 0  # the real limit is known on this machine
+
+
 def test_huge_constant_fill_fails_at_build():
     g = mg.Graph()
     with pytest.raises(mg.ResourceLimitError, match="constant op 'k'"):
