@@ -1,0 +1,1367 @@
+"""Contract tests written from the text of issues 2, 3 and 4 alone (an outsider's reading).
+
+Every name, keyword and return type here is the one the issue states; the references (NumPy
+one-liners, a naive depthwise loop from the formula of MPSGRAPH.md §4.1, central differences)
+share no code with minigraph's kernels.
+"""
+import os
+import re
+import subprocess
+import sys
+import tomllib
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# ============================================================== issue 2: packaging
+def test_pyproject_metadata():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        meta = tomllib.load(f)
+    proj = meta["project"]
+    assert proj["name"] == "minigraph"
+    assert ">=3.10" in proj["requires-python"].replace(" ", "")
+    deps = " ".join(proj["dependencies"]).lower()
+    assert "numpy" in deps and "networkx" in deps
+    extras = proj["optional-dependencies"]
+    assert "test" in extras and "webgpu" in extras
+    assert any("pytest" in d for d in extras["test"])
+    assert any("wgpu" in d for d in extras["webgpu"])
+    assert os.path.isfile(os.path.join(ROOT, "minigraph", "py.typed"))
+    # py.typed ships with the package
+    assert "py.typed" in str(meta.get("tool", {}).get("setuptools", {}).get("package-data", {}))
+
+
+def test_layout():
+    for d in ("minigraph", "minigraph/ops", "minigraph/backends", "tests", "docs"):
+        assert os.path.isdir(os.path.join(ROOT, d)), d
+
+
+def test_readme_has_the_two_setup_commands_and_example():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    assert "python -m minigraph demo" in text
+    assert "pip install" in text and "pytest" in text
+    assert "import minigraph as mg" in text
+
+
+def test_ci_script_creates_a_venv_and_fails_on_test_failure():
+    path = os.path.join(ROOT, ".ci", "run")
+    assert os.access(path, os.X_OK)
+    text = open(path).read()
+    assert "venv" in text
+    assert re.search(r"\.\[[^\]]*test", text), "installs the test extras"
+    assert "set -e" in text or "set -euo" in text
+    assert "pytest" in text
+    # the test command is the last command (its exit code is the script's), or guarded
+    last = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")][-1]
+    assert "pytest" in last
+
+
+def test_readme_example_runs():
+    """The README's example block runs as written."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    ns = {}
+    exec(compile(blocks[0], "README.md", "exec"), ns)
+
+
+# ============================================================== issue 2: graph API
+def test_issue2_example_verbatim(backend, rng):
+    g = mg.Graph()
+    x = g.placeholder(shape=[2, 3, 8, 8], dtype=mg.float32, name="x")
+    w = g.variable(np.random.rand(3, 3).astype(np.float32), name="w")
+    c = g.constant(2.0, dtype=mg.float32)
+    y = g.matrix_multiplication(g.reshape(x, [-1, 8]), g.constant(np.ones((8, 3), np.float32)), name="mm")
+    z = g.reduction_sum(g.relu(y) * c, axes=[0, 1], name="total")
+    x_value = f32(rng, 2, 3, 8, 8)
+    out = g.run(feeds={x: x_value}, target_tensors=[z, y], backend=backend)
+    assert isinstance(out, dict) and set(out) == {z, y}
+    y_ref = x_value.reshape(-1, 8) @ np.ones((8, 3), np.float32)
+    assert out[y].shape == (48, 3) and y.shape == (48, 3)
+    np.testing.assert_allclose(out[y], y_ref, rtol=1e-5, atol=1e-5)
+    assert out[z].shape == (1, 1) and z.shape == (1, 1)
+    np.testing.assert_allclose(out[z], (np.maximum(y_ref, 0) * 2).sum(keepdims=True), rtol=1e-4)
+    exe = g.compile(feeds={x: mg.ShapedType([2, 3, 8, 8], mg.float32)}, target_tensors=[z], backend=backend)
+    res = exe.run({x: x_value})
+    assert isinstance(res, list) and len(res) == 1
+    (z_value,) = res
+    np.testing.assert_allclose(z_value, out[z], rtol=1e-5)
+    assert list(exe.target_tensors) == [z]
+    assert w.shape == (3, 3) and w.dtype == mg.float32 and w.name == "w"
+    assert c.dtype == mg.float32 and c.shape == ()
+
+
+def test_executable_results_in_target_order():
+    g = mg.Graph()
+    x = g.placeholder(shape=[3], dtype=mg.float32, name="x")
+    a, b = g.exponent(x), g.negative(x)
+    exe = g.compile(feeds={x: mg.ShapedType([3], mg.float32)}, target_tensors=[b, a])
+    v = np.array([0.5, -1.0, 2.0], np.float32)
+    rb, ra = exe.run({x: v})
+    np.testing.assert_allclose(rb, -v)
+    np.testing.assert_allclose(ra, np.exp(v), rtol=1e-6)
+    assert list(exe.target_tensors) == [b, a]
+
+
+def test_tensor_attributes_and_identity_hash():
+    g = mg.Graph()
+    x = g.placeholder(shape=[2, -1], dtype=mg.float32, name="x")
+    y = g.sigmoid(x, name="s")
+    assert isinstance(x.shape, tuple) and x.shape == (2, -1)
+    assert y.dtype is mg.float32 or y.dtype == mg.float32
+    assert y.operation.type == "sigmoid" and y.name == "s" and y.graph is g
+    assert isinstance(y, mg.Tensor) and isinstance(y.operation, mg.Operation)
+    d = {x: 1, y: 2}
+    assert d[x] == 1 and d[y] == 2 and hash(x) != hash(y)
+
+
+@pytest.mark.parametrize("expr,ref,optype", [
+    (lambda a, b: a + b, lambda a, b: a + b, "addition"),
+    (lambda a, b: a - b, lambda a, b: a - b, "subtraction"),
+    (lambda a, b: a * b, lambda a, b: a * b, "multiplication"),
+    (lambda a, b: a / b, lambda a, b: a / b, "division"),
+    (lambda a, b: -a, lambda a, b: -a, "negative"),
+    (lambda a, b: a < b, lambda a, b: a < b, "less_than"),
+    (lambda a, b: a <= b, lambda a, b: a <= b, "less_than_or_equal_to"),
+    (lambda a, b: a > b, lambda a, b: a > b, "greater_than"),
+    (lambda a, b: a >= b, lambda a, b: a >= b, "greater_than_or_equal_to"),
+    (lambda a, b: a == b, lambda a, b: a == b, "equal"),
+    (lambda a, b: a != b, lambda a, b: a != b, "not_equal"),
+])
+def test_operator_overloads(backend, rng, expr, ref, optype):
+    g = mg.Graph()
+    a = g.placeholder(shape=[3, 4], dtype=mg.float32, name="a")
+    b = g.placeholder(shape=[4], dtype=mg.float32, name="b")
+    av, bv = f32(rng, 3, 4), f32(rng, 4)
+    av[0, :2] = bv[:2]  # some ties for the comparisons
+    t = expr(a, b)
+    assert t.operation.type == optype
+    r = g.run(feeds={a: av, b: bv}, target_tensors=[t], backend=backend)[t]
+    want = ref(av, bv)
+    if want.dtype == bool:
+        assert t.dtype == mg.bool and r.dtype == np.bool_
+        np.testing.assert_array_equal(r, want)
+    else:
+        np.testing.assert_allclose(r, want, rtol=1e-5)
+
+
+def test_matmul_operator_and_python_scalar_operands(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder([2, 3], mg.float32, name="a")
+    b = g.placeholder([3, 4], mg.float32, name="b")
+    h = g.placeholder([2, 3], mg.float16, name="h")
+    mm = a @ b
+    s = 2.0 * a + 1
+    hs = h * 3.0 - 1
+    q = 1.0 / (a * a + 1.0)
+    assert mm.operation.type == "matrix_multiplication" and mm.shape == (2, 4)
+    assert s.dtype == mg.float32 and hs.dtype == mg.float16 and q.dtype == mg.float32
+    av, bv = f32(rng, 2, 3), f32(rng, 3, 4)
+    hv = rng.standard_normal((2, 3)).astype(np.float16)
+    r = g.run(feeds={a: av, b: bv, h: hv}, target_tensors=[mm, s, hs, q], backend=backend)
+    np.testing.assert_allclose(r[mm], av @ bv, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r[s], 2 * av + 1, rtol=1e-6)
+    assert r[hs].dtype == np.float16
+    np.testing.assert_allclose(r[hs], hv.astype(np.float32) * 3 - 1, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(r[q], 1 / (av * av + 1), rtol=1e-5)
+
+
+def test_integer_tensor_with_python_int_keeps_int_dtype():
+    g = mg.Graph()
+    i = g.placeholder([3], mg.int32, name="i")
+    j = i * 2 + 1
+    assert j.dtype == mg.int32
+    r = g.run(feeds={i: np.array([1, 2, 3], np.int32)}, target_tensors=[j])[j]
+    assert r.dtype == np.int32
+    np.testing.assert_array_equal(r, [3, 5, 7])
+
+
+def test_operation_attributes_and_graph_listings():
+    g = mg.Graph()
+    x = g.placeholder([2], mg.float32, name="x")
+    p = g.placeholder([2], mg.float32, name="p")
+    s = g.addition(x, p, name="s")
+    op = s.operation
+    assert op.name == "s" and op.type == "addition"
+    assert list(op.inputs) == [x, p] and list(op.outputs) == [s]
+    assert list(op.control_dependencies) == []
+    assert list(g.operations) == [x.operation, p.operation, op]
+    assert list(g.placeholders) == [x, p]
+
+
+def test_naming_rules():
+    g = mg.Graph()
+    x = g.placeholder([1], mg.float32)
+    assert x.name == "placeholder"
+    a = g.exponent(x)
+    b = g.exponent(x)
+    c = g.exponent(x)
+    assert (a.name, b.name, c.name) == ("exponent", "exponent_1", "exponent_2")
+    n1 = g.negative(x, name="n")
+    n2 = g.negative(x, name="n")
+    assert n1.name == "n" and n2.name == "n_1"
+    with g.name_scope("block1"):
+        conv = g.tanh(x, name="conv")
+        unnamed = g.tanh(x)
+        with g.name_scope("inner"):
+            deep = g.sin(x, name="deep")
+    after = g.cos(x, name="conv")
+    assert conv.name == "block1/conv" and unnamed.name == "block1/tanh"
+    assert deep.name == "block1/inner/deep" and after.name == "conv"
+    assert g.operation("block1/conv") is conv.operation
+    assert g.tensor("block1/conv") is conv
+    assert g.tensor("block1/inner/deep") is deep
+    names = [o.name for o in g.operations]
+    assert len(names) == len(set(names))
+
+
+def test_lookup_unknown_name_suggests_close_matches():
+    g = mg.Graph()
+    with g.name_scope("block1"):
+        g.relu(g.placeholder([1], mg.float32, name="x"), name="conv")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.operation("block1/cnov")
+    assert isinstance(ei.value, KeyError)
+    assert "block1/conv" in str(ei.value)
+    with pytest.raises(KeyError) as ei:
+        g.tensor("block1/con")
+    assert "block1/conv" in str(ei.value)
+
+
+def test_duplicate_explicit_name_on_lookup_is_an_error():
+    g = mg.Graph()
+    x = g.placeholder([1], mg.float32, name="x")
+    g.relu(x, name="r")
+    g.relu(x, name="r")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.operation("r")
+    assert "r_1" in str(ei.value)
+
+
+ALL_DTYPES = ["float32", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+              "uint64", "bool"]
+
+
+@pytest.mark.parametrize("name", ALL_DTYPES + ["float64"])
+def test_dtypes_exist_and_are_accepted_as_object_name_or_numpy(name):
+    dt = getattr(mg, name)
+    npd = np.dtype(name)
+    g = mg.Graph()
+    for spec in (dt, name, npd, npd.type):
+        p = g.placeholder(shape=[2], dtype=spec)
+        assert p.dtype == dt
+    c = g.constant(np.zeros(2, npd), dtype=name)
+    assert c.dtype == dt
+    if name != "bool":
+        src = g.placeholder([2], mg.float32)
+        for spec in (dt, name, npd):
+            assert g.cast(src, spec).dtype == dt
+
+
+def test_unknown_dtype_is_an_error():
+    g = mg.Graph()
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.placeholder(shape=[2], dtype="float8")
+    assert isinstance(ei.value, (TypeError, ValueError))
+    assert "float8" in str(ei.value)
+    with pytest.raises(mg.MiniGraphError):
+        g.placeholder(shape=[2], dtype=np.complex64)
+
+
+def test_no_implicit_promotion_names_both_dtypes():
+    g = mg.Graph()
+    a = g.placeholder([2], mg.float32, name="a")
+    b = g.placeholder([2], mg.float16, name="b")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.addition(a, b, name="mix")
+    assert isinstance(ei.value, TypeError)
+    msg = str(ei.value)
+    assert "float32" in msg and "float16" in msg and "mix" in msg and "addition" in msg
+    with pytest.raises(TypeError):
+        a * b
+
+
+def test_broadcasting_checked_at_build_time(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder([2, 3, 4], mg.float32, name="a")
+    b = g.placeholder([3, 1], mg.float32, name="b")
+    c = g.placeholder([5], mg.float32, name="c")
+    s = g.addition(a, b)
+    assert s.shape == (2, 3, 4)
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.multiplication(a, c, name="bad")
+    assert isinstance(ei.value, ValueError)
+    msg = str(ei.value)
+    assert "bad" in msg and "multiplication" in msg and "5" in msg and "4" in msg
+    av, bv = f32(rng, 2, 3, 4), f32(rng, 3, 1)
+    np.testing.assert_allclose(g.run({a: av, b: bv}, [s], backend=backend)[s], av + bv, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ variables
+def test_variables_read_assign_persist(backend):
+    g = mg.Graph()
+    w = g.variable(np.array([1.0, 2.0], np.float32), name="w")
+    assert w.shape == (2,) and w.dtype == mg.float32
+    r = g.read(w)
+    new = g.addition(r, 1.0)
+    op = g.assign(w, new)
+    assert isinstance(op, mg.Operation) and op.type == "assign"
+    # not run unless targeted
+    g.run(feeds={}, target_tensors=[r], backend=backend)
+    np.testing.assert_array_equal(g.value_of(w), [1, 2])
+    g.run(feeds={}, target_tensors=[], target_operations=[op], backend=backend)
+    np.testing.assert_array_equal(g.value_of(w), [2, 3])
+    g.run(target_operations=[op], backend=backend)
+    np.testing.assert_array_equal(g.value_of(w), [3, 4])
+    exe = g.compile(feeds={}, target_tensors=[], target_operations=[op], backend=backend)
+    exe.run({})
+    exe.run({})
+    np.testing.assert_array_equal(g.value_of(w), [5, 6])
+    # the graph's own run sees the executable's updates
+    np.testing.assert_array_equal(g.run({}, [r], backend=backend)[r], [5, 6])
+
+
+def test_assign_runs_when_depended_on():
+    g = mg.Graph()
+    w = g.variable(np.zeros(3, np.float32), name="w")
+    op = g.assign(w, g.constant(np.ones(3, np.float32)))
+    with g.control_dependencies([op]):
+        y = g.read(w, name="after")
+    out = g.run({}, [y])[y]
+    np.testing.assert_array_equal(out, np.ones(3))
+    np.testing.assert_array_equal(g.value_of(w), np.ones(3))
+    assert op in y.operation.control_dependencies
+
+
+def test_assign_wrong_shape_or_dtype():
+    g = mg.Graph()
+    w = g.variable(np.zeros((2, 3), np.float32), name="w")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.assign(w, g.constant(np.zeros((3, 2), np.float32)), name="bad_assign")
+    assert isinstance(ei.value, ValueError)
+    assert "(3, 2)" in str(ei.value) or "[3, 2]" in str(ei.value)
+    assert "assign" in str(ei.value) and "bad_assign" in str(ei.value)
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.assign(w, g.constant(np.zeros((2, 3), np.float16)))
+    assert isinstance(ei.value, TypeError)
+    assert "float16" in str(ei.value) and "float32" in str(ei.value)
+
+
+def test_control_dependencies_added_to_every_op_inside():
+    g = mg.Graph()
+    x = g.placeholder([1], mg.float32, name="x")
+    w = g.variable(np.zeros(1, np.float32), name="w")
+    a = g.assign(w, g.constant(np.ones(1, np.float32)))
+    with g.control_dependencies([a]):
+        y1 = g.exponent(x)
+        y2 = g.negative(y1)
+    y3 = g.negative(x)
+    assert a in y1.operation.control_dependencies and a in y2.operation.control_dependencies
+    assert a not in y3.operation.control_dependencies
+    g.run({x: np.zeros(1, np.float32)}, [y3])
+    assert g.value_of(w)[0] == 0
+    g.run({x: np.zeros(1, np.float32)}, [y2])
+    assert g.value_of(w)[0] == 1
+
+
+# ------------------------------------------------------------------ ops vs NumPy
+UNARY = {
+    "negative": np.negative, "absolute": np.abs, "exponent": np.exp, "logarithm": np.log,
+    "square": np.square, "square_root": np.sqrt, "reciprocal": np.reciprocal, "tanh": np.tanh,
+    "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "relu": lambda v: np.maximum(v, 0), "sin": np.sin,
+    "cos": np.cos,
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_ops(backend, rng, op):
+    g = mg.Graph()
+    x = g.placeholder([3, 5], mg.float32, name="x")
+    v = f32(rng, 3, 5)
+    if op in ("logarithm", "square_root"):
+        v = np.abs(v) + 0.1
+    y = getattr(g, op)(x, name="y")
+    assert y.operation.type == op and y.shape == (3, 5) and y.dtype == mg.float32
+    np.testing.assert_allclose(g.run({x: v}, [y], backend=backend)[y], UNARY[op](v), rtol=2e-5, atol=1e-6)
+
+
+BINARY = {"addition": np.add, "subtraction": np.subtract, "multiplication": np.multiply,
+          "division": np.divide, "maximum": np.maximum, "minimum": np.minimum, "power": np.power}
+COMPARE = {"equal": np.equal, "not_equal": np.not_equal, "less_than": np.less,
+           "less_than_or_equal_to": np.less_equal, "greater_than": np.greater,
+           "greater_than_or_equal_to": np.greater_equal}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY) + sorted(COMPARE))
+def test_binary_ops_with_broadcasting(backend, rng, op):
+    g = mg.Graph()
+    a = g.placeholder([2, 1, 4], mg.float32, name="a")
+    b = g.placeholder([3, 1], mg.float32, name="b")
+    av, bv = f32(rng, 2, 1, 4), f32(rng, 3, 1)
+    if op == "power":
+        av = np.abs(av) + 0.5
+    else:
+        av[0, 0, 0] = bv[0, 0]
+    y = getattr(g, op)(a, b)
+    assert y.shape == (2, 3, 4)
+    r = g.run({a: av, b: bv}, [y], backend=backend)[y]
+    if op in COMPARE:
+        assert y.dtype == mg.bool and r.dtype == np.bool_
+        np.testing.assert_array_equal(r, COMPARE[op](av, bv))
+    else:
+        np.testing.assert_allclose(r, BINARY[op](av, bv), rtol=2e-5, atol=1e-6)
+
+
+def test_select_cast_identity(backend, rng):
+    g = mg.Graph()
+    x = g.placeholder([4, 3], mg.float32, name="x")
+    v = f32(rng, 4, 3) * 3
+    pred = g.greater_than(x, 0.0)
+    s = g.select(pred, x, g.negative(x))
+    c = g.cast(x, mg.int32)
+    c2 = g.cast(pred, "float32")
+    i = g.identity(x)
+    r = g.run({x: v}, [s, c, c2, i], backend=backend)
+    np.testing.assert_allclose(r[s], np.abs(v), rtol=1e-6)
+    assert r[c].dtype == np.int32 and c.dtype == mg.int32
+    np.testing.assert_array_equal(r[c], v.astype(np.int32))
+    np.testing.assert_array_equal(r[c2], (v > 0).astype(np.float32))
+    np.testing.assert_array_equal(r[i], v)
+
+
+@pytest.mark.parametrize("op,ref", [("reduction_sum", np.sum), ("reduction_maximum", np.max),
+                                    ("reduction_minimum", np.min), ("mean", np.mean)])
+@pytest.mark.parametrize("axes", [[0, 1], [1], 2, (0, 2), [-1]])
+def test_reductions_keep_axes(backend, rng, op, ref, axes):
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 4], mg.float32, name="x")
+    v = f32(rng, 2, 3, 4)
+    y = getattr(g, op)(x, axes=axes)
+    want = ref(v, axis=tuple(axes) if not isinstance(axes, int) else axes, keepdims=True)
+    assert y.shape == want.shape
+    np.testing.assert_allclose(g.run({x: v}, [y], backend=backend)[y], want, rtol=1e-5, atol=1e-6)
+
+
+def test_reduction_bad_axes():
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32, name="x")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.reduction_sum(x, axes=[2], name="s")
+    assert isinstance(ei.value, ValueError)
+    assert "reduction_sum" in str(ei.value) and "'s'" in str(ei.value) and "2" in str(ei.value)
+
+
+def test_matmul_batch_broadcasting(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder([2, 1, 3, 4], mg.float32, name="a")
+    b = g.placeholder([5, 4, 2], mg.float32, name="b")
+    y = g.matrix_multiplication(a, b)
+    assert y.shape == (2, 5, 3, 2)
+    av, bv = f32(rng, 2, 1, 3, 4), f32(rng, 5, 4, 2)
+    np.testing.assert_allclose(g.run({a: av, b: bv}, [y], backend=backend)[y], av @ bv, rtol=1e-5, atol=1e-5)
+    c = g.placeholder([3, 3], mg.float32, name="c")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.matrix_multiplication(a, c, name="mm")
+    assert isinstance(ei.value, ValueError) and "mm" in str(ei.value)
+
+
+def test_shape_ops(backend, rng):
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 4], mg.float32, name="x")
+    v = f32(rng, 2, 3, 4)
+    outs = {
+        "reshape": (g.reshape(x, [4, -1]), v.reshape(4, -1)),
+        "reshape2": (g.reshape(x, shape=[-1]), v.reshape(-1)),
+        "transpose": (g.transpose(x, 0, 2), np.swapaxes(v, 0, 2)),
+        "transpose_kw": (g.transpose(x, dimension=1, with_dimension=2), np.swapaxes(v, 1, 2)),
+        "permute": (g.permute(x, [2, 0, 1]), np.transpose(v, [2, 0, 1])),
+        "permute_kw": (g.permute(x, permutation=[1, 2, 0]), np.transpose(v, [1, 2, 0])),
+        "slice": (g.slice(x, dimension=1, start=1, length=2), v[:, 1:3]),
+        "slice_pos": (g.slice(x, 2, 0, 3), v[:, :, 0:3]),
+        "concat": (g.concat([x, x], dimension=1), np.concatenate([v, v], 1)),
+        "broadcast": (g.broadcast(g.slice(x, 0, 0, 1), [5, 3, 4]), np.broadcast_to(v[:1], (5, 3, 4))),
+        "expand_dims": (g.expand_dims(x, axis=1), v[:, None]),
+        "squeeze": (g.squeeze(g.expand_dims(x, axis=0)), v),
+        "squeeze_axes": (g.squeeze(g.slice(x, 1, 0, 1), axes=[1]), v[:, 0]),
+        "softmax": (g.softmax(x, axis=-1), np.exp(v) / np.exp(v).sum(-1, keepdims=True)),
+        "softmax1": (g.softmax(x, axis=1), np.exp(v) / np.exp(v).sum(1, keepdims=True)),
+    }
+    r = g.run({x: v}, [t for t, _ in outs.values()], backend=backend)
+    for k, (t, want) in outs.items():
+        assert t.shape == want.shape, k
+        np.testing.assert_allclose(r[t], want, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_bad_reshape_and_bad_shape_ops():
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32, name="x")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.reshape(x, [4, 2], name="rs")
+    assert isinstance(ei.value, ValueError)
+    m = str(ei.value)
+    assert "reshape" in m and "rs" in m and "(2, 3)" in m.replace("[2, 3]", "(2, 3)")
+    with pytest.raises(ValueError):
+        g.reshape(x, [-1, -1])
+    with pytest.raises(ValueError):
+        g.transpose(x, 0, 2)
+    with pytest.raises(ValueError):
+        g.permute(x, [0, 0])
+    with pytest.raises(ValueError):
+        g.slice(x, 1, 2, 5)
+    with pytest.raises(ValueError):
+        g.concat([x, g.placeholder([3, 3], mg.float32)], dimension=1)
+    with pytest.raises(ValueError):
+        g.broadcast(x, [2, 4])
+    with pytest.raises(ValueError):
+        g.squeeze(x, axes=[0])
+
+
+# ------------------------------------------------------------------ compile and run
+def test_pruning_unneeded_ops_do_not_run():
+    """An op that the targets don't need is not run: an unfed placeholder and an untargeted
+    assign on a side branch don't matter."""
+    g = mg.Graph()
+    x = g.placeholder([2], mg.float32, name="x")
+    unused = g.placeholder([2], mg.float32, name="unused")
+    w = g.variable(np.zeros(2, np.float32), name="w")
+    side = g.assign(w, g.addition(g.read(w), unused))
+    y = g.exponent(x)
+    dead = g.logarithm(unused)
+    out = g.run(feeds={x: np.zeros(2, np.float32)}, target_tensors=[y])
+    np.testing.assert_allclose(out[y], [1, 1])
+    np.testing.assert_array_equal(g.value_of(w), [0, 0])
+    _ = side, dead
+
+
+def test_dynamic_dimension_resolved_at_run(backend, rng):
+    g = mg.Graph()
+    x = g.placeholder(shape=[-1, 3], dtype=mg.float32, name="x")
+    y = g.reduction_sum(x, axes=[1])
+    assert x.shape == (-1, 3) and y.shape == (-1, 1)
+    for n in (1, 4):
+        v = f32(rng, n, 3)
+        np.testing.assert_allclose(g.run({x: v}, [y], backend=backend)[y], v.sum(1, keepdims=True), rtol=1e-5)
+    exe = g.compile(feeds={x: mg.ShapedType([-1, 3], mg.float32)}, target_tensors=[y], backend=backend)
+    v = f32(rng, 5, 3)
+    np.testing.assert_allclose(exe.run({x: v})[0], v.sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_feed_list_and_scalar_are_converted():
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    y = g.multiplication(x, 2.0)
+    r = g.run({x: [1, 2, 3]}, [y])[y]
+    assert r.dtype == np.float32
+    np.testing.assert_allclose(r, [2, 4, 6])
+
+
+def test_feeds_are_not_mutated(rng):
+    g = mg.Graph()
+    x = g.placeholder([4], mg.float32, name="x")
+    w = g.variable(np.ones(4, np.float32), name="w")
+    y = g.identity(x)
+    step = g.assign(w, g.addition(x, 1.0))
+    v = f32(rng, 4)
+    keep = v.copy()
+    out = g.run({x: v}, [y], [step])[y]
+    out[:] = 99
+    np.testing.assert_array_equal(v, keep)
+
+
+def test_run_cache_returns_same_results(rng):
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    y = g.exponent(x)
+    v = f32(rng, 3)
+    a = g.run({x: v}, [y])[y]
+    b = g.run({x: v}, [y])[y]
+    np.testing.assert_array_equal(a, b)
+
+
+class TestFeedErrors:
+    def setup_method(self):
+        self.g = g = mg.Graph()
+        self.x = g.placeholder(shape=[2, 3], dtype=mg.float32, name="x")
+        self.y = g.exponent(self.x, name="y")
+
+    def test_missing_feed(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={}, target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError) and "x" in str(ei.value)
+
+    def test_wrong_shape(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={self.x: np.zeros((3, 2), np.float32)}, target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError)
+        m = str(ei.value)
+        assert "'x'" in m and ("(3, 2)" in m or "[3, 2]" in m) and ("(2, 3)" in m or "[2, 3]" in m)
+
+    def test_wrong_dtype(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float64)}, target_tensors=[self.y])
+        m = str(ei.value)
+        assert "float64" in m and "float32" in m and "x" in m
+
+    def test_wrong_shape_on_executable(self):
+        exe = self.g.compile(feeds={self.x: mg.ShapedType([2, 3], mg.float32)}, target_tensors=[self.y])
+        with pytest.raises(mg.MiniGraphError):
+            exe.run({self.x: np.zeros((2, 4), np.float32)})
+        with pytest.raises(mg.MiniGraphError):
+            exe.run({})
+
+    def test_compile_feed_type_mismatch(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.compile(feeds={self.x: mg.ShapedType([2, 4], mg.float32)}, target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError)
+
+    def test_feeding_a_non_placeholder(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32), self.y: np.zeros((2, 3), np.float32)},
+                       target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError) and "y" in str(ei.value)
+
+    def test_unknown_target(self):
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32)}, target_tensors=["y"])
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32)}, target_tensors=[42])
+
+    def test_tensor_from_another_graph(self):
+        other = mg.Graph()
+        z = other.placeholder([2, 3], mg.float32, name="z")
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.addition(self.x, z, name="cross")
+        assert isinstance(ei.value, ValueError) and "cross" in str(ei.value)
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32)}, target_tensors=[z])
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={z: np.zeros((2, 3), np.float32)}, target_tensors=[self.y])
+
+
+def test_backends_registry():
+    avail = mg.available_backends()
+    assert "numpy" in avail
+    g = mg.Graph()
+    x = g.placeholder([1], mg.float32, name="x")
+    y = g.negative(x)
+    np.testing.assert_array_equal(g.run({x: np.ones(1, np.float32)}, [y], backend="numpy")[y], [-1])
+    with pytest.raises(mg.BackendUnavailableError) as ei:
+        g.run({x: np.ones(1, np.float32)}, [y], backend="no-such-backend")
+    assert isinstance(ei.value, mg.MiniGraphError)
+    assert "numpy" in str(ei.value) and "no-such-backend" in str(ei.value)
+    with pytest.raises(mg.BackendUnavailableError):
+        g.compile({x: mg.ShapedType([1], mg.float32)}, [y], backend="no-such-backend")
+
+
+def test_error_hierarchy():
+    for cls in (mg.ShapeError, mg.DTypeError, mg.DescriptorError, mg.FeedError, mg.TargetError,
+                mg.NotDifferentiableError, mg.BackendUnavailableError):
+        assert issubclass(cls, mg.MiniGraphError)
+    assert issubclass(mg.ShapeError, ValueError) and issubclass(mg.DTypeError, TypeError)
+    assert issubclass(mg.FeedError, ValueError)
+
+
+# ============================================================== issue 3: depthwise
+def naive_depthwise(x, w, sy, sx, dy_, dx_, pads, nhwc=False, hwio=False):
+    """From MPSGRAPH.md §4.1: y[n, c*M+m, oh, ow] = sum_ij x[n,c,ih,iw] W[m,c,i,j]."""
+    if nhwc:
+        x = x.transpose(0, 3, 1, 2)
+    if hwio:
+        w = w.transpose(3, 2, 0, 1)
+    N, C, H, W = x.shape
+    M, _, KH, KW = w.shape
+    pt, pb, pl, pr = pads
+    OH = (H + pt + pb - ((KH - 1) * dy_ + 1)) // sy + 1
+    OW = (W + pl + pr - ((KW - 1) * dx_ + 1)) // sx + 1
+    y = np.zeros((N, C * M, OH, OW), np.float64)
+    for n in range(N):
+        for c in range(C):
+            for m in range(M):
+                for oh in range(OH):
+                    for ow in range(OW):
+                        acc = 0.0
+                        for i in range(KH):
+                            for j in range(KW):
+                                ih, iw = oh * sy + i * dy_ - pt, ow * sx + j * dx_ - pl
+                                if 0 <= ih < H and 0 <= iw < W:
+                                    acc += x[n, c, ih, iw] * w[m, c, i, j]
+                        y[n, c * M + m, oh, ow] = acc
+    return y.transpose(0, 2, 3, 1) if nhwc else y
+
+
+def same_pads(size, k, s, d, lower):
+    out = -(-size // s)
+    total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+    small, big = total // 2, total - total // 2
+    return (big, small) if lower else (small, big)
+
+
+def test_enums_members():
+    assert {m.name for m in mg.PaddingStyle} >= {"EXPLICIT", "TF_VALID", "TF_SAME", "EXPLICIT_OFFSET",
+                                                 "ONNX_SAME_LOWER"}
+    for n in ("NCHW", "NHWC", "OIHW", "HWIO", "CHW", "HWC", "HW", "NCDHW", "NDHWC", "OIDHW", "DHWIO"):
+        assert hasattr(mg.TensorNamedDataLayout, n)
+
+
+def test_descriptor_defaults_and_fields():
+    d = mg.DepthwiseConvolution2DOpDescriptor()
+    assert (d.stride_in_x, d.stride_in_y, d.dilation_rate_in_x, d.dilation_rate_in_y) == (1, 1, 1, 1)
+    assert (d.padding_left, d.padding_right, d.padding_top, d.padding_bottom) == (0, 0, 0, 0)
+    assert d.padding_style == mg.PaddingStyle.EXPLICIT
+    assert d.data_layout == mg.TensorNamedDataLayout.NCHW and d.weights_layout == mg.TensorNamedDataLayout.OIHW
+    d2 = mg.DepthwiseConvolution2DOpDescriptor(
+        stride_in_x=1, stride_in_y=1, dilation_rate_in_x=1, dilation_rate_in_y=1,
+        padding_left=0, padding_right=0, padding_top=0, padding_bottom=0,
+        padding_style=mg.PaddingStyle.EXPLICIT,
+        data_layout=mg.TensorNamedDataLayout.NCHW, weights_layout=mg.TensorNamedDataLayout.OIHW)
+    d2.padding_style = mg.PaddingStyle.TF_SAME
+    d2.set_explicit_padding(1, 2, 3, 4)
+    assert d2.padding_style == mg.PaddingStyle.EXPLICIT
+    assert (d2.padding_left, d2.padding_right, d2.padding_top, d2.padding_bottom) == (1, 2, 3, 4)
+
+
+def test_op_copies_descriptor(rng):
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 5, 5], mg.float32, name="x")
+    w = g.constant(f32(rng, 1, 2, 3, 3))
+    desc = mg.DepthwiseConvolution2DOpDescriptor()
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    desc.set_explicit_padding(1, 1, 1, 1)
+    desc.stride_in_x = 2
+    assert y.shape == (1, 2, 3, 3)
+    y2 = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw2")
+    assert y2.shape == (1, 2, 5, 3)
+    xv = f32(rng, 1, 2, 5, 5)
+    r = g.run({x: xv}, [y])[y]
+    assert r.shape == (1, 2, 3, 3)
+
+
+STYLES = ["EXPLICIT", "TF_VALID", "TF_SAME", "ONNX_SAME_LOWER"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("nhwc,hwio", [(False, False), (True, True), (False, True), (True, False)])
+@pytest.mark.parametrize("M,s,d,H,W", [(1, (1, 1), (1, 1), 6, 5), (3, (2, 3), (1, 2), 7, 8)])
+def test_depthwise_three_ops_against_naive(backend, style, nhwc, hwio, M, s, d, H, W):
+    rng = np.random.default_rng(hash((style, nhwc, hwio, M)) % 2**32)
+    N, C, KH, KW = 2, 3, 3, 2
+    L = mg.TensorNamedDataLayout
+    desc = mg.DepthwiseConvolution2DOpDescriptor(
+        stride_in_x=s[1], stride_in_y=s[0], dilation_rate_in_x=d[1], dilation_rate_in_y=d[0],
+        padding_style=mg.PaddingStyle[style],
+        data_layout=L.NHWC if nhwc else L.NCHW, weights_layout=L.HWIO if hwio else L.OIHW)
+    if style == "EXPLICIT":
+        desc.set_explicit_padding(2, 0, 1, 3)  # asymmetric
+        pads = (1, 3, 2, 0)
+    elif style == "TF_VALID":
+        pads = (0, 0, 0, 0)
+    else:
+        lower = style == "ONNX_SAME_LOWER"
+        pads = same_pads(H, KH, s[0], d[0], lower) + same_pads(W, KW, s[1], d[1], lower)
+    xv = f32(rng, N, C, H, W)
+    wv = f32(rng, M, C, KH, KW)
+    if nhwc:
+        xv = np.ascontiguousarray(xv.transpose(0, 2, 3, 1))
+    if hwio:
+        wv = np.ascontiguousarray(wv.transpose(2, 3, 1, 0))
+    yref = naive_depthwise(xv.astype(np.float64), wv.astype(np.float64), s[0], s[1], d[0], d[1], pads, nhwc, hwio)
+    g = mg.Graph()
+    x = g.placeholder(shape=list(xv.shape), dtype=mg.float32, name="x")
+    w = g.placeholder(shape=list(wv.shape), dtype=mg.float32, name="w")
+    dyp = g.placeholder(shape=list(yref.shape), dtype=mg.float32, name="dy")
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    assert y.shape == yref.shape
+    dx = g.depthwise_convolution_2d_data_gradient(dyp, w, output_shape=x.shape, descriptor=desc)
+    dw = g.depthwise_convolution_2d_weights_gradient(dyp, x, output_shape=w.shape, descriptor=desc)
+    assert dx.shape == x.shape and dw.shape == w.shape
+    dyv = f32(rng, *yref.shape)
+    r = g.run({x: xv, w: wv, dyp: dyv}, [y, dx, dw], backend=backend)
+    np.testing.assert_allclose(r[y], yref, rtol=1e-4, atol=1e-4)
+    # adjoint identity against the naive forward: <dy, F(x, W)> = <D(dy, W), x> = <G(dy, x), W>
+    lhs = float(np.sum(dyv.astype(np.float64) * yref))
+    assert abs(float(np.sum(r[dx] * xv)) - lhs) <= 1e-3 * (1 + abs(lhs))
+    assert abs(float(np.sum(r[dw] * wv)) - lhs) <= 1e-3 * (1 + abs(lhs))
+    # dW against central... the definition: dW = sum dy * x(window) -> compare with the naive
+    # forward's linearity in W: G(dy, x)[m,c,i,j] = <dy, F(x, e_{mcij})>
+    basis = np.zeros_like(wv, dtype=np.float64)
+    idx = (0, 0, 0, 0)
+    basis[idx] = 1.0
+    ref = float(np.sum(dyv * naive_depthwise(xv.astype(np.float64), basis, s[0], s[1], d[0], d[1], pads, nhwc, hwio)))
+    assert abs(r[dw][idx] - ref) <= 1e-3 * (1 + abs(ref))
+
+
+def test_output_channel_is_c_times_M_plus_m():
+    g = mg.Graph()
+    C, M = 2, 3
+    xv = np.zeros((1, C, 1, 1), np.float32)
+    xv[0, :, 0, 0] = [10, 20]
+    wv = np.arange(M * C, dtype=np.float32).reshape(M, C, 1, 1) + 1  # W[m, c]
+    y = g.depthwise_convolution_2d(g.constant(xv), g.constant(wv),
+                                   descriptor=mg.DepthwiseConvolution2DOpDescriptor())
+    assert y.shape == (1, C * M, 1, 1)
+    r = g.run({}, [y])[y].reshape(-1)
+    want = [xv[0, c, 0, 0] * wv[m, c, 0, 0] for c in range(C) for m in range(M)]
+    np.testing.assert_allclose(r, want)
+
+
+@pytest.mark.parametrize("style,H,k,s,pads,out", [
+    ("EXPLICIT", 6, 3, 2, (1, 1), 3),
+    ("TF_VALID", 6, 3, 2, (0, 0), 2),
+    ("TF_SAME", 6, 3, 2, (0, 1), 3),
+    ("ONNX_SAME_LOWER", 6, 3, 2, (1, 0), 3),
+    ("TF_SAME", 6, 2, 1, (0, 1), 6),
+    ("ONNX_SAME_LOWER", 6, 2, 1, (1, 0), 6),
+    ("TF_SAME", 7, 3, 2, (1, 1), 4),
+])
+def test_padding_worked_examples(style, H, k, s, pads, out):
+    """Worked examples of MPSGRAPH.md §3, seen through the output values with a kernel of ones
+    on a ramp input: the first output tells the padding before."""
+    desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_y=s, padding_style=mg.PaddingStyle[style])
+    if style == "EXPLICIT":
+        desc.padding_top, desc.padding_bottom = pads
+    g = mg.Graph()
+    xv = np.arange(1, H + 1, dtype=np.float32).reshape(1, 1, H, 1)
+    y = g.depthwise_convolution_2d(g.constant(xv), g.constant(np.ones((1, 1, k, 1), np.float32)), descriptor=desc)
+    assert y.shape == (1, 1, out, 1)
+    r = g.run({}, [y])[y].reshape(-1)
+    xp = np.concatenate([np.zeros(pads[0]), np.arange(1, H + 1), np.zeros(pads[1])])
+    want = [xp[o * s:o * s + k].sum() for o in range(out)]
+    np.testing.assert_allclose(r, want)
+
+
+def test_explicit_offset_rejected_with_reason():
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 5, 5], mg.float32, name="x")
+    w = g.placeholder([1, 2, 3, 3], mg.float32, name="w")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        desc = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.EXPLICIT_OFFSET)
+        g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw_off")
+    m = str(ei.value)
+    assert "EXPLICIT_OFFSET" in m and "dw_off" in m
+    assert len(m) > 60  # says why, not just "invalid"
+
+
+def test_gradient_ops_recompute_padding_from_forward_geometry(rng):
+    """Stride 2: input sizes 7 and 8 give the same output size; output_shape picks one."""
+    desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=2,
+                                                 padding_style=mg.PaddingStyle.TF_SAME)
+    for H in (7, 8):
+        g = mg.Graph()
+        dy = g.placeholder([1, 2, 4, 4], mg.float32, name="dy")
+        w = g.placeholder([1, 2, 3, 3], mg.float32, name="w")
+        dx = g.depthwise_convolution_2d_data_gradient(dy, w, output_shape=[1, 2, H, H], descriptor=desc)
+        assert dx.shape == (1, 2, H, H)
+
+
+class TestDepthwiseValidation:
+    def setup_method(self):
+        self.g = g = mg.Graph()
+        self.x = g.placeholder([2, 3, 6, 6], mg.float32, name="x")
+        self.w = g.placeholder([2, 3, 3, 3], mg.float32, name="w")
+        self.desc = mg.DepthwiseConvolution2DOpDescriptor()
+
+    def _err(self, fn, *parts, base=ValueError):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            fn()
+        assert isinstance(ei.value, base), type(ei.value)
+        for p in parts:
+            assert p in str(ei.value), (p, str(ei.value))
+        return str(ei.value)
+
+    def test_rank(self):
+        x3 = self.g.placeholder([3, 6, 6], mg.float32, name="x3")
+        self._err(lambda: self.g.depthwise_convolution_2d(x3, self.w, descriptor=self.desc, name="r"),
+                  "depthwise_convolution_2d", "'r'", "(3, 6, 6)")
+
+    def test_channel_mismatch(self):
+        w = self.g.placeholder([2, 4, 3, 3], mg.float32, name="w4")
+        self._err(lambda: self.g.depthwise_convolution_2d(self.x, w, descriptor=self.desc, name="c"),
+                  "'c'", "(2, 4, 3, 3)")
+
+    def test_dy_channels_must_be_C_times_M(self):
+        dy = self.g.placeholder([2, 5, 4, 4], mg.float32, name="dy")
+        self._err(lambda: self.g.depthwise_convolution_2d_weights_gradient(
+            dy, self.x, output_shape=[2, 3, 3, 3], descriptor=self.desc, name="wg"),
+            "depthwise_convolution_2d_weights_gradient", "'wg'", "6")
+        self._err(lambda: self.g.depthwise_convolution_2d_data_gradient(
+            dy, self.w, output_shape=[2, 3, 6, 6], descriptor=self.desc, name="dg"),
+            "depthwise_convolution_2d_data_gradient", "'dg'", "6")
+
+    def test_output_shape_wrong_kernel_for_dy(self):
+        dy = self.g.placeholder([2, 6, 4, 4], mg.float32, name="dy")
+        self._err(lambda: self.g.depthwise_convolution_2d_weights_gradient(
+            dy, self.x, output_shape=[2, 3, 5, 5], descriptor=self.desc, name="wk"), "'wk'")
+
+    def test_output_shape_wrong_channels(self):
+        dy = self.g.placeholder([2, 6, 4, 4], mg.float32, name="dy")
+        self._err(lambda: self.g.depthwise_convolution_2d_data_gradient(
+            dy, self.w, output_shape=[2, 4, 6, 6], descriptor=self.desc, name="dc"), "'dc'")
+        self._err(lambda: self.g.depthwise_convolution_2d_weights_gradient(
+            dy, self.x, output_shape=[2, 4, 3, 3], descriptor=self.desc, name="wc"), "'wc'")
+
+    @pytest.mark.parametrize("field", ["stride_in_x", "stride_in_y", "dilation_rate_in_x", "dilation_rate_in_y"])
+    def test_zero_stride_or_dilation(self, field):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            d = mg.DepthwiseConvolution2DOpDescriptor(**{field: 0})
+            self.g.depthwise_convolution_2d(self.x, self.w, descriptor=d, name="z")
+        assert field in str(ei.value) and isinstance(ei.value, ValueError)
+
+    def test_negative_padding(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            d = mg.DepthwiseConvolution2DOpDescriptor(padding_left=-1)
+            self.g.depthwise_convolution_2d(self.x, self.w, descriptor=d, name="z")
+        assert "padding_left" in str(ei.value)
+
+    def test_unsupported_layout(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            d = mg.DepthwiseConvolution2DOpDescriptor(data_layout=mg.TensorNamedDataLayout.CHW)
+            self.g.depthwise_convolution_2d(self.x, self.w, descriptor=d, name="z")
+        assert "CHW" in str(ei.value)
+        with pytest.raises(mg.MiniGraphError):
+            d = mg.DepthwiseConvolution2DOpDescriptor(weights_layout=mg.TensorNamedDataLayout.NCHW)
+            self.g.depthwise_convolution_2d(self.x, self.w, descriptor=d, name="z")
+
+    def test_output_size_not_positive(self):
+        w = self.g.placeholder([1, 3, 9, 9], mg.float32, name="big")
+        d = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_VALID)
+        self._err(lambda: self.g.depthwise_convolution_2d(self.x, w, descriptor=d, name="o"), "'o'")
+
+    def test_dtype_mismatch(self):
+        w = self.g.placeholder([2, 3, 3, 3], mg.float16, name="wh")
+        m = self._err(lambda: self.g.depthwise_convolution_2d(self.x, w, descriptor=self.desc, name="dt"),
+                      "float16", "float32", base=TypeError)
+        assert "'dt'" in m
+
+
+def test_depthwise_float16_close_to_float32(backend, rng):
+    xv, wv = f32(rng, 1, 2, 6, 6), f32(rng, 2, 2, 3, 3)
+    desc = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_SAME)
+    res = {}
+    for dt in (mg.float32, mg.float16):
+        g = mg.Graph()
+        x = g.placeholder(list(xv.shape), dt, name="x")
+        w = g.placeholder(list(wv.shape), dt, name="w")
+        y = g.depthwise_convolution_2d(x, w, descriptor=desc)
+        npd = dt.np_dtype
+        try:
+            res[dt.name] = g.run({x: xv.astype(npd), w: wv.astype(npd)}, [y], backend=backend)[y]
+        except mg.MiniGraphError as e:  # e.g. an adapter without shader-f16
+            pytest.skip(str(e))
+    assert res["float16"].dtype == np.float16
+    np.testing.assert_allclose(res["float16"].astype(np.float32), res["float32"], rtol=2e-2, atol=2e-2)
+
+
+def test_depthwise_3d_family(rng):
+    d = mg.DepthwiseConvolution3DOpDescriptor()
+    assert tuple(d.strides) == (1, 1, 1) and tuple(d.dilation_rates) == (1, 1, 1)
+    assert tuple(d.padding_values) == (0,) * 6 and d.padding_style == mg.PaddingStyle.EXPLICIT
+    assert d.channel_dimension_index == -4
+    desc = mg.DepthwiseConvolution3DOpDescriptor(strides=[1, 1, 1], dilation_rates=[1, 1, 1],
+                                                 padding_values=[0, 0, 1, 1, 1, 1],
+                                                 padding_style=mg.PaddingStyle.EXPLICIT,
+                                                 channel_dimension_index=-4)
+    g = mg.Graph()
+    C, M = 2, 2
+    xv = f32(rng, 1, C, 3, 4, 4)
+    wv = f32(rng, C * M, 2, 3, 3)  # rank 4: [C*M, kD, kH, kW] (channel_dimension_index -4)
+    x = g.placeholder(list(xv.shape), mg.float32, name="x")
+    w = g.placeholder(list(wv.shape), mg.float32, name="w")
+    y = g.depthwise_convolution_3d(x, w, descriptor=desc)
+    assert y.shape == (1, C * M, 2, 4, 4)
+    dyv = f32(rng, *y.shape)
+    dyp = g.placeholder(list(y.shape), mg.float32, name="dy")
+    dx = g.depthwise_convolution_3d_data_gradient(dyp, w, output_shape=x.shape, descriptor=desc)
+    dw = g.depthwise_convolution_3d_weights_gradient(dyp, x, output_shape=w.shape, descriptor=desc)
+    r = g.run({x: xv, w: wv, dyp: dyv}, [y, dx, dw])
+    # naive: output channel o reads input channel o // M
+    xp = np.pad(xv.astype(np.float64), [(0, 0), (0, 0), (0, 0), (1, 1), (1, 1)])
+    ref = np.zeros(y.shape)
+    for o in range(C * M):
+        for a in range(2):
+            for b in range(4):
+                for c_ in range(4):
+                    ref[0, o, a, b, c_] = np.sum(xp[0, o // M, a:a + 2, b:b + 3, c_:c_ + 3] * wv[o])
+    np.testing.assert_allclose(r[y], ref, rtol=1e-4, atol=1e-4)
+    lhs = float(np.sum(dyv * ref))
+    assert abs(float(np.sum(r[dx] * xv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    assert abs(float(np.sum(r[dw] * wv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    with pytest.raises(mg.MiniGraphError):
+        bad = mg.DepthwiseConvolution3DOpDescriptor(padding_style=mg.PaddingStyle.EXPLICIT_OFFSET)
+        g.depthwise_convolution_3d(x, w, descriptor=bad)
+
+
+def test_grouped_convolution_and_separable_net(backend, rng):
+    desc = mg.Convolution2DOpDescriptor(groups=2, padding_style=mg.PaddingStyle.TF_SAME)
+    assert mg.Convolution2DOpDescriptor().groups == 1
+    g = mg.Graph()
+    xv, wv = f32(rng, 2, 4, 5, 5), f32(rng, 6, 2, 3, 3)
+    x = g.placeholder([2, 4, 5, 5], mg.float32, name="x")
+    w = g.placeholder([6, 2, 3, 3], mg.float32, name="w")
+    y = g.convolution_2d(x, w, descriptor=desc, name="conv")
+    assert y.shape == (2, 6, 5, 5)
+    dyp = g.placeholder([2, 6, 5, 5], mg.float32, name="dy")
+    dx = g.convolution_2d_data_gradient(dyp, w, output_shape=x.shape, descriptor=desc)
+    dw = g.convolution_2d_weights_gradient(dyp, x, output_shape=w.shape, descriptor=desc)
+    dyv = f32(rng, 2, 6, 5, 5)
+    r = g.run({x: xv, w: wv, dyp: dyv}, [y, dx, dw], backend=backend)
+    xp = np.pad(xv.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    ref = np.zeros((2, 6, 5, 5))
+    for o in range(6):
+        grp = o // 3
+        for i in range(5):
+            for j in range(5):
+                ref[:, o, i, j] = np.sum(xp[:, grp * 2:grp * 2 + 2, i:i + 3, j:j + 3] * wv[o], axis=(1, 2, 3))
+    np.testing.assert_allclose(r[y], ref, rtol=1e-4, atol=1e-4)
+    lhs = float(np.sum(dyv * ref))
+    assert abs(float(np.sum(r[dx] * xv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    assert abs(float(np.sum(r[dw] * wv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    # depthwise-separable: depthwise then 1x1 pointwise
+    g2 = mg.Graph()
+    x2 = g2.placeholder([1, 3, 6, 6], mg.float32, name="x")
+    h = g2.depthwise_convolution_2d(x2, g2.constant(f32(rng, 2, 3, 3, 3)),
+                                    descriptor=mg.DepthwiseConvolution2DOpDescriptor(
+                                        padding_style=mg.PaddingStyle.TF_SAME))
+    out = g2.convolution_2d(h, g2.constant(f32(rng, 4, 6, 1, 1)), descriptor=mg.Convolution2DOpDescriptor())
+    assert out.shape == (1, 4, 6, 6)
+    assert g2.run({x2: f32(rng, 1, 3, 6, 6)}, [out], backend=backend)[out].shape == (1, 4, 6, 6)
+
+
+def test_pooling_and_gradients(backend, rng):
+    desc = mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2)
+    g = mg.Graph()
+    xv = f32(rng, 2, 3, 4, 6)
+    x = g.placeholder([2, 3, 4, 6], mg.float32, name="x")
+    mp = g.max_pooling_2d(x, descriptor=desc)
+    ap = g.avg_pooling_2d(x, descriptor=desc)
+    assert mp.shape == ap.shape == (2, 3, 2, 3)
+    loss = g.reduction_sum(g.addition(g.square(mp), ap), axes=None)
+    grads = g.gradients(loss, [x], name="grad")
+    r = g.run({x: xv}, [mp, ap, grads[x]], backend=backend)
+    blocks = xv.reshape(2, 3, 2, 2, 3, 2)
+    np.testing.assert_allclose(r[mp], blocks.max(axis=(3, 5)), rtol=1e-6)
+    np.testing.assert_allclose(r[ap], blocks.mean(axis=(3, 5)), rtol=1e-5)
+    mx = blocks.max(axis=(3, 5), keepdims=True)
+    want = ((blocks == mx) * 2 * mx + 0.25).reshape(2, 3, 4, 6)
+    np.testing.assert_allclose(r[grads[x]], want, rtol=1e-5, atol=1e-6)
+    assert any(o.type == "max_pooling_2d_gradient" for o in g.operations)
+    assert any(o.type == "avg_pooling_2d_gradient" for o in g.operations)
+
+
+def test_docs_have_descriptor_table_and_padding_examples():
+    text = "".join(open(os.path.join(ROOT, "docs", f)).read() for f in os.listdir(os.path.join(ROOT, "docs"))
+                   if f.endswith(".md"))
+    for field in ("stride_in_x", "dilation_rate_in_y", "padding_style", "weights_layout"):
+        assert f"| `{field}`" in text
+    assert "ONNX_SAME_LOWER" in text and "TF_SAME" in text
+
+
+# ============================================================== issue 4: autodiff and training
+def test_gradients_api_and_sgd(backend, rng):
+    g = mg.Graph()
+    x = g.placeholder(shape=[4, 3], dtype=mg.float32, name="x")
+    w1 = g.variable(f32(rng, 3, 2), name="w1")
+    w2 = g.variable(f32(rng, 2), name="w2")
+    h = g.tanh(g.matrix_multiplication(x, w1))
+    loss = g.reduction_sum(g.square(h + w2), axes=None, name="loss")
+    grads = g.gradients(loss, [w1, w2], name="grad")
+    assert isinstance(grads, dict) and set(grads) == {w1, w2}
+    assert grads[w1].shape == (3, 2) and grads[w2].shape == (2,)
+    assert isinstance(grads[w1], mg.Tensor)
+    lr = 0.1
+    step = g.apply_stochastic_gradient_descent(lr, w1, grads[w1])
+    assert isinstance(step, mg.Operation)
+    xv = f32(rng, 4, 3)
+    w1v, w2v = g.value_of(w1), g.value_of(w2)
+    # reference gradient by hand
+    hv = np.tanh(xv @ w1v)
+    d = 2 * (hv + w2v)
+    gw2 = d.sum(0)
+    gw1 = xv.T @ (d * (1 - hv ** 2))
+    r = g.run(feeds={x: xv}, target_tensors=[loss, grads[w1], grads[w2]], target_operations=[step],
+              backend=backend)
+    np.testing.assert_allclose(r[grads[w1]], gw1, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(r[grads[w2]], gw2, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(g.value_of(w1), w1v - lr * gw1, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(g.value_of(w2), w2v)
+
+
+@pytest.mark.parametrize("lr", [0.05, np.float32(0.05), np.float64(0.05), 1])
+def test_sgd_learning_rate_forms(lr):
+    g = mg.Graph()
+    w = g.variable(np.array([1.0, -2.0], np.float32), name="w")
+    loss = g.reduction_sum(g.square(w), axes=[0])
+    grads = g.gradients(loss, [w])
+    step = g.apply_stochastic_gradient_descent(lr, w, grads[w])
+    g.run(feeds={}, target_tensors=[], target_operations=[step])
+    np.testing.assert_allclose(g.value_of(w), np.array([1.0, -2.0]) * (1 - 2 * float(lr)), rtol=1e-6)
+
+
+def test_sgd_learning_rate_keyword_and_tensor():
+    g = mg.Graph()
+    w = g.variable(np.array([1.0, -2.0], np.float32), name="w")
+    loss = g.reduction_sum(g.square(w), axes=[0])
+    gw = g.gradients(loss, [w])[w]
+    lr = g.constant(0.25, dtype=mg.float32)
+    step = g.apply_stochastic_gradient_descent(learning_rate=lr, variable=w, gradient=gw)
+    g.run(target_operations=[step])
+    np.testing.assert_allclose(g.value_of(w), [0.5, -1.0], rtol=1e-6)
+
+
+def test_broadcasting_undone_and_non_scalar_of_seeded_with_ones(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder([3, 4], mg.float32, name="a")
+    b = g.placeholder([4], mg.float32, name="b")
+    y = g.multiplication(a, b)  # non-scalar `of`
+    grads = g.gradients(y, [a, b])
+    av, bv = f32(rng, 3, 4), f32(rng, 4)
+    r = g.run({a: av, b: bv}, [grads[a], grads[b]], backend=backend)
+    assert grads[b].shape == (4,)
+    np.testing.assert_allclose(r[grads[a]], np.broadcast_to(bv, (3, 4)), rtol=1e-6)
+    np.testing.assert_allclose(r[grads[b]], av.sum(0), rtol=1e-5)
+
+
+def _dw_graph(rng, layout="NCHW"):
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 6, 6], mg.float32, name="x")
+    w = g.variable(f32(rng, 2, 3, 3, 3), name="w")
+    desc = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_SAME)
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    loss = g.reduction_sum(g.square(y), axes=None, name="loss")
+    return g, x, w, y, loss, desc
+
+
+def test_depthwise_rule_emits_named_gradient_ops(rng):
+    g, x, w, y, loss, desc = _dw_graph(rng)
+    grads = g.gradients(loss, [w, x], name="grad")
+    names = [o.name for o in g.operations]
+    assert "grad/dw/depthwise_convolution_2d_weights_gradient" in names
+    assert "grad/dw/depthwise_convolution_2d_data_gradient" in names
+    wg = g.operation("grad/dw/depthwise_convolution_2d_weights_gradient")
+    assert wg.type == "depthwise_convolution_2d_weights_gradient"
+    assert grads[w].operation is wg
+    assert grads[x].operation.type == "depthwise_convolution_2d_data_gradient"
+    assert g.tensor("grad/dw/depthwise_convolution_2d_weights_gradient") is grads[w]
+    xv = f32(rng, 2, 3, 6, 6)
+    r = g.run({x: xv}, [y, grads[w]])
+    explicit = g.depthwise_convolution_2d_weights_gradient(g.multiplication(y, 2.0), x, output_shape=w.shape,
+                                                           descriptor=desc)
+    np.testing.assert_allclose(g.run({x: xv}, [explicit])[explicit], r[grads[w]], rtol=1e-5, atol=1e-5)
+
+
+def test_depthwise_weights_gradient_matches_finite_differences():
+    rng = np.random.default_rng(7)
+    g = mg.Graph()
+    xv = rng.standard_normal((1, 2, 5, 5))
+    wv = rng.standard_normal((2, 2, 3, 3))
+    x = g.placeholder([1, 2, 5, 5], mg.float64, name="x")
+    w = g.placeholder([2, 2, 3, 3], mg.float64, name="w")
+    desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, padding_style=mg.PaddingStyle.ONNX_SAME_LOWER)
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    loss = g.reduction_sum(g.sin(y), axes=None)
+    gw = g.gradients(loss, [w], name="grad")[w]
+    auto = g.run({x: xv, w: wv}, [gw])[gw]
+    exe = g.compile({x: mg.ShapedType([1, 2, 5, 5], mg.float64), w: mg.ShapedType([2, 2, 3, 3], mg.float64)},
+                    [loss])
+    fd = np.zeros_like(wv)
+    eps = 1e-6
+    for idx in np.ndindex(*wv.shape):
+        p, m_ = wv.copy(), wv.copy()
+        p[idx] += eps
+        m_[idx] -= eps
+        fd[idx] = (exe.run({x: xv, w: p})[0].item() - exe.run({x: xv, w: m_})[0].item()) / (2 * eps)
+    np.testing.assert_allclose(auto, fd, rtol=1e-5, atol=1e-7)
+
+
+def test_weights_gradient_op_not_differentiable_error_names_it(rng):
+    g, x, w, y, loss, desc = _dw_graph(rng)
+    gw = g.gradients(loss, [w], name="grad")[w]
+    second = g.reduction_sum(g.square(gw), axes=None)
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.gradients(second, [x], name="grad2")
+    assert isinstance(ei.value, mg.NotDifferentiableError)
+    assert "depthwise_convolution_2d_weights_gradient" in str(ei.value)
+    assert "grad/dw/depthwise_convolution_2d_weights_gradient" in str(ei.value)
+
+
+def test_gradient_of_gradient_through_data_gradient_op(rng):
+    g = mg.Graph()
+    xv = rng.standard_normal((1, 2, 5, 5))
+    wv = rng.standard_normal((1, 2, 3, 3))
+    x = g.placeholder([1, 2, 5, 5], mg.float64, name="x")
+    w = g.placeholder([1, 2, 3, 3], mg.float64, name="w")
+    desc = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_SAME)
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    loss = g.reduction_sum(g.square(y), axes=None)
+    gx = g.gradients(loss, [x], name="g1")[x]
+    assert gx.operation.type == "depthwise_convolution_2d_data_gradient"
+    second = g.reduction_sum(g.square(gx), axes=None)
+    gw2 = g.gradients(second, [w], name="g2")[w]
+    got = g.run({x: xv, w: wv}, [gw2])[gw2]
+    exe = g.compile({x: mg.ShapedType(xv.shape, mg.float64), w: mg.ShapedType(wv.shape, mg.float64)}, [second])
+    eps = 1e-6
+    for idx in [(0, 0, 0, 0), (0, 1, 2, 1)]:
+        p, m_ = wv.copy(), wv.copy()
+        p[idx] += eps
+        m_[idx] -= eps
+        fd = (exe.run({x: xv, w: p})[0].item() - exe.run({x: xv, w: m_})[0].item()) / (2 * eps)
+        assert abs(got[idx] - fd) <= 1e-5 * (1 + abs(fd))
+
+
+def test_zeros_for_independent_tensor_and_stop_gradient(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder([3], mg.float32, name="a")
+    b = g.placeholder([2, 2], mg.float32, name="b")
+    loss = g.reduction_sum(g.square(a), axes=None) + g.reduction_sum(g.stop_gradient(g.square(a)), axes=None)
+    grads = g.gradients(loss, [a, b])
+    av = f32(rng, 3)
+    r = g.run({a: av, b: f32(rng, 2, 2)}, [grads[a], grads[b]], backend=backend)
+    np.testing.assert_allclose(r[grads[a]], 2 * av, rtol=1e-5)
+    assert r[grads[b]].shape == (2, 2) and grads[b].shape == (2, 2)
+    np.testing.assert_array_equal(r[grads[b]], np.zeros((2, 2)))
+    s = g.stop_gradient(a)
+    assert s.operation.type == "stop_gradient"
+
+
+def test_integer_tensors_have_no_gradient():
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    i = g.placeholder([3], mg.int32, name="i")
+    loss = g.reduction_sum(g.multiplication(x, g.cast(i, mg.float32)), axes=None)
+    gx = g.gradients(loss, [x])[x]  # the int path is simply skipped
+    r = g.run({x: np.ones(3, np.float32), i: np.array([1, 2, 3], np.int32)}, [gx])[gx]
+    np.testing.assert_array_equal(r, [1, 2, 3])
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.gradients(loss, [i])
+    assert "int32" in str(ei.value) and "i" in str(ei.value)
+
+
+@pytest.mark.parametrize("rule", ["conv2d", "pool", "matmul", "reductions", "shape", "activations", "softmax"])
+def test_gradient_rules_vs_finite_differences(rule):
+    rng = np.random.default_rng(11)
+    g = mg.Graph()
+    xv = rng.standard_normal((2, 4, 5, 5))
+    x = g.placeholder(list(xv.shape), mg.float64, name="x")
+    if rule == "conv2d":
+        w = g.constant(rng.standard_normal((6, 2, 3, 3)))
+        y = g.convolution_2d(x, w, descriptor=mg.Convolution2DOpDescriptor(groups=2, stride_in_x=2))
+    elif rule == "pool":
+        y = g.max_pooling_2d(x, descriptor=mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=3))
+        y = g.addition(y, g.avg_pooling_2d(x, descriptor=mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=3)))
+    elif rule == "matmul":
+        y = g.matrix_multiplication(x, g.constant(rng.standard_normal((5, 3))))
+    elif rule == "reductions":
+        y = g.mean(x, axes=[1]) * g.reduction_maximum(x, axes=[2, 3]) + g.reduction_minimum(x, axes=0)
+    elif rule == "shape":
+        y = g.permute(g.reshape(g.slice(x, 1, 1, 2), [2, 2, 25]), [2, 0, 1])
+        y = g.concat([y, g.transpose(y, 1, 2)], dimension=0)
+        y = g.squeeze(g.expand_dims(g.broadcast(y, [2, 50, 2, 2]), axis=0), axes=[0])
+    elif rule == "activations":
+        y = g.relu(x) + g.sigmoid(x) * g.tanh(x) + g.exponent(g.sin(x)) + g.cos(x)
+    else:
+        y = g.softmax(x, axis=1)
+    loss = g.reduction_sum(g.multiplication(y, g.constant(rng.standard_normal(y.shape))), axes=None)
+    gx = g.gradients(loss, [x], name="grad")[x]
+    got = g.run({x: xv}, [gx])[gx]
+    exe = g.compile({x: mg.ShapedType(xv.shape, mg.float64)}, [loss])
+    eps = 1e-6
+    for idx in [(0, 0, 0, 0), (1, 2, 3, 4), (0, 3, 4, 1), (1, 1, 2, 2)]:
+        p, m_ = xv.copy(), xv.copy()
+        p[idx] += eps
+        m_[idx] -= eps
+        fd = (exe.run({x: p})[0].item() - exe.run({x: m_})[0].item()) / (2 * eps)
+        assert abs(got[idx] - fd) <= 1e-5 * (1 + abs(fd)), (rule, idx, got[idx], fd)
+
+
+def test_training_loop_one_executable_no_recompiles(backend, rng):
+    g = mg.Graph()
+    x = g.placeholder([8, 3], mg.float32, name="x")
+    t = g.placeholder([8, 1], mg.float32, name="t")
+    w = g.variable(np.zeros((3, 1), np.float32), name="w")
+    loss = g.mean(g.square(g.matrix_multiplication(x, w) - t), axes=None)
+    grads = g.gradients(loss, [w])
+    step = g.apply_stochastic_gradient_descent(0.1, w, grads[w])
+    exe = g.compile(feeds={x: mg.ShapedType([8, 3], mg.float32), t: mg.ShapedType([8, 1], mg.float32)},
+                    target_tensors=[loss], target_operations=[step], backend=backend)
+    true_w = np.array([[1.0], [-2.0], [0.5]], np.float32)
+    calls = []
+    orig = mg.Graph.compile
+
+    def counting(self, *a, **k):
+        calls.append(1)
+        return orig(self, *a, **k)
+
+    mg.Graph.compile = counting
+    try:
+        losses = []
+        for _ in range(60):
+            xv = f32(rng, 8, 3)
+            (lv,) = exe.run({x: xv, t: xv @ true_w})
+            losses.append(float(np.asarray(lv).reshape(-1)[0]))
+        for _ in range(3):  # g.run with the same types reuses its cached executable
+            xv = f32(rng, 8, 3)
+            g.run({x: xv, t: xv @ true_w}, [loss], [step], backend=backend)
+    finally:
+        mg.Graph.compile = orig
+    assert losses[-1] < 0.05 * losses[0]
+    assert len(calls) <= 1
+    assert exe.compile_count == 1
+
+
+def test_adam_exists_and_trains():
+    g = mg.Graph()
+    w = g.variable(np.array([3.0, -1.0], np.float32), name="w")
+    loss = g.reduction_sum(g.square(w), axes=None)
+    step = g.apply_adam(w, g.gradients(loss, [w])[w], learning_rate=0.1)
+    assert isinstance(step, mg.Operation)
+    for _ in range(50):
+        g.run(target_operations=[step])
+    assert np.abs(g.value_of(w)).max() < 1.0
+
+
+# ============================================================== issue 4: the demo
+def _demo(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "minigraph", "demo", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def test_demo_contract():
+    a = _demo("--steps", "40", "--seed", "5")
+    assert a.returncode == 0, a.stderr
+    out = a.stdout
+    assert "depthwise_convolution_2d_weights_gradient" in out
+    assert re.search(r"grad/\S+/depthwise_convolution_2d_weights_gradient", out)
+    low = out.lower()
+    assert "loss" in low and "acc" in low and "steps/s" in low
+    assert "finite diff" in low and "autodiff" in low and "rel" in low
+    assert len(re.findall(r"\d\.\d+e[-+]\d+", out)) >= 3  # the three max relative errors
+    q1 = _demo("--steps", "40", "--seed", "5", "--quiet", "--backend", "numpy")
+    q2 = _demo("--steps", "40", "--seed", "5", "--quiet", "--backend", "numpy")
+    assert q1.returncode == 0 and q2.returncode == 0
+    assert q1.stdout == q2.stdout, "deterministic for a seed"
+    assert "steps/s" not in q1.stdout
+    q3 = _demo("--steps", "40", "--seed", "6", "--quiet")
+    assert q3.stdout != q1.stdout
+
+
+def test_demo_loss_decreases_on_webgpu_if_available():
+    if "webgpu" not in mg.available_backends():
+        pytest.skip("webgpu unavailable")
+    r = _demo("--steps", "30", "--seed", "1", "--quiet", "--backend", "webgpu")
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"loss (\d+\.\d+) -> (\d+\.\d+)", r.stdout)
+    assert m and float(m.group(2)) < float(m.group(1))
+
+
+def test_demo_bad_backend_fails_cleanly():
+    r = _demo("--backend", "nope", "--steps", "1")
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr and "nope" in r.stderr
