@@ -48,8 +48,8 @@ MOBILENET_V2_DW = [
     (576, 14, 14, 3, 1), (576, 14, 14, 3, 2), (960, 7, 7, 3, 1), (960, 7, 7, 3, 1), (960, 7, 7, 3, 1),
 ]
 TINY = [(4, 12, 12, 3, 1), (8, 9, 9, 3, 2), (16, 5, 5, 3, 1)]
-SWEEP = [{"wgrad_target_groups": 1024}, {"wgrad_target_groups": 16384}, {"wgrad_min_items": 4},
-         {"wgrad_min_items": 32}]
+SWEEP = [{"wgrad_vec": 1}, {"wgrad_vec": 2}, {"wgrad_target_groups": 1024}, {"wgrad_target_groups": 16384},
+         {"wgrad_min_items": 2}, {"wgrad_min_items": 32}]
 
 
 def out_size(h, k, s):
@@ -268,7 +268,7 @@ def main(argv=None):
         nbytes = min_bytes(n, *layer)
         row = {"layer": list(layer), "n": n, "ms_ours": ms, "gbps_ours": nbytes / (ms * 1e-3) / 1e9,
                "max_rel_err_vs_numpy": err, "bytes_min": nbytes,
-               "split": {k: plan[k] for k in ("FX", "CHUNKS", "CH", "TC")}}
+               "split": {k: plan[k] for k in ("V", "FX", "CHUNKS", "CH", "TC")}}
         row["pct_copy"] = 100 * row["gbps_ours"] / copy_gbps
         if torch is not None:
             tms, tref = torch_time(torch, layer, inputs, reps)
@@ -285,7 +285,7 @@ def main(argv=None):
         tg = f"{row['gbps_torch']:10.1f}" if "gbps_torch" in row else f"{'-':>10}"
         sp = row["split"]
         print(f"{str(tuple(layer)):<22} {ms:9.3f} {tm} {rt} {row['gbps_ours']:10.1f} {tg} {row['pct_copy']:6.1f}% "
-              f"{err:8.1e}  {sp['CHUNKS']}x{sp['CH']} fx{sp['FX']}", flush=True)
+              f"{err:8.1e}  {sp['CHUNKS']}x{sp['CH']} v{sp['V']} fx{sp['FX']}", flush=True)
         if not err < 1e-4:
             print(f"  WARNING: layer {layer} differs from NumPy by {err:.2e} (relative to max |dW|)")
     summary = {"geomean_ms_ours": geomean([r["ms_ours"] for r in rows]),

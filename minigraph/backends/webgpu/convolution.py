@@ -28,7 +28,8 @@ from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
 # tuning of the weights-gradient reduction (benchmarks/gpu_depthwise.py sweeps these)
-TUNING = {"wgrad_target_groups": 4096, "wgrad_min_items": 8, "wgrad_max_taps": 32, "wgrad_tap_batch": 15}
+TUNING = {"wgrad_target_groups": 4096, "wgrad_min_items": 8, "wgrad_max_taps": 32, "wgrad_tap_batch": 15,
+          "wgrad_vec": 4}
 
 
 @dataclass
@@ -221,7 +222,8 @@ def wgrad_plan(geo: ConvGeo, tuning=None) -> dict:
     tu = dict(TUNING, **(tuning or {}))
     F = geo.G * geo.OG * geo.CI
     T = prod(geo.k)
-    P = geo.N * prod(geo.out)
+    vec = max(v for v in (1, 2, 4, 8) if v <= tu["wgrad_vec"] and geo.out[2] % v == 0)
+    P = geo.N * prod(geo.out) // vec  # strips of vec outputs along the row
     fx = 1
     if geo.ys["c"] == 1 and geo.xs["c"] == 1:  # channels innermost (NHWC-like): lanes along filters
         while fx < 32 and fx < F:
@@ -236,7 +238,44 @@ def wgrad_plan(geo: ConvGeo, tuning=None) -> dict:
     per = -(-P // chunks)
     ch = max(1, -(-per // py)) * py
     chunks = max(1, -(-P // ch))
-    return {"F": F, "T": T, "P": P, "FX": fx, "PY": py, "FB": fb, "TC": tc, "CHUNKS": chunks, "CH": ch}
+    return {"F": F, "T": T, "P": P, "V": vec, "FX": fx, "PY": py, "FB": fb, "TC": tc, "CHUNKS": chunks, "CH": ch}
+
+
+def _wgrad_body(geo: ConvGeo, vec: int, taps) -> list:
+    """The loop body for one strip of ``vec`` outputs: decode, load dy once per output, load each
+    x column once per kernel row, and add every (output, tap) product into its tap's register."""
+    (D, H, W), (OD, OH, OW), (SD, SH, SWS), (DD, DH, DW), (PD, PH, PW) = geo.size, geo.out, geo.s, geo.dl, geo.pad
+    xs, ys = geo.xs, geo.ys
+    strips = OW // vec
+    b = ["      var r = q;"]
+    if strips > 1:
+        b += [f"      let sw = r % {strips}u;", f"      r = r / {strips}u;"]
+    else:
+        b.append("      let sw = 0u;")
+    b += [f"      let oh = r % {OH}u;", f"      r = r / {OH}u;", f"      let od = r % {OD}u;", f"      let n = r / {OD}u;",
+          f"      let ow0 = sw * {vec}u;",
+          f"      let yq = yb + n * {ys['n']}u + od * {ys['d']}u + oh * {ys['h']}u + ow0 * {ys['w']}u;"]
+    b += [f"      let g{v} = f32(dy[yq + {v * ys['w']}u]);" for v in range(vec)]
+    b += [f"      let xq = xb + n * {xs['n']}u;", f"      let id0 = i32(od * {SD}u) - {PD};",
+          f"      let ih0 = i32(oh * {SH}u) - {PH};", f"      let iw0 = i32(ow0 * {SWS}u) - {PW};"]
+    cols = sorted({v * SWS + kw * DW for _, _, kw in taps for v in range(vec)})
+    b += [f"      let c{c} = u32(iw0 + {c}) < {W}u;" for c in cols]
+    rows: dict = {}
+    for j, (kd, kh, kw) in enumerate(taps):
+        rows.setdefault((kd, kh), []).append((j, kw))
+    for (kd, kh), row in rows.items():
+        b.append(f"      {{ let id = u32(id0 + {kd * DD}); let ih = u32(ih0 + {kh * DH});")
+        b.append(f"        let rok = id < {D}u && ih < {H}u;")
+        b.append(f"        let xr = xq + id * {xs['d']}u + ih * {xs['h']}u;")
+        rcols = sorted({v * SWS + kw * DW for _, kw in row for v in range(vec)})
+        for c in rcols:
+            b.append(f"        var x{c} = 0.0;")
+            b.append(f"        if (rok && c{c}) {{ x{c} = f32(x[xr + u32(iw0 + {c}) * {xs['w']}u]); }}")
+        for j, kw in row:
+            terms = " + ".join(f"g{v} * x{v * SWS + kw * DW}" for v in range(vec))
+            b.append(f"        a{j} = a{j} + {terms};")
+        b.append("      }")
+    return b
 
 
 def _wgrad_source(geo: ConvGeo, plan: dict, t0: int, t1: int, dtype: str, direct: bool) -> str:
@@ -244,12 +283,7 @@ def _wgrad_source(geo: ConvGeo, plan: dict, t0: int, t1: int, dtype: str, direct
     KD, KH, KW = geo.k
     taps = [(t // (KH * KW), (t // KW) % KH, t % KW) for t in range(t0, t1)]
     acc = "\n".join(f"  var a{j} = 0.0;" for j in range(len(taps)))
-    body = []
-    for j, (kd, kh, kw) in enumerate(taps):
-        body.append(f"      {{ let id = u32(id0 + {kd * geo.dl[0]}); let ih = u32(ih0 + {kh * geo.dl[1]}); "
-                    f"let iw = u32(iw0 + {kw * geo.dl[2]});")
-        body.append(f"        if (id < {geo.size[0]}u && ih < {geo.size[1]}u && iw < {geo.size[2]}u) {{ a{j} = a{j} + gy * "
-                    f"f32(x[xq + id * {geo.xs['d']}u + ih * {geo.xs['h']}u + iw * {geo.xs['w']}u]); }} }}")
+    body = _wgrad_body(geo, plan["V"], taps)
     fx, py = plan["FX"], plan["PY"]
     tb = min(TUNING["wgrad_tap_batch"], len(taps))
     while tb > 1 and (tb * 256 + max(256, tb * fx)) * 4 > 16384:  # WebGPU's guaranteed workgroup memory
@@ -273,7 +307,7 @@ def _wgrad_source(geo: ConvGeo, plan: dict, t0: int, t1: int, dtype: str, direct
     subs = _subs(geo)
     return render("conv_wgrad_partial", T=STORAGE[dtype], TP=STORAGE[dtype] if direct else "f32",
                   SHN=256 * tb, SH2N=max(256, tb * fx * r), FX=fx, FB=plan["FB"], CHUNKS=plan["CHUNKS"], F=plan["F"], CH=plan["CH"],
-                  P=plan["P"], ACC_DECL=acc, TAPS="\n".join(body), REDUCE="\n".join(red), WRITE=write, **subs)
+                  P=plan["P"], ACC_DECL=acc, BODY="\n".join(body), REDUCE="\n".join(red), WRITE=write, **subs)
 
 
 def record_weights_gradient(kb, geo: ConvGeo, dy, x, dw, dtype: str, tuning=None) -> dict:

@@ -1,9 +1,10 @@
 // Grouped convolution, weights gradient, pass 1 of 2 (or the only pass when CHUNKS == 1).
 //   dw[g, og, ci, kd, kh, kw] = sum_{n, od, oh, ow} dy[n, o, od, oh, ow] * x[n, c, od*SD + kd*DD - PD, ...]
 // with o = g*OG + og, c = g*CI + ci: per filter f = (g, og, ci) a reduction over
-// P = N*OD*OH*OW positions of TAPS numbers at once. A workgroup owns FX filters and one chunk of
-// CH positions; its 256/FX position lanes stride through the chunk keeping one register per tap
-// (the tap loop is unrolled: dy is read once per position, x once per tap, from cache). The
+// N*OD*OH*OW positions of TAPS numbers at once. Positions are taken V at a time along the output
+// row (a "strip"; V divides OW), so a thread loads each x column of a strip once for all V
+// outputs. A workgroup owns FX filters and one chunk of CH strips; its 256/FX lanes stride
+// through the chunk keeping one register per tap (the strip and tap loops are unrolled). The
 // lanes are then summed in workgroup memory, up to TB taps at a time, with three barriers: the
 // registers are stored, R partial sums per (tap, filter) each add PY / R lanes, then one thread
 // per (tap, filter) adds the R partials. The sums go to part[chunk][f][tap], which pass 2 adds
@@ -62,19 +63,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let q1 = min(chunk * {{CH}}u + {{CH}}u, {{P}}u);
   if (live) {
     for (var q = chunk * {{CH}}u + py; q < q1; q = q + PY) {
-      var r = q;
-      let ow = r % {{OW}}u;
-      r = r / {{OW}}u;
-      let oh = r % {{OH}}u;
-      r = r / {{OH}}u;
-      let od = r % {{OD}}u;
-      let n = r / {{OD}}u;
-      let gy = f32(dy[yb + n * {{YSN}}u + od * {{YSD}}u + oh * {{YSH}}u + ow * {{YSW}}u]);
-      let xq = xb + n * {{XSN}}u;
-      let id0 = i32(od * {{SD}}u) - {{PD}};
-      let ih0 = i32(oh * {{SH}}u) - {{PH}};
-      let iw0 = i32(ow * {{SW}}u) - {{PW}};
-{{TAPS}}
+{{BODY}}
     }
   }
 {{REDUCE}}
