@@ -13,8 +13,7 @@ derived, not guessed. Integer and bool results must match exactly.
 from __future__ import annotations
 
 import math
-import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -2619,5 +2618,3 @@ def reproducer(p, backends=("numpy",), invalid=False):
         f"check_case(globals(), {list(backends)!r}, src=open(__file__).read().split(CUT)[0])"
     return p.source() + "CUT = '# ' + '-' * 20 + ' check'\n" + "# " + "-" * 20 + " check\n" + tail + "\nprint('ok')\n"
 
-
-_ = (field, textwrap)
