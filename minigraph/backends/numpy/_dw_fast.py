@@ -87,6 +87,13 @@ class Geometry:
         return self
 
 
+def from_op_geometry(geo) -> Geometry:
+    """A Geometry from ``minigraph.ops.depthwise.DepthwiseGeometry`` (names differ: dy/dx there
+    are the dilations)."""
+    return Geometry(geo.n, geo.c, geo.m, geo.h, geo.w, geo.kh, geo.kw, geo.sy, geo.sx, geo.dy, geo.dx,
+                    geo.pad_top, geo.pad_bottom, geo.pad_left, geo.pad_right)
+
+
 def _valid(out: int, size: int, s: int, d: int, p: int, k: int):
     """Output range [lo, hi) of tap ``k`` whose input index ``o*s + k*d - p`` is inside, and
     the matching input slice; None when the tap reads only padding."""
@@ -130,9 +137,13 @@ def _parallel(fn, blocks, threads: int) -> None:
             fn(*b)
         return
     futs = [_pool().submit(fn, *b) for b in blocks[1:]]
-    fn(*blocks[0])
-    for f in futs:
-        f.result()
+    try:
+        fn(*blocks[0])
+    finally:  # never return (or raise) while a worker still writes into the workspace
+        errors = [f.exception() for f in futs]
+    for e in errors:
+        if e is not None:
+            raise e
 
 
 def _blocks(c: int, parts: int):
@@ -358,11 +369,28 @@ class WeightsGradientPlan:
             block = c0 * g.n * plane if cn else c0 * plane
             return self.margin_lo + (ai * nca + bi) * phase_stride + block
 
-        def part(c0, c1):
-            cb = c1 - c0
+        def fill(c0, c1):
             self._fill_x(xfr, x, c0, c1)
             if not dy_ready:
                 self._fill_dy(dyfr, dy, c0, c1)
+
+        blocks = _blocks(g.c, self.threads)
+        # A chunk's first and last dots may read (and, for wrapped columns, subtract) a few
+        # values of the neighbouring channels' frames. Inside a block the order makes both
+        # reads see the same values; across blocks another thread would be filling them, so
+        # the chunks on each side of a block boundary are filled before the threads start.
+        prefilled = set()
+        if self.threads > 1 and len(blocks) > 1:
+            for b0, b1 in blocks:
+                edges = {b0, b0 + ((b1 - b0 - 1) // chunk) * chunk}
+                for a0 in edges:
+                    fill(a0, min(b1, a0 + chunk))
+                    prefilled.add(a0)
+
+        def part(c0, c1):
+            cb = c1 - c0
+            if c0 not in prefilled:
+                fill(c0, c1)
             for ai, (a, itaps, u0, du) in enumerate(self.rgroups):
                 for bi, (beta, jtaps, e0, de) in enumerate(self.cgroups):
                     base = origin(ai, bi, c0) + u0 * wf + e0
@@ -397,7 +425,7 @@ class WeightsGradientPlan:
             for a0 in range(c0, c1, chunk):
                 part(a0, min(c1, a0 + chunk))
 
-        _parallel(block, _blocks(g.c, self.threads), self.threads)
+        _parallel(block, blocks, self.threads)
 
     # -------------------------------------------------------------- acc (flat x, masks)
     def _setup_acc(self):
@@ -490,6 +518,148 @@ def direct_weights_gradient(dy: np.ndarray, x: np.ndarray, g: Geometry, cdtype=n
                 continue
             out[:, :, i, j] = np.einsum("ncmhw,nchw->cm", dy[:, :, :, vh[0], vw[0]], x[:, :, vh[1], vw[1]])
     return out
+
+
+# ----------------------------------------------------------------------------- forward and data gradient
+def _same_masks(g: Geometry, sign: int, dtype) -> tuple:
+    """Flat offsets and validity masks ``[kh, kw, P]`` of the taps, stride 1, OH == H, OW == W.
+
+    sign +1 (forward): output p reads input p + off_t, valid if that lies inside x;
+    sign -1 (data gradient): dx at p gathers dy at p - off_t, valid if that lies inside dy.
+    """
+    oh = np.arange(g.h)[:, None]
+    ow = np.arange(g.w)[None, :]
+    mask = np.zeros((g.kh, g.kw, g.h * g.w), dtype)
+    offs = []
+    for i in range(g.kh):
+        for j in range(g.kw):
+            di, dj = sign * (i * g.dh - g.pt), sign * (j * g.dw - g.pl)
+            ih, iw = oh + di, ow + dj
+            mask[i, j] = ((ih >= 0) & (ih < g.h) & (iw >= 0) & (iw < g.w)).reshape(-1)
+            offs.append(di * g.w + dj)
+    return offs, mask
+
+
+class _SameAccPlan:
+    """``out[n, c, (m), p] = sum_t coef[c, m, t] * mask[t, p] * src[n, c, (m), p + off_t]``, flat.
+
+    Stride 1 with an output plane equal to the input plane ("same" padding, any dilation):
+    then every tap is one constant offset in the flattened ``(channel, position)`` vector, and
+    ``np.einsum`` runs over long contiguous vectors for a chunk of channels at a time; the
+    padding is a per-tap mask folded into the per-channel coefficient (``coef * mask``,
+    built per chunk and reused for all N images). Values read across a row or plane end are
+    multiplied by that zero; a non-finite result is recomputed exactly by the caller.
+    """
+
+    def __init__(self, geo: Geometry, dtype, sign: int, threads: Optional[int]):
+        self.geo = geo.check()
+        if not _acc_ok(geo):
+            raise ValueError(f"{geo}: the flat algorithm needs stride 1 and a 'same' output plane")
+        self.dtype = np.dtype(dtype)
+        self.cdtype = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
+        self.threads = cpu_count() if threads is None else max(1, int(threads))
+        self.P = geo.h * geo.w
+        self.offs, self.mask = _same_masks(geo, sign, self.cdtype)
+        self.lo = max(0, -min(self.offs))
+        self.hi = max(0, max(self.offs))
+        self.off0 = self.offs[0]  # offset of tap (0, 0); taps step by dh*W*sign and dw*sign
+        self.si, self.sj = sign * geo.dh * geo.w, sign * geo.dw
+        self.chunk = max(1, (1 << 14) // self.P)  # channels per chunk: ~16K positions
+        self._pool = _Pool()
+
+    def _apply(self, src: np.ndarray, coef: np.ndarray, out: np.ndarray, nsrc: int) -> None:
+        """src: ``[N, nsrc, C, P]`` (nsrc = M for dgrad, 1 for forward); coef ``[C, M, kh, kw]``;
+        out: ``[N, C, M, P]`` (forward) or ``[N, C, P]`` (dgrad, summed over m)."""
+        g = self.geo
+        P, C = self.P, g.c
+        ws = self._pool.acquire()
+        try:
+            size = g.n * nsrc * C * P
+            buf = _buf(ws, "src", self.lo + size + self.hi, self.cdtype)
+            buf[self.lo: self.lo + size].reshape(src.shape)[...] = src
+        except BaseException:
+            self._pool.release(ws)
+            raise
+        it = buf.itemsize
+        fwd = out.ndim == 4
+
+        def block(c0, c1):
+            tmp = np.empty((g.n, min(self.chunk, c1 - c0) * P), self.cdtype)
+            for a0 in range(c0, c1, self.chunk):
+                a1 = min(c1, a0 + self.chunk)
+                cb = a1 - a0
+                L = cb * P
+                t = tmp[:, :L]
+                first = True
+                for m in range(g.m):
+                    s_idx = 0 if fwd else m
+                    # coef * mask for this chunk: [kh, kw, cb, P]
+                    wm = coef[a0:a1, m].transpose(1, 2, 0)[:, :, :, None] * self.mask[:, :, None, :]
+                    if fwd:
+                        o = out[:, a0:a1, m]  # [N, cb, P] (strided by M*P when M > 1)
+                        first = True
+                    else:
+                        o = out[:, a0:a1]  # [N, cb, P]
+                    # one einsum per tap column j: a (j, position) stride tie would make
+                    # einsum loop over the taps innermost, 5-10x slower
+                    flat = not fwd or g.m == 1  # then (channel, position) is one contiguous axis
+                    if flat:
+                        o = o.reshape(g.n, L)
+                    for j in range(g.kw):
+                        base = self.lo + s_idx * C * P + a0 * P + self.off0 + j * self.sj
+                        if flat:
+                            v = as_strided(buf[base:], shape=(g.n, g.kh, L),
+                                           strides=(nsrc * C * P * it, self.si * it, it), writeable=False)
+                            w_j, spec, tv = wm[:, j].reshape(g.kh, L), "niq,iq->nq", t
+                        else:
+                            v = as_strided(buf[base:], shape=(g.n, g.kh, cb, P),
+                                           strides=(nsrc * C * P * it, self.si * it, P * it, it), writeable=False)
+                            w_j, spec, tv = wm[:, j], "nicq,icq->ncq", t.reshape(g.n, cb, P)
+                        if first:
+                            np.einsum(spec, v, w_j, out=o)
+                            first = False
+                        else:
+                            np.einsum(spec, v, w_j, out=tv)
+                            o += tv
+
+        try:
+            with np.errstate(invalid="ignore", over="ignore"):
+                _parallel(block, _blocks(g.c, self.threads), self.threads)
+        finally:
+            self._pool.release(ws)
+
+
+class ForwardPlan(_SameAccPlan):
+    """``plan(x [N, C, H, W], w [C, M, kh, kw]) -> y [N, C, M, OH, OW]`` (stride 1, "same"),
+    or None when the result is not finite (the caller then runs its exact kernel)."""
+
+    def __init__(self, geo: Geometry, dtype=np.float32, threads: Optional[int] = None):
+        super().__init__(geo, dtype, +1, threads)
+
+    def __call__(self, x: np.ndarray, w: np.ndarray) -> Optional[np.ndarray]:
+        g = self.geo
+        y = np.empty((g.n, g.c, g.m, self.P), self.cdtype)
+        self._apply(x.reshape(g.n, 1, g.c, self.P) if x.flags.c_contiguous else x[:, None],
+                    w.astype(self.cdtype, copy=False), y, 1)
+        if not np.isfinite(np.add.reduce(y, axis=None)):
+            return None
+        return y.reshape(g.n, g.c, g.m, g.oh, g.ow).astype(self.dtype, copy=False)
+
+
+class DataGradientPlan(_SameAccPlan):
+    """``plan(dy [N, C, M, OH, OW], w [C, M, kh, kw]) -> dx [N, C, H, W]`` (stride 1, "same"),
+    or None when the result is not finite."""
+
+    def __init__(self, geo: Geometry, dtype=np.float32, threads: Optional[int] = None):
+        super().__init__(geo, dtype, -1, threads)
+
+    def __call__(self, dy: np.ndarray, w: np.ndarray) -> Optional[np.ndarray]:
+        g = self.geo
+        dx = np.empty((g.n, g.c, self.P), self.cdtype)
+        self._apply(dy.transpose(0, 2, 1, 3, 4), w.astype(self.cdtype, copy=False), dx, g.m)
+        if not np.isfinite(np.add.reduce(dx, axis=None)):
+            return None
+        return dx.reshape(g.n, g.c, g.h, g.w).astype(self.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------------- functional API

@@ -102,7 +102,22 @@ def _forward(step):
             xs = xv[:, :, None, ih, iw]  # [N, C, 1, h, w]
             yv[:, :, :, oh, ow] += xs * wv[None, :, :, i, j, None, None]
         return ym.reshape(out_shape).astype(out_dt, copy=False)
-    return run
+
+    # Fast path (backends/numpy/_dw_fast.py): stride-1 "same" layers as flat einsums over long
+    # vectors; other geometries, and non-finite results, use `run` above.
+    from ._dw_fast import ForwardPlan, from_op_geometry
+    try:
+        plan = ForwardPlan(from_op_geometry(geo), out_dt)
+    except ValueError:
+        return run
+
+    def fast(x, w):
+        y = plan(_data_view(x, dl), _weights_view(w, wl))  # [N, C, M, OH, OW] or None
+        if y is None:
+            return run(x, w)
+        y = y.reshape(geo.n, c * m, geo.oh, geo.ow)
+        return y if dl == L.NCHW else np.ascontiguousarray(y.transpose(0, 2, 3, 1))
+    return fast
 
 
 @numpy_kernel(DATA_GRAD)
@@ -128,7 +143,20 @@ def _data_gradient(step):
             else:
                 dxv[:, :, ih, iw] += np.einsum("ncmhw,cm->nchw", ds, wv[:, :, i, j], dtype=cdt)
         return dx.astype(out_dt, copy=False)
-    return run
+
+    # Fast path (backends/numpy/_dw_fast.py), as for the forward op.
+    from ._dw_fast import DataGradientPlan, from_op_geometry
+    try:
+        plan = DataGradientPlan(from_op_geometry(geo), out_dt)
+    except ValueError:
+        return run
+
+    def fast(dy, w):
+        dx = plan(_split_view(dy, dl, c, m), _weights_view(w, wl))  # [N, C, H, W] or None
+        if dx is None:
+            return run(dy, w)
+        return dx if dl == L.NCHW else np.ascontiguousarray(dx.transpose(0, 2, 3, 1))
+    return fast
 
 
 @numpy_kernel(WEIGHTS_GRAD)
