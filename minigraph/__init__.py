@@ -3,10 +3,10 @@ from .backends import available_backends, get_backend, register_backend
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, PaddingStyle, Pooling2DOpDescriptor,
                           TensorNamedDataLayout)
-from .errors import (BackendUnavailableError, DescriptorError, DTypeError, ExecutionError, FeedError,
-                     GraphMismatchError, KernelMissingError, MiniGraphError, NameLookupError,
-                     NotDifferentiableError, ResourceLimitError, SerializationError, ShapeError,
-                     TargetError)
+from .errors import (AxisError, BackendUnavailableError, DescriptorError, DTypeError, ExecutionError,
+                     FeedDTypeError, FeedError, GraphMismatchError, KernelMissingError, MiniGraphError,
+                     MissingFeedError, NameLookupError, NotDifferentiableError, ResourceLimitError,
+                     SerializationError, ShapeError, TargetError, UnknownBackendError, UnknownDTypeError)
 from .executable import Executable
 from .graph import AmbiguousNameError, Graph
 from .tensor import Operation, Tensor

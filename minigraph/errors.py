@@ -62,3 +62,28 @@ class SerializationError(MiniGraphError, ValueError):
 
 class ResourceLimitError(MiniGraphError, MemoryError):
     """A declared shape too large to allocate (caught at build/compile time)."""
+
+
+# Errors that fit two builtins: each also derives from the second one a Python user may expect,
+# so ``except TypeError`` / ``except KeyError`` / ``except ValueError`` all keep working.
+class FeedDTypeError(FeedError, TypeError):
+    """A feed whose dtype differs from its placeholder's (or a feed keyed by something not a tensor)."""
+
+
+class MissingFeedError(FeedError, KeyError):
+    """A placeholder the targets need, with no feed for it."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownDTypeError(DTypeError, ValueError):
+    """A dtype name or object that is not one of minigraph's data types."""
+
+
+class UnknownBackendError(BackendUnavailableError, ValueError):
+    """A backend name that no backend is registered under."""
+
+
+class AxisError(ShapeError, IndexError):
+    """An axis outside ``-rank..rank-1`` (like NumPy's AxisError, a ValueError and an IndexError)."""

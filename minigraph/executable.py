@@ -8,7 +8,7 @@ import numpy as np
 
 from .backends import get_backend
 from .compiler.plan import build_plan
-from .errors import ExecutionError, FeedError
+from .errors import ExecutionError, FeedDTypeError, FeedError, MissingFeedError
 from .tensor import Operation, Tensor
 from .types import ShapedType, as_dtype, is_static
 
@@ -28,12 +28,21 @@ def coerce_feed(t: Any, v: Any) -> np.ndarray:
     if isinstance(v, np.generic):
         return np.asarray(v)
     dtype = t.dtype.np_dtype if isinstance(t, Tensor) else None
+    name = t.name if isinstance(t, Tensor) else repr(t)
     try:
-        return np.asarray(v, dtype=dtype)
-    except (TypeError, ValueError) as e:
-        name = t.name if isinstance(t, Tensor) else repr(t)
+        arr = np.asarray(v, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:
         raise FeedError(f"feed for {name!r}: cannot be turned into an array of "
                         f"{t.dtype.name if isinstance(t, Tensor) else 'numbers'}: {e}") from None
+    if dtype is not None:
+        from .errors import DTypeError
+        from .ops.memory import inexact_conversion
+
+        try:
+            inexact_conversion(v, arr)  # [1.5] fed to an int32 placeholder is a mistake, not [1]
+        except DTypeError as e:
+            raise FeedError(f"feed for {name!r}: {e}") from None
+    return arr
 
 
 class Executable:
@@ -78,15 +87,20 @@ class Executable:
         self.compile_count += 1
         return plan, runner
 
-    def run(self, inputs: Any = None) -> list:
+    def run(self, inputs: Any = None, *, feeds: Any = None) -> list:
         """Run once (MPSGraphExecutable ``run(with:inputs:results:executionDescriptor:)``).
 
         Args:
-            inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order.
+            inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order
+                (``feeds=`` is accepted too, the keyword ``Graph.run`` uses).
 
         Returns:
             A list of arrays in ``target_tensors`` order.
         """
+        if feeds is not None:
+            if inputs is not None:
+                raise FeedError("give the feeds once: inputs or feeds, not both")
+            inputs = feeds
         if inputs is None:
             inputs = {}
         if not isinstance(inputs, Mapping):
@@ -108,7 +122,7 @@ class Executable:
             arrays[t] = coerce_feed(t, v)
         for t in self.feed_types:
             if t not in arrays:
-                raise FeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}; "
+                raise MissingFeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}; "
                                 f"this executable needs {[k.name for k in self.feed_types]}")
         if self.plan is not None:
             plan, runner = self.plan, self._runner
@@ -118,7 +132,8 @@ class Executable:
                 want = self.feed_types[t]
                 if ty.dtype != want.dtype or len(ty.shape) != len(want.shape) or any(
                         w != -1 and w != s for w, s in zip(want.shape, ty.shape)):
-                    raise FeedError(f"feed for {t.name!r}: {ty} does not match the compiled type {want}")
+                    raise (FeedDTypeError if ty.dtype != want.dtype else FeedError)(
+                        f"feed for {t.name!r}: {ty} does not match the compiled type {want}")
             key = self._key(types)
             with self._lock:
                 got = self._specialised.get(key)
@@ -130,7 +145,8 @@ class Executable:
         for t, _, ty in plan.feeds:
             a = arrays[t]
             if a.dtype != ty.dtype.np_dtype or a.shape != ty.shape:
-                raise FeedError(f"feed for placeholder {t.name!r}: got shape {a.shape} dtype "
+                raise (FeedError if a.dtype == ty.dtype.np_dtype else FeedDTypeError)(
+                                f"feed for placeholder {t.name!r}: got shape {a.shape} dtype "
                                 f"{as_dtype(a.dtype).name if a.dtype in _KNOWN else a.dtype}, but the "
                                 f"executable was compiled for {ty}")
             feed_values.append(a)

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .errors import (BackendUnavailableError, DTypeError, FeedError, GraphMismatchError, MiniGraphError,
+from .errors import (BackendUnavailableError, DTypeError, FeedDTypeError, FeedError, GraphMismatchError, MiniGraphError,
                      NameLookupError, TargetError)
 from .tensor import Operation, Tensor
 from .types import DataType, ShapedType, as_dtype
@@ -19,7 +19,7 @@ from .types import DataType, ShapedType, as_dtype
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-class AmbiguousNameError(NameLookupError):
+class AmbiguousNameError(NameLookupError, ValueError):
     """A name the user gave to several ops; look them up by their unique names."""
 
 
@@ -388,10 +388,15 @@ def _as_feeds(feeds: Any) -> dict:
     if isinstance(feeds, Tensor):
         raise FeedError(f"feeds must be a dict {{placeholder: array}}, got the tensor {feeds.name!r}")
     try:
-        return dict(feeds)
+        feeds = dict(feeds)
     except (TypeError, ValueError):
         raise FeedError(f"feeds must be a dict {{placeholder: array}}, got {type(feeds).__name__} "
                         f"{feeds!r:.60}") from None
+    for t in feeds:
+        if not isinstance(t, Tensor):
+            hint = f"; look a placeholder up by name with g.tensor({t!r})" if isinstance(t, str) else ""
+            raise FeedDTypeError(f"feeds must be keyed by placeholder tensors, got {type(t).__name__} {t!r:.60}{hint}")
+    return feeds
 
 
 def _as_list(items: Any, what: str, error: type) -> list:

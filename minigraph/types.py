@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import DTypeError, ShapeError
+from .errors import DTypeError, ShapeError, UnknownDTypeError
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def as_dtype(value: Any) -> DataType:
         npd = npd.newbyteorder("=")
     if npd is not None and npd in _BY_NP:
         return _BY_NP[npd]
-    raise DTypeError(f"unknown dtype {value!r}; valid dtypes: {', '.join(_BY_NAME)}")
+    raise UnknownDTypeError(f"unknown dtype {value!r}; valid dtypes: {', '.join(_BY_NAME)}")
 
 
 Shape = tuple

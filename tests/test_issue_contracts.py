@@ -1365,3 +1365,55 @@ def test_demo_bad_backend_fails_cleanly():
     r = _demo("--backend", "nope", "--steps", "1")
     assert r.returncode != 0
     assert "Traceback" not in r.stderr and "nope" in r.stderr
+
+
+# ============================================================== builtins an outsider may catch
+def _builtin_cases():
+    g = mg.Graph()
+    x = g.placeholder(shape=[2, 3], dtype=mg.float32, name="x")
+    y = g.exponent(x, name="y")
+    w = g.variable(np.zeros((2, 3), np.float32), name="w")
+    g.relu(x, name="r")
+    g.relu(x, name="r")
+    v = np.zeros((2, 3), np.float32)
+    exe = g.compile(feeds={x: mg.ShapedType([2, 3], mg.float32)}, target_tensors=[y])
+    return [
+        ("missing feed", lambda: g.run(feeds={}, target_tensors=[y]), (ValueError, KeyError)),
+        ("missing feed (executable)", lambda: exe.run({}), (ValueError, KeyError)),
+        ("feed wrong shape", lambda: g.run({x: np.zeros((3, 2), np.float32)}, [y]), (ValueError,)),
+        ("feed wrong dtype", lambda: g.run({x: v.astype(np.float64)}, [y]), (ValueError, TypeError)),
+        ("feed wrong dtype (executable)", lambda: exe.run({x: v.astype(np.float16)}), (ValueError, TypeError)),
+        ("feed by name string", lambda: g.run({"x": v}, [y]), (ValueError, TypeError)),
+        ("feed a non-placeholder", lambda: g.run({x: v, y: v}, [y]), (ValueError,)),
+        ("bad axes", lambda: g.reduction_sum(x, axes=[3]), (ValueError, IndexError)),
+        ("bad reshape", lambda: g.reshape(x, [4]), (ValueError,)),
+        ("unknown dtype", lambda: g.placeholder([1], dtype="float8"), (TypeError, ValueError)),
+        ("unknown dtype in cast", lambda: g.cast(x, "float8"), (TypeError, ValueError)),
+        ("duplicate name lookup", lambda: g.operation("r"), (KeyError, ValueError)),
+        ("unknown name lookup", lambda: g.tensor("nothing"), (KeyError,)),
+        ("assign wrong shape", lambda: g.assign(w, g.constant(np.zeros((3, 2), np.float32))), (ValueError,)),
+        ("assign wrong dtype", lambda: g.assign(w, g.constant(np.zeros((2, 3), np.int32))), (TypeError,)),
+        ("unknown backend", lambda: g.run({x: v}, [y], backend="cuda"), (ValueError, RuntimeError)),
+        ("promotion", lambda: g.addition(x, g.placeholder([2, 3], mg.float16)), (TypeError,)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(17))
+def test_errors_also_subclass_the_builtins_one_may_expect(case):
+    label, fn, builtins = _builtin_cases()[case]
+    with pytest.raises(mg.MiniGraphError) as ei:
+        fn()
+    for b in builtins:
+        assert isinstance(ei.value, b), (label, type(ei.value).__mro__, b)
+
+
+def test_executable_run_accepts_feeds_keyword(rng):
+    g = mg.Graph()
+    x = g.placeholder(shape=[3], dtype=mg.float32, name="x")
+    y = g.square(x)
+    exe = g.compile(feeds={x: mg.ShapedType([3], mg.float32)}, target_tensors=[y])
+    v = f32(rng, 3)
+    (a,) = exe.run(feeds={x: v})
+    (b,) = exe.run({x: v})
+    np.testing.assert_allclose(a, v * v, rtol=1e-6)
+    np.testing.assert_array_equal(a, b)

@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from ..errors import BackendUnavailableError
+from ..errors import BackendUnavailableError, UnknownBackendError
 
 _FACTORIES: dict[str, Callable[[], Any]] = {}
 _INSTANCES: dict[str, Any] = {}
@@ -97,7 +97,7 @@ def get_backend(name: str) -> Any:
     """The backend called ``name``; ``BackendUnavailableError`` says why it cannot be used."""
     _load_entry_points()
     if not isinstance(name, str) or name not in _FACTORIES:
-        raise BackendUnavailableError(
+        raise UnknownBackendError(
             f"unknown backend {name!r}; known backends: {sorted(_FACTORIES)} "
             f"(available here: {list(available_backends())})")
     good, reason = _status(name)

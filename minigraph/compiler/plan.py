@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import networkx as nx
 
-from ..errors import FeedError, MiniGraphError, ResourceLimitError, TargetError
+from ..errors import FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, ResourceLimitError, TargetError
 from ..tensor import Operation, Tensor
 from ..types import ShapedType, num_elements
 
@@ -114,7 +114,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
         raise TargetError("nothing to run: give at least one target tensor or target operation")
     for t, ty in feed_types.items():
         if not isinstance(t, Tensor):
-            raise FeedError(f"feeds must be keyed by placeholder tensors, got {t!r}")
+            raise FeedDTypeError(f"feeds must be keyed by placeholder tensors, got {t!r}")
         graph._check_mine(t, "feeds")
         if t.operation.type != "placeholder":
             raise FeedError(f"feed for {t.name!r}: only placeholders can be fed, but it is the output of "
@@ -137,7 +137,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
             ty = fed.get(id(t))
             if ty is None:
                 names = [p.name for p in graph.placeholders if id(p) not in fed and p.operation.index in dg]
-                raise FeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}, "
+                raise MissingFeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}, "
                                 f"needed by the targets (placeholders without feeds: {names})")
             _check_feed_type(t, ty)
             out_types = (ty,)
@@ -194,7 +194,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
 
 def _check_feed_type(t: Tensor, ty: ShapedType) -> None:
     if ty.dtype != t.dtype:
-        raise FeedError(f"feed for placeholder {t.name!r}: dtype {ty.dtype.name} does not match the "
+        raise FeedDTypeError(f"feed for placeholder {t.name!r}: dtype {ty.dtype.name} does not match the "
                         f"placeholder's {t.dtype.name}")
     if len(ty.shape) != len(t.shape) or any(p != -1 and p != f for p, f in zip(t.shape, ty.shape)):
         raise FeedError(f"feed for placeholder {t.name!r}: shape {ty.shape} does not match the "

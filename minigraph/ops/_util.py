@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..errors import DTypeError, ShapeError
+from ..errors import AxisError, DTypeError, ShapeError
 from ..types import ShapedType
 
 
@@ -50,7 +50,7 @@ def normalize_axes(axes: Any, rank: int, what: str = "axes", allow_empty: bool =
             raise ShapeError(f"{what} must be ints, got {a!r}")
         a = int(a)
         if not -rank <= a < rank:
-            raise ShapeError(f"axis {a} is out of range for a tensor of rank {rank} "
+            raise AxisError(f"axis {a} is out of range for a tensor of rank {rank} "
                              f"(valid: {-rank}..{rank - 1})" if rank else f"axis {a} given for a scalar")
         a %= rank
         if a in out:

@@ -169,7 +169,7 @@ def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=
     try:
         dt = as_dtype(to_type)
     except DTypeError as e:
-        raise DTypeError(f"cast op {name or 'cast'!r}: {e}") from None
+        raise type(e)(f"cast op {name or 'cast'!r}: {e}") from None
     return g._make("cast", [tensor], {"to_type": dt}, name)
 
 

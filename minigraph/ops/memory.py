@@ -31,8 +31,9 @@ def placeholder(g, shape, dtype=float32, name: Optional[str] = None):
 
 
 def _frozen(value: Any, dtype) -> np.ndarray:
+    npd = None if dtype is None else as_dtype(dtype).np_dtype  # an unknown dtype keeps its own error
     try:
-        arr = np.array(value, dtype=None if dtype is None else as_dtype(dtype).np_dtype, copy=True)
+        arr = np.array(value, dtype=npd, copy=True)
     except (TypeError, ValueError, OverflowError) as e:  # OverflowError: 300 as int8
         raise DTypeError(f"cannot make an array of {dtype!r} from {type(value).__name__} {value!r:.80}: {e}") from None
     if dtype is None:
@@ -41,10 +42,23 @@ def _frozen(value: Any, dtype) -> np.ndarray:
         elif arr.dtype == np.int64 and not isinstance(value, (np.ndarray, np.generic)):
             arr = arr.astype(np.int32)
     as_dtype(arr.dtype)  # rejects object/str/complex arrays with a clear error
+    if dtype is not None and not isinstance(value, np.ndarray):
+        inexact_conversion(value, arr)
     if not arr.dtype.isnative:  # keep values in native byte order, so results are too
         arr = arr.astype(arr.dtype.newbyteorder("="))
     arr.setflags(write=False)
     return arr
+
+
+def inexact_conversion(value: Any, arr: np.ndarray) -> None:
+    """Python numbers and lists must convert exactly to an integer or bool dtype: ``x + 0.5`` on an
+    int32 tensor would otherwise add 0 (NumPy arrays are explicit casts and are left alone)."""
+    if arr.dtype.kind not in "iub":
+        return
+    raw = np.asarray(value)
+    if raw.dtype.kind in "fc" and not np.array_equal(arr, raw):
+        raise DTypeError(f"{value!r:.60} is not exactly a {arr.dtype.name} value (it would become "
+                         f"{arr.tolist()!r:.40}); use a whole number, or cast a float tensor explicitly")
 
 
 @defop("constant", swift="constant(_:shape:dataType:)", objc="constantWithData:shape:dataType:",
