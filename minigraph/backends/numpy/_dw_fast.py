@@ -495,8 +495,8 @@ def choose_algorithm(g: Geometry) -> str:
     plane = g.oh * g.ow
     if plane * g.n * g.c * g.m < 4096:
         return "direct"  # tiny: fixed per-call costs dominate, the direct loop is as good
-    if plane <= 256 and _acc_ok(g):
-        return "acc"
+    if _acc_ok(g) and (plane <= 64 or (plane <= 256 and g.kh * g.kw <= 9)):
+        return "acc"  # its per-tap accumulators outgrow the cache for many taps on 14x14
     if plane <= 400:
         return "dot_cn"
     return "dot_nc"
