@@ -2082,11 +2082,15 @@ def inv_constant(p, d):
 
 def inv_scalar_operand(p, d):
     """A Python scalar that does not fit the other operand's dtype (x + 300 with int8 x)."""
-    a = p.pick(lambda n: n.dtype in ("int8", "uint8", "int16", "uint16")) or p.leaf((2,), "int8")
-    bad = {"int8": 300, "uint8": -1 if d.coin() else 256, "int16": 40000, "uint16": -5}[a.dtype]
-    op = d.choice(["addition", "multiplication", "maximum", "less_than"])
+    a = p.pick(lambda n: n.kind in ("int", "bool")) or p.leaf((2,), "int8")
+    if a.kind == "bool" or d.coin(0.4):  # not exactly representable: x + 0.5 must not silently add 0
+        bad = d.choice([0.5, -1.25, 2.75]) if a.kind == "int" else d.choice([0.5, 2.5])
+    else:
+        bad = {"int8": 300, "uint8": -1 if d.coin() else 256, "int16": 40000, "uint16": -5, "int32": 2 ** 31,
+               "uint32": -1, "int64": 2 ** 63, "uint64": 2 ** 64}[a.dtype]
+    op = d.choice(["addition", "multiplication", "maximum", "less_than"] if a.kind == "int" else ["equal", "not_equal"])
     nm = _name(d)
-    _expect(p, f"g.{op}({a.t}, {bad}, name={nm!r})", [op, nm], "mg.DTypeError", "scalar out of range")
+    _expect(p, f"g.{op}({a.t}, {bad}, name={nm!r})", [op, nm], "mg.DTypeError", "scalar out of range or inexact")
     return True
 
 
@@ -2176,7 +2180,10 @@ def inv_feeds(p, d):
         return False
     fd = {i: f"P[{i}]" for i in sorted(x.phs)}
     nm = f"x{a.i}"
-    case = d.choice(["missing", "shape", "dtype", "nonph", "foreign", "unneeded", "str", "ragged", "rank", "key"])
+    case = d.choice(["missing", "shape", "dtype", "nonph", "foreign", "unneeded", "str", "ragged", "rank", "key",
+                     "inexact"])
+    if case == "inexact" and a.dtype != "int32":
+        case = "ragged"
     classes = "mg.FeedError"
     must = [nm]
     if case == "missing":
@@ -2207,6 +2214,8 @@ def inv_feeds(p, d):
         fd[a.i] = "'abc'"
     elif case == "ragged":
         fd[a.i] = "[[1.0, 2.0], [3.0]]"
+    elif case == "inexact":  # a list with a fraction for an int32 placeholder: not silently truncated
+        fd[a.i] = f"(np.asarray(P[{a.i}], np.float64) + 0.5).tolist()"
     else:  # key is not a tensor
         fd_txt = "{" + ", ".join([f"'x{a.i}': P[{a.i}]"] + [f"t{i}: P[{i}]" for i in fd if i != a.i]) + "}"
         _expect(p, f"g.run({fd_txt}, [t{x.i}])", [], classes, "feed keyed by a string")
