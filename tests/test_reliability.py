@@ -665,6 +665,13 @@ def test_python_scalars_that_do_not_fit_the_dtype_are_rejected_not_wrapped():
         g.subtraction(u, -1, name="minus")
     y = x + 100  # fits: fine, and the sum wraps at run time
     np.testing.assert_array_equal(g.run({x: np.array([100, -100], np.int8)}, [y])[y], [-56, 0])
+    i = g.placeholder([2], mg.int32, name="i")
+    with pytest.raises(mg.DTypeError, match="addition op 'half'.*0.5"):  # not a silent + 0
+        g.addition(i, 0.5, name="half")
+    with pytest.raises(mg.FeedError, match="'i'.*not exactly"):  # not a silent truncation to [1, 2]
+        g.run({i: [1.5, 2.0]}, [g.identity(i)])
+    same = g.identity(i)
+    np.testing.assert_array_equal(g.run({i: [1.0, 2.0]}, [same])[same], [1, 2])  # whole numbers are fine
 
 
 def test_cast_of_nan_inf_or_out_of_range_floats_to_int_does_not_raise(backend):
