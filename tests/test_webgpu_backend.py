@@ -203,6 +203,15 @@ def test_feeds_are_not_mutated_and_results_are_owned(gpu, rng):
 
 
 # ----------------------------------------------------------------------------- backend interface
+def _fresh_registry(monkeypatch):
+    """Registry tables restored after the test, without any 'tiny' registered elsewhere (the
+    docs register their own example backend under that name)."""
+    factories = {k: v for k, v in registry._FACTORIES.items() if not k.startswith("tiny")}
+    instances = {k: v for k, v in registry._INSTANCES.items() if not k.startswith("tiny")}
+    monkeypatch.setattr(registry, "_FACTORIES", factories)
+    monkeypatch.setattr(registry, "_INSTANCES", instances)
+
+
 def test_third_party_backend_from_an_entry_point(monkeypatch, rng):
     """A package that declares ``[project.entry-points."minigraph.backends"] tiny = ...`` is found."""
     ep = importlib.metadata.EntryPoint(name="tiny", value="example_backend:TinyBackend", group="minigraph.backends")
@@ -211,8 +220,7 @@ def test_third_party_backend_from_an_entry_point(monkeypatch, rng):
     def fake(**kw):
         return importlib.metadata.EntryPoints([ep]) if kw.get("group") == "minigraph.backends" else real(**kw)
     monkeypatch.setattr(importlib.metadata, "entry_points", fake)
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    monkeypatch.setattr(registry, "_INSTANCES", dict(registry._INSTANCES))
+    _fresh_registry(monkeypatch)
     monkeypatch.setattr(registry, "_entry_points_loaded", False)
     assert "tiny" in mg.available_backends()
     g = mg.Graph()
@@ -227,8 +235,7 @@ def test_third_party_backend_from_an_entry_point(monkeypatch, rng):
 def test_register_backend_at_run_time(monkeypatch):
     from example_backend import TinyBackend
 
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    monkeypatch.setattr(registry, "_INSTANCES", dict(registry._INSTANCES))
+    _fresh_registry(monkeypatch)
     mg.register_backend("tiny2", TinyBackend)
     g = mg.Graph()
     y = g.addition(g.constant(np.float32([1, 2])), 1.0)
