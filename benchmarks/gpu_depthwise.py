@@ -140,8 +140,6 @@ def copy_bandwidth(ctx, timer, nbytes):
     """GB/s (bytes read + written) of a WGSL vec4 copy over ``nbytes``."""
     import wgpu
 
-    from minigraph.backends.webgpu.backend import KernelBuilder, _Runner
-
     n4 = min(nbytes, ctx.max_binding, ctx.max_buffer) // 16
     src = (
         "@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;\n"
@@ -161,7 +159,6 @@ def copy_bandwidth(ctx, timer, nbytes):
         {"binding": 0, "resource": {"buffer": a, "offset": 0, "size": n4 * 16}},
         {"binding": 1, "resource": {"buffer": b, "offset": 0, "size": n4 * 16}}])
     ms = timer.time_ms([(pipe, bg, ctx.grid(-(-n4 // 256)), None)])
-    _ = (KernelBuilder, _Runner)
     return 2 * n4 * 16 / (ms * 1e-3) / 1e9
 
 
