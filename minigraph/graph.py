@@ -344,6 +344,11 @@ class Graph:
         """Why the most recent ``run`` compiled (e.g. a new feed shape)."""
         return self._last_compile_reason
 
+    @property
+    def compile_count(self) -> int:
+        """How many executables this graph has compiled (``compile`` calls, including ``run``'s cache misses)."""
+        return self._compiles
+
     def cache_info(self):
         """Executable cache statistics: hits, misses, maxsize, currsize, compiles."""
         from collections import namedtuple

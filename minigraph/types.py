@@ -9,13 +9,35 @@ import numpy as np
 from .errors import DTypeError, ShapeError, UnknownDTypeError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DataType:
-    """A minigraph data type; ``mps_value`` is MPSDataType's raw value (0 for float64)."""
+    """A minigraph data type; ``mps_value`` is MPSDataType's raw value (0 for float64).
+
+    Compares equal to its name and to its NumPy dtype (``mg.float32 == "float32" == np.float32``),
+    as ``np.dtype`` does, and ``np.dtype(mg.float32)`` works, since a dtype may be given as any of them.
+    """
 
     name: str
     np_dtype: np.dtype
     mps_value: int
+
+    def __eq__(self, other):
+        if isinstance(other, DataType):
+            return self.name == other.name
+        if isinstance(other, (str, np.dtype, type)):
+            try:
+                return as_dtype(other).name == self.name
+            except DTypeError:
+                return False
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype (so ``np.dtype(mg.float32)`` and ``np.zeros(3, mg.float32)`` work)."""
+        return self.np_dtype
 
     @property
     def is_floating(self) -> bool:

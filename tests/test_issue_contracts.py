@@ -1417,3 +1417,33 @@ def test_executable_run_accepts_feeds_keyword(rng):
     (b,) = exe.run({x: v})
     np.testing.assert_allclose(a, v * v, rtol=1e-6)
     np.testing.assert_array_equal(a, b)
+
+
+def test_dtype_compares_equal_to_its_name_and_numpy_dtype():
+    g = mg.Graph()
+    x = g.placeholder([2], dtype="float16")
+    assert x.dtype == mg.float16 and x.dtype == "float16" and x.dtype == np.float16
+    assert x.dtype == np.dtype("float16") and x.dtype != mg.float32 and x.dtype != "float32"
+    assert np.zeros(2, dtype=mg.int8).dtype == np.int8 and np.dtype(mg.uint16) == np.uint16
+
+
+@pytest.mark.parametrize("axes", [np.int64(1), np.array([0, 1]), [np.int32(0)], (1,)])
+def test_reduction_axes_numpy_integers(rng, axes):
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32, name="x")
+    y = g.mean(x, axes=axes)
+    v = f32(rng, 2, 3)
+    want = v.mean(axis=tuple(np.atleast_1d(axes).tolist()), keepdims=True)
+    np.testing.assert_allclose(g.run({x: v}, [y])[y], want, rtol=1e-6)
+
+
+def test_graph_compile_counter_run_cache():
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    y = g.exponent(x)
+    before = g.compile_count
+    for _ in range(4):
+        g.run({x: np.ones(3, np.float32)}, [y])
+    assert g.compile_count == before + 1
+    g.run({x: np.ones(3, np.float32)}, [y, x])  # other targets: one more
+    assert g.compile_count == before + 2

@@ -38,8 +38,8 @@ def normalize_axes(axes: Any, rank: int, what: str = "axes", allow_empty: bool =
     """Sorted, non-negative, unique axes; negative axes count from the end."""
     if axes is None:
         return tuple(range(rank))
-    if isinstance(axes, int) and not isinstance(axes, bool):
-        axes = [axes]
+    if hasattr(axes, "__index__") and not isinstance(axes, bool) and getattr(axes, "ndim", 0) == 0:
+        axes = [axes]  # an int, a NumPy integer or a 0-d integer array
     try:
         axes = list(axes)
     except TypeError:

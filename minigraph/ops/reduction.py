@@ -32,9 +32,11 @@ def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
             if axes is not None:
                 raise ShapeError(f"{type} op {name or type!r}: give axes or axis, not both")
             axes = axis
+        if isinstance(axes, (np.integer, np.ndarray)) and np.ndim(axes) == 0 and axes.dtype.kind in "iu":
+            axes = int(axes)  # a NumPy integer scalar: store a plain int
         if axes is not None and not isinstance(axes, int):
             try:
-                axes = tuple(axes)
+                axes = tuple(int(a) if isinstance(a, np.integer) else a for a in axes)
             except TypeError:
                 pass
         return g._make(type, [tensor], {"axes": axes}, name)
