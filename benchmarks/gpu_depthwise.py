@@ -48,8 +48,8 @@ MOBILENET_V2_DW = [
     (576, 14, 14, 3, 1), (576, 14, 14, 3, 2), (960, 7, 7, 3, 1), (960, 7, 7, 3, 1), (960, 7, 7, 3, 1),
 ]
 TINY = [(4, 12, 12, 3, 1), (8, 9, 9, 3, 2), (16, 5, 5, 3, 1)]
-SWEEP = [{"wgrad_vec": 1}, {"wgrad_vec": 2}, {"wgrad_target_groups": 1024}, {"wgrad_target_groups": 16384},
-         {"wgrad_min_items": 2}, {"wgrad_min_items": 32}]
+SWEEP = [{"wgrad_vec": 1}, {"wgrad_vec": 4}, {"wgrad_target_groups": 1024}, {"wgrad_target_groups": 16384},
+         {"wgrad_min_items": 8}, {"wgrad_min_items": 64}]
 
 
 def out_size(h, k, s):
@@ -70,6 +70,8 @@ def geomean(xs):
 # ----------------------------------------------------------------------------- ours
 class GPUTimer:
     """Times recorded dispatches: timestamp queries if the device has them, else wall time."""
+
+    warm_s = 0.15
 
     def __init__(self, ctx, reps, wall=False):
         import wgpu
@@ -110,11 +112,17 @@ class GPUTimer:
         """Median milliseconds of one execution of ``dispatches``."""
         wgpu, dev = self.wgpu, self.ctx.device
         with GPU_LOCK:
-            enc = dev.create_command_encoder()
-            for _ in range(warmup):
-                self._encode(enc, dispatches)
-            dev.queue.submit([enc.finish()])
-            self.sync()
+            # keep the GPU busy for a while first, so its clocks are up (an idle H200 downclocks,
+            # which made the same kernel measure 4x slower in a run with no other GPU work)
+            t_end = time.perf_counter() + self.warm_s
+            rounds = 0
+            while rounds < warmup or time.perf_counter() < t_end:
+                enc = dev.create_command_encoder()
+                for _ in range(10):
+                    self._encode(enc, dispatches)
+                dev.queue.submit([enc.finish()])
+                self.sync()
+                rounds += 1
             if self.timestamps:
                 n = self.reps
                 qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2 * n)
@@ -235,6 +243,8 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=None, help="batch size (default 32, tiny 2)")
     ap.add_argument("--reps", type=int, default=None, help="timed repetitions (default 50, tiny 5)")
     ap.add_argument("--sweep", action="store_true", help="also time other splits of the reduction")
+    ap.add_argument("--sweep-json", default=None,
+                    help='tunings to sweep instead of the built-in list, e.g. \'[{"wgrad_vec": 2}]\'')
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
     ap.add_argument("--wall", action="store_true", help="wall-clock timing even if timestamp queries work")
     ap.add_argument("--json", default=None, help="where to write the JSON (default $OUT/gpu_depthwise.json)")
@@ -251,6 +261,10 @@ def main(argv=None):
     torch, torch_note = (None, "skipped (--no-torch)") if args.no_torch else torch_cuda()
     print(f"torch: {torch_note}")
     copy_bytes = (4 << 20) if args.tiny else (256 << 20)
+    # the first measurements of a process read low (seen on the H200: the copy at 1.6 TB/s, then
+    # 4.1 TB/s; the first layer 4x slower than the same split later), so measure once and discard
+    copy_bandwidth(ctx, timer, copy_bytes)
+    ours(layers[0], n, np.random.default_rng(1), timer, check=False)
     copy_gbps = copy_bandwidth(ctx, timer, copy_bytes)
     print(f"WGSL copy kernel: {copy_gbps:.1f} GB/s (read + write, {min(copy_bytes, ctx.max_binding) >> 20} MiB)")
 
@@ -273,7 +287,7 @@ def main(argv=None):
                        max_rel_err_vs_torch=float(np.abs(got - tref).max() / np.abs(tref).max()))
         if args.sweep:
             row["sweep"] = []
-            for tu in SWEEP:
+            for tu in (json.loads(args.sweep_json) if args.sweep_json else SWEEP):
                 vms = ours(layer, n, rng, timer, tuning=tu, check=False)[0]
                 row["sweep"].append({"tuning": tu, "ms": vms})
         rows.append(row)

@@ -28,8 +28,10 @@ from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
 # tuning of the weights-gradient reduction (benchmarks/gpu_depthwise.py sweeps these)
-TUNING = {"wgrad_target_groups": 4096, "wgrad_min_items": 8, "wgrad_max_taps": 32, "wgrad_tap_batch": 15,
-          "wgrad_vec": 4}
+# defaults picked from sweeps on the H200 (benchmarks/gpu_depthwise.py --sweep): longer position
+# chunks per workgroup (min_items 32) and 2-wide output strips beat 8 / 4 on most MobileNetV2 layers
+TUNING = {"wgrad_target_groups": 4096, "wgrad_min_items": 32, "wgrad_max_taps": 32, "wgrad_tap_batch": 15,
+          "wgrad_vec": 2}
 
 
 @dataclass
