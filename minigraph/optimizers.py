@@ -6,7 +6,21 @@ from typing import Optional
 
 import numpy as np
 
-from .tensor import Operation
+from .errors import DTypeError, ShapeError
+from .tensor import Operation, Tensor
+
+
+def _check_gradient(g, v: Tensor, gradient, label: str):
+    """The gradient must have the variable's shape and dtype: a broadcastable one (e.g. a bias
+    gradient given for a weight) would otherwise update every element with the same value."""
+    gradient = g._as_tensor(gradient, label, like=v)
+    if gradient.dtype != v.dtype:
+        raise DTypeError(f"{label}: gradient {gradient.name!r} is {gradient.dtype.name} but variable {v.name!r} "
+                         f"is {v.dtype.name}; they must match (cast one)")
+    if len(gradient.shape) != len(v.shape) or any(a != b and -1 not in (a, b) for a, b in zip(gradient.shape, v.shape)):
+        raise ShapeError(f"{label}: gradient {gradient.name!r} has shape {gradient.shape} but variable {v.name!r} "
+                         f"has shape {v.shape}; they must be equal")
+    return gradient
 
 
 def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name: Optional[str] = None) -> Operation:
@@ -15,6 +29,7 @@ def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name
     op = g._variable_op(variable, "apply_stochastic_gradient_descent")
     v = op.outputs[0]
     base = name or "apply_stochastic_gradient_descent"
+    gradient = _check_gradient(g, v, gradient, f"apply_stochastic_gradient_descent op {base!r}")
     with g.name_scope(base):
         lr = g._as_tensor(learning_rate, base, like=v)
         new = g.subtraction(g.read(v), g.multiplication(lr, gradient))
@@ -29,10 +44,15 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
     MPSGraph's ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:
     velocity:maximumVelocity:gradient:name:)`` returns the new tensors; this wraps the same update
     with its own state so a training loop needs only ``target_operations=[step]``.
+    ``apply_adam(learning_rate, variable, gradient)``, the argument order of
+    ``apply_stochastic_gradient_descent``, works too.
     """
+    if _is_variable(gradient) and not _is_variable(variable):  # called as (learning_rate, variable, gradient)
+        variable, gradient, learning_rate = gradient, learning_rate, variable
     op = g._variable_op(variable, "apply_adam")
     v = op.outputs[0]
     base = name or f"adam_{op.name}"
+    gradient = _check_gradient(g, v, gradient, f"apply_adam op {base!r}")
     dt = v.dtype.np_dtype
     with g.name_scope(base):
         m = g.variable(np.zeros(v.shape, dt), name="m")
@@ -49,6 +69,11 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
         new = g.subtraction(g.read(v), update, name="update")
     with g.control_dependencies(deps):
         return g.assign(v, new, name=base)
+
+
+def _is_variable(x) -> bool:
+    op = x.operation if isinstance(x, Tensor) else x
+    return isinstance(op, Operation) and op.type == "variable"
 
 
 def _attach():

@@ -1447,3 +1447,22 @@ def test_graph_compile_counter_run_cache():
     assert g.compile_count == before + 1
     g.run({x: np.ones(3, np.float32)}, [y, x])  # other targets: one more
     assert g.compile_count == before + 2
+
+
+def test_sgd_rejects_a_gradient_of_another_shape_or_dtype():
+    g = mg.Graph()
+    w = g.variable(np.ones((2, 3), np.float32), name="w")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.apply_stochastic_gradient_descent(0.1, w, g.constant(np.ones(3, np.float32)))
+    assert isinstance(ei.value, ValueError) and "(3,)" in str(ei.value) and "(2, 3)" in str(ei.value)
+    with pytest.raises(TypeError):
+        g.apply_stochastic_gradient_descent(0.1, w, g.constant(np.ones((2, 3), np.float16)))
+
+
+def test_adam_in_sgd_argument_order():
+    g = mg.Graph()
+    w = g.variable(np.array([3.0, -1.0], np.float32), name="w")
+    step = g.apply_adam(0.1, w, g.gradients(g.reduction_sum(g.square(w), axes=None), [w])[w])
+    for _ in range(50):
+        g.run(target_operations=[step])
+    assert np.abs(g.value_of(w)).max() < 1.0
