@@ -26,11 +26,25 @@ def _backend_type(adapter) -> str:
     return str(dict(adapter.info).get("backend_type", ""))
 
 
+def _quiet_wsi() -> None:
+    """Mesa's window-system layer complains on stderr when XDG_RUNTIME_DIR is unset (headless
+    machines, CI); compute needs no window, so point it at a private temporary directory."""
+    import os
+    import sys
+    import tempfile
+
+    if sys.platform.startswith("linux") and not os.environ.get("XDG_RUNTIME_DIR"):
+        d = os.path.join(tempfile.gettempdir(), f"minigraph-runtime-{os.getuid()}")
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = d
+
+
 def find_adapter(metal_only: bool):
     """The adapter to use, or raise RuntimeError saying why there is none.
 
     ``metal_only`` picks a Metal adapter (macOS) and refuses every other one.
     """
+    _quiet_wsi()
     import wgpu
 
     if metal_only:
