@@ -1466,3 +1466,82 @@ def test_adam_in_sgd_argument_order():
     for _ in range(50):
         g.run(target_operations=[step])
     assert np.abs(g.value_of(w)).max() < 1.0
+
+
+@pytest.mark.parametrize("style", ["TF_VALID", "TF_SAME", "EXPLICIT"])
+def test_depthwise_against_torch(style):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    N, C, M, H, W, k = 2, 3, 2, 7, 6, 3
+    xv, wv, = rng.standard_normal((N, C, H, W)), rng.standard_normal((M, C, k, k))
+    desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=1, dilation_rate_in_x=1,
+                                                 dilation_rate_in_y=2, padding_style=mg.PaddingStyle[style])
+    if style == "EXPLICIT":
+        desc.set_explicit_padding(1, 2, 2, 0)
+    g = mg.Graph()
+    x = g.placeholder(list(xv.shape), mg.float64, name="x")
+    w = g.placeholder(list(wv.shape), mg.float64, name="w")
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    dyv = rng.standard_normal(y.shape)
+    dyp = g.placeholder(list(y.shape), mg.float64, name="dy")
+    dx = g.depthwise_convolution_2d_data_gradient(dyp, w, output_shape=x.shape, descriptor=desc)
+    dw = g.depthwise_convolution_2d_weights_gradient(dyp, x, output_shape=w.shape, descriptor=desc)
+    r = g.run({x: xv, w: wv, dyp: dyv}, [y, dx, dw])
+    # torch weights [C*M, 1, kH, kW] with channel c*M + m  <->  OIHW [M, C, kH, kW]
+    tw = torch.tensor(wv.transpose(1, 0, 2, 3).reshape(C * M, 1, k, k), requires_grad=True)
+    tx = torch.tensor(xv, requires_grad=True)
+    if style == "EXPLICIT":
+        txp = torch.nn.functional.pad(tx, (1, 2, 2, 0))
+    elif style == "TF_VALID":
+        txp = tx
+    else:
+        ph = same_pads(H, k, 1, 2, False)
+        pw = same_pads(W, k, 2, 1, False)
+        txp = torch.nn.functional.pad(tx, (pw[0], pw[1], ph[0], ph[1]))
+    ty = torch.nn.functional.conv2d(txp, tw, stride=(1, 2), dilation=(2, 1), groups=C)
+    np.testing.assert_allclose(r[y], ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    ty.backward(torch.tensor(dyv))
+    np.testing.assert_allclose(r[dx], tx.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(r[dw], tw.grad.numpy().reshape(C, M, k, k).transpose(1, 0, 2, 3),
+                               rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_depthwise_against_jax_nhwc_hwio(padding):
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        _jax_check(jax, padding)
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def _jax_check(jax, padding):
+    from jax import lax
+    rng = np.random.default_rng(4)
+    N, C, M, H, W = 1, 2, 3, 6, 5
+    xv = rng.standard_normal((N, H, W, C))
+    wv = rng.standard_normal((2, 3, C, M))  # HWIO [kH, kW, C, M]
+    desc = mg.DepthwiseConvolution2DOpDescriptor(
+        stride_in_x=2, stride_in_y=2, padding_style=mg.PaddingStyle.TF_SAME if padding == "SAME" else mg.PaddingStyle.TF_VALID,
+        data_layout=mg.TensorNamedDataLayout.NHWC, weights_layout=mg.TensorNamedDataLayout.HWIO)
+    g = mg.Graph()
+    x = g.placeholder(list(xv.shape), mg.float64, name="x")
+    w = g.variable(wv, name="w")
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    loss = g.reduction_sum(g.sin(y), axes=None)
+    grads = g.gradients(loss, [x, w], name="grad")
+    r = g.run({x: xv}, [y, grads[x], grads[w]])
+    # JAX HWIO with feature_group_count=C: rhs [kH, kW, 1, C*M], output channel c*M + m
+    rhs = wv.reshape(2, 3, 1, C * M)
+
+    def f(a, b):
+        return lax.conv_general_dilated(a, b, (2, 2), padding, dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                        feature_group_count=C)
+    jy = np.asarray(f(xv, rhs))
+    np.testing.assert_allclose(r[y], jy, rtol=1e-10, atol=1e-10)
+    _, vjp = jax.vjp(f, xv, rhs)
+    jdx, jdw = vjp(np.cos(jy))
+    np.testing.assert_allclose(r[grads[x]], np.asarray(jdx), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(r[grads[w]], np.asarray(jdw).reshape(2, 3, C, M), rtol=1e-9, atol=1e-10)
