@@ -295,12 +295,14 @@ def summarize(results) -> dict:
     return out
 
 
-def report(result: dict) -> str:
-    """Tables (one per op and net) and the geometric means, as printed and pasted in the docs."""
+def report(result: dict, ops=None, notes: bool = True) -> str:
+    """Tables (one per op and net, or only ``ops``) and the geometric means, as printed and
+    pasted in the docs."""
     lines = []
     by = {}
     for row in result["results"]:
-        by.setdefault((row["op"], row["net"]), []).append(row)
+        if ops is None or row["op"] in ops:
+            by.setdefault((row["op"], row["net"]), []).append(row)
     for (op, net), rows in by.items():
         names = [n for n in PEERS if any(n in r["peers"] for r in rows)]
         headers = ["C", "HxW", "k", "s"] + [f"{n} ms" for n in names] + ["mg GB/s", "mg/torch"]
@@ -325,9 +327,10 @@ def report(result: dict) -> str:
         lines.append(f"### {OP_TITLES[op]} — {net}, N={rows[0]['n']} (median ms; ratios < 1 favour the numerator's rival)")
         lines.append(format_table(headers, table))
         lines.append("")
-    for name, why in result["skipped"].items():
-        lines.append(f"skipped {name}: {why}")
-    return "\n".join(lines)
+    if notes:
+        for name, why in result["skipped"].items():
+            lines.append(f"skipped {name}: {why}")
+    return "\n".join(lines).rstrip()
 
 
 def main(argv=None) -> int:
