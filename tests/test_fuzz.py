@@ -30,7 +30,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
                 print_blob=True)
 
 
-@settings(max_examples=120, **SETTINGS)
+@settings(max_examples=250, **SETTINGS)
 @given(st.data())
 def test_valid_graphs_agree_with_an_independent_numpy_reference(data):
     p = fs.gen_valid(fs.HypothesisDraw(data))
@@ -38,7 +38,7 @@ def test_valid_graphs_agree_with_an_independent_numpy_reference(data):
     fs.run_valid_source(p.source(), BACKENDS)
 
 
-@settings(max_examples=40, **SETTINGS)
+@settings(max_examples=80, **SETTINGS)
 @given(st.data())
 def test_convolution_family_graphs_agree_with_an_independent_reference(data):
     fs._register_conv_family()
@@ -50,7 +50,7 @@ def test_convolution_family_graphs_agree_with_an_independent_reference(data):
     fs.run_valid_source(p.source(), BACKENDS)
 
 
-@settings(max_examples=250, **SETTINGS)
+@settings(max_examples=500, **SETTINGS)
 @given(st.data())
 def test_invalid_calls_raise_minigraph_errors_that_name_the_op(data):
     p = fs.gen_invalid(fs.HypothesisDraw(data))
