@@ -1545,3 +1545,29 @@ def _jax_check(jax, padding):
     jdx, jdw = vjp(np.cos(jy))
     np.testing.assert_allclose(r[grads[x]], np.asarray(jdx), rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(r[grads[w]], np.asarray(jdw).reshape(2, 3, C, M), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("nhwc,hwio", [(False, False), (True, True), (True, False), (False, True)])
+def test_autodiff_weights_gradient_equals_explicit_op(backend, style, nhwc, hwio):
+    rng = np.random.default_rng(len(style) + 2 * nhwc + hwio)
+    L = mg.TensorNamedDataLayout
+    desc = mg.DepthwiseConvolution2DOpDescriptor(
+        stride_in_x=2, dilation_rate_in_y=2, padding_style=mg.PaddingStyle[style],
+        data_layout=L.NHWC if nhwc else L.NCHW, weights_layout=L.HWIO if hwio else L.OIHW)
+    if style == "EXPLICIT":
+        desc.set_explicit_padding(0, 1, 2, 1)
+    xs = (2, 7, 6, 3) if nhwc else (2, 3, 7, 6)
+    ws = (3, 2, 3, 2) if hwio else (2, 3, 3, 2)
+    g = mg.Graph()
+    x = g.placeholder(list(xs), mg.float32, name="x")
+    w = g.variable(f32(rng, *ws), name="w")
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    r_ = g.constant(f32(rng, *y.shape))
+    loss = g.reduction_sum(g.multiplication(y, r_), axes=None)
+    gw = g.gradients(loss, [w], name="grad")[w]
+    assert gw.operation.name == "grad/dw/depthwise_convolution_2d_weights_gradient"
+    explicit = g.depthwise_convolution_2d_weights_gradient(r_, x, output_shape=w.shape, descriptor=desc)
+    out = g.run({x: f32(rng, *xs)}, [gw, explicit], backend=backend)
+    np.testing.assert_allclose(out[gw], out[explicit], rtol=1e-6, atol=1e-6)
+    assert np.abs(out[gw]).max() > 0
