@@ -274,10 +274,37 @@ def test_forward_float16_and_nonfinite(rng):
 
 
 def test_forward_plan_refuses_other_geometries():
-    with pytest.raises(ValueError, match="stride 1"):
-        F.ForwardPlan(F.Geometry(1, 2, 1, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1))
+    with pytest.raises(ValueError, match="same"):
+        F.ForwardPlan(F.Geometry(1, 2, 1, 8, 8, 3, 3, 2, 2))  # stride 2, valid: 3x3, not ceil(8/2)
     with pytest.raises(ValueError, match="same"):
         F.DataGradientPlan(F.Geometry(1, 2, 1, 8, 8, 3, 3))  # valid padding: 6x6 output
+
+
+# strided "same"-like geometries (OH = ceil(H/sY), OW = ceil(W/sX)):
+# (N, C, M, H, W, kh, kw, strides, dilations, pads)
+STRIDED_SAME = [(2, 3, 1, 14, 14, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1)),   # TF_SAME, even size
+                (2, 3, 1, 7, 9, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1)),     # odd sizes
+                (2, 2, 2, 14, 12, 5, 5, (2, 2), (1, 1), (1, 2, 1, 2)),   # 5x5, M = 2
+                (1, 3, 1, 9, 9, 3, 3, (3, 3), (1, 1), (0, 0, 0, 0)),     # stride 3
+                (2, 3, 1, 10, 10, 3, 3, (2, 2), (2, 2), (1, 2, 1, 2)),   # stride 2, dilation 2
+                (1, 3, 3, 8, 9, 3, 2, (2, 1), (1, 1), (0, 1, 0, 1)),     # mixed strides, M = 3
+                (2, 40, 1, 28, 28, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1))]  # several chunks
+
+
+@pytest.mark.parametrize("case", STRIDED_SAME, ids=lambda c: "N{}C{}M{}_{}x{}_k{}x{}_s{}_d{}_p{}".format(*c))
+def test_strided_forward_and_data_gradient_match_naive(case, rng):
+    n, c, m, h, w, kh, kw, s, d, p = case
+    g = F.Geometry(n, c, m, h, w, kh, kw, s[0], s[1], d[0], d[1], *p)
+    assert F._same_ok(g), g
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = rng.standard_normal((c, m, kh, kw)).astype(np.float32)
+    dy = rng.standard_normal((n, c, m, g.oh, g.ow)).astype(np.float32)
+    ref_y, ref_dx = naive_forward(x, wt, g), naive_data_gradient(dy, wt, g)
+    for threads in (1, 2):
+        fp, dp = F.ForwardPlan(g, np.float32, threads), F.DataGradientPlan(g, np.float32, threads)
+        for _ in range(2):
+            np.testing.assert_allclose(fp(x, wt), ref_y, rtol=2e-5, atol=2e-5 * np.abs(ref_y).max())
+            np.testing.assert_allclose(dp(dy, wt), ref_dx, rtol=2e-5, atol=2e-5 * np.abs(ref_dx).max())
 
 
 @pytest.mark.parametrize("algorithm", ["dot_nc", "dot_cn"])

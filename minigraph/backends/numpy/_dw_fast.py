@@ -549,116 +549,152 @@ def direct_weights_gradient(dy: np.ndarray, x: np.ndarray, g: Geometry, cdtype=n
 
 
 # ----------------------------------------------------------------------------- forward and data gradient
-def _same_masks(g: Geometry, sign: int, dtype) -> tuple:
-    """Flat offsets and validity masks ``[kh, kw, P]`` of the taps, stride 1, OH == H, OW == W.
-
-    sign +1 (forward): output p reads input p + off_t, valid if that lies inside x;
-    sign -1 (data gradient): dx at p gathers dy at p - off_t, valid if that lies inside dy.
-    """
-    oh = np.arange(g.h)[:, None]
-    ow = np.arange(g.w)[None, :]
-    mask = np.zeros((g.kh, g.kw, g.h * g.w), dtype)
-    offs = []
-    for i in range(g.kh):
-        for j in range(g.kw):
-            di, dj = sign * (i * g.dh - g.pt), sign * (j * g.dw - g.pl)
-            ih, iw = oh + di, ow + dj
-            mask[i, j] = ((ih >= 0) & (ih < g.h) & (iw >= 0) & (iw < g.w)).reshape(-1)
-            offs.append(di * g.w + dj)
-    return offs, mask
+def _same_ok(g: Geometry) -> bool:
+    """"Same"-like geometry for the flat forward / data gradient: ``OH == ceil(H / sY)`` and
+    ``OW == ceil(W / sX)``, so every polyphase plane of x has the output plane's shape."""
+    return g.oh == -(-g.h // g.sh) and g.ow == -(-g.w // g.sw)
 
 
 class _SameAccPlan:
-    """``out[n, c, (m), p] = sum_t coef[c, m, t] * mask[t, p] * src[n, c, (m), p + off_t]``, flat.
+    """Flat forward / data gradient for "same"-like geometry, any stride and dilation.
 
-    Stride 1 with an output plane equal to the input plane ("same" padding, any dilation):
-    then every tap is one constant offset in the flattened ``(channel, position)`` vector, and
-    ``np.einsum`` runs over long contiguous vectors for a chunk of channels at a time; the
-    padding is a per-tap mask folded into the per-channel coefficient (``coef * mask``,
-    built per chunk and reused for all N images). Values read across a row or plane end are
-    multiplied by that zero; a non-finite result is recomputed exactly by the caller.
+    x is split into its ``sY x sX`` polyphase planes (stride 1: x itself), each of the output
+    plane's shape ``OH x OW``. Tap ``(i, j)`` then reads phase ``(a_i, b_j)`` at the constant
+    flat offset ``u_i * OW + v_j`` (``i*dY - pT = sY*u_i + a_i``), so in the flattened
+    ``(channel, position)`` vector every tap is one shifted copy, and ``np.einsum`` runs over long
+    contiguous vectors for a chunk of channels at a time. The padding is a per-tap mask folded
+    into the per-channel weights (``coef * mask``, built per chunk, reused for all images).
+    The data gradient is the transpose: dy is the flat source, and each polyphase plane of dx
+    gathers the taps of its phase at offsets ``-(u_i * OW + v_j)``; the planes are then
+    interleaved into dx. Values read across a row or plane end are multiplied by a zero of the
+    mask; a non-finite result makes the plan return None so the caller runs its exact kernel.
     """
 
     def __init__(self, geo: Geometry, dtype, sign: int, threads: Optional[int]):
-        self.geo = geo.check()
-        if not _acc_ok(geo):
-            raise ValueError(f"{geo}: the flat algorithm needs stride 1 and a 'same' output plane")
+        self.geo = g = geo.check()
+        if not _same_ok(geo):
+            raise ValueError(f"{geo}: the flat algorithm needs a 'same' output plane (OH = ceil(H/sY), "
+                             f"OW = ceil(W/sX))")
         self.dtype = np.dtype(dtype)
         self.cdtype = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
         self.threads = cpu_count() if threads is None else max(1, int(threads))
-        self.P = geo.h * geo.w
-        self.offs, self.mask = _same_masks(geo, sign, self.cdtype)
-        self.lo = max(0, -min(self.offs))
-        self.hi = max(0, max(self.offs))
-        self.off0 = self.offs[0]  # offset of tap (0, 0); taps step by dh*W*sign and dw*sign
-        self.si, self.sj = sign * geo.dh * geo.w, sign * geo.dw
-        self.chunk = max(1, (1 << 14) // self.P)  # channels per chunk: ~16K positions
+        self.sign = sign
+        self.P = P = g.oh * g.ow
+        rows = [divmod(i * g.dh - g.pt, g.sh) for i in range(g.kh)]  # (u, a)
+        cols = [divmod(j * g.dw - g.pl, g.sw) for j in range(g.kw)]  # (v, b)
+        self.rgroups = _groups([(a, u) for u, a in rows])
+        self.cols = cols
+        self.nph = g.sh * g.sw
+        # mask[i, j, q] on the output plane: forward, the x read is inside x; data gradient,
+        # the dy read (r - u, s - v) is inside dy
+        oh = np.arange(g.oh)[:, None]
+        ow = np.arange(g.ow)[None, :]
+        self.mask = np.zeros((g.kh, g.kw, P), self.cdtype)
+        offs = []
+        for i, (u, a) in enumerate(rows):
+            for j, (v, b) in enumerate(cols):
+                if sign > 0:
+                    ok = (oh * g.sh + i * g.dh - g.pt >= 0) & (oh * g.sh + i * g.dh - g.pt < g.h) & \
+                         (ow * g.sw + j * g.dw - g.pl >= 0) & (ow * g.sw + j * g.dw - g.pl < g.w)
+                    offs.append((a * g.sw + b) * g.n * g.c * P + u * g.ow + v)
+                else:
+                    ok = (oh - u >= 0) & (oh - u < g.oh) & (ow - v >= 0) & (ow - v < g.ow)
+                    offs.append(-(u * g.ow + v))
+                self.mask[i, j] = ok.reshape(-1)
+        # margins: reads before the first plane / past the last one (times a zero of the mask)
+        shifts = [u * g.ow + v for u, _ in rows for v, _ in cols]
+        self.lo = max(0, -min(offs)) + 1
+        self.hi = max(0, max(shifts) if sign > 0 else -min(shifts)) + 1
+        self.chunk = max(1, (1 << 14) // P)  # channels per chunk: ~16K positions
         self._pool = _Pool()
 
-    def _apply(self, src: np.ndarray, coef: np.ndarray, out: np.ndarray, nsrc: int) -> None:
-        """src: ``[N, nsrc, C, P]`` (nsrc = M for dgrad, 1 for forward); coef ``[C, M, kh, kw]``;
-        out: ``[N, C, M, P]`` (forward) or ``[N, C, P]`` (dgrad, summed over m)."""
-        g = self.geo
-        P, C = self.P, g.c
+    def _fill_src(self, buf, src):
+        """Copy the source into the flat buffer: forward, x's polyphase planes; data gradient, dy."""
+        g, P = self.geo, self.P
+        if self.sign < 0:  # src: dy as [N, M, C, OH, OW]
+            buf[self.lo: self.lo + src.size].reshape(src.shape)[...] = src
+            return
+        body = buf[self.lo: self.lo + self.nph * g.n * g.c * P].reshape(g.sh, g.sw, g.n, g.c, g.oh, g.ow)
+        for a in range(g.sh):
+            for b in range(g.sw):
+                ha, wb = -(-(g.h - a) // g.sh), -(-(g.w - b) // g.sw)
+                if ha > 0 and wb > 0:  # the rest of the plane stays zero (and is masked anyway)
+                    body[a, b, :, :, :ha, :wb] = src[:, :, a::g.sh, b::g.sw]
+
+    def _views(self, ws, buf):
+        """Strided views over all channels, one per (source plane, tap column, row group)."""
+        cached = ws.get("views")
+        if cached is not None and cached[0] is buf:
+            return cached[1]
+        g, P, it = self.geo, self.P, buf.itemsize
+        nsrc = g.m if self.sign < 0 else 1
+        views = {}
+        for s_idx in range(nsrc):
+            for j, (v, b) in enumerate(self.cols):
+                for gi, (a, itaps, u0, du) in enumerate(self.rgroups):
+                    if self.sign > 0:
+                        base = self.lo + (a * g.sw + b) * g.n * g.c * P + u0 * g.ow + v
+                        nstride, istride = g.c * P, du * g.ow
+                    else:
+                        base = self.lo + s_idx * g.c * P - (u0 * g.ow + v)
+                        nstride, istride = nsrc * g.c * P, -du * g.ow
+                    views[s_idx, j, gi] = as_strided(buf[base:], shape=(g.n, len(itaps), g.c * P),
+                                                     strides=(nstride * it, istride * it, it), writeable=False)
+        ws["views"] = (buf, views)
+        return views
+
+    def _apply(self, src: np.ndarray, coef: np.ndarray, outs) -> None:
+        """``outs[k]``: forward, ``[y]`` with y ``[N, C, M, P]``; data gradient, one ``[N, C, P]``
+        per output phase ``k = b_j * ... `` (see ``_phase_out``), summed over m and the taps."""
+        g, P, C = self.geo, self.P, self.geo.c
+        fwd = self.sign > 0
         ws = self._pool.acquire()
         try:
-            size = g.n * nsrc * C * P
+            size = (self.nph if fwd else g.m) * g.n * C * P
             buf = _buf(ws, "src", self.lo + size + self.hi, self.cdtype)
-            buf[self.lo: self.lo + size].reshape(src.shape)[...] = src
-        except BaseException:
-            self._pool.release(ws)
-            raise
-        it = buf.itemsize
-        fwd = out.ndim == 4
-        cached = ws.get("views")
-        if cached is None or cached[0] is not buf:  # views over all channels, sliced per chunk
-            views = {}
-            for s_idx in range(nsrc):
-                for j in range(g.kw):
-                    base = self.lo + s_idx * C * P + self.off0 + j * self.sj
-                    views[s_idx, j] = as_strided(buf[base:], shape=(g.n, g.kh, C * P),
-                                                 strides=(nsrc * C * P * it, self.si * it, it), writeable=False)
-            cached = ws["views"] = (buf, views)
-        views = cached[1]
+            self._fill_src(buf, src)
+            views = self._views(ws, buf)
 
-        def block(c0, c1):
-            tmp = np.empty((g.n, min(self.chunk, c1 - c0) * P), self.cdtype)
-            for a0 in range(c0, c1, self.chunk):
-                a1 = min(c1, a0 + self.chunk)
-                cb = a1 - a0
-                L = cb * P
-                t = tmp[:, :L]
-                first = True
-                for m in range(g.m):
-                    s_idx = 0 if fwd else m
-                    # coef * mask for this chunk: [kh, kw, cb, P]
-                    wm = coef[a0:a1, m].transpose(1, 2, 0)[:, :, :, None] * self.mask[:, :, None, :]
-                    if fwd:
-                        o = out[:, a0:a1, m]  # [N, cb, P] (strided by M*P when M > 1)
-                        first = True
-                    else:
-                        o = out[:, a0:a1]  # [N, cb, P]
-                    # one einsum per tap column j: a (j, position) stride tie would make
-                    # einsum loop over the taps innermost, 5-10x slower
-                    flat = not fwd or g.m == 1  # then (channel, position) is one contiguous axis
-                    if flat:
-                        o = o.reshape(g.n, L)
-                    for j in range(g.kw):
-                        v = views[s_idx, j]
-                        if flat:
-                            v = v[:, :, a0 * P: a1 * P]
-                            w_j, spec, tv = wm[:, j].reshape(g.kh, L), "niq,iq->nq", t
-                        else:
-                            v = v.reshape(g.n, g.kh, C, P)[:, :, a0:a1]
-                            w_j, spec, tv = wm[:, j], "nicq,icq->ncq", t.reshape(g.n, cb, P)
-                        if first:
-                            np.einsum(spec, v, w_j, out=o)
-                            first = False
-                        else:
-                            np.einsum(spec, v, w_j, out=tv)
-                            o += tv
+            def block(c0, c1):
+                tmp = np.empty((g.n, min(self.chunk, c1 - c0) * P), self.cdtype)
+                for a0 in range(c0, c1, self.chunk):
+                    a1 = min(c1, a0 + self.chunk)
+                    cb, L = a1 - a0, (a1 - a0) * P
+                    t = tmp[:, :L]
+                    started = set()
+                    for m in range(g.m):
+                        # coef * mask for this chunk: [kh, kw, cb, P]
+                        wm = coef[a0:a1, m].transpose(1, 2, 0)[:, :, :, None] * self.mask[:, :, None, :]
+                        if fwd:
+                            started = set()  # each m is its own output
+                        for j, (v, b) in enumerate(self.cols):
+                            for gi, (a, itaps, u0, du) in enumerate(self.rgroups):
+                                # one einsum per tap column and row phase: a (tap, position)
+                                # stride tie would make einsum loop over the taps innermost
+                                v_all = views[0 if fwd else m, j, gi]
+                                w_g = wm[_prog(itaps), j]  # [ni, cb, P]
+                                if fwd:
+                                    key, o = 0, outs[0][:, a0:a1, m]  # [N, cb, P]
+                                else:
+                                    key = a * g.sw + b
+                                    o = outs[key][:, a0:a1]  # [N, cb, P]
+                                if fwd and g.m > 1:  # output channels interleave: no flat axis
+                                    vv = v_all.reshape(g.n, len(itaps), C, P)[:, :, a0:a1]
+                                    spec, tv = "nicq,icq->ncq", t.reshape(g.n, cb, P)
+                                else:
+                                    vv, o = v_all[:, :, a0 * P: a1 * P], o.reshape(g.n, L)
+                                    w_g, spec, tv = w_g.reshape(len(itaps), L), "niq,iq->nq", t
+                                if key not in started:
+                                    np.einsum(spec, vv, w_g, out=o)
+                                    started.add(key)
+                                else:
+                                    np.einsum(spec, vv, w_g, out=tv)
+                                    o += tv
+                    if not fwd:  # phases no tap reaches are zero
+                        for key, o in enumerate(outs):
+                            if key not in started and o is not None:
+                                o[:, a0:a1] = 0
 
-        try:
             with np.errstate(invalid="ignore", over="ignore"):
                 _parallel(block, _blocks(g.c, self.threads), self.threads)
         finally:
@@ -666,8 +702,9 @@ class _SameAccPlan:
 
 
 class ForwardPlan(_SameAccPlan):
-    """``plan(x [N, C, H, W], w [C, M, kh, kw]) -> y [N, C, M, OH, OW]`` (stride 1, "same"),
-    or None when the result is not finite (the caller then runs its exact kernel)."""
+    """``plan(x [N, C, H, W], w [C, M, kh, kw]) -> y [N, C, M, OH, OW]`` ("same"-like geometry,
+    any stride and dilation), or None when the result is not finite (the caller then runs its
+    exact kernel)."""
 
     def __init__(self, geo: Geometry, dtype=np.float32, threads: Optional[int] = None):
         super().__init__(geo, dtype, +1, threads)
@@ -675,27 +712,37 @@ class ForwardPlan(_SameAccPlan):
     def __call__(self, x: np.ndarray, w: np.ndarray) -> Optional[np.ndarray]:
         g = self.geo
         y = np.empty((g.n, g.c, g.m, self.P), self.cdtype)
-        self._apply(x.reshape(g.n, 1, g.c, self.P) if x.flags.c_contiguous else x[:, None],
-                    w.astype(self.cdtype, copy=False), y, 1)
+        self._apply(x, w.astype(self.cdtype, copy=False), [y])
         if not np.isfinite(np.add.reduce(y, axis=None)):
             return None
         return y.reshape(g.n, g.c, g.m, g.oh, g.ow).astype(self.dtype, copy=False)
 
 
 class DataGradientPlan(_SameAccPlan):
-    """``plan(dy [N, C, M, OH, OW], w [C, M, kh, kw]) -> dx [N, C, H, W]`` (stride 1, "same"),
-    or None when the result is not finite."""
+    """``plan(dy [N, C, M, OH, OW], w [C, M, kh, kw]) -> dx [N, C, H, W]`` ("same"-like
+    geometry, any stride and dilation), or None when the result is not finite."""
 
     def __init__(self, geo: Geometry, dtype=np.float32, threads: Optional[int] = None):
         super().__init__(geo, dtype, -1, threads)
 
     def __call__(self, dy: np.ndarray, w: np.ndarray) -> Optional[np.ndarray]:
         g = self.geo
-        dx = np.empty((g.n, g.c, self.P), self.cdtype)
-        self._apply(dy.transpose(0, 2, 1, 3, 4), w.astype(self.cdtype, copy=False), dx, g.m)
+        if self.nph == 1:
+            dx = np.empty((g.n, g.c, self.P), self.cdtype)
+            self._apply(dy.transpose(0, 2, 1, 3, 4), w.astype(self.cdtype, copy=False), [dx])
+            dx = dx.reshape(g.n, g.c, g.h, g.w)
+        else:  # one plane per phase, then interleaved into dx
+            planes = [np.empty((g.n, g.c, self.P), self.cdtype) for _ in range(self.nph)]
+            self._apply(dy.transpose(0, 2, 1, 3, 4), w.astype(self.cdtype, copy=False), planes)
+            dx = np.empty((g.n, g.c, g.h, g.w), self.cdtype)
+            for a in range(g.sh):
+                for b in range(g.sw):
+                    ha, wb = -(-(g.h - a) // g.sh), -(-(g.w - b) // g.sw)
+                    if ha > 0 and wb > 0:
+                        dx[:, :, a::g.sh, b::g.sw] = planes[a * g.sw + b].reshape(g.n, g.c, g.oh, g.ow)[:, :, :ha, :wb]
         if not np.isfinite(np.add.reduce(dx, axis=None)):
             return None
-        return dx.reshape(g.n, g.c, g.h, g.w).astype(self.dtype, copy=False)
+        return dx.astype(self.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------------- functional API
