@@ -75,4 +75,5 @@ def _run(name: str, argv) -> int:
     except ImportError as e:
         print(f"benchmark {name!r} is not available here: {e}", file=sys.stderr)
         return 2
-    return int(mod.main(argv) or 0)
+    rc = mod.main(argv)  # some benchmarks return their result dict
+    return rc if isinstance(rc, int) else 0

@@ -22,6 +22,19 @@ COLORS = {"minigraph": "#1f77b4", "torch": "#d62728", "jax": "#2ca02c", "mlx": "
           "torch_cuda": "#d62728", "copy": "#7f7f7f"}
 
 
+def from_gpu(res: dict) -> dict:
+    """benchmarks/gpu_depthwise.py's JSON (``layers`` with ``ms_ours``/``ms_torch``) in the row
+    format used here (peers ``webgpu`` and ``torch_cuda``)."""
+    rows = []
+    for r in res["layers"]:
+        peers = {"webgpu": {"median_ms": r["ms_ours"]}}
+        if r.get("ms_torch") is not None:
+            peers["torch_cuda"] = {"median_ms": r["ms_torch"]}
+        rows.append({"op": "wgrad", "net": "mobilenet_v2", "n": r.get("n", res.get("n")), "layer": r["layer"],
+                     "peers": peers})
+    return {"results": rows}
+
+
 def _rows(res: dict, op: str, net: str):
     return [r for r in res["results"] if r.get("op", "wgrad") == op and r.get("net", net) == net]
 
@@ -86,6 +99,8 @@ def main(argv=None) -> int:
     if a.gpu:
         with open(a.gpu) as f:
             res = json.load(f)
+        if "layers" in res:
+            res = from_gpu(res)
         print(plot_depthwise(res, os.path.join(a.out, "depthwise_gpu.png"), op=a.op, baseline="torch_cuda",
                              ours="webgpu", title="depthwise weights gradient on the GPU"))
     return 0

@@ -124,3 +124,13 @@ def test_interleaved_timing_budget():
     ts = time_interleaved({"a": a, "b": b}, repeats=5, warmup=2)
     assert len(ts["a"]) == len(ts["b"]) == 5 and calls["a"] == 7
     assert abs(geomean([2.0, 8.0]) - 4.0) < 1e-12
+
+
+def test_plot_reads_the_gpu_json(tmp_path):
+    pytest.importorskip("matplotlib")
+    from benchmarks import plot
+
+    gpu = {"n": 32, "layers": [{"layer": [32, 112, 112, 3, 1], "n": 32, "ms_ours": 0.2, "ms_torch": 0.3},
+                               {"layer": [96, 112, 112, 3, 2], "n": 32, "ms_ours": 0.4, "ms_torch": 0.35}]}
+    p = plot.plot_depthwise(plot.from_gpu(gpu), str(tmp_path / "g.png"), baseline="torch_cuda", ours="webgpu")
+    assert os.path.getsize(p) > 1000
