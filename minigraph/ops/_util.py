@@ -82,3 +82,27 @@ def unbroadcast(g, grad, shape: Sequence[int]):
     if tuple(grad.shape) != shape:
         grad = g.reshape(grad, list(shape) if -1 not in shape else [d if d != -1 else -1 for d in shape])
     return grad
+
+
+def register_convolution_gradients(forward: str, data_gradient: str, weights_gradient: str) -> None:
+    """The gradient rules every convolution family shares (MPSGRAPH.md §4.2).
+
+    Forward y = F(x, W): dx = D(dy, W) with x's shape, dW = G(dy, x) with W's shape. The data
+    gradient D(dy, W) is bilinear with <u, D(dy, W)> = <F(u, W), dy> = <G(dy, u), W>, so its
+    gradients are F(u, W) for dy and G(incoming=dy, source=u) for W. G itself has no rule.
+    """
+    from .registry import gradient
+
+    @gradient(forward)
+    def _forward(g, op, dy):
+        x, w = op.inputs
+        d = op.attrs["descriptor"]
+        return [getattr(g, data_gradient)(dy, w, output_shape=x.shape, descriptor=d),
+                getattr(g, weights_gradient)(dy, x, output_shape=w.shape, descriptor=d)]
+
+    @gradient(data_gradient)
+    def _data(g, op, u):
+        dy, w = op.inputs
+        d = op.attrs["descriptor"]
+        return [getattr(g, forward)(u, w, descriptor=d),
+                getattr(g, weights_gradient)(dy, u, output_shape=w.shape, descriptor=d)]

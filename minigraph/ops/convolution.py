@@ -16,7 +16,8 @@ from ..errors import DescriptorError, DTypeError, ShapeError
 from ..tensor import Tensor
 from ..types import ShapedType, as_shape
 from .geometry import effective_kernel, resolve_axis
-from .registry import defop, gradient
+from ._util import register_convolution_gradients
+from .registry import defop
 
 NCHW, NHWC = TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC
 OIHW, HWIO = TensorNamedDataLayout.OIHW, TensorNamedDataLayout.HWIO
@@ -299,18 +300,5 @@ def convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape: 
 
 
 # ------------------------------------------------------------------ gradient rules
-@gradient("convolution_2d")
-def _(g, op, dy):
-    x, w = op.inputs
-    d = op.attrs["descriptor"]
-    return [g.convolution_2d_data_gradient(dy, w, x.shape, descriptor=d),
-            g.convolution_2d_weights_gradient(dy, x, w.shape, descriptor=d)]
-
-
-@gradient("convolution_2d_data_gradient")
-def _(g, op, dz):
-    """D(dy, W) is bilinear: <D(dy, W), z> = <dy, F(z, W)> = <G(dy, z), W>."""
-    dy, w = op.inputs
-    d = op.attrs["descriptor"]
-    return [g.convolution_2d(dz, w, descriptor=d),
-            g.convolution_2d_weights_gradient(dy, dz, w.shape, descriptor=d)]
+register_convolution_gradients("convolution_2d", "convolution_2d_data_gradient",
+                               "convolution_2d_weights_gradient")

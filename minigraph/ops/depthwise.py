@@ -23,7 +23,8 @@ from ..descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDe
 from ..errors import DescriptorError, DTypeError, ShapeError
 from ..types import ShapedType
 from .geometry import effective_kernel, resolve_axis
-from .registry import defop, gradient
+from ._util import register_convolution_gradients
+from .registry import defop
 
 L = TensorNamedDataLayout
 FWD = "depthwise_convolution_2d"
@@ -357,22 +358,4 @@ def depthwise_convolution_2d_weights_gradient(g, incoming_gradient, source, outp
 
 
 # ------------------------------------------------------------------------- gradient rules
-@gradient(FWD)
-def _(g, op, dy):
-    """dx = D(dy, W) with the source's shape; dW = G(dy, x) with the weights' shape (§4.2)."""
-    x, w = op.inputs
-    desc = op.attrs["descriptor"]
-    dx = g.depthwise_convolution_2d_data_gradient(dy, w, output_shape=x.shape, descriptor=desc)
-    dw = g.depthwise_convolution_2d_weights_gradient(dy, x, output_shape=w.shape, descriptor=desc)
-    return [dx, dw]
-
-
-@gradient(DATA_GRAD)
-def _(g, op, dx_bar):
-    """D(dy, W) is bilinear and <u, D(dy, W)> = <F(u, W), dy> = <G(dy, u), W> (adjoint identity),
-    so d/d dy = F(u, W) and d/dW = G(incoming=dy, source=u) with u the upstream gradient (§4.2)."""
-    dy, w = op.inputs
-    desc = op.attrs["descriptor"]
-    d_dy = g.depthwise_convolution_2d(dx_bar, w, descriptor=desc)
-    d_w = g.depthwise_convolution_2d_weights_gradient(dy, dx_bar, output_shape=w.shape, descriptor=desc)
-    return [d_dy, d_w]
+register_convolution_gradients(FWD, DATA_GRAD, WEIGHTS_GRAD)

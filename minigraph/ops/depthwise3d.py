@@ -14,7 +14,8 @@ from ..errors import ShapeError
 from ..types import ShapedType
 from .convolution import axis_geometry, check_float, invert_axis, merge, mismatch, parse_output_shape
 from .geometry import effective_kernel
-from .registry import defop, gradient
+from ._util import register_convolution_gradients
+from .registry import defop
 
 _AXES = ("D", "H", "W")
 
@@ -260,18 +261,5 @@ def depthwise_convolution_3d_weights_gradient(g, incoming_gradient, source, outp
 
 
 # ------------------------------------------------------------------ gradient rules
-@gradient("depthwise_convolution_3d")
-def _(g, op, dy):
-    x, w = op.inputs
-    d = op.attrs["descriptor"]
-    return [g.depthwise_convolution_3d_data_gradient(dy, w, x.shape, descriptor=d),
-            g.depthwise_convolution_3d_weights_gradient(dy, x, w.shape, descriptor=d)]
-
-
-@gradient("depthwise_convolution_3d_data_gradient")
-def _(g, op, dz):
-    """D(dy, W) is bilinear: <D(dy, W), z> = <dy, F(z, W)> = <G(dy, z), W>."""
-    dy, w = op.inputs
-    d = op.attrs["descriptor"]
-    return [g.depthwise_convolution_3d(dz, w, descriptor=d),
-            g.depthwise_convolution_3d_weights_gradient(dy, dz, w.shape, descriptor=d)]
+register_convolution_gradients("depthwise_convolution_3d", "depthwise_convolution_3d_data_gradient",
+                               "depthwise_convolution_3d_weights_gradient")
