@@ -9,6 +9,8 @@ staging buffer, submits once and maps once. Intermediates never leave the device
 """
 from __future__ import annotations
 
+import sys
+
 import threading
 from typing import NamedTuple
 
@@ -50,6 +52,9 @@ class WebGPUBackend:
             return self._status
 
     def _probe(self):
+        if self.metal_only and sys.platform != "darwin":
+            return False, (f"Metal needs macOS (this is {sys.platform}); the 'webgpu' backend runs the same "
+                           "WGSL kernels through wgpu on Vulkan/D3D12 here")
         try:
             import wgpu  # noqa: F401
         except Exception as e:
