@@ -236,6 +236,23 @@ def torch_time(torch, layer, inputs, reps, warmup=10):
     return statistics.median(times), f().cpu().numpy()
 
 
+def torch_copy_bandwidth(torch, nbytes, reps=50):
+    """GB/s (read + write) of a CUDA device-to-device copy, timed with CUDA events."""
+    a = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").normal_()
+    b = torch.empty_like(a)
+    for _ in range(10):
+        b.copy_(a)
+    times = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        b.copy_(a)
+        e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1))
+    return 2 * nbytes / (statistics.median(times) * 1e-3) / 1e9
+
+
 # ----------------------------------------------------------------------------- main
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -258,22 +275,17 @@ def main(argv=None):
     timer = GPUTimer(ctx, reps, wall=args.wall)
     print(f"adapter: {ctx.description}; info {ctx.info}")
     print(f"timing: {timer.method}; N={n}, fp32, {reps} repetitions (median)")
-    torch, torch_note = (None, "skipped (--no-torch)") if args.no_torch else torch_cuda()
-    print(f"torch: {torch_note}")
     copy_bytes = (4 << 20) if args.tiny else (256 << 20)
-    # the first measurements of a process read low (seen on the H200: the copy at 1.6 TB/s, then
-    # 4.1 TB/s; the first layer 4x slower than the same split later), so measure once and discard
+    # the first measurements of a process read low, so measure once and discard
     copy_bandwidth(ctx, timer, copy_bytes)
     ours(layers[0], n, np.random.default_rng(1), timer, check=False)
     copy_gbps = copy_bandwidth(ctx, timer, copy_bytes)
     print(f"WGSL copy kernel: {copy_gbps:.1f} GB/s (read + write, {min(copy_bytes, ctx.max_binding) >> 20} MiB)")
 
+    # pass 1: ours, with no CUDA context in the process (seen on the H200: while PyTorch's CUDA
+    # context exists, the Vulkan copy kernel measures 1.7 TB/s instead of 4.1 TB/s)
     rng = np.random.default_rng(0)
-    rows = []
-    hdr = (f"{'layer (C,H,W,K,s)':<22} {'ms ours':>9} {'ms torch':>9} {'ratio':>7} {'GB/s ours':>10} "
-           f"{'GB/s torch':>10} {'% copy':>7} {'err':>8}  split")
-    print(hdr)
-    print("-" * len(hdr))
+    rows, kept = [], []
     for layer in layers:
         ms, err, got, inputs, plan = ours(layer, n, rng, timer)
         nbytes = min_bytes(n, *layer)
@@ -281,16 +293,33 @@ def main(argv=None):
                "max_rel_err_vs_numpy": err, "bytes_min": nbytes,
                "split": {k: plan[k] for k in ("V", "FX", "CHUNKS", "CH", "TC")}}
         row["pct_copy"] = 100 * row["gbps_ours"] / copy_gbps
-        if torch is not None:
-            tms, tref = torch_time(torch, layer, inputs, reps)
-            row.update(ms_torch=tms, gbps_torch=nbytes / (tms * 1e-3) / 1e9, ratio=tms / ms,
-                       max_rel_err_vs_torch=float(np.abs(got - tref).max() / np.abs(tref).max()))
         if args.sweep:
             row["sweep"] = []
             for tu in (json.loads(args.sweep_json) if args.sweep_json else SWEEP):
                 vms = ours(layer, n, rng, timer, tuning=tu, check=False)[0]
                 row["sweep"].append({"tuning": tu, "ms": vms})
         rows.append(row)
+        kept.append((got, inputs))
+
+    # pass 2: PyTorch CUDA on the same inputs, and its own device-to-device copy for reference
+    torch, torch_note = (None, "skipped (--no-torch)") if args.no_torch else torch_cuda()
+    print(f"torch: {torch_note}")
+    torch_copy = None
+    if torch is not None:
+        torch_copy = torch_copy_bandwidth(torch, copy_bytes)
+        print(f"PyTorch device-to-device copy: {torch_copy:.1f} GB/s (read + write)")
+        for row, (got, inputs) in zip(rows, kept):
+            tms, tref = torch_time(torch, tuple(row["layer"]), inputs, reps)
+            nbytes = row["bytes_min"]
+            row.update(ms_torch=tms, gbps_torch=nbytes / (tms * 1e-3) / 1e9, ratio=tms / row["ms_ours"],
+                       max_rel_err_vs_torch=float(np.abs(got - tref).max() / np.abs(tref).max()))
+
+    hdr = (f"{'layer (C,H,W,K,s)':<22} {'ms ours':>9} {'ms torch':>9} {'ratio':>7} {'GB/s ours':>10} "
+           f"{'GB/s torch':>10} {'% copy':>7} {'err':>8}  split")
+    print(hdr)
+    print("-" * len(hdr))
+    for row in rows:
+        layer, ms, err = row["layer"], row["ms_ours"], row["max_rel_err_vs_numpy"]
         tm = f"{row['ms_torch']:9.3f}" if "ms_torch" in row else f"{'-':>9}"
         rt = f"{row['ratio']:7.2f}" if "ratio" in row else f"{'-':>7}"
         tg = f"{row['gbps_torch']:10.1f}" if "gbps_torch" in row else f"{'-':>10}"
@@ -316,7 +345,7 @@ def main(argv=None):
                              f"{s['ms']:.3f}" for s in r["sweep"])
             print(f"  {str(tuple(r['layer'])):<22} default:{r['ms_ours']:.3f}  {alts}")
     result = {"adapter": {k: str(v) for k, v in ctx.info.items()}, "timing": timer.method, "n": n, "reps": reps,
-              "dtype": "float32", "copy_gbps": copy_gbps, "torch": torch_note, "tuning": dict(wconv.TUNING),
+              "dtype": "float32", "copy_gbps": copy_gbps, "torch_copy_gbps": torch_copy, "torch": torch_note, "tuning": dict(wconv.TUNING),
               "layers": rows, "summary": summary}
     path = args.json or (os.path.join(os.environ["OUT"], "gpu_depthwise.json") if os.environ.get("OUT") else None)
     if path:
