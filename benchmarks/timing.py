@@ -93,8 +93,10 @@ def _lscpu() -> dict:
 
 
 def _version(mod: str) -> Optional[str]:
+    import importlib
+
     try:
-        m = __import__(mod)
+        m = importlib.import_module(mod)
         return getattr(m, "__version__", "?")
     except Exception:
         return None
