@@ -1,6 +1,7 @@
 """Executable: a compiled plan bound to a backend (MPSGraphExecutable)."""
 from __future__ import annotations
 
+import gc
 import threading
 from typing import Any, Mapping, Sequence
 
@@ -82,8 +83,14 @@ class Executable:
         return tuple((id(t), ty.shape, ty.dtype.name) for t, ty in types.items())
 
     def _prepare(self, types):
-        plan = build_plan(self.graph, types, self.target_tensors, self.target_operations)
-        runner = self.backend.prepare(plan)
+        was = gc.isenabled()
+        gc.disable()  # compiling allocates many small objects and no cycles: collections only cost time
+        try:
+            plan = build_plan(self.graph, types, self.target_tensors, self.target_operations)
+            runner = self.backend.prepare(plan)
+        finally:
+            if was:
+                gc.enable()
         self.compile_count += 1
         return plan, runner
 
