@@ -742,7 +742,9 @@ class DataGradientPlan(_SameAccPlan):
                     ha, wb = -(-(g.h - a) // g.sh), -(-(g.w - b) // g.sw)
                     if ha > 0 and wb > 0:
                         dx[:, :, a::g.sh, b::g.sw] = planes[a * g.sw + b].reshape(g.n, g.c, g.oh, g.ow)[:, :, :ha, :wb]
-        if not np.isfinite(np.add.reduce(dx, axis=None)):
+        with np.errstate(invalid="ignore", over="ignore"):
+            finite = np.isfinite(np.add.reduce(dx, axis=None))
+        if not finite:
             return None
         return dx.astype(self.dtype, copy=False)
 
