@@ -143,7 +143,7 @@ def _diff(a: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> tuple:
 def compare_backends(g, feeds: Mapping[Tensor, Any] = None, targets: Sequence[Tensor] = (),
                      backends: Sequence[str] = ("numpy", "webgpu"), rtol: float = 1e-5,
                      atol: float = 1e-6) -> BackendComparison:
-    """Run every tensor the ``targets`` need on each backend and compare them with the first.
+    """Run every tensor the ``targets`` need on each backend and compare them with the first (not in MPSGraph).
 
     Returns a ``BackendComparison``: per tensor, in topological order, the max abs and rel error
     of each backend against the reference, and ``first_failure``, the earliest tensor over

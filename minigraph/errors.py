@@ -6,11 +6,11 @@ TypeError, KeyError, RuntimeError), so ``except ValueError`` keeps working.
 
 
 class MiniGraphError(Exception):
-    """Base of every error minigraph raises on purpose."""
+    """Base of every error minigraph raises on purpose (where MPSGraph usually aborts the process)."""
 
 
 class ShapeError(MiniGraphError, ValueError):
-    """Shapes, ranks or axes that do not fit the op."""
+    """Shapes, ranks or axes that do not fit the op (an MLIR verifier failure in MPSGraph)."""
 
 
 class DTypeError(MiniGraphError, TypeError):
@@ -18,72 +18,72 @@ class DTypeError(MiniGraphError, TypeError):
 
 
 class DescriptorError(MiniGraphError, ValueError):
-    """A convolution or pooling descriptor with invalid fields."""
+    """A convolution or pooling descriptor with invalid fields (an ``MPSGraph…OpDescriptor``)."""
 
 
 class FeedError(MiniGraphError, ValueError):
-    """A feed that is missing, of the wrong shape/dtype, or not a placeholder."""
+    """A feed that is missing, of the wrong shape/dtype, or not a placeholder (MPSGraph's ``feeds:``)."""
 
 
 class TargetError(MiniGraphError, ValueError):
-    """A target tensor or operation that cannot be run."""
+    """A target tensor or operation that cannot be run (MPSGraph's ``targetTensors:``/``targetOperations:``)."""
 
 
 class GraphMismatchError(MiniGraphError, ValueError):
-    """A tensor or operation used with a graph it does not belong to."""
+    """A tensor or operation used with a graph it does not belong to (an MPSGraphTensor belongs to one MPSGraph)."""
 
 
 class NameLookupError(MiniGraphError, KeyError):
-    """A name that does not exist in the graph (the message lists close matches)."""
+    """A name that does not exist in the graph (the message lists close matches); MPSGraph has no lookup by name."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
 
 
 class NotDifferentiableError(MiniGraphError, TypeError):
-    """Asked for a gradient through an op that has no gradient rule."""
+    """Asked for a gradient through an op that has no gradient rule (in MPSGraph's ``gradients(of:with:name:)``)."""
 
 
 class BackendUnavailableError(MiniGraphError, RuntimeError):
-    """An unknown backend, or one that cannot run on this machine."""
+    """An unknown backend, or one that cannot run on this machine (MPSGraph needs Metal on Apple hardware)."""
 
 
 class KernelMissingError(MiniGraphError, RuntimeError):
-    """A backend has no kernel for an op (raised at compile time, never a silent fallback)."""
+    """A backend has no kernel for an op (raised at compile time, never a silent fallback, unlike MPSGraph's CPU/ANE placement)."""
 
 
 class ExecutionError(MiniGraphError, RuntimeError):
-    """A kernel failed while running; variables are left unchanged."""
+    """A kernel failed while running; variables are left unchanged (a minigraph guarantee, not an MPSGraph one)."""
 
 
 class SerializationError(MiniGraphError, ValueError):
-    """A saved graph file that is corrupt, truncated, hostile or of an unknown version."""
+    """A saved graph file that is corrupt, truncated, hostile or of an unknown version (cf. MPSGraph's ``.mpsgraphpackage``)."""
 
 
 class ResourceLimitError(MiniGraphError, MemoryError):
-    """A declared shape too large to allocate (caught at build/compile time)."""
+    """A declared shape too large to allocate (caught at build/compile time; a minigraph check, not an MPSGraph one)."""
 
 
 # Errors that fit two builtins: each also derives from the second one a Python user may expect,
 # so ``except TypeError`` / ``except KeyError`` / ``except ValueError`` all keep working.
 class FeedDTypeError(FeedError, TypeError):
-    """A feed whose dtype differs from its placeholder's (or a feed keyed by something not a tensor)."""
+    """A feed whose dtype differs from its placeholder's (or a feed keyed by something not a tensor); no implicit cast, as everywhere in MPSGraph."""
 
 
 class MissingFeedError(FeedError, KeyError):
-    """A placeholder the targets need, with no feed for it."""
+    """A placeholder the targets need, with no feed for it (MPSGraph requires a feed for every such placeholder)."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
 
 
 class UnknownDTypeError(DTypeError, ValueError):
-    """A dtype name or object that is not one of minigraph's data types."""
+    """A dtype name or object that is not one of minigraph's data types (MPSGraph's ``MPSDataType`` cases)."""
 
 
 class UnknownBackendError(BackendUnavailableError, ValueError):
-    """A backend name that no backend is registered under."""
+    """A backend name that no backend is registered under (in MPSGraph terms, an unknown device)."""
 
 
 class AxisError(ShapeError, IndexError):
-    """An axis outside ``-rank..rank-1`` (like NumPy's AxisError, a ValueError and an IndexError)."""
+    """An axis outside ``-rank..rank-1`` (like NumPy's AxisError, a ValueError and an IndexError; an MLIR verifier failure in MPSGraph)."""

@@ -9,7 +9,7 @@ import numpy as np
 
 from .backends import get_backend
 from .compiler.plan import build_plan
-from .errors import ExecutionError, FeedDTypeError, FeedError, MissingFeedError
+from .errors import ExecutionError, FeedDTypeError, FeedError, MiniGraphError, MissingFeedError
 from .tensor import Operation, Tensor
 from .types import ShapedType, as_dtype, is_static
 
@@ -30,15 +30,18 @@ def coerce_feed(t: Any, v: Any) -> np.ndarray:
         return np.asarray(v)
     dtype = t.dtype.np_dtype if isinstance(t, Tensor) else None
     name = t.name if isinstance(t, Tensor) else repr(t)
+    from .errors import DTypeError
+    from .ops.memory import inexact_conversion, non_numbers
+
     try:
+        non_numbers(v)  # [None, 1.0] would become [nan, 1.0]
         arr = np.asarray(v, dtype=dtype)
+    except DTypeError as e:
+        raise FeedError(f"feed for {name!r}: {e}") from None
     except (TypeError, ValueError, OverflowError) as e:
         raise FeedError(f"feed for {name!r}: cannot be turned into an array of "
                         f"{t.dtype.name if isinstance(t, Tensor) else 'numbers'}: {e}") from None
     if dtype is not None:
-        from .errors import DTypeError
-        from .ops.memory import inexact_conversion
-
         try:
             inexact_conversion(v, arr)  # [1.5] fed to an int32 placeholder is a mistake, not [1]
         except DTypeError as e:
@@ -178,6 +181,19 @@ def _order(t):
     return t.operation.index if isinstance(t, Tensor) else 0
 
 
+def _call(runner, plan, feed_values, variables):
+    """The backend's runner; a raw exception from it (a third-party backend, a lost device) becomes
+    an ExecutionError, so only MiniGraphErrors escape a run (nothing is committed either way)."""
+    try:
+        return runner(feed_values, variables)
+    except MiniGraphError:
+        raise
+    except Exception as e:
+        names = [t.name for t, _ in plan.targets] or ["(target operations only)"]
+        raise ExecutionError(f"the backend failed while running the plan for targets {names}: "
+                             f"{type(e).__name__}: {e}") from e
+
+
 def _execute(graph, plan, runner, feed_values):
     """Run, then commit assignments only if the whole run succeeded; never alias results.
 
@@ -187,7 +203,7 @@ def _execute(graph, plan, runner, feed_values):
     """
     if plan.has_assignments:
         with graph._lock:  # runs that assign are serialised per graph
-            results, assigned = runner(feed_values, graph._var_values)
+            results, assigned = _call(runner, plan, feed_values, graph._var_values)
             if assigned:
                 new = dict(graph._var_values)
                 for op, v in assigned.items():
@@ -196,7 +212,7 @@ def _execute(graph, plan, runner, feed_values):
                     new[op] = v
                 graph._var_values = new
     else:
-        results, assigned = runner(feed_values, graph._var_values)
+        results, assigned = _call(runner, plan, feed_values, graph._var_values)
     out = []
     seen = set()
     for (t, _), r in zip(plan.targets, results):

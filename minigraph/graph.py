@@ -20,7 +20,7 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class AmbiguousNameError(NameLookupError, ValueError):
-    """A name the user gave to several ops; look them up by their unique names."""
+    """A name the user gave to several ops; look them up by their unique names (MPSGraph allows duplicate names)."""
 
 
 def _user_location() -> str:
@@ -64,7 +64,7 @@ class Graph:
     # ---------------------------------------------------------------- introspection
     @property
     def operations(self) -> list[Operation]:
-        """All operations, in creation order."""
+        """All operations, in creation order (MPSGraph has no public list of them; see ``placeholders``)."""
         return list(self._ops)
 
     @property
@@ -75,7 +75,7 @@ class Graph:
     placeholder_tensors = placeholders
 
     def operation(self, name: str) -> Operation:
-        """The operation with this unique name.
+        """The operation with this unique name (``MPSGraphOperation.name``; MPSGraph itself has no lookup by name).
 
         Raises:
             AmbiguousNameError: ``name`` was requested for several ops; the message lists the
@@ -93,7 +93,7 @@ class Graph:
         return op
 
     def tensor(self, name: str) -> Tensor:
-        """The tensor with this name: an op's name, or ``"op:i"`` for output i."""
+        """The tensor with this name: an op's name, or ``"op:i"`` for output i (MPSGraph has no lookup by name)."""
         base, _, idx = name.rpartition(":")
         if base and idx.isdigit() and base in self._by_name:
             op = self._by_name[base]
@@ -229,7 +229,7 @@ class Graph:
 
     # ---------------------------------------------------------------- variables
     def value_of(self, variable: Any) -> np.ndarray:
-        """A copy of a variable's current value."""
+        """A copy of a variable's current value (in MPSGraph, run ``read(_:name:)`` of the variable as a target)."""
         op = self._variable_op(variable, "value_of")
         with self._lock:
             return self._var_values[op].copy()
@@ -341,16 +341,16 @@ class Graph:
 
     @property
     def last_compile_reason(self) -> str:
-        """Why the most recent ``run`` compiled (e.g. a new feed shape)."""
+        """Why the most recent ``run`` compiled (e.g. a new feed shape); MPSGraph compiles silently, so it has no equivalent."""
         return self._last_compile_reason
 
     @property
     def compile_count(self) -> int:
-        """How many executables this graph has compiled (``compile`` calls, including ``run``'s cache misses)."""
+        """How many executables this graph has compiled (``compile`` calls, including ``run``'s cache misses); MPSGraph does not expose this."""
         return self._compiles
 
     def cache_info(self):
-        """Executable cache statistics: hits, misses, maxsize, currsize, compiles."""
+        """Executable cache statistics: hits, misses, maxsize, currsize, compiles (MPSGraph's run cache is internal, no equivalent)."""
         from collections import namedtuple
 
         CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize compiles last_reason")
@@ -359,7 +359,7 @@ class Graph:
                              len(self._cache), self._compiles, self._last_compile_reason)
 
     def set_cache_size(self, size: int) -> None:
-        """Bound the number of cached executables (LRU)."""
+        """Bound the number of cached executables (LRU); MPSGraph's own run cache is not configurable."""
         with self._lock:
             self._cache_size = max(0, int(size))
             self._evict_to(self._cache_size)

@@ -122,7 +122,7 @@ def _table(rows: list, prefix: list) -> list:
 
 
 def describe_graph(g) -> str:
-    """The listing of every op, in creation order (what ``print(g)`` shows)."""
+    """The listing of every op, in creation order (what ``print(g)`` shows); MPSGraph has no public equivalent."""
     ops = g.operations
     counts: dict = {}
     for op in ops:

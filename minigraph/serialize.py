@@ -184,7 +184,7 @@ def _atomic_write(path: str, write) -> None:
 
 
 def save(g, path) -> str:
-    """Write the graph to ``path`` (JSON) and its constant and variable values next to it
+    """Write the graph to ``path`` (JSON; MPSGraph serializes executables instead, ``serialize(package:descriptor:)``) and its constant and variable values next to it
     (same name, ``.npz``). Variables are saved with their current values. Returns the JSON path.
     """
     json_path, npz_path = _paths(path)
@@ -433,7 +433,7 @@ def _no_constants(c: str):
 
 
 def load(path):
-    """Rebuild a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input."""
+    """Rebuild a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input (MPSGraph loads executables from a ``.mpsgraphpackage`` instead)."""
     from .graph import Graph
     from .ops.registry import OPS
 

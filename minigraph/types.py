@@ -11,7 +11,7 @@ from .errors import DTypeError, ShapeError, UnknownDTypeError
 
 @dataclass(frozen=True, eq=False)
 class DataType:
-    """A minigraph data type; ``mps_value`` is MPSDataType's raw value (0 for float64).
+    """A minigraph data type, MPSGraph's ``MPSDataType``; ``mps_value`` is its raw value (0 for float64).
 
     Compares equal to its name and to its NumPy dtype (``mg.float32 == "float32" == np.float32``),
     as ``np.dtype`` does, and ``np.dtype(mg.float32)`` works, since a dtype may be given as any of them.
@@ -83,7 +83,7 @@ _BY_NP = {d.np_dtype: d for d in ALL_DTYPES}
 
 
 def as_dtype(value: Any) -> DataType:
-    """Accept a DataType, its name (``"float32"``), or anything ``np.dtype`` understands."""
+    """Accept a DataType (MPSGraph's ``MPSDataType``), its name (``"float32"``), or anything ``np.dtype`` understands."""
     if isinstance(value, DataType):
         return value
     if value is None:  # np.dtype(None) is float64: never pick the NumPy-only type silently

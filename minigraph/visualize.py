@@ -21,11 +21,11 @@ from .listing import fmt_type, fmt_value, is_gradient_op, op_attrs, scope_of
 
 
 class GraphvizNotFoundError(MiniGraphError, RuntimeError):
-    """Rendering needs Graphviz's ``dot`` program, and it is not installed."""
+    """Rendering needs Graphviz's ``dot`` program, and it is not installed (rendering is not in MPSGraph)."""
 
 
 class RenderError(MiniGraphError, RuntimeError):
-    """Graphviz ran but could not render (the message carries its stderr)."""
+    """Graphviz ran but could not render (the message carries its stderr); rendering is not in MPSGraph."""
 
 
 # fill colours: memory ops by kind, forward ops white, gradient ops red
@@ -44,7 +44,7 @@ def _kind(op) -> str:
 
 
 def to_networkx(g) -> nx.DiGraph:
-    """A ``networkx.DiGraph`` with one node per op, keyed by the op's unique name.
+    """A ``networkx.DiGraph`` with one node per op, keyed by the op's unique name (not in MPSGraph).
 
     Node attributes: ``type``, ``index`` (creation order), ``scope``, ``location``,
     ``gradient`` (bool), ``kind``, ``attrs`` (the op's attributes), ``outputs`` (list of
@@ -114,7 +114,7 @@ def _children(tree: dict, scope: str) -> list:
 
 
 def to_dot(g, rankdir: str = "TB") -> str:
-    """Graphviz DOT text of the graph (no dependency needed to produce it).
+    """Graphviz DOT text of the graph (no dependency needed to produce it); not in MPSGraph.
 
     Name scopes are clusters; gradient ops are red, placeholders blue, constants grey,
     variables yellow; dashed edges are control dependencies; edge labels are tensor types.
@@ -173,7 +173,7 @@ def _mq(s: str) -> str:
 
 
 def to_mermaid(g, direction: str = "TD") -> str:
-    """Mermaid flowchart text (renders on GitHub and in many Markdown viewers).
+    """Mermaid flowchart text (renders on GitHub and in many Markdown viewers); not in MPSGraph.
 
     Scopes are subgraphs; gradient ops get the ``grad`` class (red); dotted edges are
     control dependencies.
@@ -230,7 +230,7 @@ def find_dot() -> str:
 
 
 def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
-    """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...).
+    """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...); not in MPSGraph.
 
     A ``.dot``/``.gv`` path is written directly, without Graphviz. Returns the path.
     """

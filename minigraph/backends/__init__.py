@@ -23,7 +23,7 @@ _entry_points_loaded = False
 
 
 def register_backend(name: str, factory: Callable[[], Any]) -> None:
-    """Register a backend factory under ``name`` (called once, lazily)."""
+    """Register a backend factory under ``name`` (called once, lazily); not in MPSGraph."""
     with _LOCK:
         _FACTORIES[name] = factory
         _INSTANCES.pop(name, None)
@@ -81,7 +81,7 @@ class AvailableBackends(list):
 
 
 def available_backends() -> AvailableBackends:
-    """Backends that can run on this machine, and for the others, why not."""
+    """Backends that can run on this machine, and for the others, why not (MPSGraph runs on an ``MPSGraphDevice``; minigraph picks a backend instead)."""
     _load_entry_points()
     ok, bad = [], {}
     for name in list(_FACTORIES):
@@ -94,7 +94,7 @@ def available_backends() -> AvailableBackends:
 
 
 def get_backend(name: str) -> Any:
-    """The backend called ``name``; ``BackendUnavailableError`` says why it cannot be used."""
+    """The backend called ``name`` (what MPSGraph calls the device); ``BackendUnavailableError`` says why it cannot be used."""
     _load_entry_points()
     if not isinstance(name, str) or name not in _FACTORIES:
         raise UnknownBackendError(

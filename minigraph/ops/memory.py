@@ -32,6 +32,8 @@ def placeholder(g, shape, dtype=float32, name: Optional[str] = None):
 
 def _frozen(value: Any, dtype) -> np.ndarray:
     npd = None if dtype is None else as_dtype(dtype).np_dtype  # an unknown dtype keeps its own error
+    if npd is not None:
+        non_numbers(value)  # np.array(None, float32) is NaN and np.array("2", float32) is 2.0: refuse
     try:
         arr = np.array(value, dtype=npd, copy=True)
     except (TypeError, ValueError, OverflowError) as e:  # OverflowError: 300 as int8
@@ -48,6 +50,21 @@ def _frozen(value: Any, dtype) -> np.ndarray:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     arr.setflags(write=False)
     return arr
+
+
+def non_numbers(value: Any) -> None:
+    """Refuse Python values holding None, strings or other non-numbers before a dtype'd conversion
+    (NumPy would turn None into NaN and "2" into 2.0 silently). NumPy arrays are left alone."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        return  # ragged and the like: the conversion itself reports it
+    if raw.dtype.kind in "USV" or (raw.dtype.kind == "O" and not all(
+            isinstance(e, (int, float, bool, np.number, np.bool_)) for e in raw.ravel())):
+        raise DTypeError(f"{type(value).__name__} {value!r:.60} holds non-numbers (None, strings or "
+                         f"objects); give numbers or a numeric array")
 
 
 def inexact_conversion(value: Any, arr: np.ndarray) -> None:
