@@ -60,8 +60,12 @@ class SerializationError(MiniGraphError, ValueError):
     """A saved graph file that is corrupt, truncated, hostile or of an unknown version (cf. MPSGraph's ``.mpsgraphpackage``)."""
 
 
-class ResourceLimitError(MiniGraphError, MemoryError):
-    """A declared shape too large to allocate (caught at build/compile time; a minigraph check, not an MPSGraph one)."""
+class ResourceLimitError(MiniGraphError, ValueError):
+    """A declared shape too large to allocate (caught at build/compile time; a minigraph check, not an MPSGraph one).
+
+    A ValueError, not a MemoryError: nothing failed to allocate, the shape itself is out of range
+    (as NumPy raises ValueError for an array "too big" to exist).
+    """
 
 
 # Errors that fit two builtins: each also derives from the second one a Python user may expect,
