@@ -82,6 +82,8 @@ class Graph:
                 unique names they got (``name``, ``name_1``, ...).
             NameLookupError: no op has that name; the message lists close matches.
         """
+        if not isinstance(name, str):
+            raise NameLookupError(f"operation names are strings; got {type(name).__name__} {name!r:.60}")
         dup = self._requested.get(name)
         if dup is not None and len(dup) > 1:
             raise AmbiguousNameError(
@@ -94,6 +96,8 @@ class Graph:
 
     def tensor(self, name: str) -> Tensor:
         """The tensor with this name: an op's name, or ``"op:i"`` for output i (MPSGraph has no lookup by name)."""
+        if not isinstance(name, str):
+            raise NameLookupError(f"tensor names are strings; got {type(name).__name__} {name!r:.60}")
         base, _, idx = name.rpartition(":")
         if base and idx.isdigit() and base in self._by_name:
             op = self._by_name[base]

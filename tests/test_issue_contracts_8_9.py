@@ -463,6 +463,17 @@ def _bad_calls():
         ("tensor_lookup_missing", lambda: mg.Graph().tensor("nope"), ["nope"]),
         ("unknown_backend", lambda: (lambda g, x: g.run({x: np.ones((2, 3), np.float32)}, [x], backend="cuda"))(*_g()), ["cuda"]),
         ("unknown_dtype", lambda: mg.as_dtype("bfloat99"), ["bfloat99"]),
+        ("lookup_int", lambda: mg.Graph().operation(5), []),
+        ("tensor_lookup_none", lambda: mg.Graph().tensor(None), []),
+        ("constant_none_float", lambda: mg.Graph().constant(None, dtype=mg.float32, name="k"), ["k"]),
+        ("constant_list_with_none", lambda: mg.Graph().constant([1.0, None], dtype=mg.float32, name="k"), ["k"]),
+        ("constant_str_float", lambda: mg.Graph().constant("2", dtype=mg.float32, name="k"), ["k"]),
+        ("name_not_str", lambda: mg.Graph().placeholder([2], name=5), []),
+        ("dw_desc_style_str", lambda: dw(mg.DepthwiseConvolution2DOpDescriptor(padding_style="SAME")), ["dwc"]),
+        ("dw_desc_stride_float", lambda: dw(mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=1.5)), ["dwc"]),
+        ("target_not_list", lambda: (lambda g, x: g.run({x: np.ones((2, 3), np.float32)}, x))(*_g()), []),
+        ("feeds_not_dict", lambda: (lambda g, x: g.run([np.ones((2, 3), np.float32)], [x]))(*_g()), []),
+        ("huge_slice", lambda: (lambda g, x: g.slice(x, 1, 2 ** 70, 1, name="sl"))(*_g()), ["sl"]),
     ]
     return cases
 
@@ -501,6 +512,9 @@ def _feed_graph():
     ("ragged", lambda x: {x: [[1.0, 2.0], [3.0]]}, ["xin"]),
     ("object", lambda x: {x: np.array([[object()] * 3] * 2)}, ["xin"]),
     ("scalar", lambda x: {x: 1.0}, ["xin"]),
+    ("list_with_none", lambda x: {x: [[1.0, None, 2.0], [1.0, 2.0, 3.0]]}, ["xin"]),
+    ("list_of_numeric_strings", lambda x: {x: [["1", "2", "3"], ["4", "5", "6"]]}, ["xin"]),
+    ("complex", lambda x: {x: np.ones((2, 3), np.complex64)}, ["xin"]),
     ("key_is_string", lambda x: {"xin": np.ones((2, 3), np.float32)}, []),
     ("key_other_graph", lambda x: {x: np.ones((2, 3), np.float32),
                                    mg.Graph().placeholder([2, 3], name="alien"): np.ones((2, 3), np.float32)}, []),
@@ -926,7 +940,7 @@ def test_huge_shape_through_run_is_a_minigraph_error():
 
 
 UNARY = ["negative", "absolute", "exponent", "logarithm", "square", "square_root", "reciprocal", "tanh",
-         "sigmoid", "relu", "sin", "cos", "identity"]
+         "sigmoid", "relu", "sin", "cos", "identity", "sign", "stop_gradient"]
 BINARY = ["addition", "subtraction", "multiplication", "division", "maximum", "minimum", "power"]
 
 
@@ -944,6 +958,27 @@ def test_nan_propagates_through_every_elementwise_op(backend, rng):
     out = g.run({x: nan, y: yv}, list(targets.values()), backend=backend)
     for k, t in targets.items():
         assert np.isnan(out[t]).all(), (k, out[t])
+
+
+def test_nan_propagates_through_matmul_convolutions_and_pooling(backend):
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 6, 6], name="x")
+    nan = np.full((1, 2, 6, 6), np.nan, np.float32)
+    same = mg.PaddingStyle.TF_SAME
+    w = g.constant(np.ones((1, 2, 3, 3), np.float32))
+    ts = [g.depthwise_convolution_2d(x, w, descriptor=mg.DepthwiseConvolution2DOpDescriptor(padding_style=same)),
+          g.convolution_2d(x, g.constant(np.ones((3, 2, 3, 3), np.float32)),
+                           descriptor=mg.Convolution2DOpDescriptor(padding_style=same)),
+          g.max_pooling_2d(x, mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2)),
+          g.avg_pooling_2d(x, mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2)),
+          g.matrix_multiplication(g.reshape(x, [12, 6]), g.constant(np.ones((6, 4), np.float32))),
+          g.softmax_cross_entropy(g.reshape(x, [12, 6]), g.constant(np.full((12, 6), 1 / 6, np.float32)))]
+    try:
+        out = g.run({x: nan}, ts, backend=backend)
+    except mg.KernelMissingError as e:
+        pytest.skip(str(e))
+    for t in ts:
+        assert np.isnan(out[t]).all(), (t.operation.type, out[t])
 
 
 @pytest.mark.parametrize("red", ["reduction_sum", "reduction_maximum", "reduction_minimum", "mean", "softmax"])
