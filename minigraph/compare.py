@@ -149,6 +149,13 @@ def compare_backends(g, feeds: Mapping[Tensor, Any] = None, targets: Sequence[Te
     of each backend against the reference, and ``first_failure``, the earliest tensor over
     ``atol + rtol * |reference|``. Variables are left as they were, even if the targets depend on
     an assignment through a control dependency.
+
+    Args:
+        feeds: ``{placeholder: array}`` for the run.
+        targets: The tensors whose computation is compared (with everything they need).
+        backends: Backend names; the first is the reference.
+        rtol: Relative tolerance of the comparison.
+        atol: Absolute tolerance of the comparison.
     """
     from .executable import coerce_feed
 

@@ -124,7 +124,14 @@ class DepthwiseConvolution2DOpDescriptor(_Descriptor):
     _WEIGHTS_LAYOUTS = (TensorNamedDataLayout.OIHW, TensorNamedDataLayout.HWIO)
 
     def set_explicit_padding(self, left: int, right: int, top: int, bottom: int) -> None:
-        """Set the four paddings and force ``padding_style = EXPLICIT`` (as MPSGraph does)."""
+        """Set the four paddings and force ``padding_style = EXPLICIT`` (as MPSGraph does).
+
+        Args:
+            left: Zeros before the input along W (>= 0).
+            right: Zeros after the input along W (>= 0).
+            top: Zeros before the input along H (>= 0).
+            bottom: Zeros after the input along H (>= 0).
+        """
         self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
         self.padding_style = PaddingStyle.EXPLICIT
 
@@ -226,7 +233,15 @@ class Pooling2DOpDescriptor(_Descriptor):
         return {"kernel_width": self.kernel_width, "kernel_height": self.kernel_height}
 
     def set_explicit_padding(self, left: int, right: int, top: int, bottom: int) -> None:
-        """Set the four paddings and force ``padding_style = EXPLICIT``."""
+        """Set the four paddings and force ``padding_style = EXPLICIT`` (MPSGraph's
+        ``setExplicitPaddingWithPaddingLeft:paddingRight:paddingTop:paddingBottom:``).
+
+        Args:
+            left: Zeros before the input along W (>= 0).
+            right: Zeros after the input along W (>= 0).
+            top: Zeros before the input along H (>= 0).
+            bottom: Zeros after the input along H (>= 0).
+        """
         self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
         self.padding_style = PaddingStyle.EXPLICIT
 

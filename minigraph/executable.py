@@ -101,8 +101,8 @@ class Executable:
         """Run once (MPSGraphExecutable ``run(with:inputs:results:executionDescriptor:)``).
 
         Args:
-            inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order
-                (``feeds=`` is accepted too, the keyword ``Graph.run`` uses).
+            inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order.
+            feeds: The same, under the keyword ``Graph.run`` uses (give one of the two).
 
         Returns:
             A list of arrays in ``target_tensors`` order.

@@ -77,6 +77,9 @@ class Graph:
     def operation(self, name: str) -> Operation:
         """The operation with this unique name (``MPSGraphOperation.name``; MPSGraph itself has no lookup by name).
 
+        Args:
+            name: The op's unique name, scopes included (``"block1/conv_1"``).
+
         Raises:
             AmbiguousNameError: ``name`` was requested for several ops; the message lists the
                 unique names they got (``name``, ``name_1``, ...).
@@ -95,7 +98,14 @@ class Graph:
         return op
 
     def tensor(self, name: str) -> Tensor:
-        """The tensor with this name: an op's name, or ``"op:i"`` for output i (MPSGraph has no lookup by name)."""
+        """The tensor with this name: an op's name, or ``"op:i"`` for output i (MPSGraph has no lookup by name).
+
+        Args:
+            name: The producing op's unique name, or ``"name:i"`` for its output ``i``.
+
+        Raises:
+            NameLookupError: no such tensor; the message lists close matches.
+        """
         if not isinstance(name, str):
             raise NameLookupError(f"tensor names are strings; got {type(name).__name__} {name!r:.60}")
         base, _, idx = name.rpartition(":")
@@ -121,6 +131,9 @@ class Graph:
         """Prefix ``scope/`` to the names of every op built inside the block (scopes nest).
 
         MPSGraph has no name scopes; this is TensorFlow 1's ``name_scope``.
+
+        Args:
+            scope: A non-empty name; nested scopes join with ``/``.
         """
         if not isinstance(scope, str) or not scope.strip("/"):
             raise NameLookupError(f"name_scope needs a non-empty string, got {scope!r}")
@@ -150,6 +163,9 @@ class Graph:
 
         MPSGraph ``controlDependency(with:dependentBlock:name:)``; an op listed here is pulled
         into any plan that needs an op built inside the block.
+
+        Args:
+            ops: Operations (or tensors, meaning the ops that made them) of this graph.
         """
         deps = []
         for o in ops:
@@ -233,7 +249,14 @@ class Graph:
 
     # ---------------------------------------------------------------- variables
     def value_of(self, variable: Any) -> np.ndarray:
-        """A copy of a variable's current value (in MPSGraph, run ``read(_:name:)`` of the variable as a target)."""
+        """A copy of a variable's current value (in MPSGraph, run ``read(_:name:)`` of the variable as a target).
+
+        Args:
+            variable: A variable tensor (made by ``g.variable``) or its operation.
+
+        Returns:
+            A new ndarray; changing it does not change the variable.
+        """
         op = self._variable_op(variable, "value_of")
         with self._lock:
             return self._var_values[op].copy()
@@ -363,7 +386,11 @@ class Graph:
                              len(self._cache), self._compiles, self._last_compile_reason)
 
     def set_cache_size(self, size: int) -> None:
-        """Bound the number of cached executables (LRU); MPSGraph's own run cache is not configurable."""
+        """Bound the number of cached executables (LRU); MPSGraph's own run cache is not configurable.
+
+        Args:
+            size: How many executables ``run`` keeps (0 disables the cache).
+        """
         with self._lock:
             self._cache_size = max(0, int(size))
             self._evict_to(self._cache_size)

@@ -25,7 +25,17 @@ def _check_gradient(g, v: Tensor, gradient, label: str):
 
 def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name: Optional[str] = None) -> Operation:
     """``variable -= learning_rate * gradient``, applied when the returned operation runs
-    (MPSGraph ``applyStochasticGradientDescent(learningRate:variable:gradient:name:)``)."""
+    (MPSGraph ``applyStochasticGradientDescent(learningRate:variable:gradient:name:)``).
+
+    Args:
+        learning_rate: A number or scalar tensor, of the variable's dtype.
+        variable: A variable tensor (made by ``g.variable``).
+        gradient: A tensor of the variable's shape and dtype, e.g. from ``g.gradients``.
+        name: The operation's name (default ``apply_stochastic_gradient_descent``); scopes prefix it.
+
+    Returns:
+        Operation: the update; list it in ``target_operations`` to apply it.
+    """
     op = g._variable_op(variable, "apply_stochastic_gradient_descent")
     v = op.outputs[0]
     base = name or "apply_stochastic_gradient_descent"
@@ -46,6 +56,18 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
     with its own state so a training loop needs only ``target_operations=[step]``.
     ``apply_adam(learning_rate, variable, gradient)``, the argument order of
     ``apply_stochastic_gradient_descent``, works too.
+
+    Args:
+        variable: A variable tensor (made by ``g.variable``).
+        gradient: A tensor of the variable's shape and dtype, e.g. from ``g.gradients``.
+        learning_rate: The step size (MPSGraph's ``learningRate``).
+        beta1: Decay of the first moment estimate.
+        beta2: Decay of the second moment estimate.
+        epsilon: Added to the denominator for stability.
+        name: The operation's name (default ``adam_<variable>``); it also scopes the state variables.
+
+    Returns:
+        Operation: the update; list it in ``target_operations`` to apply it.
     """
     if _is_variable(gradient) and not _is_variable(variable):  # called as (learning_rate, variable, gradient)
         variable, gradient, learning_rate = gradient, learning_rate, variable

@@ -184,8 +184,13 @@ def _atomic_write(path: str, write) -> None:
 
 
 def save(g, path) -> str:
-    """Write the graph to ``path`` (JSON; MPSGraph serializes executables instead, ``serialize(package:descriptor:)``) and its constant and variable values next to it
+    """Write the graph to ``path`` (JSON) and its constant and variable values next to it
     (same name, ``.npz``). Variables are saved with their current values. Returns the JSON path.
+
+    MPSGraph saves compiled executables instead (``serialize(package:descriptor:)``).
+
+    Args:
+        path: The JSON file to write; the arrays go to the same name with ``.npz``.
     """
     json_path, npz_path = _paths(path)
     doc, arrays = to_json_dict(g)
@@ -433,7 +438,13 @@ def _no_constants(c: str):
 
 
 def load(path):
-    """Rebuild a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input (MPSGraph loads executables from a ``.mpsgraphpackage`` instead)."""
+    """Rebuild a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input.
+
+    MPSGraph loads compiled executables from a ``.mpsgraphpackage`` instead.
+
+    Args:
+        path: The JSON file ``g.save`` wrote (its ``.npz`` must sit next to it).
+    """
     from .graph import Graph
     from .ops.registry import OPS
 

@@ -374,6 +374,11 @@ def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Op
     each placeholder gets zero bytes (and size 1 for dynamic dimensions). Targets default to the
     tensors nothing consumes, and the assign operations nothing depends on. Variables are written
     with their current values. Raises ``SwiftExportError`` for what MPSGraph cannot express.
+
+    Args:
+        feeds: Optional ``{placeholder: array}`` embedded as the run's data.
+        target_tensors: The tensors the Swift run returns (default: those nothing consumes).
+        target_operations: The operations it runs (default: assigns nothing depends on).
     """
     from . import __version__
 

@@ -83,7 +83,14 @@ _BY_NP = {d.np_dtype: d for d in ALL_DTYPES}
 
 
 def as_dtype(value: Any) -> DataType:
-    """Accept a DataType (MPSGraph's ``MPSDataType``), its name (``"float32"``), or anything ``np.dtype`` understands."""
+    """Accept a DataType (MPSGraph's ``MPSDataType``), its name (``"float32"``), or anything ``np.dtype`` understands.
+
+    Args:
+        value: A DataType, a dtype name, a NumPy dtype or scalar type.
+
+    Raises:
+        UnknownDTypeError: not one of minigraph's data types (the message lists them).
+    """
     if isinstance(value, DataType):
         return value
     if value is None:  # np.dtype(None) is float64: never pick the NumPy-only type silently

@@ -118,6 +118,9 @@ def to_dot(g, rankdir: str = "TB") -> str:
 
     Name scopes are clusters; gradient ops are red, placeholders blue, constants grey,
     variables yellow; dashed edges are control dependencies; edge labels are tensor types.
+
+    Args:
+        rankdir: Graphviz layout direction: ``TB``, ``LR``, ``BT`` or ``RL``.
     """
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise MiniGraphError(f"rankdir must be TB, LR, BT or RL, got {rankdir!r}")
@@ -177,6 +180,9 @@ def to_mermaid(g, direction: str = "TD") -> str:
 
     Scopes are subgraphs; gradient ops get the ``grad`` class (red); dotted edges are
     control dependencies.
+
+    Args:
+        direction: Flowchart direction: ``TD``, ``TB``, ``LR``, ``BT`` or ``RL``.
     """
     if direction not in ("TD", "TB", "LR", "BT", "RL"):
         raise MiniGraphError(f"direction must be TD, TB, LR, BT or RL, got {direction!r}")
@@ -233,6 +239,12 @@ def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: 
     """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...); not in MPSGraph.
 
     A ``.dot``/``.gv`` path is written directly, without Graphviz. Returns the path.
+
+    Args:
+        path: Where to write; its suffix picks the format unless ``format`` is given.
+        format: A Graphviz output format (``svg``, ``png``, ``pdf``, ...).
+        rankdir: Graphviz layout direction: ``TB``, ``LR``, ``BT`` or ``RL``.
+        timeout: Seconds to wait for Graphviz's ``dot``.
     """
     path = os.fspath(path)
     fmt = (format or os.path.splitext(path)[1].lstrip(".")).lower()

@@ -191,6 +191,7 @@ def _figure_script() -> Path:
 
 
 def test_figures_are_generated_by_a_committed_matplotlib_script(tmp_path):
+    pytest.importorskip("matplotlib")  # the `viz` extra
     script = _figure_script()
     assert _tracked(script)
     src = script.read_text(encoding="utf-8")
@@ -353,6 +354,34 @@ def test_op_builders_name_the_swift_method():
 
 def test_public_classes_and_functions_mention_mpsgraph():
     bad = [n for n, o in _public_objects() if "MPSGraph" not in (inspect.getdoc(o) or "")]
+    assert not bad, bad
+
+
+def test_public_callables_with_parameters_document_them_google_style():
+    """Google style: a public function or method that takes parameters has an ``Args:`` section
+    naming each of them."""
+    bad = []
+
+    def check(label, f):
+        try:
+            params = [p for p in inspect.signature(f).parameters if p not in ("self", "g", "cls")]
+        except (TypeError, ValueError):
+            return
+        doc = inspect.getdoc(f) or ""
+        if params and ("Args:" not in doc or any(not re.search(rf"^\s+{p}( \(|:)", doc, re.M) for p in params
+                                                  if not p.startswith("*"))):
+            bad.append(label)
+
+    for n, o in _public_objects():
+        if inspect.isfunction(o):
+            check(n, o)
+        elif inspect.isclass(o) and not issubclass(o, BaseException):
+            for m, v in vars(o).items():
+                if not m.startswith("_") and inspect.isfunction(v):
+                    check(f"{n}.{m}", getattr(o, m))
+    for n in dir(mg.Graph):
+        if not n.startswith("_") and callable(getattr(mg.Graph, n)):
+            check(f"Graph.{n}", getattr(mg.Graph, n))
     assert not bad, bad
 
 

@@ -23,7 +23,13 @@ _entry_points_loaded = False
 
 
 def register_backend(name: str, factory: Callable[[], Any]) -> None:
-    """Register a backend factory under ``name`` (called once, lazily); not in MPSGraph."""
+    """Register a backend factory under ``name`` (called once, lazily); not in MPSGraph.
+
+    Args:
+        name: The name ``backend=`` will take.
+        factory: A class or function returning an object with ``name``, ``available()`` and
+            ``prepare(plan)`` (see docs/backends.md).
+    """
     with _LOCK:
         _FACTORIES[name] = factory
         _INSTANCES.pop(name, None)
@@ -94,7 +100,11 @@ def available_backends() -> AvailableBackends:
 
 
 def get_backend(name: str) -> Any:
-    """The backend called ``name`` (what MPSGraph calls the device); ``BackendUnavailableError`` says why it cannot be used."""
+    """The backend called ``name`` (what MPSGraph calls the device); ``BackendUnavailableError`` says why it cannot be used.
+
+    Args:
+        name: A backend name, e.g. ``"numpy"`` or ``"webgpu"``.
+    """
     _load_entry_points()
     if not isinstance(name, str) or name not in _FACTORIES:
         raise UnknownBackendError(
