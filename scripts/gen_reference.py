@@ -121,21 +121,21 @@ def render() -> str:
         "through it ([autodiff](autodiff.md)), and which backends have a kernel for it "
         "([backends](backends.md)).",
         "",
-        "Legend. *gradient*: `yes` = a gradient rule is registered; `**no**` = declared not "
+        "Legend. *differentiable*: `yes` = a gradient rule is registered; `**no**` = declared not "
         "differentiable (autodiff raises `NotDifferentiableError` naming the op if it lies on the "
-        "path); `leaf` = no inputs (gradients stop here). *kernels*: `yes` = the backend has a "
+        "path); `leaf` = no inputs (gradients stop here). *kernel* columns, one per backend: `yes` = the backend has a "
         "kernel; `—` = it has none (compiling a graph that needs it raises `KernelMissingError`); "
         "`executor` = placeholders, constants and variables are handled by the executor, not by "
         "kernels; `n/a` = the backend is not in this checkout. The `metal` backend is the `webgpu` "
-        "backend pinned to a Metal adapter, so it has the `webgpu` column's kernels.",
+        "backend pinned to a Metal adapter, so its column repeats the `webgpu` one (it runs only on macOS).",
         "",
     ]
     for cat in cats:
         ops = sorted((d for d in OPS.values() if d.category == cat), key=lambda d: d.type)
         out += [f"## {cat}", "",
                 "| Python builder | MPSGraph (Swift) | Objective-C selector | inputs | attributes "
-                "| gradient | numpy | webgpu |",
-                "|---|---|---|---|---|---|---|---|"]
+                "| differentiable | numpy kernel | webgpu kernel | metal kernel |",
+                "|---|---|---|---|---|---|---|---|---|"]
         for d in ops:
             out.append("| " + " | ".join([
                 f"`{_esc(_builder_call(d))}`",
@@ -146,6 +146,7 @@ def render() -> str:
                 _gradient(d),
                 _kernel(d, npk),
                 _kernel(d, wgk),
+                _kernel(d, wgk),  # metal = the webgpu kernels on a Metal adapter
             ]) + " |")
         out.append("")
 

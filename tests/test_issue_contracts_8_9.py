@@ -242,7 +242,8 @@ def test_reference_is_a_table_with_the_named_columns():
     text = _read("reference.md")
     headers = [h.strip().lower() for h in re.findall(r"^\|(.+)\|$", text, re.M)[0].split("|")]
     joined = " ".join(headers)
-    for col in ("python", "swift", "objective-c", "inputs", "attributes", "gradient", "numpy", "webgpu"):
+    for col in ("python", "swift", "objective-c", "inputs", "attributes", "differentiable", "numpy", "webgpu",
+                "metal", "kernel"):
         assert col in joined, (col, headers)
     assert re.search(r"generated", text, re.I)
 
