@@ -34,6 +34,25 @@ def rng():
     return np.random.default_rng(1234)
 
 
+@pytest.fixture(autouse=True)
+def _backend_registry_restored():
+    """A backend registered by a test (or by a docs page the docs tests run, e.g. backends.md's
+    'tiny') is unregistered afterwards, so later tests that loop over mg.available_backends()
+    see only the real ones. Instances of untouched backends (a webgpu device) are kept."""
+    from minigraph import backends as registry
+
+    factories = registry._FACTORIES
+    saved = dict(factories)
+    yield
+    changed = {n for n in set(factories) | set(saved) if factories.get(n) is not saved.get(n)}
+    for n in changed:
+        registry._INSTANCES.pop(n, None)
+        if n in saved:
+            factories[n] = saved[n]
+        else:
+            factories.pop(n, None)
+
+
 def pytest_sessionstart(session):
     avail = mg.available_backends()
     missing = _required() - set(avail)
