@@ -8,6 +8,7 @@ agreed. MPSGraph has no such tool; its nearest aid is running a graph with
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -36,6 +37,21 @@ class TensorDiff:
     ok: bool  # every element within atol + rtol * |reference| (NaN matches NaN)
     note: str = ""
 
+    @property
+    def name(self) -> str:
+        """The tensor's name (``report.first_failure.name`` names the node to look at)."""
+        return self.tensor
+
+    def __eq__(self, other):  # ``report.first_failure == "conv1"`` compares by name
+        if isinstance(other, str):
+            return self.tensor == other
+        if not isinstance(other, TensorDiff):
+            return NotImplemented
+        return dataclasses.astuple(self) == dataclasses.astuple(other)
+
+    def __hash__(self):
+        return hash((self.position, self.tensor, self.backend))
+
 
 @dataclass
 class BackendComparison:
@@ -61,6 +77,13 @@ class BackendComparison:
         """The earliest tensor (in topological order) over tolerance on some backend, or None."""
         f = self.failures
         return f[0] if f else None
+
+    def __iter__(self):
+        """The diffs, in topological order."""
+        return iter(self.diffs)
+
+    def __len__(self) -> int:
+        return len(self.diffs)
 
     def diff(self, tensor: Any, backend: str = None) -> TensorDiff:
         """The diff of one tensor (by name or Tensor) on ``backend`` (default: the first other)."""

@@ -53,7 +53,7 @@ class Graph:
         self._var_values: dict[Operation, np.ndarray] = {}
         self._lock = threading.RLock()  # guards variable commits and the cache
         self._cache: "OrderedDict[Any, Any]" = OrderedDict()
-        self._cache_size = cache_size
+        self._cache_size = _cache_bound(cache_size)
         self._cache_hits = 0
         self._cache_misses = 0
         self._compiles = 0
@@ -392,12 +392,26 @@ class Graph:
             size: How many executables ``run`` keeps (0 disables the cache).
         """
         with self._lock:
-            self._cache_size = max(0, int(size))
+            self._cache_size = _cache_bound(size)
             self._evict_to(self._cache_size)
+
+    @property
+    def cache_size(self) -> int:
+        """The LRU bound on cached executables; assigning it is ``set_cache_size``."""
+        return self._cache_size
+
+    @cache_size.setter
+    def cache_size(self, size: int) -> None:
+        self.set_cache_size(size)
+
+    def cache_clear(self) -> None:
+        """Drop every cached executable (as ``functools.lru_cache``'s ``cache_clear``); counters stay."""
+        with self._lock:
+            self._cache.clear()
 
     def _evict_to(self, size: int) -> None:
         """Drop least-recently-used executables; remember their keys to explain a recompile."""
-        while len(self._cache) > size:
+        while size is not None and len(self._cache) > size:
             k, _ = self._cache.popitem(last=False)
             self._evicted[k] = None
             while len(self._evicted) > 4096:
@@ -405,6 +419,15 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<minigraph.Graph with {len(self._ops)} ops>"
+
+
+def _cache_bound(size: Any) -> Optional[int]:
+    """An LRU bound: an int >= 0 (negative means 0), or None for unbounded (as ``functools.lru_cache``)."""
+    if size is None:
+        return None
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise TargetError(f"cache_size must be an int >= 0 or None (unbounded), got {size!r}")
+    return max(0, int(size))
 
 
 def _type_of_feed(t: Any, v: Any) -> ShapedType:

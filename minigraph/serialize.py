@@ -163,7 +163,8 @@ def to_json_dict(g) -> tuple:
     with g._lock:
         for op, v in g._var_values.items():
             variables[op.name] = enc.array(v, f"variable {op.name!r} value")["key"]
-    doc = {"format": FORMAT, "version": VERSION, "cache_size": g._cache_size,
+    cache_size = g._cache_size if g._cache_size is None else min(g._cache_size, 1 << 20)  # load's bound
+    doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
            "ops": ops, "variables": variables}
     return doc, {k: a for k, (_, a) in enc.arrays.items()}
 
@@ -481,8 +482,9 @@ def load(path):
     ops = _want(doc["ops"], list, where, "ops")
     variables = _want(doc["variables"], dict, where, "variables")
     cache_size = doc.get("cache_size", 64)
-    if isinstance(cache_size, bool) or not isinstance(cache_size, int) or not 0 <= cache_size <= 1 << 20:
-        _fail(where, f"cache_size must be an int in 0..{1 << 20}, got {_short(cache_size)}")
+    if cache_size is not None and (isinstance(cache_size, bool) or not isinstance(cache_size, int)
+                                   or not 0 <= cache_size <= 1 << 20):
+        _fail(where, f"cache_size must be null (unbounded) or an int in 0..{1 << 20}, got {_short(cache_size)}")
     sha = doc.get("npz_sha256")
     if sha is not None and not (isinstance(sha, str) and len(sha) == 64):
         _fail(where, "npz_sha256 must be a 64-character hex string")
