@@ -397,7 +397,7 @@ class Graph:
 
     @property
     def cache_size(self) -> int:
-        """The LRU bound on cached executables; assigning it is ``set_cache_size``."""
+        """The LRU bound on cached executables (None: unbounded); assigning it calls ``set_cache_size``."""
         return self._cache_size
 
     @cache_size.setter
@@ -405,7 +405,7 @@ class Graph:
         self.set_cache_size(size)
 
     def cache_clear(self) -> None:
-        """Drop every cached executable (as ``functools.lru_cache``'s ``cache_clear``); counters stay."""
+        """Drop every cached executable, as ``functools.lru_cache``'s ``cache_clear`` (MPSGraph's run cache is internal, no equivalent)."""
         with self._lock:
             self._cache.clear()
 

@@ -99,6 +99,49 @@ class AvailableBackends(list):
         why = "; ".join(f"{k}: {v}" for k, v in self.unavailable.items())
         return f"{list(self)!r}" + (f" (unavailable: {why})" if why else "")
 
+    # read as a mapping too: avail["metal"] -> BackendStatus(available=False, reason="Metal needs macOS ...")
+    def __getitem__(self, key):
+        if not isinstance(key, str):
+            return super().__getitem__(key)
+        if key in self:
+            return BackendStatus(True, "available")
+        if key in self.unavailable:
+            return BackendStatus(False, self.unavailable[key])
+        from ..errors import NameLookupError  # a KeyError, as a mapping lookup raises
+
+        raise NameLookupError(f"unknown backend {key!r}; known backends: {sorted(self.names())}")
+
+    def get(self, key: str, default=None):
+        """The ``BackendStatus`` of ``key``, or ``default`` for an unknown name."""
+        return self[key] if key in self or key in self.unavailable else default
+
+    def names(self) -> list:
+        """Every registered backend, available or not."""
+        return list(self) + [n for n in self.unavailable if n not in self]
+
+    def items(self) -> list:
+        """``[(name, BackendStatus)]`` for every registered backend."""
+        return [(n, self[n]) for n in self.names()]
+
+
+class BackendStatus(tuple):
+    """``(available, reason)``; true when the backend works here."""
+
+    def __new__(cls, available: bool, reason: str):
+        return super().__new__(cls, (bool(available), reason))
+
+    available = property(lambda self: self[0])
+    reason = property(lambda self: self[1])
+
+    def __bool__(self) -> bool:
+        return self[0]
+
+    def __str__(self) -> str:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"BackendStatus(available={self[0]}, reason={self[1]!r})"
+
 
 def available_backends() -> AvailableBackends:
     """Backends that can run on this machine, and for the others, why not (MPSGraph runs on an ``MPSGraphDevice``; minigraph picks a backend instead)."""

@@ -23,7 +23,9 @@ class NumpyBackend:
         _load_kernels()
         missing = sorted({s.op.type for s in plan.steps if s.op.type not in KERNELS and s.op.type not in _SPECIAL})
         if missing:
-            raise KernelMissingError(f"numpy backend has no kernel for op type(s) {missing}")
+            ops = [next(s.op for s in plan.steps if s.op.type == t) for t in missing]
+            raise KernelMissingError(f"numpy backend has no kernel for op type(s) {missing}: " + ", ".join(
+                f"{o.type} op {o.name!r} (built at {o.location})" for o in ops))
         return _Runner(plan)
 
 

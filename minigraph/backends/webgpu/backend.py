@@ -88,8 +88,10 @@ class WebGPUBackend:
         missing = sorted({s.op.type for s in plan.steps
                           if s.op.type not in KERNELS and s.op.type not in ALIASES and s.op.type not in _SPECIAL})
         if missing:
-            raise KernelMissingError(f"{self.name} backend has no kernel for op type(s) {missing} "
-                                     "(no silent fallback to numpy: run this graph with backend='numpy')")
+            ops = [next(s.op for s in plan.steps if s.op.type == t) for t in missing]
+            raise KernelMissingError(f"{self.name} backend has no kernel for op type(s) {missing}: "
+                                     + ", ".join(f"{_label(o)} (built at {o.location})" for o in ops)
+                                     + " (no silent fallback to numpy: run this graph with backend='numpy')")
         with GPU_LOCK:
             return _Runner(plan, ctx, self.name)
 
@@ -131,12 +133,12 @@ def _check_dtypes(step, ctx, backend_name):
         name = ty.dtype.name
         if name not in SUPPORTED_DTYPES:
             raise UnsupportedDTypeError(
-                f"{_label(step.op)}: the {backend_name} backend has no kernel for dtype {name} "
+                f"{_label(step.op)} (built at {step.op.location}): the {backend_name} backend has no kernel for dtype {name} "
                 f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either); cast to a supported "
                 "dtype with g.cast(...) or run with backend='numpy'")
         if name == "float16" and not ctx.has_f16:
             raise UnsupportedDTypeError(
-                f"{_label(step.op)}: float16 needs the WebGPU feature 'shader-f16', which the adapter "
+                f"{_label(step.op)} (built at {step.op.location}): float16 needs the WebGPU feature 'shader-f16', which the adapter "
                 f"{ctx.description} does not have; cast to float32 or run with backend='numpy'")
 
 
