@@ -42,6 +42,9 @@ class TensorDiff:
         """The tensor's name (``report.first_failure.name`` names the node to look at)."""
         return self.tensor
 
+    max_abs_error = property(lambda self: self.max_abs, doc="Alias of ``max_abs``.")
+    max_rel_error = property(lambda self: self.max_rel, doc="Alias of ``max_rel``.")
+
     def __eq__(self, other):  # ``report.first_failure == "conv1"`` compares by name
         if isinstance(other, str):
             return self.tensor == other

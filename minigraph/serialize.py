@@ -67,6 +67,8 @@ def _paths(path) -> tuple:
     p = os.fspath(path)
     if not isinstance(p, str):
         p = os.fsdecode(p)
+    if os.path.isdir(p):  # a directory holds graph.json and graph.npz
+        p = os.path.join(p, "graph.json")
     root, ext = os.path.splitext(p)
     if ext.lower() == ".npz":
         raise SerializationError(f"{p!r}: give the path of the .json file; the arrays go next to it "

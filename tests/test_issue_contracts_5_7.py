@@ -584,9 +584,14 @@ def test_save_load_round_trip_is_exact(tmp_path, rng):
     assert [d.name for d in op.control_dependencies] == ["s"]
     desc = h.operation("block/dw").attrs["descriptor"]
     assert desc.stride_in_x == 2 and desc.padding_style == mg.PaddingStyle.TF_SAME
-    # pathlib path works too
+    # pathlib path works too, and so does a directory (graph.json + graph.npz inside)
     g.save(tmp_path / "again.json")
     assert str(mg.load(tmp_path / "again.json")) == str(g)
+    d = tmp_path / "modeldir"
+    d.mkdir()
+    g.save(d)
+    assert sorted(os.listdir(d)) == ["graph.json", "graph.npz"]
+    assert str(mg.load(d)) == str(g)
 
 
 def _saved(tmp_path):
@@ -765,6 +770,7 @@ def test_compare_backends_names_the_first_node_over_tolerance(rng):
     assert first is not None
     assert first.tensor == "ex"
     assert first.name == "ex" and first == "ex"
+    assert first.max_abs_error == first.max_abs > 0 and first.max_rel_error == pytest.approx(0.5, rel=1e-6)
     ok = [d for d in rep.diffs if d.tensor in ("dw", "act")]
     assert ok and all(d.ok and d.max_abs == 0 for d in ok)
     assert "ex" in str(rep)
