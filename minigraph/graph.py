@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import logging
 import os
 import sys
 import threading
@@ -17,6 +18,7 @@ from .tensor import Operation, Tensor
 from .types import DataType, ShapedType, as_dtype
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_log = logging.getLogger("minigraph")  # INFO: why run compiled (also g.last_compile_reason)
 
 
 class AmbiguousNameError(NameLookupError, ValueError):
@@ -335,6 +337,7 @@ class Graph:
                     f"compiled before, then evicted from the LRU cache (maxsize {self._cache_size}; "
                     "g.set_cache_size(n) keeps more)")
             self._last_compile_reason = reason
+            _log.info("run compiles for backend %r: %s", backend, reason)
             exe = self.compile(types, target_tensors, target_operations, backend)
             with self._lock:
                 self._cache_misses += 1
@@ -397,7 +400,7 @@ class Graph:
 
     @property
     def cache_size(self) -> int:
-        """The LRU bound on cached executables (None: unbounded); assigning it calls ``set_cache_size``."""
+        """The LRU bound on cached executables (None: unbounded); assigning it calls ``set_cache_size`` (no MPSGraph equivalent)."""
         return self._cache_size
 
     @cache_size.setter

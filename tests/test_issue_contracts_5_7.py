@@ -73,7 +73,7 @@ def test_metal_backend_unavailable_error_wording():
         with pytest.raises(mg.BackendUnavailableError) as ei:
             call()
         msg = str(ei.value)
-        assert "Metal" in msg and "macOS" in msg and "webgpu" in msg
+        assert "Metal" in msg and "macOS" in msg and "webgpu" in msg and "same kernels" in msg
 
 
 def test_available_backends_also_reads_as_a_mapping():
@@ -690,6 +690,20 @@ def test_cache_is_lru_bounded_configurable_and_explains_compiles():
     assert g.cache_info().currsize == 2  # bounded
     g.set_cache_size(1)
     assert g.cache_info().maxsize == 1 and g.cache_info().currsize == 1
+
+
+def test_compile_reason_is_logged(caplog):
+    import logging
+
+    g = mg.Graph()
+    x = g.placeholder(shape=(-1, 3, 8, 8), dtype=mg.float32, name="x")
+    y = g.relu(x, name="y")
+    with caplog.at_level(logging.INFO, logger="minigraph"):
+        g.run({x: np.ones((2, 3, 8, 8), np.float32)}, [y])
+        g.run({x: np.ones((2, 3, 8, 8), np.float32)}, [y])
+        g.run({x: np.ones((4, 3, 8, 8), np.float32)}, [y])
+    recs = [r.getMessage() for r in caplog.records if r.name.startswith("minigraph")]
+    assert len(recs) == 2 and "(4, 3, 8, 8)" in recs[-1] and "'x'" in recs[-1]
 
 
 def test_cache_size_spellings():

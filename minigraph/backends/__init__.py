@@ -81,7 +81,7 @@ def _instance(name: str) -> Any:
 def _status(name: str) -> tuple[bool, str]:
     if name == "metal" and sys.platform != "darwin":
         return False, (f"Metal needs macOS (this is {sys.platform}); the 'webgpu' backend runs the same "
-                       "WGSL kernels through wgpu on Vulkan here")
+                       "kernels (our WGSL, through wgpu on Vulkan) here")
     try:
         return tuple(_instance(name).available())  # type: ignore[return-value]
     except Exception as e:  # a backend that fails to load is unavailable, with the reason
