@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -380,10 +380,12 @@ class Graph:
         return self._compiles
 
     def cache_info(self):
-        """Executable cache statistics: hits, misses, maxsize, currsize, compiles (MPSGraph's run cache is internal, no equivalent)."""
-        from collections import namedtuple
+        """Executable cache statistics: hits, misses, maxsize, currsize, compiles (MPSGraph's run cache is internal, no equivalent).
 
-        CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize compiles last_reason")
+        Returns:
+            A ``CacheInfo``: the 4-tuple ``(hits, misses, maxsize, currsize)`` of
+            ``functools.lru_cache``, with ``compiles`` and ``last_reason`` as extra attributes.
+        """
         with self._lock:
             return CacheInfo(self._cache_hits, self._cache_misses, self._cache_size,
                              len(self._cache), self._compiles, self._last_compile_reason)
@@ -422,6 +424,19 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<minigraph.Graph with {len(self._ops)} ops>"
+
+
+class CacheInfo(namedtuple("CacheInfo", "hits misses maxsize currsize")):
+    """``functools.lru_cache``'s statistics tuple, plus ``compiles`` and ``last_reason`` attributes."""
+
+    def __new__(cls, hits, misses, maxsize, currsize, compiles=0, last_reason=""):
+        self = super().__new__(cls, hits, misses, maxsize, currsize)
+        self.compiles, self.last_reason = compiles, last_reason
+        return self
+
+    def __repr__(self) -> str:
+        return (f"CacheInfo(hits={self.hits}, misses={self.misses}, maxsize={self.maxsize}, "
+                f"currsize={self.currsize}, compiles={self.compiles}, last_reason={self.last_reason!r})")
 
 
 def _cache_bound(size: Any) -> Optional[int]:

@@ -48,7 +48,8 @@ def to_networkx(g) -> nx.DiGraph:
 
     Node attributes: ``type``, ``index`` (creation order), ``scope``, ``location``,
     ``gradient`` (bool), ``kind``, ``attrs`` (the op's attributes), ``outputs`` (list of
-    ``(shape, dtype name)``), ``op`` (the Operation). Edge attributes: ``kind`` (``"data"`` or
+    ``(shape, dtype name)``), ``shape`` and ``dtype`` (of the first output; None for an op without
+    outputs), ``op`` (the Operation). Edge attributes: ``kind`` (``"data"`` or
     ``"control"``), and for data edges ``tensor`` (name), ``shape``, ``dtype``, ``input_indices``
     (the consumer's input positions fed by that tensor) and ``control`` (True when the consumer
     also has a control dependency on the producer).
@@ -57,7 +58,9 @@ def to_networkx(g) -> nx.DiGraph:
     for op in g.operations:
         dg.add_node(op.name, op=op, type=op.type, index=op.index, scope=scope_of(op),
                     location=op.location, gradient=is_gradient_op(op), kind=_kind(op),
-                    attrs=dict(op.attrs), outputs=[(tuple(t.shape), t.dtype.name) for t in op.outputs])
+                    attrs=dict(op.attrs), outputs=[(tuple(t.shape), t.dtype.name) for t in op.outputs],
+                    shape=tuple(op.outputs[0].shape) if op.outputs else None,
+                    dtype=op.outputs[0].dtype.name if op.outputs else None)
     for op in g.operations:
         for i, t in enumerate(op.inputs):
             src = t.operation.name

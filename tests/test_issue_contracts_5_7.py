@@ -474,6 +474,8 @@ def test_to_networkx_digraph_with_op_and_tensor_attributes():
     assert isinstance(dg, nx.DiGraph)
     assert set(dg.nodes) == {op.name for op in g.operations}
     assert dg.nodes["block/dw"]["type"] == "depthwise_convolution_2d"
+    assert dg.nodes["block/dw"]["shape"] == (2, 3, 4, 4) and dg.nodes["block/dw"]["dtype"] == mg.float32
+    assert dg.nodes["block/dw"]["op"] is g.operation("block/dw")
     e = dg.edges["block/dw", "block/act"]
     assert tuple(e["shape"]) == (2, 3, 4, 4) and "float32" in str(e["dtype"])
     assert nx.is_directed_acyclic_graph(dg)
@@ -686,6 +688,8 @@ def test_cache_is_lru_bounded_configurable_and_explains_compiles():
     g.run({x: np.ones((4, 3, 8, 8), np.float32)}, [y])
     info = g.cache_info()
     assert info.hits == 1 and info.misses == 2 and info.maxsize == 2 and info.currsize == 2
+    hits, misses, maxsize, currsize = info  # functools.lru_cache's CacheInfo shape
+    assert (hits, misses, maxsize, currsize) == (1, 2, 2, 2)
     g.run({x: np.ones((5, 3, 8, 8), np.float32)}, [y])
     assert g.cache_info().currsize == 2  # bounded
     g.set_cache_size(1)
