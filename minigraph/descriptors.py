@@ -70,10 +70,11 @@ class _Descriptor:
     _PADDINGS: tuple = ()
 
     def copy(self):
+        """An independent copy (MPSGraph descriptors are ``NSCopying``; ops keep a copy too)."""
         return _copy.deepcopy(self)
 
     def non_defaults(self) -> dict:
-        """Fields that differ from the defaults (for listings and exports)."""
+        """Fields that differ from the defaults (for listings and exports; not in MPSGraph)."""
         default = type(self).__new__(type(self))
         type(self).__init__(default, **self._required())
         return {f.name: getattr(self, f.name) for f in fields(self)
@@ -83,6 +84,7 @@ class _Descriptor:
         return {}
 
     def as_dict(self) -> dict:
+        """Every field by name, enums as their names (for saving and listings; not in MPSGraph)."""
         out = {}
         for f in fields(self):
             v = getattr(self, f.name)
@@ -90,7 +92,8 @@ class _Descriptor:
         return out
 
     def validate(self) -> None:
-        """Raise ``DescriptorError`` naming the field when a value is out of range."""
+        """Raise ``DescriptorError`` naming the field when a value is out of range (in MPSGraph a
+        bad field surfaces as a verifier failure, often fatal)."""
         for f in self._STRIDES:
             _count(getattr(self, f), f, 1)
         for f in self._PADDINGS:

@@ -163,7 +163,7 @@ class Executable:
         return _execute(self.graph, plan, runner, feed_values)
 
     def describe(self) -> str:
-        """A listing of the compiled plan: feeds, targets, steps with concrete shapes, frees, pruned ops."""
+        """A listing of the compiled plan: feeds, targets, steps with concrete shapes, frees, pruned ops (not in MPSGraph)."""
         from .listing import describe_executable
 
         return describe_executable(self)

@@ -34,7 +34,7 @@ class Operation:
 
     @property
     def output(self) -> "Tensor":
-        """The first output tensor (most ops have exactly one)."""
+        """The first output tensor (most ops have exactly one): ``outputTensors[0]`` in MPSGraph."""
         return self.outputs[0]
 
 
@@ -68,13 +68,13 @@ class Tensor:
 
     @property
     def name(self) -> str:
-        """The producing op's unique name, or ``"op:i"`` for output i of a multi-output op."""
+        """The producing op's unique name, or ``"op:i"`` for output i of a multi-output op (an MPSGraphTensor's name is private)."""
         op = self.operation
         return op.name if len(op.outputs) <= 1 else f"{op.name}:{self.index}"
 
     @property
     def rank(self) -> int:
-        """The number of dimensions, ``len(shape)``."""
+        """The number of dimensions, ``len(shape)`` (``shape.count`` of an MPSGraphTensor)."""
         return len(self.shape)
 
     def __repr__(self) -> str:

@@ -36,17 +36,17 @@ class DataType:
 
     @property
     def dtype(self) -> np.dtype:
-        """The NumPy dtype (so ``np.dtype(mg.float32)`` and ``np.zeros(3, mg.float32)`` work)."""
+        """The NumPy dtype (so ``np.dtype(mg.float32)`` and ``np.zeros(3, mg.float32)`` work); MPSGraph has MPSDataType only."""
         return self.np_dtype
 
     @property
     def is_floating(self) -> bool:
-        """True for float16, float32 (and the NumPy-only float64)."""
+        """True for float16, float32 (and the NumPy-only float64): MPSDataType's ``FloatBit`` types."""
         return self.np_dtype.kind == "f"
 
     @property
     def is_integer(self) -> bool:
-        """True for the signed and unsigned integer types."""
+        """True for the signed and unsigned integer types (MPSDataType's ``SignedBit`` types and the unsigned ones)."""
         return self.np_dtype.kind in "iu"
 
     @property
@@ -56,7 +56,7 @@ class DataType:
 
     @property
     def itemsize(self) -> int:
-        """Bytes per element."""
+        """Bytes per element (the low bits of the MPSDataType raw value, divided by 8)."""
         return self.np_dtype.itemsize
 
     def __repr__(self) -> str:

@@ -334,6 +334,22 @@ def test_every_public_name_has_a_docstring():
     assert not missing, missing
 
 
+def test_every_member_of_every_public_class_has_a_docstring():
+    """Inherited members too (a descriptor's ``copy``/``as_dict`` come from a private base)."""
+    missing = []
+    for cn, cls in _public_objects():
+        if not inspect.isclass(cls) or issubclass(cls, BaseException):
+            continue
+        for n, _ in inspect.getmembers(cls):
+            if n.startswith("_"):
+                continue
+            st = inspect.getattr_static(cls, n)
+            if isinstance(st, (property, staticmethod, classmethod)) or inspect.isfunction(st):
+                if not (inspect.getdoc(getattr(cls, n)) or "").strip():
+                    missing.append(f"{cn}.{n}")
+    assert not missing, missing
+
+
 def test_graph_methods_name_their_mpsgraph_equivalent():
     """Every public Graph method's docstring mentions MPSGraph (its equivalent, or that it has none)."""
     bad = []
