@@ -77,6 +77,11 @@ class Tensor:
         """The number of dimensions, ``len(shape)`` (``shape.count`` of an MPSGraphTensor)."""
         return len(self.shape)
 
+    @property
+    def location(self) -> str:
+        """``file:line`` where the user built the producing op (its ``operation.location``)."""
+        return self.operation.location
+
     def __repr__(self) -> str:
         return f"<Tensor {self.name!r} shape={self.shape} dtype={self.dtype.name}>"
 

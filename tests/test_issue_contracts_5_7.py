@@ -556,6 +556,7 @@ def test_ops_record_the_user_source_line():
     line = inspect.currentframe().f_lineno + 1
     x = g.placeholder(shape=(-1, 3), dtype=mg.float32, name="a")
     assert x.operation.location.endswith(f"{os.path.basename(__file__)}:{line}")
+    assert x.location == x.operation.location
     b = g.placeholder(shape=(-1, 4), dtype=mg.float32, name="b")
     line = inspect.currentframe().f_lineno + 1
     c = g.matrix_multiplication(x, b, name="mm")
