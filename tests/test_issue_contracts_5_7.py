@@ -284,6 +284,47 @@ def test_register_backend_runs_and_missing_kernel_is_compile_time(rng):
         g.compile({x: mg.ShapedType((3, 2), mg.float32)}, [z], backend="toy_contract")
 
 
+def test_entry_point_to_the_builtin_numpy_backend_class(monkeypatch):
+    """The simplest third-party backend an outsider can write: an entry point naming an existing class."""
+    import importlib.metadata as md
+
+    ep = md.EntryPoint(name="numpy_again", value="minigraph.backends.numpy:NumpyBackend", group="minigraph.backends")
+    real = md.entry_points
+    monkeypatch.setattr(md, "entry_points",
+                        lambda **kw: [ep] if kw.get("group") == "minigraph.backends" else real(**kw))
+    assert "numpy_again" in mg.available_backends()
+    g = mg.Graph()
+    x = g.placeholder(shape=(3,), dtype=mg.float32, name="x")
+    y = g.square(x)
+    assert g.run({x: np.array([1, -2, 3], np.float32)}, [y], backend="numpy_again")[y].tolist() == [1, 4, 9]
+
+
+class _Minimal:
+    """No name, no available(): only prepare (delegating to numpy)."""
+
+    def prepare(self, plan):
+        return mg.get_backend("numpy").prepare(plan)
+
+
+class _BoolAvailable(_Minimal):
+    def available(self):
+        return False
+
+
+def test_lenient_backend_interface():
+    mg.register_backend("minimal_be", _Minimal)
+    mg.register_backend("bool_be", _BoolAvailable)
+    avail = mg.available_backends()
+    assert "minimal_be" in avail and "bool_be" not in avail
+    assert "bool_be" in avail.unavailable
+    g = mg.Graph()
+    x = g.placeholder(shape=(2,), dtype=mg.float32, name="x")
+    y = g.negative(x)
+    assert g.run({x: np.array([1, 2], np.float32)}, [y], backend="minimal_be")[y].tolist() == [-1, -2]
+    with pytest.raises(mg.BackendUnavailableError):
+        g.run({x: np.array([1, 2], np.float32)}, [y], backend="bool_be")
+
+
 def test_entry_point_group_in_process(monkeypatch):
     """A backend advertised in the ``minigraph.backends`` entry-point group is found."""
     import importlib.metadata as md

@@ -83,7 +83,12 @@ def _status(name: str) -> tuple[bool, str]:
         return False, (f"Metal needs macOS (this is {sys.platform}); the 'webgpu' backend runs the same "
                        "kernels (our WGSL, through wgpu on Vulkan) here")
     try:
-        return tuple(_instance(name).available())  # type: ignore[return-value]
+        check = getattr(_instance(name), "available", True)  # no available(): always available
+        got = check() if callable(check) else check
+        if isinstance(got, (bool, int)):  # a bare bool is accepted too
+            return bool(got), ("available" if got else "its available() returned False")
+        ok, reason = got
+        return bool(ok), str(reason)
     except Exception as e:  # a backend that fails to load is unavailable, with the reason
         return False, f"{type(e).__name__}: {e}"
 
