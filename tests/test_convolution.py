@@ -5,7 +5,6 @@ formulas), the adjoint identity, finite differences, and PyTorch / JAX when inst
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -65,17 +64,6 @@ def precision(backend):
     return mg.float32, dict(rtol=1e-4, atol=1e-4)
 
 
-def run_on(backend, fn, *args, **kwargs):
-    """Call ``fn`` (a run or compile); a backend without these kernels yet is skipped, unless
-    MINIGRAPH_REQUIRE_BACKENDS names it (then it fails, as in CI)."""
-    try:
-        return fn(*args, backend=backend, **kwargs)
-    except mg.KernelMissingError as e:
-        if backend == "numpy" or backend in os.environ.get("MINIGRAPH_REQUIRE_BACKENDS", "").split(","):
-            raise
-        pytest.skip(f"{backend}: {e}")
-
-
 def run_all(x, w, dy, desc, backend="numpy", dtype=None):
     """Forward, data gradient and weights gradient in one graph fed from placeholders; inputs and
     results in canonical NCHW/OIHW. ``dtype`` defaults to the backend's ``precision``."""
@@ -92,7 +80,7 @@ def run_all(x, w, dy, desc, backend="numpy", dtype=None):
     npd = dtype.np_dtype
     feeds = {xp: xa.astype(npd), wp: wa.astype(npd), dyp: dya.astype(npd)}
     before = [a.copy() for a in feeds.values()]
-    r = run_on(backend, g.run, feeds, [y, dx, dw])
+    r = g.run(feeds, [y, dx, dw], backend=backend)
     for a, b in zip(feeds.values(), before):  # feeds are never mutated
         np.testing.assert_array_equal(a, b)
     return from_data(r[y], dl), from_data(r[dx], dl), from_weights(r[dw], wl)
@@ -241,7 +229,7 @@ def test_jax_oracle(backend, style, jpad):
     y = g.convolution_2d(xp, wp, desc)
     dx = g.convolution_2d_data_gradient(dyp, wp, x.shape, desc)
     dw = g.convolution_2d_weights_gradient(dyp, xp, w.shape, desc)
-    r = run_on(backend, g.run, {xp: x, wp: w, dyp: dy}, [y, dx, dw])
+    r = g.run({xp: x, wp: w, dyp: dy}, [y, dx, dw], backend=backend)
     for got, want in ((r[y], jy), (r[dx], jdx), (r[dw], jdw)):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, np.asarray(want), rtol=1e-4, atol=1e-4)
@@ -333,7 +321,7 @@ def test_dynamic_batch(backend):
     rp = ref_pads("TF_SAME", 7, 7, 3, 3, (2, 2), (1, 1), (0, 0, 0, 0))
     for n in (1, 3):
         xv = rng.standard_normal((n, 4, 7, 7)).astype(dt.np_dtype)
-        r = run_on(backend, g.run, {x: xv, w: wv}, [y, dx, dw])
+        r = g.run({x: xv, w: wv}, [y, dx, dw], backend=backend)
         yv = nv.conv2d_forward(xv, wv, (2, 2), (1, 1), rp, 2)
         np.testing.assert_allclose(r[y], yv, **tol)
         np.testing.assert_allclose(r[dx], nv.conv2d_data_grad(yv, wv, xv.shape, (2, 2), (1, 1), rp, 2), **tol)
@@ -355,7 +343,7 @@ def test_autodiff_emits_the_gradient_ops_and_stops_at_weights_gradient(backend):
     assert grads[w].operation.name.startswith("grad/conv/")
     xv = rng.standard_normal((1, 4, 5, 5)).astype(dt.np_dtype)
     wv = rng.standard_normal((4, 2, 3, 3)).astype(dt.np_dtype)
-    r = run_on(backend, g.run, {x: xv, w: wv}, [grads[x], grads[w]])
+    r = g.run({x: xv, w: wv}, [grads[x], grads[w]], backend=backend)
     rp = ref_pads("TF_SAME", 5, 5, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0))
     dy = 2 * nv.conv2d_forward(xv, wv, (1, 1), (1, 1), rp, 2)
     np.testing.assert_allclose(r[grads[x]], nv.conv2d_data_grad(dy, wv, xv.shape, (1, 1), (1, 1), rp, 2), **tol)
@@ -443,9 +431,9 @@ def test_depthwise_separable_block(backend):
     y = g.convolution_2d(h, wpt, make_desc("EXPLICIT"), name="pw")
     loss = g.mean(g.square(y), axes=None, name="loss")
     grads = g.gradients(loss, [wdt, wpt, xt])
-    exe = run_on(backend, g.compile, {xt: mg.ShapedType(x.shape, dt), wdt: mg.ShapedType(wd.shape, dt),
-                                      wpt: mg.ShapedType(wp.shape, dt)},
-                 [loss, y, grads[wdt], grads[wpt], grads[xt]])
+    exe = g.compile({xt: mg.ShapedType(x.shape, dt), wdt: mg.ShapedType(wd.shape, dt),
+                     wpt: mg.ShapedType(wp.shape, dt)},
+                    [loss, y, grads[wdt], grads[wpt], grads[xt]], backend=backend)
     lv, yv, gwd, gwp, gx = exe.run({xt: x, wdt: wd, wpt: wp})
 
     tx, twd, twp = (torch.tensor(a.astype(np.float64), requires_grad=True) for a in (x, wd, wp))

@@ -6,7 +6,6 @@ differences, and PyTorch ``conv3d(groups=C)`` / JAX ``conv_general_dilated`` whe
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -48,17 +47,6 @@ def precision(backend):
     return mg.float32, dict(rtol=1e-4, atol=1e-4)
 
 
-def run_on(backend, fn, *args, **kwargs):
-    """Call ``fn`` (a run); a backend without these kernels yet is skipped, unless
-    MINIGRAPH_REQUIRE_BACKENDS names it (then it fails, as in CI)."""
-    try:
-        return fn(*args, backend=backend, **kwargs)
-    except mg.KernelMissingError as e:
-        if backend == "numpy" or backend in os.environ.get("MINIGRAPH_REQUIRE_BACKENDS", "").split(","):
-            raise
-        pytest.skip(f"{backend}: {e}")
-
-
 def run_all(x, w, dy, desc, backend="numpy", dtype=None, lead=None):
     """Forward, data and weights gradients in one graph. ``x``/``dy`` canonical [B, C, ...] (``lead``
     reshapes B into several batch axes, or drops it when ()), ``w`` [C*M, kD, kH, kW]."""
@@ -76,7 +64,7 @@ def run_all(x, w, dy, desc, backend="numpy", dtype=None, lead=None):
     dx = g.depthwise_convolution_3d_data_gradient(dyp, wp, output_shape=xa.shape, descriptor=desc)
     dw = g.depthwise_convolution_3d_weights_gradient(dyp, xp, output_shape=wa.shape, descriptor=desc)
     npd = dtype.np_dtype
-    r = run_on(backend, g.run, {xp: xa.astype(npd), wp: wa.astype(npd), dyp: dya.astype(npd)}, [y, dx, dw])
+    r = g.run({xp: xa.astype(npd), wp: wa.astype(npd), dyp: dya.astype(npd)}, [y, dx, dw], backend=backend)
 
     def back(a, like):
         a = from_cdi(a, cdi)
@@ -185,7 +173,7 @@ def test_jax_oracle(backend, style, jpad):
     y = g.depthwise_convolution_3d(xp, wp, desc)
     dx = g.depthwise_convolution_3d_data_gradient(dyp, wp, x.shape, desc)
     dw = g.depthwise_convolution_3d_weights_gradient(dyp, xp, w.shape, desc)
-    r = run_on(backend, g.run, {xp: x, wp: w, dyp: dy}, [y, dx, dw])
+    r = g.run({xp: x, wp: w, dyp: dy}, [y, dx, dw], backend=backend)
     for got, want in ((r[y], jy), (r[dx], jdx), (r[dw], jdw)):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, np.asarray(want), rtol=1e-4, atol=1e-4)
@@ -207,7 +195,7 @@ def test_2d_lowering_trick(backend):
     xt, wt = g.constant(x), g.constant(w)
     a = g.depthwise_convolution_3d(xt, wt, d3)
     b = g.convolution_2d(xt, g.reshape(wt, [C * M, 1, 3, 2]), d2)
-    r = run_on(backend, g.run, {}, [a, b])
+    r = g.run({}, [a, b], backend=backend)
     np.testing.assert_allclose(r[a], r[b], **tol)
     np.testing.assert_allclose(r[a], nv.conv2d_forward(x, w.reshape(C * M, 1, 3, 2), (2, 1), (1, 2), (1, 2, 1, 0), C),
                                **tol)
@@ -273,7 +261,7 @@ def test_dynamic_batch_and_stride_one_inversion(backend):
     wv = rng.standard_normal((4, 2, 2, 2)).astype(dt.np_dtype)
     for n in (1, 3):
         xv = rng.standard_normal((n, 2, 4, 3, 5)).astype(dt.np_dtype)
-        r = run_on(backend, g.run, {x: xv, w: wv}, [y, dx, dw])
+        r = g.run({x: xv, w: wv}, [y, dx, dw], backend=backend)
         yv = n3.dw3d_forward(xv, wv, (1, 1, 1), (1, 1, 1), (1, 1, 0, 0, 1, 0))
         np.testing.assert_allclose(r[y], yv, **tol)
         np.testing.assert_allclose(r[dx], n3.dw3d_data_grad(yv, wv, xv.shape, (1, 1, 1), (1, 1, 1),
@@ -309,7 +297,7 @@ def test_autodiff_emits_the_gradient_ops(backend):
     assert grads[w].operation.type == "depthwise_convolution_3d_weights_gradient"
     xv = rng.standard_normal((2, 2, 3, 4, 4)).astype(dt.np_dtype)
     wv = rng.standard_normal((4, 2, 2, 2)).astype(dt.np_dtype)
-    r = run_on(backend, g.run, {x: xv, w: wv}, [grads[x], grads[w]])
+    r = g.run({x: xv, w: wv}, [grads[x], grads[w]], backend=backend)
     rp = ref_pads("TF_SAME", (3, 4, 4), (2, 2, 2), (1, 2, 1), (1, 1, 1), (0,) * 6)
     dy = 2 * n3.dw3d_forward(xv, wv, (1, 2, 1), (1, 1, 1), rp)
     np.testing.assert_allclose(r[grads[x]], n3.dw3d_data_grad(dy, wv, xv.shape, (1, 2, 1), (1, 1, 1), rp), **tol)

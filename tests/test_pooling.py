@@ -6,7 +6,6 @@ adjoint identity of the average-pooling pair, finite differences, and PyTorch ``
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -69,17 +68,6 @@ def precision(backend):
     return mg.float32, dict(rtol=1e-5, atol=1e-5)
 
 
-def run_on(backend, fn, *args, **kwargs):
-    """Call ``fn`` (a run); a backend without these kernels yet is skipped, unless
-    MINIGRAPH_REQUIRE_BACKENDS names it (then it fails, as in CI)."""
-    try:
-        return fn(*args, backend=backend, **kwargs)
-    except mg.KernelMissingError as e:
-        if backend == "numpy" or backend in os.environ.get("MINIGRAPH_REQUIRE_BACKENDS", "").split(","):
-            raise
-        pytest.skip(f"{backend}: {e}")
-
-
 def run_pool(kind, x, dy, desc, backend="numpy", dtype=None):
     """Pooling and its gradient op in one graph; arrays in NCHW."""
     dtype = dtype or precision(backend)[0]
@@ -91,7 +79,7 @@ def run_pool(kind, x, dy, desc, backend="numpy", dtype=None):
     y = getattr(g, f"{kind}_pooling_2d")(xp, desc, name="pool")
     dx = getattr(g, f"{kind}_pooling_2d_gradient")(dyp, xp, desc, name="pool_grad")
     npd = dtype.np_dtype
-    r = run_on(backend, g.run, {xp: xa.astype(npd), dyp: dya.astype(npd)}, [y, dx])
+    r = g.run({xp: xa.astype(npd), dyp: dya.astype(npd)}, [y, dx], backend=backend)
     return from_data(r[y], layout), from_data(r[dx], layout)
 
 
@@ -266,7 +254,7 @@ def test_jax_reduce_window(backend, style, jpad):
     y = g.max_pooling_2d(xp, d)
     dx = g.max_pooling_2d_gradient(dyp, xp, d)
     a = g.avg_pooling_2d(xp, d)
-    r = run_on(backend, g.run, {xp: x, dyp: dy}, [y, dx, a])
+    r = g.run({xp: x, dyp: dy}, [y, dx, a], backend=backend)
     np.testing.assert_array_equal(r[y], np.asarray(jy))
     np.testing.assert_allclose(r[dx], np.asarray(jdx), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(r[a], np.asarray(sums / counts), rtol=1e-5, atol=1e-6)
@@ -356,7 +344,7 @@ def test_small_cnn_against_pytorch(backend):
     h = g.avg_pooling_2d(h, make_desc((2, 2), (2, 2), style="TF_SAME"))
     loss = g.mean(g.square(h), axes=None)
     grads = g.gradients(loss, [xt, w1t, w2t])
-    r = run_on(backend, g.run, {xt: x, w1t: w1, w2t: w2}, [loss] + [grads[t] for t in (xt, w1t, w2t)])
+    r = g.run({xt: x, w1t: w1, w2t: w2}, [loss] + [grads[t] for t in (xt, w1t, w2t)], backend=backend)
 
     tx, tw1, tw2 = (torch.tensor(a.astype(np.float64), requires_grad=True) for a in (x, w1, w2))
     th = F.max_pool2d(F.relu(F.conv2d(tx, tw1, padding=1)), 2, 2, ceil_mode=True)  # 10x9 -> 5x5
