@@ -89,13 +89,18 @@ class _Geo:
 
 
 # ------------------------------------------------------------------ kernels
+def _setup(step, x_shape, w_shape):
+    """What every conv kernel factory needs: descriptor, geometry, result and accumulation dtypes,
+    and the sizes (batch, groups, out channels per group, in channels per group, positions)."""
+    d = step.attrs["descriptor"]
+    geo = _Geo(d, x_shape, w_shape)
+    out_dt = step.out_types[0].dtype.np_dtype
+    return d, geo, out_dt, compute_dtype(out_dt), (geo.n, geo.groups, geo.o // geo.groups, geo.i, geo.oh * geo.ow)
+
+
 @numpy_kernel("convolution_2d")
 def _conv2d(step):
-    d = step.attrs["descriptor"]
-    geo = _Geo(d, step.in_types[0].shape, step.in_types[1].shape)
-    out_dt = step.out_types[0].dtype.np_dtype
-    acc = compute_dtype(out_dt)
-    n, g, og, ig, p = geo.n, geo.groups, geo.o // geo.groups, geo.i, geo.oh * geo.ow
+    d, geo, out_dt, acc, (n, g, og, ig, p) = _setup(step, step.in_types[0].shape, step.in_types[1].shape)
 
     def run(x, w):
         xp = pad_trailing(to_nchw(x, d.data_layout), (geo.pt, geo.pl), (geo.hp, geo.wp), 0, acc)
@@ -113,11 +118,7 @@ def _conv2d(step):
 
 @numpy_kernel("convolution_2d_data_gradient")
 def _conv2d_data_grad(step):
-    d = step.attrs["descriptor"]
-    geo = _Geo(d, step.out_types[0].shape, step.in_types[1].shape)
-    out_dt = step.out_types[0].dtype.np_dtype
-    acc = compute_dtype(out_dt)
-    n, g, og, ig, p = geo.n, geo.groups, geo.o // geo.groups, geo.i, geo.oh * geo.ow
+    d, geo, out_dt, acc, (n, g, og, ig, p) = _setup(step, step.out_types[0].shape, step.in_types[1].shape)
 
     def run(dy, w):
         dyg = to_nchw(dy, d.data_layout).astype(acc).reshape(n, g, og, p)
@@ -136,11 +137,7 @@ def _conv2d_data_grad(step):
 
 @numpy_kernel("convolution_2d_weights_gradient")
 def _conv2d_weights_grad(step):
-    d = step.attrs["descriptor"]
-    geo = _Geo(d, step.in_types[1].shape, step.out_types[0].shape)
-    out_dt = step.out_types[0].dtype.np_dtype
-    acc = compute_dtype(out_dt)
-    n, g, og, ig, p = geo.n, geo.groups, geo.o // geo.groups, geo.i, geo.oh * geo.ow
+    d, geo, out_dt, acc, (n, g, og, ig, p) = _setup(step, step.in_types[1].shape, step.out_types[0].shape)
 
     def run(dy, x):
         # [g, og, n*p]: each group's output channels against every (batch, position) pair
