@@ -125,7 +125,7 @@ class Executable:
             inputs = dict(zip(self.feed_tensors, inputs))
         arrays = {}
         for t, v in inputs.items():
-            if not isinstance(t, Tensor) or id(t) not in {id(k) for k in self.feed_types}:
+            if not isinstance(t, Tensor) or t not in self.feed_types:  # tensors hash by identity
                 name = t.name if isinstance(t, Tensor) else repr(t)
                 raise FeedError(f"unexpected feed {name}: this executable was compiled for feeds "
                                 f"{[k.name for k in self.feed_types]}")
