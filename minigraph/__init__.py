@@ -1,25 +1,34 @@
 """minigraph: build, compile and run graphs with the semantics of Apple's MPSGraph, anywhere."""
 from .backends import available_backends, get_backend, register_backend
+from .compare import compare_backends
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, PaddingStyle, Pooling2DOpDescriptor,
                           TensorNamedDataLayout)
-from .errors import (AxisError, BackendUnavailableError, DescriptorError, DTypeError, ExecutionError,
-                     FeedDTypeError, FeedError, GraphMismatchError, KernelMissingError, MiniGraphError,
-                     MissingFeedError, NameLookupError, NotDifferentiableError, ResourceLimitError,
-                     SerializationError, ShapeError, TargetError, UnknownBackendError, UnknownDTypeError)
+from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
+                     ExecutionError, FeedDTypeError, FeedError, GraphMismatchError, GraphvizNotFoundError,
+                     KernelMissingError, MiniGraphError, MissingFeedError, NameLookupError, NotDifferentiableError,
+                     RegistrationError, RenderError, ResourceLimitError, SerializationError, ShapeError,
+                     SwiftExportError, SymbolicValueError, TargetError, UnknownBackendError, UnknownDTypeError,
+                     UnsupportedDTypeError)
 from .executable import Executable
-from .graph import AmbiguousNameError, Graph
-from .tensor import Operation, Tensor
-from .types import (DataType, ShapedType, as_dtype, bool_, float16, float32, float64, int8, int16,
-                    int32, int64, uint8, uint16, uint32, uint64)
-from . import ops  # noqa: E402,F401  (registers every op and attaches the builders to Graph)
-from . import autodiff, optimizers  # noqa: E402,F401
-from . import listing, visualize, serialize, compare, swift  # noqa: E402,F401  (attach g.describe, g.save, ...)
-from .compare import compare_backends  # noqa: E402
-from .serialize import load  # noqa: E402
-from .swift import SwiftExportError  # noqa: E402
-from .visualize import GraphvizNotFoundError, RenderError  # noqa: E402
+from .graph import Graph, load
+from .ir import Operation, Tensor
+from .version import __version__
+from .types import (DataType, ShapedType, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
+                    int64, uint8, uint16, uint32, uint64)
 
 bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
 
-__version__ = "0.1.0"
+
+__all__ = [
+    "AmbiguousNameError", "AxisError", "BackendUnavailableError", "Convolution2DOpDescriptor", "DTypeError",
+    "DataType", "DepthwiseConvolution2DOpDescriptor", "DepthwiseConvolution3DOpDescriptor", "DescriptorError",
+    "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
+    "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "NameLookupError",
+    "NotDifferentiableError", "Operation", "PaddingStyle", "Pooling2DOpDescriptor", "RegistrationError",
+    "RenderError", "ResourceLimitError", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
+    "SymbolicValueError", "TargetError", "Tensor", "TensorNamedDataLayout", "UnknownBackendError",
+    "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
+    "compare_backends", "float16", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
+    "load", "register_backend", "uint16", "uint32", "uint64", "uint8", "__version__",
+]

@@ -16,10 +16,11 @@ from typing import Any, Mapping, Sequence
 import networkx as nx
 import numpy as np
 
+from .coerce import coerce_feed
 from .compiler.plan import needed_ops
 from .errors import TargetError
 from .listing import fmt_shape
-from .tensor import Operation, Tensor
+from .ir import Operation, Tensor
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,6 @@ def compare_backends(g, feeds: Mapping[Tensor, Any] = None, targets: Sequence[Te
         rtol: Relative tolerance of the comparison.
         atol: Absolute tolerance of the comparison.
     """
-    from .executable import coerce_feed
 
     backends = tuple(backends)
     if len(backends) < 2 or len(set(backends)) != len(backends):
@@ -197,7 +197,7 @@ def compare_backends(g, feeds: Mapping[Tensor, Any] = None, targets: Sequence[Te
         if not isinstance(t, Tensor):
             raise TargetError(f"compare_backends: targets must be tensors, got {t!r}"
                               + (" (an operation)" if isinstance(t, Operation) else ""))
-        g._check_mine(t, "compare_backends")
+        g.check_same_graph(t, "compare_backends")
     feeds = {t: coerce_feed(t, v) for t, v in dict(feeds or {}).items()}
     dg = needed_ops(g, targets, [])
     order = [dg.nodes[n]["op"] for n in nx.lexicographical_topological_sort(dg)]
@@ -205,15 +205,12 @@ def compare_backends(g, feeds: Mapping[Tensor, Any] = None, targets: Sequence[Te
     report = BackendComparison(backends[0], backends, rtol, atol)
     values = {}
     for b in backends:
-        with g._lock:
-            saved = dict(g._var_values)
+        saved = g.variables.values
         try:
             exe = g.compile(feeds, tensors, [], backend=b)
             out = exe.run(feeds)
         finally:
-            with g._lock:  # a run through a control-dependent assign must not leak into the next backend
-                g._var_values.clear()
-                g._var_values.update(saved)
+            g.variables.restore(saved)  # a run through a control-dependent assign must not leak into the next backend
         values[b] = out
         report.results[b] = {t.name: v for t, v in zip(tensors, out)}
     ref = values[backends[0]]

@@ -91,3 +91,31 @@ class UnknownBackendError(BackendUnavailableError, ValueError):
 
 class AxisError(ShapeError, IndexError):
     """An axis outside ``-rank..rank-1`` (like NumPy's AxisError, a ValueError and an IndexError; an MLIR verifier failure in MPSGraph)."""
+
+
+class AmbiguousNameError(NameLookupError, ValueError):
+    """A name the user gave to several ops; look them up by their unique names (MPSGraph allows duplicate names)."""
+
+
+class SymbolicValueError(MiniGraphError, TypeError):
+    """Misuse of a symbolic tensor as if it held a value (``if t:``, ``for x in t``)."""
+
+
+class SwiftExportError(MiniGraphError, ValueError):
+    """The graph holds something MPSGraph cannot express (e.g. float64, an unmapped op)."""
+
+
+class GraphvizNotFoundError(MiniGraphError, RuntimeError):
+    """Rendering needs Graphviz's ``dot`` program, and it is not installed (rendering is not in MPSGraph)."""
+
+
+class RenderError(MiniGraphError, RuntimeError):
+    """Graphviz ran but could not render (the message carries its stderr); rendering is not in MPSGraph."""
+
+
+class UnsupportedDTypeError(KernelMissingError, DTypeError):
+    """The webgpu backend has no kernel for this dtype (both a KernelMissingError and a DTypeError)."""
+
+
+class RegistrationError(MiniGraphError, ValueError):
+    """An op or kernel declared twice, or a kernel registered for an op that is not declared."""

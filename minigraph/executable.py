@@ -8,45 +8,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .backends import get_backend
-from .compiler.plan import build_plan
+from .coerce import KNOWN_DTYPES, coerce_feed
+from .compiler.plan import build_plan, check_feed_type
 from .errors import ExecutionError, FeedDTypeError, FeedError, MiniGraphError, MissingFeedError
-from .tensor import Operation, Tensor
+from .ir import Operation, Tensor
+from .listing import describe_executable
+from .ops.registry import renamed
 from .types import ShapedType, as_dtype, is_static
-
-
-def coerce_feed(t: Any, v: Any) -> np.ndarray:
-    """An ndarray for a feed value; lists and scalars take the placeholder's dtype.
-
-    An ndarray keeps its own dtype (and must match the placeholder): no silent casts. One of
-    non-native byte order is converted to native order (a copy: the same values, the feed intact).
-    """
-    if v is None:  # np.asarray(None, float32) would be NaN
-        raise FeedError(f"feed for {t.name if isinstance(t, Tensor) else t!r}: got None; give an array or a number")
-    if isinstance(v, np.ndarray):
-        if not v.dtype.isnative and v.dtype.newbyteorder("=") in _KNOWN:
-            return v.astype(v.dtype.newbyteorder("="))
-        return v
-    if isinstance(v, np.generic):
-        return np.asarray(v)
-    dtype = t.dtype.np_dtype if isinstance(t, Tensor) else None
-    name = t.name if isinstance(t, Tensor) else repr(t)
-    from .errors import DTypeError
-    from .ops.memory import inexact_conversion, non_numbers
-
-    try:
-        non_numbers(v)  # [None, 1.0] would become [nan, 1.0]
-        arr = np.asarray(v, dtype=dtype)
-    except DTypeError as e:
-        raise FeedError(f"feed for {name!r}: {e}") from None
-    except (TypeError, ValueError, OverflowError) as e:
-        raise FeedError(f"feed for {name!r}: cannot be turned into an array of "
-                        f"{t.dtype.name if isinstance(t, Tensor) else 'numbers'}: {e}") from None
-    if dtype is not None:
-        try:
-            inexact_conversion(v, arr)  # [1.5] fed to an int32 placeholder is a mistake, not [1]
-        except DTypeError as e:
-            raise FeedError(f"feed for {name!r}: {e}") from None
-    return arr
 
 
 class Executable:
@@ -73,11 +41,8 @@ class Executable:
             self._specialised[self._key(self.feed_types)] = (self.plan, self._runner)
         else:  # still validate the structure now: targets, feeds, static parts
             for t, ty in self.feed_types.items():
-                if isinstance(t, Tensor):
-                    from .compiler.plan import _check_feed_type
-
-                    if t.operation.type == "placeholder":
-                        _check_feed_type(t, ty)
+                if isinstance(t, Tensor) and t.operation.type == "placeholder":
+                    check_feed_type(t, ty)
         self.feed_tensors = [t for t, _ in sorted(self.feed_types.items(), key=lambda kv: _order(kv[0]))] \
             if self.plan is None else [t for t, _, _ in self.plan.feeds]
 
@@ -102,17 +67,27 @@ class Executable:
 
         Args:
             inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order.
-            feeds: The same, under the keyword ``Graph.run`` uses (give one of the two).
+            feeds: Deprecated spelling of ``inputs``.
 
         Returns:
             A list of arrays in ``target_tensors`` order.
         """
-        if feeds is not None:
-            if inputs is not None:
-                raise FeedError("give the feeds once: inputs or feeds, not both")
-            inputs = feeds
-        if inputs is None:
-            inputs = {}
+        inputs = renamed("Executable.run", "feeds", "inputs", feeds, inputs)
+        arrays = self._arrays({} if inputs is None else inputs)
+        plan, runner = self._specialise(arrays)
+        feed_values = []
+        for t, _, ty in plan.feeds:
+            a = arrays[t]
+            if a.dtype != ty.dtype.np_dtype or a.shape != ty.shape:
+                raise (FeedError if a.dtype == ty.dtype.np_dtype else FeedDTypeError)(
+                    f"feed for placeholder {t.name!r}: got shape {a.shape} dtype "
+                    f"{as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else a.dtype}, but the "
+                    f"executable was compiled for {ty}")
+            feed_values.append(a)
+        return _execute(self.graph, plan, runner, feed_values)
+
+    def _arrays(self, inputs: Any) -> dict:
+        """``{placeholder: ndarray}`` from a dict or a list in ``feed_tensors`` order, every feed checked."""
         if not isinstance(inputs, Mapping):
             try:
                 inputs = list(inputs)
@@ -133,39 +108,30 @@ class Executable:
         for t in self.feed_types:
             if t not in arrays:
                 raise MissingFeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}; "
-                                f"this executable needs {[k.name for k in self.feed_types]}")
+                                       f"this executable needs {[k.name for k in self.feed_types]}")
+        return arrays
+
+    def _specialise(self, arrays: dict) -> tuple:
+        """The plan and runner for these feeds' concrete shapes (built once per shape)."""
         if self.plan is not None:
-            plan, runner = self.plan, self._runner
-        else:
-            types = {t: ShapedType(a.shape, a.dtype) for t, a in arrays.items()}
-            for t, ty in types.items():
-                want = self.feed_types[t]
-                if ty.dtype != want.dtype or len(ty.shape) != len(want.shape) or any(
-                        w != -1 and w != s for w, s in zip(want.shape, ty.shape)):
-                    raise (FeedDTypeError if ty.dtype != want.dtype else FeedError)(
-                        f"feed for {t.name!r}: {ty} does not match the compiled type {want}")
-            key = self._key(types)
-            with self._lock:
-                got = self._specialised.get(key)
-                if got is None:
-                    got = self._prepare(types)
-                    self._specialised[key] = got
-            plan, runner = got
-        feed_values = []
-        for t, _, ty in plan.feeds:
-            a = arrays[t]
-            if a.dtype != ty.dtype.np_dtype or a.shape != ty.shape:
-                raise (FeedError if a.dtype == ty.dtype.np_dtype else FeedDTypeError)(
-                                f"feed for placeholder {t.name!r}: got shape {a.shape} dtype "
-                                f"{as_dtype(a.dtype).name if a.dtype in _KNOWN else a.dtype}, but the "
-                                f"executable was compiled for {ty}")
-            feed_values.append(a)
-        return _execute(self.graph, plan, runner, feed_values)
+            return self.plan, self._runner
+        types = {t: ShapedType(a.shape, a.dtype) for t, a in arrays.items()}
+        for t, ty in types.items():
+            want = self.feed_types[t]
+            if ty.dtype != want.dtype or len(ty.shape) != len(want.shape) or any(
+                    w != -1 and w != s for w, s in zip(want.shape, ty.shape)):
+                raise (FeedDTypeError if ty.dtype != want.dtype else FeedError)(
+                    f"feed for {t.name!r}: {ty} does not match the compiled type {want}")
+        key = self._key(types)
+        with self._lock:
+            got = self._specialised.get(key)
+            if got is None:
+                got = self._prepare(types)
+                self._specialised[key] = got
+        return got
 
     def describe(self) -> str:
         """A listing of the compiled plan: feeds, targets, steps with concrete shapes, frees, pruned ops (not in MPSGraph)."""
-        from .listing import describe_executable
-
         return describe_executable(self)
 
     def __repr__(self) -> str:
@@ -173,8 +139,7 @@ class Executable:
                 f"ops={[o.name for o in self.target_operations]} backend={self.backend_name!r}>")
 
 
-_KNOWN = {np.dtype(n) for n in ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
-                                "uint8", "uint16", "uint32", "uint64", "bool")}
+
 
 
 def _order(t):
@@ -198,21 +163,16 @@ def _execute(graph, plan, runner, feed_values):
     """Run, then commit assignments only if the whole run succeeded; never alias results.
 
     Runs that assign are serialised per graph. The commit builds a new {variable: value} dict and
-    swaps it in with one reference assignment, and every run reads ``graph._var_values`` once, so a
-    concurrent run sees all of another run's assignments or none of them (no torn reads).
+    swaps it in with one reference assignment, and every run reads ``graph.variables.values`` once,
+    so a concurrent run sees all of another run's assignments or none of them (no torn reads).
     """
+    store = graph.variables
     if plan.has_assignments:
-        with graph._lock:  # runs that assign are serialised per graph
-            results, assigned = _call(runner, plan, feed_values, graph._var_values)
-            if assigned:
-                new = dict(graph._var_values)
-                for op, v in assigned.items():
-                    v = np.array(v, dtype=op.outputs[0].dtype.np_dtype, copy=True)
-                    v.setflags(write=False)
-                    new[op] = v
-                graph._var_values = new
+        with store.lock:  # runs that assign are serialised per graph
+            results, assigned = _call(runner, plan, feed_values, store.values)
+            store.commit(assigned)
     else:
-        results, assigned = _call(runner, plan, feed_values, graph._var_values)
+        results, assigned = _call(runner, plan, feed_values, store.values)
     out = []
     seen = set()
     for (t, _), r in zip(plan.targets, results):

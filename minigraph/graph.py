@@ -1,43 +1,32 @@
-"""Graph: builds named, typed ops; compiles and runs them (MPSGraph)."""
+"""Graph: build named, typed ops, then compile and run them (MPSGraph).
+
+``Graph`` is ``GraphBuilder`` (one method per op, names, scopes, variables) plus compiling,
+running and the tools: gradients, optimizers, listings, pictures, save and Swift export. The
+methods here are thin: each delegates to the module that does the work.
+"""
 from __future__ import annotations
 
-import contextlib
-import difflib
 import logging
-import os
-import sys
 import threading
+import warnings
 from collections import OrderedDict, namedtuple
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
+import networkx as nx
 import numpy as np
 
-from .errors import (BackendUnavailableError, DTypeError, FeedDTypeError, FeedError, GraphMismatchError, MiniGraphError,
-                     NameLookupError, TargetError)
-from .tensor import Operation, Tensor
-from .types import DataType, ShapedType, as_dtype
+from . import autodiff, listing, optimizers, serialize, swift, visualize
+from .builder import GraphBuilder
+from .coerce import coerce_feed
+from .errors import BackendUnavailableError, DTypeError, FeedDTypeError, FeedError, TargetError
+from .executable import Executable
+from .ir import Operation, Tensor
+from .types import ShapedType
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _log = logging.getLogger("minigraph")  # INFO: why run compiled (also g.last_compile_reason)
 
 
-class AmbiguousNameError(NameLookupError, ValueError):
-    """A name the user gave to several ops; look them up by their unique names (MPSGraph allows duplicate names)."""
-
-
-def _user_location() -> str:
-    """file:line of the first frame outside the minigraph package (where the user built the op)."""
-    f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-        f = f.f_back
-    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
-
-
-def op_label(type: str, name: str) -> str:
-    return f"{type} op {name!r}"
-
-
-class Graph:
+class Graph(GraphBuilder):
     """A lazy tensor graph with MPSGraph semantics.
 
     Build ops with the builder methods (``g.addition``, ``g.depthwise_convolution_2d``, ...),
@@ -45,230 +34,115 @@ class Graph:
     ``MiniGraphError`` naming the op on any mismatch.
     """
 
-    def __init__(self, cache_size: int = 64):
-        self._ops: list[Operation] = []
-        self._by_name: dict[str, Operation] = {}
-        self._requested: dict[str, list[Operation]] = {}
-        self._scopes: list[str] = []
-        self._control: list[list[Operation]] = []
-        self._placeholders: list[Tensor] = []
-        self._var_values: dict[Operation, np.ndarray] = {}
-        self._lock = threading.RLock()  # guards variable commits and the cache
-        self._cache: "OrderedDict[Any, Any]" = OrderedDict()
+    def __init__(self, cache_size: Optional[int] = 64):
+        super().__init__()
+        self._lock = threading.RLock()  # guards the executable cache
+        self._cache: OrderedDict[Any, Executable] = OrderedDict()
         self._cache_size = _cache_bound(cache_size)
         self._cache_hits = 0
         self._cache_misses = 0
         self._compiles = 0
         self._last_compile_reason = ""
-        self._feed_history: dict[Any, tuple] = {}
-        self._evicted: "OrderedDict[Any, None]" = OrderedDict()  # keys the LRU dropped (bounded)
+        self._feed_history: dict[Any, dict] = {}
+        self._evicted: OrderedDict[Any, None] = OrderedDict()  # keys the LRU dropped (bounded)
 
-    # ---------------------------------------------------------------- introspection
-    @property
-    def operations(self) -> list[Operation]:
-        """All operations, in creation order (MPSGraph has no public list of them; see ``placeholders``)."""
-        return list(self._ops)
+    # ---------------------------------------------------------------- tools
+    def gradients(self, of: Tensor, with_tensors: Sequence[Tensor], name: Optional[str] = "gradients") -> dict[Tensor, Tensor]:
+        """Symbolic gradients of ``of`` with respect to each tensor in ``with_tensors``.
 
-    @property
-    def placeholders(self) -> list[Tensor]:
-        """All placeholder tensors (MPSGraph ``placeholderTensors``), in creation order."""
-        return list(self._placeholders)
-
-    placeholder_tensors = placeholders
-
-    def operation(self, name: str) -> Operation:
-        """The operation with this unique name (``MPSGraphOperation.name``; MPSGraph itself has no lookup by name).
+        MPSGraph ``gradients(of:with:name:)``. Gradient ops are built into this graph and named
+        ``<name>/<forward op name>/<op type>`` (e.g.
+        ``grad/dw/depthwise_convolution_2d_weights_gradient``); run them like any other tensor.
 
         Args:
-            name: The op's unique name, scopes included (``"block1/conv_1"``).
-
-        Raises:
-            AmbiguousNameError: ``name`` was requested for several ops; the message lists the
-                unique names they got (``name``, ``name_1``, ...).
-            NameLookupError: no op has that name; the message lists close matches.
-        """
-        if not isinstance(name, str):
-            raise NameLookupError(f"operation names are strings; got {type(name).__name__} {name!r:.60}")
-        dup = self._requested.get(name)
-        if dup is not None and len(dup) > 1:
-            raise AmbiguousNameError(
-                f"name {name!r} was given to {len(dup)} ops; they were made unique as "
-                f"{', '.join(repr(o.name) for o in dup)}: look one up by its unique name")
-        op = self._by_name.get(name)
-        if op is None:
-            raise NameLookupError(self._missing(name, "operation"))
-        return op
-
-    def tensor(self, name: str) -> Tensor:
-        """The tensor with this name: an op's name, or ``"op:i"`` for output i (MPSGraph has no lookup by name).
-
-        Args:
-            name: The producing op's unique name, or ``"name:i"`` for its output ``i``.
-
-        Raises:
-            NameLookupError: no such tensor; the message lists close matches.
-        """
-        if not isinstance(name, str):
-            raise NameLookupError(f"tensor names are strings; got {type(name).__name__} {name!r:.60}")
-        base, _, idx = name.rpartition(":")
-        if base and idx.isdigit() and base in self._by_name:
-            op = self._by_name[base]
-            if int(idx) < len(op.outputs):
-                return op.outputs[int(idx)]
-        op = self.operation(name)
-        if not op.outputs:
-            raise NameLookupError(f"{op_label(op.type, op.name)} has no output tensor "
-                                  "(it is an operation such as assign); use g.operation(name)")
-        return op.outputs[0]
-
-    def _missing(self, name: str, what: str) -> str:
-        close = difflib.get_close_matches(name, list(self._by_name), n=5, cutoff=0.5)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
-            f"; the graph has {len(self._ops)} ops"
-        return f"no {what} named {name!r}{hint}"
-
-    # ---------------------------------------------------------------- naming and scopes
-    @contextlib.contextmanager
-    def name_scope(self, scope: str):
-        """Prefix ``scope/`` to the names of every op built inside the block (scopes nest).
-
-        MPSGraph has no name scopes; this is TensorFlow 1's ``name_scope``.
-
-        Args:
-            scope: A non-empty name; nested scopes join with ``/``.
-        """
-        if not isinstance(scope, str) or not scope.strip("/"):
-            raise NameLookupError(f"name_scope needs a non-empty string, got {scope!r}")
-        self._scopes.append(scope.strip("/"))
-        try:
-            yield "/".join(self._scopes) + "/"
-        finally:
-            self._scopes.pop()
-
-    def _unique_name(self, base: str) -> str:
-        prefix = "/".join(self._scopes)
-        full = f"{prefix}/{base}" if prefix else base
-        if full not in self._by_name:
-            return full
-        # resume after the last suffix given to this base: names are never freed, so this is
-        # the same smallest free suffix as a scan from 1, without the O(ops) scan per op
-        nxt = self.__dict__.setdefault("_next_suffix", {})
-        i = nxt.get(full, 1)
-        while f"{full}_{i}" in self._by_name:
-            i += 1
-        nxt[full] = i + 1
-        return f"{full}_{i}"
-
-    @contextlib.contextmanager
-    def control_dependencies(self, ops: Iterable[Any]):
-        """Every op built inside the block runs only after ``ops`` (tensors mean their ops).
-
-        MPSGraph ``controlDependency(with:dependentBlock:name:)``; an op listed here is pulled
-        into any plan that needs an op built inside the block.
-
-        Args:
-            ops: Operations (or tensors, meaning the ops that made them) of this graph.
-        """
-        deps = []
-        for o in ops:
-            o = o.operation if isinstance(o, Tensor) else o
-            if not isinstance(o, Operation):
-                raise TargetError(f"control_dependencies takes operations or tensors, got {o!r}")
-            self._check_mine(o, "control_dependencies")
-            deps.append(o)
-        self._control.append(deps)
-        try:
-            yield
-        finally:
-            self._control.pop()
-
-    # ---------------------------------------------------------------- building
-    def _check_mine(self, x: Any, label: str) -> None:
-        if x.graph is not self:
-            raise GraphMismatchError(f"{label}: {x!r} belongs to another graph; "
-                                     "tensors and operations can only be used in the graph that made them")
-
-    def _as_tensor(self, x: Any, label: str, like: Optional[Tensor] = None,
-                   dtype: Optional[DataType] = None) -> Tensor:
-        """Tensors pass through; Python/NumPy scalars and arrays become constants.
-
-        Python scalars take the dtype of ``like`` (the other operand), as MPSGraph users cast.
-        """
-        if isinstance(x, Tensor):
-            self._check_mine(x, label)
-            return x
-        if isinstance(x, Operation):
-            raise TargetError(f"{label}: expected a tensor, got operation {x.name!r}")
-        if dtype is None:
-            if like is not None and np.ndim(x) == 0:
-                dtype = like.dtype
-            elif isinstance(x, (np.ndarray, np.generic)):
-                dtype = as_dtype(x.dtype)
-            else:
-                dtype = like.dtype if like is not None else None
-        try:
-            return self.constant(x, dtype=dtype)
-        except MiniGraphError as e:  # e.g. x + 300 with an int8 x: name the op being built
-            raise type(e)(f"{label}: operand {x!r:.60} cannot be made a tensor: {e}") from None
-
-    def _make(self, type: str, inputs: Sequence[Tensor], attrs: dict, name: Optional[str]):
-        """Create an op of a registered type after inferring (and checking) its output types."""
-        from .ops.registry import OPS
-
-        opdef = OPS[type]
-        if name is not None and not isinstance(name, str):
-            raise NameLookupError(f"{type}: name must be a string or None, got {name!r}")
-        label_name = name or type
-        for t in inputs:
-            if not isinstance(t, Tensor):
-                raise TargetError(f"{op_label(type, label_name)}: inputs must be tensors, got {t!r}")
-            self._check_mine(t, op_label(type, label_name))
-        in_types = [ShapedType.__new__(ShapedType) for _ in inputs]
-        for st, t in zip(in_types, inputs):
-            object.__setattr__(st, "shape", t.shape)
-            object.__setattr__(st, "dtype", t.dtype)
-        try:
-            out_types = opdef.infer(in_types, attrs)
-        except MiniGraphError as e:
-            raise type_(e)(f"{op_label(type, label_name)}: {e}") from None
-        with self._lock:
-            full = self._unique_name(name or type)
-            deps = tuple(o for group in self._control for o in group)
-            op = Operation(self, type, full, tuple(inputs), attrs, deps, len(self._ops),
-                           _user_location(), name or type)
-            op.outputs = tuple(Tensor(self, op, i, ot.shape, ot.dtype) for i, ot in enumerate(out_types))
-            self._ops.append(op)
-            self._by_name[full] = op
-            if name is not None:
-                self._requested.setdefault(self._scoped(name), []).append(op)
-        if type == "placeholder":
-            self._placeholders.append(op.outputs[0])
-        return op.outputs[0] if len(op.outputs) == 1 else (op if not op.outputs else op.outputs)
-
-    def _scoped(self, name: str) -> str:
-        prefix = "/".join(self._scopes)
-        return f"{prefix}/{name}" if prefix else name
-
-    # ---------------------------------------------------------------- variables
-    def value_of(self, variable: Any) -> np.ndarray:
-        """A copy of a variable's current value (in MPSGraph, run ``read(_:name:)`` of the variable as a target).
-
-        Args:
-            variable: A variable tensor (made by ``g.variable``) or its operation.
+            of: a floating-point tensor. If it is not a scalar, it is seeded with ones (the
+                gradient of ``sum(of)``).
+            with_tensors: floating-point tensors (placeholders, variables, intermediates).
+            name: the name scope of the inserted ops.
 
         Returns:
-            A new ndarray; changing it does not change the variable.
-        """
-        op = self._variable_op(variable, "value_of")
-        with self._lock:
-            return self._var_values[op].copy()
+            ``{tensor: gradient tensor}``, each of the tensor's shape and dtype; zeros for a tensor
+            ``of`` does not depend on.
 
-    def _variable_op(self, variable: Any, label: str) -> Operation:
-        op = variable.operation if isinstance(variable, Tensor) else variable
-        if not isinstance(op, Operation) or op.type != "variable":
-            raise TargetError(f"{label}: expected a variable tensor (made by g.variable), got {variable!r}")
-        self._check_mine(op, label)
-        return op
+        Raises:
+            NotDifferentiableError: an op without a gradient rule lies on the path (named).
+            DTypeError: ``of`` or a requested tensor is integer or bool.
+        """
+        return autodiff.gradients(self, of, with_tensors, name)
+
+    def apply_stochastic_gradient_descent(self, learning_rate: Any, variable: Tensor, gradient: Tensor,
+                                          name: Optional[str] = None) -> Operation:
+        """``variable -= learning_rate * gradient`` as one operation (MPSGraph
+        ``applyStochasticGradientDescent(learningRate:variable:gradient:name:)``).
+
+        Args:
+            learning_rate: A number or scalar tensor, of the variable's dtype.
+            variable: A variable tensor (made by ``g.variable``).
+            gradient: A tensor of the variable's shape and dtype, e.g. from ``g.gradients``.
+            name: The operation's name (default ``apply_stochastic_gradient_descent``); scopes prefix it.
+
+        Returns:
+            Operation: the update; list it in ``target_operations`` to apply it.
+        """
+        return optimizers.apply_stochastic_gradient_descent(self, learning_rate, variable, gradient, name)
+
+    def apply_adam(self, variable: Tensor, gradient: Tensor, learning_rate: Any = 1e-3, beta1: float = 0.9,
+                   beta2: float = 0.999, epsilon: float = 1e-8, name: Optional[str] = None) -> Operation:
+        """One Adam step on ``variable`` as one operation; see ``minigraph.optimizers.apply_adam``.
+
+        Args:
+            variable: A variable tensor (made by ``g.variable``).
+            gradient: A tensor of the variable's shape and dtype, e.g. from ``g.gradients``.
+            learning_rate: The step size (MPSGraph's ``learningRate``).
+            beta1: Decay of the first moment estimate.
+            beta2: Decay of the second moment estimate.
+            epsilon: Added to the denominator for stability.
+            name: The operation's name (default ``adam_<variable>``); it also scopes the state variables.
+
+        Returns:
+            Operation: the update; list it in ``target_operations`` to apply it.
+        """
+        return optimizers.apply_adam(self, variable, gradient, learning_rate, beta1, beta2, epsilon, name)
+
+    def describe(self) -> str:
+        """A listing of the graph, one op per line (MPSGraph has no listing; see ``docs/visualize.md``)."""
+        return listing.describe_graph(self)
+
+    def __str__(self) -> str:
+        return listing.describe_graph(self)
+
+    def to_networkx(self) -> nx.DiGraph:
+        """The graph as a networkx DiGraph (nodes: ops; edges: data and control); see ``minigraph.visualize``."""
+        return visualize.to_networkx(self)
+
+    def to_dot(self, rankdir: str = "TB") -> str:
+        """Graphviz DOT text of the graph: scopes as clusters, gradient ops red; see ``minigraph.visualize``."""
+        return visualize.to_dot(self, rankdir)
+
+    def to_mermaid(self, direction: str = "TD") -> str:
+        """Mermaid flowchart text of the graph; see ``minigraph.visualize``."""
+        return visualize.to_mermaid(self, direction)
+
+    def render(self, path: str, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
+        """Draw the graph to ``path`` with Graphviz (``.svg``, ``.png``, ``.pdf``; ``.dot`` needs no Graphviz).
+
+        Returns:
+            The path written.
+        """
+        return visualize.render(self, path, format, rankdir, timeout)
+
+    def save(self, path: str) -> str:
+        """Save the graph and its variables' current values (``mg.load`` reads them back); see ``minigraph.serialize``.
+
+        Returns:
+            The path of the JSON document.
+        """
+        return serialize.save(self, path)
+
+    def to_swift(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Optional[Sequence[Tensor]] = None,
+                 target_operations: Optional[Sequence[Operation]] = None) -> str:
+        """Swift source that builds this graph with MPSGraph and runs it; see ``minigraph.swift``."""
+        return swift.to_swift(self, feeds, target_tensors, target_operations)
 
     # ---------------------------------------------------------------- compile and run
     def compile(self, feeds: Mapping[Tensor, Any], target_tensors: Sequence[Tensor] = (),
@@ -291,8 +165,6 @@ class Graph:
             FeedError, TargetError, KernelMissingError, BackendUnavailableError: naming the
                 placeholder, target, op or backend at fault.
         """
-        from .executable import Executable
-
         types = {}
         for t, v in _as_feeds(feeds).items():
             types[t] = v if isinstance(v, ShapedType) else _type_of_feed(t, v)
@@ -335,7 +207,7 @@ class Graph:
             if key in self._evicted:
                 reason = ("" if reason == "evicted from the cache" else reason + "; ") + (
                     f"compiled before, then evicted from the LRU cache (maxsize {self._cache_size}; "
-                    "g.set_cache_size(n) keeps more)")
+                    "g.cache_size = n keeps more)")
             self._last_compile_reason = reason
             _log.info("run compiles for backend %r: %s", backend, reason)
             exe = self.compile(types, target_tensors, target_operations, backend)
@@ -390,31 +262,31 @@ class Graph:
             return CacheInfo(self._cache_hits, self._cache_misses, self._cache_size,
                              len(self._cache), self._compiles, self._last_compile_reason)
 
-    def set_cache_size(self, size: int) -> None:
-        """Bound the number of cached executables (LRU); MPSGraph's own run cache is not configurable.
+    @property
+    def cache_size(self) -> Optional[int]:
+        """How many executables ``run`` keeps (LRU; 0 disables the cache, None: unbounded).
 
-        Args:
-            size: How many executables ``run`` keeps (0 disables the cache).
+        Assigning it evicts at once. MPSGraph's own run cache is not configurable.
         """
+        return self._cache_size
+
+    @cache_size.setter
+    def cache_size(self, size: Optional[int]) -> None:
         with self._lock:
             self._cache_size = _cache_bound(size)
             self._evict_to(self._cache_size)
 
-    @property
-    def cache_size(self) -> int:
-        """The LRU bound on cached executables (None: unbounded); assigning it calls ``set_cache_size`` (no MPSGraph equivalent)."""
-        return self._cache_size
-
-    @cache_size.setter
-    def cache_size(self, size: int) -> None:
-        self.set_cache_size(size)
+    def set_cache_size(self, size: Optional[int]) -> None:
+        """Deprecated: assign ``g.cache_size = size``."""
+        warnings.warn("Graph.set_cache_size(n) is deprecated; assign g.cache_size = n", DeprecationWarning, stacklevel=2)
+        self.cache_size = size
 
     def cache_clear(self) -> None:
         """Drop every cached executable, as ``functools.lru_cache``'s ``cache_clear`` (MPSGraph's run cache is internal, no equivalent)."""
         with self._lock:
             self._cache.clear()
 
-    def _evict_to(self, size: int) -> None:
+    def _evict_to(self, size: Optional[int]) -> None:
         """Drop least-recently-used executables; remember their keys to explain a recompile."""
         while size is not None and len(self._cache) > size:
             k, _ = self._cache.popitem(last=False)
@@ -424,6 +296,7 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<minigraph.Graph with {len(self._ops)} ops>"
+
 
 
 class CacheInfo(namedtuple("CacheInfo", "hits misses maxsize currsize")):
@@ -449,8 +322,6 @@ def _cache_bound(size: Any) -> Optional[int]:
 
 
 def _type_of_feed(t: Any, v: Any) -> ShapedType:
-    from .executable import coerce_feed
-
     arr = coerce_feed(t, v)
     try:
         return ShapedType(arr.shape, arr.dtype)
@@ -490,5 +361,13 @@ def _as_list(items: Any, what: str, error: type) -> list:
         raise error(f"{what} must be a list, got {type(items).__name__} {items!r:.60}") from None
 
 
-def type_(e: MiniGraphError):
-    return type(e)
+def load(path: str) -> Graph:
+    """A graph saved by ``Graph.save``, rebuilt op by op with its variables' saved values.
+
+    The file is checked before anything is built: a malformed or hostile file raises
+    ``SerializationError``. MPSGraph loads compiled executables from a ``.mpsgraphpackage`` instead.
+    """
+    doc = serialize.read(path)
+    g = Graph(cache_size=doc.cache_size)
+    serialize.rebuild(g, doc)
+    return g

@@ -8,25 +8,20 @@ and reloaded graph lists identically. MPSGraph has no textual dump of this kind;
 from __future__ import annotations
 
 import enum
-import re
 from typing import Any
 
 import numpy as np
 
-from .tensor import Operation
+from .ir import OPS, Operation
 
-# a scope component that is, or ends in, grad/grads/gradient/gradients (optionally _N)
-_GRAD_SCOPE = re.compile(r"(^|[_\-.])(grad|grads|gradient|gradients)(_\d+)?$", re.IGNORECASE)
 _MEMORY = ("placeholder", "constant", "variable")
 _ARRAY_ATTRS = ("value", "initial_value")
 
 
 def is_gradient_op(op: Operation) -> bool:
-    """True for ops built by ``gradients`` (inside a ``grad``/``gradients`` name scope) and for
-    explicit gradient op types (``*_gradient``)."""
-    if op.type.endswith("_gradient"):
-        return True
-    return any(_GRAD_SCOPE.search(part) for part in op.name.split("/")[:-1])
+    """True for ops that ``gradients`` built and for MPSGraph's gradient op types (data or
+    weights gradients of a convolution-family or pooling op)."""
+    return op.from_gradients or OPS[op.type].role != "forward"
 
 
 def scope_of(op: Operation) -> str:
@@ -196,13 +191,3 @@ def describe_executable(exe) -> str:
                      + ", ".join(f"{t.name} {fmt_type(ty)}" for t, _, ty in plan.feeds))
     lines += describe_plan(plan, exe.backend_name)
     return "\n".join(lines)
-
-
-def _attach():
-    from .graph import Graph
-
-    Graph.__str__ = describe_graph
-    Graph.describe = describe_graph
-
-
-_attach()

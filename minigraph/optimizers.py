@@ -7,13 +7,13 @@ from typing import Optional
 import numpy as np
 
 from .errors import DTypeError, ShapeError
-from .tensor import Operation, Tensor
+from .ir import Operation, Tensor
 
 
 def _check_gradient(g, v: Tensor, gradient, label: str):
     """The gradient must have the variable's shape and dtype: a broadcastable one (e.g. a bias
     gradient given for a weight) would otherwise update every element with the same value."""
-    gradient = g._as_tensor(gradient, label, like=v)
+    gradient = g.as_tensor(gradient, label, like=v)
     if gradient.dtype != v.dtype:
         raise DTypeError(f"{label}: gradient {gradient.name!r} is {gradient.dtype.name} but variable {v.name!r} "
                          f"is {v.dtype.name}; they must match (cast one)")
@@ -36,12 +36,12 @@ def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name
     Returns:
         Operation: the update; list it in ``target_operations`` to apply it.
     """
-    op = g._variable_op(variable, "apply_stochastic_gradient_descent")
+    op = g.variable_operation(variable, "apply_stochastic_gradient_descent")
     v = op.outputs[0]
     base = name or "apply_stochastic_gradient_descent"
     gradient = _check_gradient(g, v, gradient, f"apply_stochastic_gradient_descent op {base!r}")
     with g.name_scope(base):
-        lr = g._as_tensor(learning_rate, base, like=v)
+        lr = g.as_tensor(learning_rate, base, like=v)
         new = g.subtraction(g.read(v), g.multiplication(lr, gradient))
     return g.assign(v, new, name=base)
 
@@ -54,8 +54,6 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
     MPSGraph's ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:
     velocity:maximumVelocity:gradient:name:)`` returns the new tensors; this wraps the same update
     with its own state so a training loop needs only ``target_operations=[step]``.
-    ``apply_adam(learning_rate, variable, gradient)``, the argument order of
-    ``apply_stochastic_gradient_descent``, works too.
 
     Args:
         variable: A variable tensor (made by ``g.variable``).
@@ -69,9 +67,7 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
     Returns:
         Operation: the update; list it in ``target_operations`` to apply it.
     """
-    if _is_variable(gradient) and not _is_variable(variable):  # called as (learning_rate, variable, gradient)
-        variable, gradient, learning_rate = gradient, learning_rate, variable
-    op = g._variable_op(variable, "apply_adam")
+    op = g.variable_operation(variable, "apply_adam")
     v = op.outputs[0]
     base = name or f"adam_{op.name}"
     gradient = _check_gradient(g, v, gradient, f"apply_adam op {base!r}")
@@ -91,18 +87,3 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
         new = g.subtraction(g.read(v), update, name="update")
     with g.control_dependencies(deps):
         return g.assign(v, new, name=base)
-
-
-def _is_variable(x) -> bool:
-    op = x.operation if isinstance(x, Tensor) else x
-    return isinstance(op, Operation) and op.type == "variable"
-
-
-def _attach():
-    from .graph import Graph
-
-    Graph.apply_stochastic_gradient_descent = apply_stochastic_gradient_descent
-    Graph.apply_adam = apply_adam
-
-
-_attach()

@@ -21,17 +21,19 @@ import math
 import os
 import tempfile
 import zipfile
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
 from . import descriptors as _descriptors
 from .errors import MiniGraphError, SerializationError
+from .ir import OPS
+from .limits import MAX_ELEMENTS
 from .types import ALL_DTYPES, DataType, ShapedType, as_shape, num_elements
 
 FORMAT = "minigraph.graph"
 VERSION = 1
-MAX_ELEMENTS = 1 << 34  # same bound as the compiler: larger declared shapes are refused
 MAX_JSON_BYTES = 1 << 30
 MAX_DEPTH = 16  # nesting of attribute values
 MAX_RANK = 64
@@ -143,10 +145,6 @@ class _Encoder:
 def to_json_dict(g) -> tuple:
     """(the JSON document without the npz checksum, {key: array}) for a graph."""
     enc = _Encoder()
-    requested = {}
-    for key, ops in g._requested.items():
-        for op in ops:
-            requested[op.index] = key
     ops = []
     for op in g.operations:
         where = f"{op.type} op {op.name!r}"
@@ -154,7 +152,8 @@ def to_json_dict(g) -> tuple:
             "name": op.name,
             "type": op.type,
             "requested_name": op.requested_name,
-            "user_name": requested.get(op.index),
+            "user_name": g.user_name_of(op),
+            "from_gradients": op.from_gradients,
             "inputs": [[t.operation.name, t.index] for t in op.inputs],
             "control_dependencies": [d.name for d in op.control_dependencies],
             "attrs": {k: enc.value(v, f"{where} attribute {k!r}") for k, v in op.attrs.items()},
@@ -162,10 +161,9 @@ def to_json_dict(g) -> tuple:
             "location": op.location,
         })
     variables = {}
-    with g._lock:
-        for op, v in g._var_values.items():
-            variables[op.name] = enc.array(v, f"variable {op.name!r} value")["key"]
-    cache_size = g._cache_size if g._cache_size is None else min(g._cache_size, 1 << 20)  # load's bound
+    for op, v in g.variables.values.items():
+        variables[op.name] = enc.array(v, f"variable {op.name!r} value")["key"]
+    cache_size = g.cache_size if g.cache_size is None else min(g.cache_size, 1 << 20)  # load's bound
     doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
            "ops": ops, "variables": variables}
     return doc, {k: a for k, (_, a) in enc.arrays.items()}
@@ -440,17 +438,22 @@ def _no_constants(c: str):
     raise SerializationError(f"invalid JSON constant {c} (non-finite numbers must be tagged)")
 
 
-def load(path):
-    """Rebuild a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input.
+@dataclass
+class Document:
+    """A checked graph file: its op entries, variable array keys and arrays, ready to rebuild."""
 
-    MPSGraph loads compiled executables from a ``.mpsgraphpackage`` instead.
+    cache_size: Optional[int]
+    entries: list
+    var_keys: dict
+    arrays: dict
+
+
+def read(path: Any) -> Document:
+    """Read and check a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input.
 
     Args:
         path: The JSON file ``g.save`` wrote (its ``.npz`` must sit next to it).
     """
-    from .graph import Graph
-    from .ops.registry import OPS
-
     json_path, npz_path = _paths(path)
     where = repr(json_path)
     try:
@@ -499,7 +502,7 @@ def load(path):
         w = f"{where}: op #{i}"
         _want(e, dict, w, "op entry")
         _keys(e, {"name", "type", "inputs", "control_dependencies", "attrs", "outputs"},
-              {"requested_name", "user_name", "location"}, w)
+              {"requested_name", "user_name", "location", "from_gradients"}, w)
         name = _want(e["name"], str, w, "name")
         if not name or len(name) > 1024:
             _fail(w, "name must be a non-empty string of at most 1024 characters")
@@ -568,11 +571,16 @@ def load(path):
         var_keys[vname] = ref.key
 
     arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, sha)
+    return Document(cache_size, entries, var_keys, arrays)
 
-    # pass 2: rebuild through Graph._make, which re-infers and re-checks every op
-    g = Graph(cache_size=cache_size)
+
+def rebuild(g: Any, doc: Document) -> None:
+    """Add the document's ops to the empty graph ``g`` through ``add_op``, which re-infers and
+    re-checks every op, then set the variables' saved values."""
+    where = "graph file"
+    arrays = doc.arrays
     by_name: dict = {}
-    for i, (name, typ, inputs, deps, attrs, outs, e) in enumerate(entries):
+    for i, (name, typ, inputs, deps, attrs, outs, e) in enumerate(doc.entries):
         w = f"{where}: {typ} op #{i} {name!r}"
         ins = []
         for src, k in inputs:
@@ -581,18 +589,16 @@ def load(path):
                 _fail(w, f"refers to output {k} of {src!r}, which has {len(op.outputs)} output(s)")
             ins.append(op.outputs[k])
         attrs = _resolve(attrs, arrays)
-        g._control.append([by_name[d] for d in deps])
         try:
-            made = g._make(typ, ins, attrs, name)
+            op = g.add_op(typ, ins, attrs, name, control_dependencies=[by_name[d] for d in deps],
+                          location=e.get("location"), requested_name=e.get("requested_name"),
+                          user_name=e.get("user_name"), from_gradients=bool(e.get("from_gradients")))
         except SerializationError:
             raise
         except MiniGraphError as err:
             _fail(w, f"cannot be rebuilt: {err}")
         except Exception as err:  # an infer rule fed hostile attributes; never let it escape raw
             _fail(w, f"cannot be rebuilt from its attributes: {type(err).__name__}: {err}")
-        finally:
-            g._control.pop()
-        op = g._ops[-1]
         if op.name != name:
             _fail(w, f"was rebuilt under the name {op.name!r}")
         got = [(tuple(t.shape), t.dtype) for t in op.outputs]
@@ -602,31 +608,6 @@ def load(path):
         for t in op.outputs:
             if num_elements([d for d in t.shape if d > 0]) > MAX_ELEMENTS:
                 _fail(w, f"output shape {t.shape} is larger than the limit {MAX_ELEMENTS} elements")
-        # restore naming bookkeeping and the source line of the original graph
-        lst = g._requested.get(name)
-        if lst is not None and op in lst:
-            lst.remove(op)
-            if not lst:
-                del g._requested[name]
-        if e.get("user_name"):
-            g._requested.setdefault(e["user_name"], []).append(op)
-        if e.get("requested_name"):
-            op.requested_name = e["requested_name"]
-        if e.get("location"):
-            op.location = e["location"]
-        if typ == "variable":
-            g._var_values[op] = attrs["initial_value"]
         by_name[name] = op
-        del made
-    for vname, key in var_keys.items():
-        g._var_values[by_name[vname]] = arrays[key]
-    return g
-
-
-def _attach():
-    from .graph import Graph
-
-    Graph.save = save
-
-
-_attach()
+    for vname, key in doc.var_keys.items():
+        g.variables.set(by_name[vname], arrays[key])

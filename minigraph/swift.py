@@ -21,14 +21,11 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .errors import DTypeError, MiniGraphError
+from .errors import DTypeError, MiniGraphError, SwiftExportError
 from .ops._util import normalize_axes
-from .tensor import Operation, Tensor
+from .ir import OPS, Operation, Tensor
+from .version import __version__
 from .types import DataType
-
-
-class SwiftExportError(MiniGraphError, ValueError):
-    """The graph holds something MPSGraph cannot express (e.g. float64, an unmapped op)."""
 
 
 SWIFT_DTYPES = {"float32": ".float32", "float16": ".float16", "int8": ".int8", "int16": ".int16",
@@ -232,7 +229,7 @@ class _Exporter:
         return f"graph.constant({_data(arr)}, shape: {_numbers(arr.shape)}, dataType: {dt})"
 
     def variable(self, op):
-        arr = self.g._var_values.get(op, op.attrs["initial_value"])
+        arr = self.g.variables.values.get(op, op.attrs["initial_value"])
         return (f"graph.variable(with: {_data(np.asarray(arr))}, shape: {_numbers(op.attrs['shape'])}, "
                 f"dataType: {swift_dtype(op.attrs['dtype'], self.where(op))}, name: {swift_string(op.name)})")
 
@@ -291,8 +288,6 @@ class _Exporter:
         return var
 
     def call(self, op: Operation) -> str:
-        from .ops.registry import OPS
-
         opdef = OPS[op.type]
         if op.type in SPECIAL:
             return getattr(self, SPECIAL[op.type])(op)
@@ -380,8 +375,6 @@ def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Op
         target_tensors: The tensors the Swift run returns (default: those nothing consumes).
         target_operations: The operations it runs (default: assigns nothing depends on).
     """
-    from . import __version__
-
     if target_tensors is None and target_operations is None:
         target_tensors, target_operations = _default_targets(g)
     target_tensors = list(target_tensors or [])
@@ -430,12 +423,3 @@ def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Op
     for t in target_tensors:
         tail.append(f"print({swift_string(t.name)}, results[{ex.tensor(t)}]!.shape)")
     return "\n".join(head + ex.lines + tail) + "\n"
-
-
-def _attach():
-    from .graph import Graph
-
-    Graph.to_swift = to_swift
-
-
-_attach()

@@ -6,7 +6,6 @@ apart from forward ops, and control dependencies are dashed edges.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -16,16 +15,8 @@ from typing import Optional
 
 import networkx as nx
 
-from .errors import MiniGraphError
+from .errors import GraphvizNotFoundError, RenderError
 from .listing import fmt_type, fmt_value, is_gradient_op, op_attrs, scope_of
-
-
-class GraphvizNotFoundError(MiniGraphError, RuntimeError):
-    """Rendering needs Graphviz's ``dot`` program, and it is not installed (rendering is not in MPSGraph)."""
-
-
-class RenderError(MiniGraphError, RuntimeError):
-    """Graphviz ran but could not render (the message carries its stderr); rendering is not in MPSGraph."""
 
 
 # fill colours: memory ops by kind, forward ops white, gradient ops red
@@ -275,58 +266,3 @@ def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: 
         raise RenderError(f"render: Graphviz `dot -T{fmt}` failed (exit {proc.returncode}) writing "
                           f"{path!r}: {err or 'no message'} (`dot -T?` lists the formats it supports)")
     return path
-
-
-def show_main(argv) -> int:
-    """``python -m minigraph show FILE [--png OUT] [--svg OUT] [--dot] [--mermaid] [--swift]``."""
-    from .errors import MiniGraphError as _Err
-    from .serialize import load
-
-    argv = list(argv)
-    if argv and argv[0] == "show":
-        argv = argv[1:]
-    p = argparse.ArgumentParser(prog="python -m minigraph show",
-                                description="Print the listing of a graph saved with g.save(), or draw it.")
-    p.add_argument("file", help="the .json file written by g.save(path)")
-    p.add_argument("--png", metavar="OUT", help="render a PNG with Graphviz")
-    p.add_argument("--svg", metavar="OUT", help="render an SVG with Graphviz")
-    p.add_argument("--dot", action="store_true", help="print Graphviz DOT text instead of the listing")
-    p.add_argument("--mermaid", action="store_true", help="print Mermaid text instead of the listing")
-    p.add_argument("--swift", action="store_true", help="print Swift (MPSGraph) source instead of the listing")
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    try:
-        g = load(args.file)
-        if args.dot:
-            sys.stdout.write(to_dot(g))
-        elif args.mermaid:
-            sys.stdout.write(to_mermaid(g))
-        elif args.swift:
-            sys.stdout.write(g.to_swift())
-        else:
-            print(g)
-        for fmt, out in (("png", args.png), ("svg", args.svg)):
-            if out:
-                render(g, out, format=fmt)
-                print(f"wrote {out}", file=sys.stderr)
-    except _Err as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _attach():
-    from .graph import Graph
-
-    Graph.to_networkx = to_networkx
-    Graph.to_dot = to_dot
-    Graph.to_mermaid = to_mermaid
-    Graph.render = render
-
-
-_attach()

@@ -10,12 +10,15 @@ validates feeds, commits assignments (only when the whole run succeeded) and cop
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
 from typing import Any, Callable
 
-from ..errors import BackendUnavailableError, UnknownBackendError
+from ..errors import BackendUnavailableError, NameLookupError, UnknownBackendError
+from .numpy import NumpyBackend
+from .webgpu import WebGPUBackend
 
 _FACTORIES: dict[str, Callable[[], Any]] = {}
 _INSTANCES: dict[str, Any] = {}
@@ -112,8 +115,6 @@ class AvailableBackends(list):
             return BackendStatus(True, "available")
         if key in self.unavailable:
             return BackendStatus(False, self.unavailable[key])
-        from ..errors import NameLookupError  # a KeyError, as a mapping lookup raises
-
         raise NameLookupError(f"unknown backend {key!r}; known backends: {sorted(self.names())}")
 
     def get(self, key: str, default=None):
@@ -181,21 +182,6 @@ def get_backend(name: str) -> Any:
     return _instance(name)
 
 
-def _numpy_factory():
-    from .numpy import NumpyBackend
-
-    return NumpyBackend()
-
-
-def _webgpu_factory(metal: bool = False):
-    def make():
-        from .webgpu import WebGPUBackend
-
-        return WebGPUBackend(metal_only=metal)
-
-    return make
-
-
-register_backend("numpy", _numpy_factory)
-register_backend("webgpu", _webgpu_factory())
-register_backend("metal", _webgpu_factory(metal=True))
+register_backend("numpy", NumpyBackend)
+register_backend("webgpu", WebGPUBackend)
+register_backend("metal", functools.partial(WebGPUBackend, metal_only=True))

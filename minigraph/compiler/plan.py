@@ -12,24 +12,9 @@ from typing import Any, Sequence
 import networkx as nx
 
 from ..errors import FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, ResourceLimitError, TargetError
-from ..tensor import Operation, Tensor
+from ..ir import OPS, Operation, Tensor
+from ..limits import MAX_BYTES, MAX_ELEMENTS
 from ..types import ShapedType, num_elements
-
-MAX_ELEMENTS = 1 << 34  # 16 Gi elements: anything larger is a declared-shape mistake
-
-
-def _physical_memory() -> int:
-    """Bytes of RAM; one tensor larger than that can never be allocated (0: unknown, no limit)."""
-    import os
-
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        return 0
-
-
-MAX_BYTES = _physical_memory()
-
 
 @dataclass
 class Step:
@@ -96,26 +81,24 @@ def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Seque
 
 def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                target_operations: Sequence[Operation]) -> Plan:
-    from ..ops.registry import OPS
-
     for t in target_tensors:
         if not isinstance(t, Tensor):
             raise TargetError(f"target_tensors must hold tensors, got {t!r}"
                               + (" (an operation: pass it in target_operations)" if isinstance(t, Operation) else ""))
-        graph._check_mine(t, "target_tensors")
+        graph.check_same_graph(t, "target_tensors")
     for o in target_operations:
         if isinstance(o, Tensor):
             raise TargetError(f"target_operations must hold operations, got tensor {o.name!r}; "
                               f"use target_tensors, or {o.name!r}.operation")
         if not isinstance(o, Operation):
             raise TargetError(f"target_operations must hold operations, got {o!r}")
-        graph._check_mine(o, "target_operations")
+        graph.check_same_graph(o, "target_operations")
     if not target_tensors and not target_operations:
         raise TargetError("nothing to run: give at least one target tensor or target operation")
     for t, ty in feed_types.items():
         if not isinstance(t, Tensor):
             raise FeedDTypeError(f"feeds must be keyed by placeholder tensors, got {t!r}")
-        graph._check_mine(t, "feeds")
+        graph.check_same_graph(t, "feeds")
         if t.operation.type != "placeholder":
             raise FeedError(f"feed for {t.name!r}: only placeholders can be fed, but it is the output of "
                             f"{_label(t.operation)}; feed a placeholder instead")
@@ -139,7 +122,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                 names = [p.name for p in graph.placeholders if id(p) not in fed and p.operation.index in dg]
                 raise MissingFeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}, "
                                 f"needed by the targets (placeholders without feeds: {names})")
-            _check_feed_type(t, ty)
+            check_feed_type(t, ty)
             out_types = (ty,)
         else:
             try:
@@ -170,7 +153,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
         steps.append(step)
 
     for t, ty in feed_types.items():  # feeds the targets don't need are allowed (as in MPSGraph), but checked
-        _check_feed_type(t, ty)
+        check_feed_type(t, ty)
 
     # buffer plan: free each slot after its last reader, never the targets
     keep = {slot_of[id(t)] for t in target_tensors}
@@ -192,7 +175,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                 list(target_operations), len(slot_of), dg, pruned, types)
 
 
-def _check_feed_type(t: Tensor, ty: ShapedType) -> None:
+def check_feed_type(t: Tensor, ty: ShapedType) -> None:
     if ty.dtype != t.dtype:
         raise FeedDTypeError(f"feed for placeholder {t.name!r}: dtype {ty.dtype.name} does not match the "
                         f"placeholder's {t.dtype.name}")

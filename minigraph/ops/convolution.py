@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 
 from ..descriptors import Convolution2DOpDescriptor, PaddingStyle, TensorNamedDataLayout, frozen_copy
 from ..errors import DescriptorError, DTypeError, ShapeError
-from ..tensor import Tensor
+from ..ir import Tensor
 from ..types import ShapedType, as_shape
 from .geometry import effective_kernel, resolve_axis
 from ._util import register_convolution_gradients
@@ -165,7 +165,7 @@ def _infer_conv(in_types, attrs):
 
 @defop("convolution_2d", swift="convolution2D(_:weights:descriptor:name:)",
        objc="convolution2DWithSourceTensor:weightsTensor:descriptor:name:",
-       inputs=("source", "weights"), infer=_infer_conv, category="convolution", attrs=("descriptor",))
+       inputs=("source", "weights"), infer=_infer_conv, family="convolution", attrs=("descriptor",))
 def convolution_2d(g, source, weights, descriptor: Optional[Convolution2DOpDescriptor] = None,
                    name: Optional[str] = None):
     """Grouped 2D convolution (cross-correlation) of ``source`` with ``weights``
@@ -176,9 +176,9 @@ def convolution_2d(g, source, weights, descriptor: Optional[Convolution2DOpDescr
     """
     label = _label("convolution_2d", name)
     desc = _desc(descriptor, label)
-    source = g._as_tensor(source, label)
-    weights = g._as_tensor(weights, label, like=source)
-    return g._make("convolution_2d", [source, weights], {"descriptor": desc}, name)
+    source = g.as_tensor(source, label)
+    weights = g.as_tensor(weights, label, like=source)
+    return g.add_op("convolution_2d", [source, weights], {"descriptor": desc}, name).output
 
 
 # ------------------------------------------------------------------ data gradient
@@ -218,7 +218,7 @@ def _infer_data_grad(in_types, attrs):
        swift="convolution2DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)",
        objc="convolution2DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:"
             "forwardConvolutionDescriptor:name:",
-       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, category="convolution",
+       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, family="convolution", role="data_gradient", forward="convolution_2d",
        attrs=("output_shape", "descriptor"))
 def convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape: Sequence[int],
                                  descriptor: Optional[Convolution2DOpDescriptor] = None,
@@ -236,9 +236,9 @@ def convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape: Se
         shp = parse_output_shape(output_shape, 4)
     except ShapeError as e:
         raise ShapeError(f"{label}: {e}") from None
-    dy = g._as_tensor(incoming_gradient, label)
-    weights = g._as_tensor(weights, label, like=dy)
-    return g._make("convolution_2d_data_gradient", [dy, weights], {"output_shape": shp, "descriptor": desc}, name)
+    dy = g.as_tensor(incoming_gradient, label)
+    weights = g.as_tensor(weights, label, like=dy)
+    return g.add_op("convolution_2d_data_gradient", [dy, weights], {"output_shape": shp, "descriptor": desc}, name).output
 
 
 # ------------------------------------------------------------------ weights gradient
@@ -276,7 +276,7 @@ def _infer_weights_grad(in_types, attrs):
        swift="convolution2DWeightsGradient(_:source:outputShape:forwardConvolutionDescriptor:name:)",
        objc="convolution2DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:"
             "forwardConvolutionDescriptor:name:",
-       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, category="convolution",
+       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, family="convolution", role="weights_gradient", forward="convolution_2d",
        differentiable=False, attrs=("output_shape", "descriptor"))
 def convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
                                     descriptor: Optional[Convolution2DOpDescriptor] = None,
@@ -293,10 +293,10 @@ def convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape: 
         shp = parse_output_shape(output_shape, 4)
     except ShapeError as e:
         raise ShapeError(f"{label}: {e}") from None
-    dy = g._as_tensor(incoming_gradient, label)
-    source = g._as_tensor(source, label, like=dy)
-    return g._make("convolution_2d_weights_gradient", [dy, source], {"output_shape": shp, "descriptor": desc},
-                   name)
+    dy = g.as_tensor(incoming_gradient, label)
+    source = g.as_tensor(source, label, like=dy)
+    return g.add_op("convolution_2d_weights_gradient", [dy, source], {"output_shape": shp, "descriptor": desc},
+                   name).output
 
 
 # ------------------------------------------------------------------ gradient rules

@@ -271,7 +271,7 @@ def _descriptor(descriptor: Any, label: str) -> DepthwiseConvolution2DOpDescript
 
 def _output_shape(value: Any, label: str, what: str) -> tuple:
     """4 ints (a list, tuple, ndarray or a Tensor's ``.shape``); -1 only where inferable."""
-    from ..tensor import Tensor
+    from ..ir import Tensor
 
     if isinstance(value, Tensor):
         raise ShapeError(f"{label}: output_shape must be 4 ints ({what}), got tensor {value.name!r}; "
@@ -298,7 +298,7 @@ def _output_shape(value: Any, label: str, what: str) -> tuple:
 
 @defop(FWD, swift="depthwiseConvolution2D(_:weights:descriptor:name:)",
        objc="depthwiseConvolution2DWithSourceTensor:weightsTensor:descriptor:name:",
-       inputs=("source", "weights"), infer=_infer_forward, category="convolution",
+       inputs=("source", "weights"), infer=_infer_forward, family="convolution",
        attrs=("descriptor",))
 def depthwise_convolution_2d(g, source, weights, descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None,
                              name: Optional[str] = None):
@@ -309,14 +309,15 @@ def depthwise_convolution_2d(g, source, weights, descriptor: Optional[DepthwiseC
     """
     label = _label(FWD, name)
     desc = _descriptor(descriptor, label)
-    source = g._as_tensor(source, label)
-    weights = g._as_tensor(weights, label, like=source)
-    return g._make(FWD, [source, weights], {"descriptor": desc}, name)
+    source = g.as_tensor(source, label)
+    weights = g.as_tensor(weights, label, like=source)
+    return g.add_op(FWD, [source, weights], {"descriptor": desc}, name).output
 
 
 @defop(DATA_GRAD, swift="depthwiseConvolution2DDataGradient(_:weights:outputShape:descriptor:name:)",
        objc="depthwiseConvolution2DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:descriptor:name:",
-       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, category="convolution",
+       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, family="convolution",
+       role="data_gradient", forward=FWD,
        attrs=("output_shape", "descriptor"))
 def depthwise_convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape,
                                            descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None,
@@ -330,14 +331,15 @@ def depthwise_convolution_2d_data_gradient(g, incoming_gradient, weights, output
     label = _label(DATA_GRAD, name)
     desc = _descriptor(descriptor, label)
     shape = _output_shape(output_shape, label, "the forward source's shape in the data layout")
-    incoming_gradient = g._as_tensor(incoming_gradient, label)
-    weights = g._as_tensor(weights, label, like=incoming_gradient)
-    return g._make(DATA_GRAD, [incoming_gradient, weights], {"output_shape": shape, "descriptor": desc}, name)
+    incoming_gradient = g.as_tensor(incoming_gradient, label)
+    weights = g.as_tensor(weights, label, like=incoming_gradient)
+    return g.add_op(DATA_GRAD, [incoming_gradient, weights], {"output_shape": shape, "descriptor": desc}, name).output
 
 
 @defop(WEIGHTS_GRAD, swift="depthwiseConvolution2DWeightsGradient(_:source:outputShape:descriptor:name:)",
        objc="depthwiseConvolution2DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:descriptor:name:",
-       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, category="convolution",
+       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, family="convolution",
+       role="weights_gradient", forward=FWD,
        differentiable=False, attrs=("output_shape", "descriptor"))
 def depthwise_convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape,
                                               descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None,
@@ -352,9 +354,9 @@ def depthwise_convolution_2d_weights_gradient(g, incoming_gradient, source, outp
     label = _label(WEIGHTS_GRAD, name)
     desc = _descriptor(descriptor, label)
     shape = _output_shape(output_shape, label, "the forward weights' shape in the weights layout")
-    incoming_gradient = g._as_tensor(incoming_gradient, label)
-    source = g._as_tensor(source, label, like=incoming_gradient)
-    return g._make(WEIGHTS_GRAD, [incoming_gradient, source], {"output_shape": shape, "descriptor": desc}, name)
+    incoming_gradient = g.as_tensor(incoming_gradient, label)
+    source = g.as_tensor(source, label, like=incoming_gradient)
+    return g.add_op(WEIGHTS_GRAD, [incoming_gradient, source], {"output_shape": shape, "descriptor": desc}, name).output
 
 
 # ------------------------------------------------------------------------- gradient rules

@@ -110,7 +110,7 @@ def _desc(descriptor, label: str):
 
 @defop("depthwise_convolution_3d", swift="depthwiseConvolution3D(_:weights:descriptor:name:)",
        objc="depthwiseConvolution3DWithSourceTensor:weightsTensor:descriptor:name:",
-       inputs=("source", "weights"), infer=_infer_fwd, category="convolution", attrs=("descriptor",))
+       inputs=("source", "weights"), infer=_infer_fwd, family="convolution", attrs=("descriptor",))
 def depthwise_convolution_3d(g, source, weights, descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
                              name: Optional[str] = None):
     """Depthwise 3D convolution (MPSGraph ``depthwiseConvolution3D(_:weights:descriptor:name:)``).
@@ -121,9 +121,9 @@ def depthwise_convolution_3d(g, source, weights, descriptor: Optional[DepthwiseC
     """
     label = f"depthwise_convolution_3d op {name or 'depthwise_convolution_3d'!r}"
     desc = _desc(descriptor, label)
-    source = g._as_tensor(source, label)
-    weights = g._as_tensor(weights, label, like=source)
-    return g._make("depthwise_convolution_3d", [source, weights], {"descriptor": desc}, name)
+    source = g.as_tensor(source, label)
+    weights = g.as_tensor(weights, label, like=source)
+    return g.add_op("depthwise_convolution_3d", [source, weights], {"descriptor": desc}, name).output
 
 
 # ------------------------------------------------------------------ data gradient
@@ -177,7 +177,7 @@ def _infer_data_grad(in_types, attrs):
 @defop("depthwise_convolution_3d_data_gradient",
        swift="depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)",
        objc="depthwiseConvolution3DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:descriptor:name:",
-       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, category="convolution",
+       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, family="convolution", role="data_gradient", forward="depthwise_convolution_3d",
        attrs=("output_shape", "descriptor"))
 def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output_shape: Optional[Sequence[int]] = None,
                                            descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
@@ -197,10 +197,10 @@ def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output
             shp = parse_output_shape(output_shape, None)
         except ShapeError as e:
             raise ShapeError(f"{label}: {e}") from None
-    dy = g._as_tensor(incoming_gradient, label)
-    weights = g._as_tensor(weights, label, like=dy)
-    return g._make("depthwise_convolution_3d_data_gradient", [dy, weights],
-                   {"output_shape": shp, "descriptor": desc}, name)
+    dy = g.as_tensor(incoming_gradient, label)
+    weights = g.as_tensor(weights, label, like=dy)
+    return g.add_op("depthwise_convolution_3d_data_gradient", [dy, weights],
+                   {"output_shape": shp, "descriptor": desc}, name).output
 
 
 # ------------------------------------------------------------------ weights gradient
@@ -237,7 +237,7 @@ def _infer_weights_grad(in_types, attrs):
        swift="depthwiseConvolution3DWeightsGradient(_:source:outputShape:descriptor:name:)",
        objc="depthwiseConvolution3DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:"
             "descriptor:name:",
-       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, category="convolution",
+       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, family="convolution", role="weights_gradient", forward="depthwise_convolution_3d",
        differentiable=False, attrs=("output_shape", "descriptor"))
 def depthwise_convolution_3d_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
                                               descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
@@ -254,10 +254,10 @@ def depthwise_convolution_3d_weights_gradient(g, incoming_gradient, source, outp
         shp = parse_output_shape(output_shape, 4)
     except ShapeError as e:
         raise ShapeError(f"{label}: {e}") from None
-    dy = g._as_tensor(incoming_gradient, label)
-    source = g._as_tensor(source, label, like=dy)
-    return g._make("depthwise_convolution_3d_weights_gradient", [dy, source],
-                   {"output_shape": shp, "descriptor": desc}, name)
+    dy = g.as_tensor(incoming_gradient, label)
+    source = g.as_tensor(source, label, like=dy)
+    return g.add_op("depthwise_convolution_3d_weights_gradient", [dy, source],
+                   {"output_shape": shp, "descriptor": desc}, name).output
 
 
 # ------------------------------------------------------------------ gradient rules

@@ -6,7 +6,7 @@ from typing import Optional
 from ..errors import DTypeError
 from ..types import ShapedType, as_dtype, bool_
 from ._util import broadcast_shapes, same_dtype, unbroadcast
-from .registry import defop, gradient
+from .registry import defop, gradient, renamed
 
 
 def _numeric(t: ShapedType, what: str) -> None:
@@ -48,17 +48,17 @@ def _binary(type: str, swift: str, objc: str, kind: str, doc: str):
     def builder(g, primary, secondary, name: Optional[str] = None):
         label = f"{type} op {name or type!r}"
         if _is_py(primary) and not _is_py(secondary):  # a scalar takes the tensor's dtype
-            secondary = g._as_tensor(secondary, label)
-            primary = g._as_tensor(primary, label, like=secondary)
+            secondary = g.as_tensor(secondary, label)
+            primary = g.as_tensor(primary, label, like=secondary)
         else:
-            primary = g._as_tensor(primary, label)
-            secondary = g._as_tensor(secondary, label, like=primary)
-        return g._make(type, [primary, secondary], {}, name)
+            primary = g.as_tensor(primary, label)
+            secondary = g.as_tensor(secondary, label, like=primary)
+        return g.add_op(type, [primary, secondary], {}, name).output
 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``). Broadcasts as NumPy; operands need one dtype."
     defop(type, swift=swift, objc=objc, inputs=("primary", "secondary"), infer=_infer_binary(kind),
-          category="comparison" if kind == "compare" else "arithmetic")(builder)
+          family="comparison" if kind == "compare" else "arithmetic")(builder)
     return builder
 
 
@@ -68,13 +68,13 @@ def _is_py(x) -> bool:
 
 def _unary(type: str, swift: str, objc: str, kind: str, doc: str):
     def builder(g, tensor, name: Optional[str] = None):
-        tensor = g._as_tensor(tensor, f"{type} op {name or type!r}")
-        return g._make(type, [tensor], {}, name)
+        tensor = g.as_tensor(tensor, f"{type} op {name or type!r}")
+        return g.add_op(type, [tensor], {}, name).output
 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``)."
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_unary(kind),
-          category="arithmetic")(builder)
+          family="arithmetic")(builder)
     return builder
 
 
@@ -114,21 +114,21 @@ for _t, _s, _o, _k, _d in [
 
 
 @defop("identity", swift="identity(with:name:)", objc="identityWithTensor:name:", inputs=("tensor",),
-       infer=lambda ts, a: [ts[0]], category="arithmetic")
+       infer=lambda ts, a: [ts[0]], family="arithmetic", kind="view")
 def identity(g, tensor, name: Optional[str] = None):
     """The same values as ``tensor`` (MPSGraph ``identity(with:name:)``)."""
-    return g._make("identity", [g._as_tensor(tensor, f"identity op {name or 'identity'!r}")], {}, name)
+    return g.add_op("identity", [g.as_tensor(tensor, f"identity op {name or 'identity'!r}")], {}, name).output
 
 
 @defop("stop_gradient", swift="identity(with:name:)", objc="identityWithTensor:name:",
-       inputs=("tensor",), infer=lambda ts, a: [ts[0]], category="arithmetic")
+       inputs=("tensor",), infer=lambda ts, a: [ts[0]], family="arithmetic", kind="view")
 def stop_gradient(g, tensor, name: Optional[str] = None):
     """Identity in the forward pass that blocks gradients.
 
     MPSGraph has no public op for this, only a private ``stopGradient`` flag on operations; the
     forward pass is ``identity(with:name:)``, so that is the Swift name shown in the reference.
     """
-    return g._make("stop_gradient", [g._as_tensor(tensor, f"stop_gradient op {name or 'stop_gradient'!r}")], {}, name)
+    return g.add_op("stop_gradient", [g.as_tensor(tensor, f"stop_gradient op {name or 'stop_gradient'!r}")], {}, name).output
 
 
 def _infer_select(in_types, attrs):
@@ -139,16 +139,16 @@ def _infer_select(in_types, attrs):
 
 @defop("select", swift="select(predicate:trueTensor:falseTensor:name:)",
        objc="selectWithPredicateTensor:truePredicateTensor:falsePredicateTensor:name:",
-       inputs=("predicate", "true_tensor", "false_tensor"), infer=_infer_select, category="arithmetic")
+       inputs=("predicate", "true_tensor", "false_tensor"), infer=_infer_select, family="arithmetic")
 def select(g, predicate, true_tensor, false_tensor, name: Optional[str] = None):
     """``true_tensor`` where ``predicate`` is true (non-zero), else ``false_tensor``, broadcast
     (MPSGraph ``select(predicate:trueTensor:falseTensor:name:)``)."""
     label = f"select op {name or 'select'!r}"
-    predicate = g._as_tensor(predicate, label, dtype=None if hasattr(predicate, "graph") else bool_)
+    predicate = g.as_tensor(predicate, label, dtype=None if hasattr(predicate, "graph") else bool_)
     like = true_tensor if hasattr(true_tensor, "graph") else false_tensor if hasattr(false_tensor, "graph") else None
-    true_tensor = g._as_tensor(true_tensor, label, like=like)
-    false_tensor = g._as_tensor(false_tensor, label, like=true_tensor)
-    return g._make("select", [predicate, true_tensor, false_tensor], {}, name)
+    true_tensor = g.as_tensor(true_tensor, label, like=like)
+    false_tensor = g.as_tensor(false_tensor, label, like=true_tensor)
+    return g.add_op("select", [predicate, true_tensor, false_tensor], {}, name).output
 
 
 def _infer_cast(in_types, attrs):
@@ -156,58 +156,59 @@ def _infer_cast(in_types, attrs):
 
 
 @defop("cast", swift="cast(_:to:name:)", objc="castTensor:toType:name:", inputs=("tensor",),
-       infer=_infer_cast, category="arithmetic", attrs=("to_type",))
+       infer=_infer_cast, family="arithmetic", attrs=("to_type",))
 def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=None):
-    """Convert to another dtype (MPSGraph ``cast(_:to:name:)``; ``to=``/``dtype=`` work too).
+    """Convert to another dtype (MPSGraph ``cast(_:to:name:)``, Objective-C ``castTensor:toType:name:``).
     Float to int truncates toward zero; NaN, Inf and out-of-range values give unspecified
     integers (as on the GPU)."""
-    tensor = g._as_tensor(tensor, f"cast op {name or 'cast'!r}")
-    given = [v for v in (to_type, to, dtype) if v is not None]
-    if len(given) != 1:
-        raise DTypeError(f"cast op {name or 'cast'!r}: give the target dtype once (to_type, to or dtype)")
-    to_type = given[0]
+    label = f"cast op {name or 'cast'!r}"
+    tensor = g.as_tensor(tensor, label)
+    to_type = renamed(label, "dtype", "to_type", dtype, renamed(label, "to", "to_type", to, to_type))
+    if to_type is None:
+        raise DTypeError(f"{label}: give the target dtype, to_type=")
     try:
         dt = as_dtype(to_type)
     except DTypeError as e:
         raise type(e)(f"cast op {name or 'cast'!r}: {e}") from None
-    return g._make("cast", [tensor], {"to_type": dt}, name)
+    return g.add_op("cast", [tensor], {"to_type": dt}, name).output
 
 
 # ------------------------------------------------------------------ gradient rules
-def _ub(g, op, grads):
-    return [None if d is None else unbroadcast(g, d, t.shape) for d, t in zip(grads, op.inputs)]
+def _ub(g, op, wanted, *makers):
+    """Each wanted input's gradient, built by its maker and reduced to the input's shape."""
+    return [unbroadcast(g, make(), t.shape) if want and make is not None else None
+            for make, want, t in zip(makers, wanted, op.inputs)]
 
 
 @gradient("addition")
-def _(g, op, dy):
-    return _ub(g, op, [dy, dy])
+def _addition_gradient(g, op, dy, wanted):
+    return _ub(g, op, wanted, lambda: dy, lambda: dy)
 
 
 @gradient("subtraction")
-def _(g, op, dy):
-    return _ub(g, op, [dy, g.negative(dy)])
+def _subtraction_gradient(g, op, dy, wanted):
+    return _ub(g, op, wanted, lambda: dy, lambda: g.negative(dy))
 
 
 @gradient("multiplication")
-def _(g, op, dy):
+def _multiplication_gradient(g, op, dy, wanted):
     a, b = op.inputs
-    return _ub(g, op, [g.multiplication(dy, b), g.multiplication(dy, a)])
+    return _ub(g, op, wanted, lambda: g.multiplication(dy, b), lambda: g.multiplication(dy, a))
 
 
 @gradient("division")
-def _(g, op, dy):
+def _division_gradient(g, op, dy, wanted):
     a, b = op.inputs
-    da = g.division(dy, b)
-    db = g.negative(g.division(g.multiplication(da, a), b))
-    return _ub(g, op, [da, db])
+    return _ub(g, op, wanted, lambda: g.division(dy, b),
+               lambda: g.negative(g.division(g.multiplication(g.division(dy, b), a), b)))
 
 
 def _minmax(pick_first):
-    def rule(g, op, dy):
+    def rule(g, op, dy, wanted):
         a, b = op.inputs
         mask = pick_first(g, a, b)
         zero = g.constant(0, dtype=dy.dtype)
-        return _ub(g, op, [g.select(mask, dy, zero), g.select(mask, zero, dy)])
+        return _ub(g, op, wanted, lambda: g.select(mask, dy, zero), lambda: g.select(mask, zero, dy))
     return rule
 
 
@@ -216,110 +217,112 @@ gradient("minimum")(_minmax(lambda g, a, b: g.less_than_or_equal_to(a, b)))
 
 
 @gradient("power")
-def _(g, op, dy):
+def _power_gradient(g, op, dy, wanted):
     a, b = op.inputs
     y = op.outputs[0]
-    da = g.multiplication(dy, g.multiplication(b, g.power(a, g.subtraction(b, 1.0))))
-    zero = g.constant(0, dtype=a.dtype)
-    safe_log = g.select(g.greater_than(a, zero), g.logarithm(g.select(g.greater_than(a, zero), a, 1.0)), zero)
-    db = g.multiplication(dy, g.multiplication(y, safe_log))
-    return _ub(g, op, [da, db])
+
+    def db():
+        zero = g.constant(0, dtype=a.dtype)
+        safe_log = g.select(g.greater_than(a, zero), g.logarithm(g.select(g.greater_than(a, zero), a, 1.0)), zero)
+        return g.multiplication(dy, g.multiplication(y, safe_log))
+
+    return _ub(g, op, wanted, lambda: g.multiplication(dy, g.multiplication(b, g.power(a, g.subtraction(b, 1.0)))), db)
 
 
 for _cmp in ("equal", "not_equal", "less_than", "less_than_or_equal_to", "greater_than",
              "greater_than_or_equal_to"):
-    gradient(_cmp)(lambda g, op, dy: [None, None])
+    gradient(_cmp)(lambda g, op, dy, wanted: [None, None])
 
 
 @gradient("negative")
-def _(g, op, dy):
+def _negative_gradient(g, op, dy, wanted):
     return [g.negative(dy)]
 
 
 @gradient("absolute")
-def _(g, op, dy):
+def _absolute_gradient(g, op, dy, wanted):
     return [g.multiplication(dy, g.sign(op.inputs[0]))]
 
 
 @gradient("sign")
-def _(g, op, dy):
+def _sign_gradient(g, op, dy, wanted):
     return [g.multiplication(dy, g.constant(0, dtype=dy.dtype))]
 
 
 @gradient("exponent")
-def _(g, op, dy):
+def _exponent_gradient(g, op, dy, wanted):
     return [g.multiplication(dy, op.outputs[0])]
 
 
 @gradient("logarithm")
-def _(g, op, dy):
+def _logarithm_gradient(g, op, dy, wanted):
     return [g.division(dy, op.inputs[0])]
 
 
 @gradient("square")
-def _(g, op, dy):
+def _square_gradient(g, op, dy, wanted):
     return [g.multiplication(dy, g.multiplication(op.inputs[0], 2.0))]
 
 
 @gradient("square_root")
-def _(g, op, dy):
+def _square_root_gradient(g, op, dy, wanted):
     return [g.division(dy, g.multiplication(op.outputs[0], 2.0))]
 
 
 @gradient("reciprocal")
-def _(g, op, dy):
+def _reciprocal_gradient(g, op, dy, wanted):
     y = op.outputs[0]
     return [g.negative(g.multiplication(dy, g.square(y)))]
 
 
 @gradient("tanh")
-def _(g, op, dy):
+def _tanh_gradient(g, op, dy, wanted):
     y = op.outputs[0]
     return [g.multiplication(dy, g.subtraction(1.0, g.square(y)))]
 
 
 @gradient("sigmoid")
-def _(g, op, dy):
+def _sigmoid_gradient(g, op, dy, wanted):
     y = op.outputs[0]
     return [g.multiplication(dy, g.multiplication(y, g.subtraction(1.0, y)))]
 
 
 @gradient("relu")
-def _(g, op, dy):
+def _relu_gradient(g, op, dy, wanted):
     x = op.inputs[0]
     zero = g.constant(0, dtype=x.dtype)
     return [g.select(g.greater_than(x, zero), dy, zero)]
 
 
 @gradient("sin")
-def _(g, op, dy):
+def _sin_gradient(g, op, dy, wanted):
     return [g.multiplication(dy, g.cos(op.inputs[0]))]
 
 
 @gradient("cos")
-def _(g, op, dy):
+def _cos_gradient(g, op, dy, wanted):
     return [g.negative(g.multiplication(dy, g.sin(op.inputs[0])))]
 
 
 @gradient("identity")
-def _(g, op, dy):
+def _identity_gradient(g, op, dy, wanted):
     return [dy]
 
 
 @gradient("stop_gradient")
-def _(g, op, dy):
+def _stop_gradient_gradient(g, op, dy, wanted):
     return [None]
 
 
 @gradient("select")
-def _(g, op, dy):
+def _select_gradient(g, op, dy, wanted):
     p, a, b = op.inputs
     zero = g.constant(0, dtype=dy.dtype)
-    return _ub(g, op, [None, g.select(p, dy, zero), g.select(p, zero, dy)])
+    return _ub(g, op, wanted, None, lambda: g.select(p, dy, zero), lambda: g.select(p, zero, dy))
 
 
 @gradient("cast")
-def _(g, op, dy):
+def _cast_gradient(g, op, dy, wanted):
     src = op.inputs[0]
     if not (src.dtype.is_floating and op.outputs[0].dtype.is_floating):
         return [None]

@@ -30,19 +30,19 @@ def _infer_matmul(in_types, attrs):
 
 @defop("matrix_multiplication", swift="matrixMultiplication(primary:secondary:name:)",
        objc="matrixMultiplicationWithPrimaryTensor:secondaryTensor:name:",
-       inputs=("primary", "secondary"), infer=_infer_matmul, category="matmul")
+       inputs=("primary", "secondary"), infer=_infer_matmul, family="matmul")
 def matrix_multiplication(g, primary, secondary, name: Optional[str] = None):
     """Batched ``primary @ secondary`` over the last two axes; batch axes broadcast
     (MPSGraph ``matrixMultiplication(primary:secondary:name:)``)."""
     label = f"matrix_multiplication op {name or 'matrix_multiplication'!r}"
-    primary = g._as_tensor(primary, label)
-    secondary = g._as_tensor(secondary, label, like=primary)
-    return g._make("matrix_multiplication", [primary, secondary], {}, name)
+    primary = g.as_tensor(primary, label)
+    secondary = g.as_tensor(secondary, label, like=primary)
+    return g.add_op("matrix_multiplication", [primary, secondary], {}, name).output
 
 
 @gradient("matrix_multiplication")
-def _(g, op, dy):
+def _matrix_multiplication_gradient(g, op, dy, wanted):
     a, b = op.inputs
-    da = g.matrix_multiplication(dy, g.transpose(b, -1, -2))
-    db = g.matrix_multiplication(g.transpose(a, -1, -2), dy)
-    return [unbroadcast(g, da, a.shape), unbroadcast(g, db, b.shape)]
+    da = unbroadcast(g, g.matrix_multiplication(dy, g.transpose(b, -1, -2)), a.shape) if wanted[0] else None
+    db = unbroadcast(g, g.matrix_multiplication(g.transpose(a, -1, -2), dy), b.shape) if wanted[1] else None
+    return [da, db]

@@ -101,7 +101,7 @@ def _builder(type: str, doc: str):
     def builder(g, source, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None):
         label = f"{type} op {name or type!r}"
         desc = _desc(descriptor, label)
-        return g._make(type, [g._as_tensor(source, label)], {"descriptor": desc}, name)
+        return g.add_op(type, [g.as_tensor(source, label)], {"descriptor": desc}, name).output
 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = doc
@@ -112,9 +112,9 @@ def _grad_builder(type: str, doc: str):
     def builder(g, gradient, source, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None):
         label = f"{type} op {name or type!r}"
         desc = _desc(descriptor, label)
-        gradient = g._as_tensor(gradient, label)
-        source = g._as_tensor(source, label, like=gradient)
-        return g._make(type, [gradient, source], {"descriptor": desc}, name)
+        gradient = g.as_tensor(gradient, label)
+        source = g.as_tensor(source, label, like=gradient)
+        return g.add_op(type, [gradient, source], {"descriptor": desc}, name).output
 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = doc
@@ -124,21 +124,21 @@ def _grad_builder(type: str, doc: str):
 max_pooling_2d = defop(
     "max_pooling_2d", swift="maxPooling2D(withSourceTensor:descriptor:name:)",
     objc="maxPooling2DWithSourceTensor:descriptor:name:", inputs=("source",), infer=_infer_pool("max"),
-    category="pooling", attrs=("descriptor",))(_builder(
+    family="pooling", attrs=("descriptor",))(_builder(
         "max_pooling_2d", "Maximum over each window, padding ignored; NaN propagates "
         "(MPSGraph ``maxPooling2D(withSourceTensor:descriptor:name:)``)."))
 
 avg_pooling_2d = defop(
     "avg_pooling_2d", swift="avgPooling2D(withSourceTensor:descriptor:name:)",
     objc="avgPooling2DWithSourceTensor:descriptor:name:", inputs=("source",), infer=_infer_pool("avg"),
-    category="pooling", attrs=("descriptor",))(_builder(
+    family="pooling", attrs=("descriptor",))(_builder(
         "avg_pooling_2d", "Mean over each window: sum / number of input elements, or / taps in the padded "
         "extent with include_zero_pad_to_average (MPSGraph ``avgPooling2D(withSourceTensor:descriptor:name:)``)."))
 
 max_pooling_2d_gradient = defop(
     "max_pooling_2d_gradient", swift="maxPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)",
     objc="maxPooling2DGradientWithGradientTensor:sourceTensor:descriptor:name:", inputs=("gradient", "source"),
-    infer=_infer_pool_grad("max"), category="pooling", differentiable=False, attrs=("descriptor",))(_grad_builder(
+    infer=_infer_pool_grad("max"), family="pooling", role="data_gradient", forward="max_pooling_2d", differentiable=False, attrs=("descriptor",))(_grad_builder(
         "max_pooling_2d_gradient", "Gradient of max_pooling_2d: each window's gradient goes to its first "
         "maximal element (row-major tap order), overlaps add up; result has the source's shape "
         "(MPSGraph ``maxPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``). Not differentiable."))
@@ -146,24 +146,24 @@ max_pooling_2d_gradient = defop(
 avg_pooling_2d_gradient = defop(
     "avg_pooling_2d_gradient", swift="avgPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)",
     objc="avgPooling2DGradientWithGradientTensor:sourceTensor:descriptor:name:", inputs=("gradient", "source"),
-    infer=_infer_pool_grad("avg"), category="pooling", attrs=("descriptor",))(_grad_builder(
+    infer=_infer_pool_grad("avg"), family="pooling", role="data_gradient", forward="avg_pooling_2d", attrs=("descriptor",))(_grad_builder(
         "avg_pooling_2d_gradient", "Gradient of avg_pooling_2d: each window's gradient spread evenly over the "
         "elements it averaged; linear in ``gradient``, independent of the source's values "
         "(MPSGraph ``avgPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``)."))
 
 
 @gradient("max_pooling_2d")
-def _(g, op, dy):
+def _max_pooling_2d_gradient(g, op, dy, wanted):
     return [g.max_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"])]
 
 
 @gradient("avg_pooling_2d")
-def _(g, op, dy):
+def _avg_pooling_2d_gradient(g, op, dy, wanted):
     return [g.avg_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"])]
 
 
 @gradient("avg_pooling_2d_gradient")
-def _(g, op, dz):
+def _avg_pooling_2d_gradient_gradient(g, op, dz, wanted):
     """The op is A^T applied to ``gradient`` (A the averaging map), so its adjoint is A itself;
     it does not depend on the source's values."""
     return [g.avg_pooling_2d(dz, op.attrs["descriptor"]), None]

@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import DTypeError, ShapeError
 from ..types import ShapedType, int32
 from ._util import normalize_axes
-from .registry import defop, gradient
+from .registry import defop, gradient, renamed
 
 
 def _infer_reduce(kind: str):
@@ -27,11 +27,8 @@ def _infer_reduce(kind: str):
 
 def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
     def builder(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
-        tensor = g._as_tensor(tensor, f"{type} op {name or type!r}")
-        if axis is not None:  # MPSGraph's single-axis form, e.g. reductionSum(with:axis:name:)
-            if axes is not None:
-                raise ShapeError(f"{type} op {name or type!r}: give axes or axis, not both")
-            axes = axis
+        tensor = g.as_tensor(tensor, f"{type} op {name or type!r}")
+        axes = renamed(f"{type} op {name or type!r}", "axis", "axes", axis, axes)
         if isinstance(axes, (np.integer, np.ndarray)) and np.ndim(axes) == 0 and axes.dtype.kind in "iu":
             axes = int(axes)  # a NumPy integer scalar: store a plain int
         if axes is not None and not isinstance(axes, int):
@@ -39,13 +36,13 @@ def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
                 axes = tuple(int(a) if isinstance(a, np.integer) else a for a in axes)
             except TypeError:
                 pass
-        return g._make(type, [tensor], {"axes": axes}, name)
+        return g.add_op(type, [tensor], {"axes": axes}, name).output
 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = (f"{doc} over ``axes`` (an int, a list, or None for all), keeping them as size 1 "
                        f"(MPSGraph ``{swift}``).")
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_reduce(kind),
-          category="reduction", attrs=("axes",))(builder)
+          family="reduction", attrs=("axes",))(builder)
 
 
 _reduction("reduction_sum", "reductionSum(with:axes:name:)", "reductionSumWithTensor:axes:name:", "sum", "Sum")
@@ -66,7 +63,7 @@ def _count(op) -> float:
 
 
 @gradient("reduction_sum")
-def _(g, op, dy):
+def _reduction_sum_gradient(g, op, dy, wanted):
     x = op.inputs[0]
     if not x.dtype.is_floating:
         return [None]
@@ -74,7 +71,7 @@ def _(g, op, dy):
 
 
 @gradient("mean")
-def _(g, op, dy):
+def _mean_gradient(g, op, dy, wanted):
     x = op.inputs[0]
     return [g.broadcast(g.division(dy, _count(op)), x.shape)]
 
@@ -107,14 +104,14 @@ def _infer_softmax(in_types, attrs):
 
 
 @defop("softmax", swift="softMax(with:axis:name:)", objc="softMaxWithTensor:axis:name:",
-       inputs=("tensor",), infer=_infer_softmax, category="activation", attrs=("axis",))
+       inputs=("tensor",), infer=_infer_softmax, family="activation", attrs=("axis",))
 def softmax(g, tensor, axis: int = -1, name: Optional[str] = None):
     """exp(x) / sum(exp(x)) along ``axis``, computed stably (MPSGraph ``softMax(with:axis:name:)``)."""
-    return g._make("softmax", [g._as_tensor(tensor, f"softmax op {name or 'softmax'!r}")], {"axis": axis}, name)
+    return g.add_op("softmax", [g.as_tensor(tensor, f"softmax op {name or 'softmax'!r}")], {"axis": axis}, name).output
 
 
 @gradient("softmax")
-def _(g, op, dy):
+def _softmax_gradient(g, op, dy, wanted):
     y = op.outputs[0]
     s = g.reduction_sum(g.multiplication(dy, y), axes=[op.attrs["axis"]])
     return [g.multiplication(y, g.subtraction(dy, s))]
@@ -146,7 +143,7 @@ def _infer_sce(in_types, attrs):
 
 @defop("softmax_cross_entropy", swift="softMaxCrossEntropy(_:labels:axis:reuctionType:name:)",
        objc="softMaxCrossEntropyWithSourceTensor:labelsTensor:axis:reductionType:name:",
-       inputs=("source", "labels"), infer=_infer_sce, category="loss", attrs=("axis", "reduction"))
+       inputs=("source", "labels"), infer=_infer_sce, family="loss", attrs=("axis", "reduction"))
 def softmax_cross_entropy(g, source, labels, axis: int = -1, reduction: str = "mean",
                           name: Optional[str] = None):
     """Cross entropy of softmax(source) against ``labels`` (probabilities) along ``axis``.
@@ -157,13 +154,13 @@ def softmax_cross_entropy(g, source, labels, axis: int = -1, reduction: str = "m
     ``reuctionType``).
     """
     label = f"softmax_cross_entropy op {name or 'softmax_cross_entropy'!r}"
-    source = g._as_tensor(source, label)
-    labels = g._as_tensor(labels, label, like=source)
-    return g._make("softmax_cross_entropy", [source, labels], {"axis": axis, "reduction": reduction}, name)
+    source = g.as_tensor(source, label)
+    labels = g.as_tensor(labels, label, like=source)
+    return g.add_op("softmax_cross_entropy", [source, labels], {"axis": axis, "reduction": reduction}, name).output
 
 
 @gradient("softmax_cross_entropy")
-def _(g, op, dy):
+def _softmax_cross_entropy_gradient(g, op, dy, wanted):
     x, labels = op.inputs
     axis = op.attrs["axis"]
     p = g.softmax(x, axis=axis)

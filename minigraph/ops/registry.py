@@ -1,62 +1,42 @@
-"""The op registry: every op type is declared here once, as data plus small functions.
-
-An ``OpDef`` holds what MPSGraph calls the op, how to infer its output type, and its gradient
-rule. Execution lives in the backends, keyed by ``OpDef.type``.
+"""Declaring ops: ``@defop`` records an op type's ``OpDef``; ``@gradient`` adds its rule.
 
 Declaring an op::
 
     @defop("addition", swift="addition(_:_:name:)",
            objc="additionWithPrimaryTensor:secondaryTensor:name:",
-           inputs=("primary", "secondary"), infer=infer_broadcast)
+           inputs=("primary", "secondary"), infer=infer_broadcast, family="arithmetic")
     def addition(g, primary, secondary, name=None):
         '''Elementwise sum with broadcasting (MPSGraph ``addition``).'''
-        return g._make("addition", [primary, secondary], {}, name)
+        return g.add_op("addition", [primary, secondary], {}, name).output
 
-The decorated builder becomes the ``Graph`` method of the same name. A gradient rule is added
-with ``@gradient("addition")``; ops without one are declared ``differentiable=False``.
+The builder becomes the ``Graph`` method of the same name through the generated mixin
+``minigraph/op_builders.py`` (``python scripts/gen_builders.py`` writes it). A gradient rule
+``rule(g, op, dy, wanted)`` is added with ``@gradient("addition")``; ``wanted[i]`` says whether
+the gradient toward input ``i`` is needed (a rule may return None for the others). Ops without
+a rule are declared ``differentiable=False``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+import inspect
+import warnings
+from typing import Any, Callable, Optional
 
+from ..errors import DescriptorError
+from ..ir import OPS, InferRule, Kind, OpDef, Role, register_op
 from ..types import ShapedType
 
 
-@dataclass
-class OpDef:
-    type: str
-    swift: str
-    objc: str
-    inputs: tuple
-    infer: Callable  # (in_types: list[ShapedType], attrs: dict) -> list[ShapedType]
-    category: str = "misc"
-    differentiable: bool = True
-    grad: Optional[Callable] = None  # (g, op, dy) -> list[Tensor | None], one per input
-    builder: Optional[Callable] = None
-    attrs: tuple = ()  # attribute names shown in listings / docs
-    internal: bool = False  # placeholder/constant/variable/assign: executed by the executor itself
-    extra: dict = field(default_factory=dict)
-
-
-OPS: dict[str, OpDef] = {}
-
-
-def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: Callable,
-          category: str = "misc", differentiable: bool = True, attrs: tuple = (),
-          internal: bool = False):
-    """Register an op and attach its builder to ``Graph`` under the builder's name."""
+def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, family: str,
+          kind: Kind = "compute", role: Role = "forward", forward: Optional[str] = None,
+          differentiable: bool = True, attrs: tuple = (), internal: bool = False) -> Callable:
+    """Declare an op type; the decorated function is its builder."""
 
     def deco(builder: Callable) -> Callable:
-        if type in OPS:
-            raise RuntimeError(f"op type {type!r} declared twice")
-        OPS[type] = OpDef(type=type, swift=swift, objc=objc, inputs=tuple(inputs), infer=infer,
-                          category=category, differentiable=differentiable, builder=builder,
-                          attrs=tuple(attrs), internal=internal)
-        from ..graph import Graph
-
-        builder.__doc__ = _with_sections(builder, OPS[type])
-        setattr(Graph, builder.__name__, builder)
+        opdef = register_op(OpDef(type=type, swift=swift, objc=objc, inputs=tuple(inputs), infer=infer,
+                                  family=family, kind=kind, role=role, forward=forward,
+                                  differentiable=differentiable, internal=internal, builder=builder,
+                                  attrs=tuple(attrs)))
+        builder.__doc__ = _with_sections(builder, opdef)
         return builder
 
     return deco
@@ -78,7 +58,6 @@ _PARAM_DOCS = {
     "input_shape": "The shape of the forward op's input, which the result has.",
     "dtype": "A data type: an ``mg`` dtype, its name, or a NumPy dtype.",
     "to_type": "The data type to convert to (MPSGraph's ``to:``).",
-    "to": "Alias of ``to_type``; give the target dtype once.",
     "shape": "A shape, as a list of ints (``-1`` marks a dimension known only at run time, where "
              "the op allows it).",
     "dimension": "A dimension index (negative counts from the end).",
@@ -91,24 +70,24 @@ _PARAM_DOCS = {
 }
 
 
-def _with_sections(builder: Callable, opdef: "OpDef") -> str:
-    import inspect
+def _param_doc(p: str, opdef: OpDef) -> str:
+    if p == "tensors":
+        return "A list of tensors of this graph."
+    if p == "variable" and opdef.kind == "memory":
+        return "A variable tensor (made by ``g.variable``)."
+    if p in opdef.inputs:
+        return f"A tensor of this graph (the op's ``{p}`` input)."
+    return _PARAM_DOCS.get(p, "See the op reference (docs/reference.md).")
 
+
+def _with_sections(builder: Callable, opdef: OpDef) -> str:
     doc = inspect.cleandoc(builder.__doc__ or "")
     if "Args:" in doc:
         return doc
     lines = ["", "", "Args:"]
     for p in list(inspect.signature(builder).parameters)[1:]:
-        if p == "tensors":
-            text = "A list of tensors of this graph."
-        elif p in ("variable",) and opdef.internal:
-            text = "A variable tensor (made by ``g.variable``)."
-        elif p in opdef.inputs:
-            text = f"A tensor of this graph (the op's ``{p}`` input)."
-        else:
-            text = _PARAM_DOCS.get(p, "See the op reference (docs/reference.md).")
-        lines.append(f"    {p}: {text}")
-    what = "Operation: runs when listed in ``target_operations``" if opdef.type == "assign" else \
+        lines.append(f"    {p}: {_param_doc(p, opdef)}")
+    what = "Operation: runs when listed in ``target_operations``" if returns_operation(builder) else \
         "Tensor: the result, with its shape and dtype inferred when the op is built"
     lines += ["", "Returns:", f"    {what} (MPSGraph ``{opdef.swift}``).", "", "Raises:",
               "    MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not "
@@ -116,7 +95,12 @@ def _with_sections(builder: Callable, opdef: "OpDef") -> str:
     return doc + "\n".join(lines)
 
 
-def gradient(type: str):
+def returns_operation(builder: Callable) -> bool:
+    """Whether a builder returns the Operation (an op with no outputs, such as assign)."""
+    return inspect.signature(builder).return_annotation in ("Operation", "'Operation'")
+
+
+def gradient(type: str) -> Callable[[Callable], Callable]:
     """Register the gradient rule of an already declared op."""
 
     def deco(rule: Callable) -> Callable:
@@ -126,10 +110,19 @@ def gradient(type: str):
     return deco
 
 
-def get_op(type: str) -> OpDef:
-    return OPS[type]
+def renamed(label: str, old: str, new: str, old_value: Any, new_value: Any) -> Any:
+    """The value of a parameter given under its deprecated spelling ``old`` (warns), or ``new_value``.
+
+    Old spellings are kept for one release with a DeprecationWarning naming the new one.
+    """
+    if old_value is None:
+        return new_value
+    warnings.warn(f"{label}: the keyword {old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=3)
+    if new_value is not None:
+        raise DescriptorError(f"{label}: give {new} once (not both {new}= and {old}=)")
+    return old_value
 
 
-def same(in_types, attrs) -> list[ShapedType]:
+def same(in_types: list, attrs: dict) -> list[ShapedType]:
     """Infer rule for ops whose output has the type of their first input."""
     return [in_types[0]]

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..types import ShapedType, as_shape, num_elements
 from ._util import broadcast_shapes, normalize_axes, same_dtype, unbroadcast
-from .registry import defop, gradient
+from .registry import defop, gradient, renamed
 
 
 def _label(type: str, name) -> str:
@@ -64,15 +64,15 @@ def _infer_reshape(in_types, attrs):
 
 
 @defop("reshape", swift="reshape(_:shape:name:)", objc="reshapeTensor:withShape:name:",
-       inputs=("tensor",), infer=_infer_reshape, category="shape", attrs=("shape",))
+       inputs=("tensor",), infer=_infer_reshape, family="shape", kind="view", attrs=("shape",))
 def reshape(g, tensor, shape: Sequence[int], name: Optional[str] = None):
     """Same elements, new shape; one -1 is inferred (MPSGraph ``reshape(_:shape:name:)``)."""
     label = _label("reshape", name)
-    return g._make("reshape", [g._as_tensor(tensor, label)], {"shape": _int_list(shape, "shape", label)}, name)
+    return g.add_op("reshape", [g.as_tensor(tensor, label)], {"shape": _int_list(shape, "shape", label)}, name).output
 
 
 @gradient("reshape")
-def _(g, op, dy):
+def _reshape_gradient(g, op, dy, wanted):
     return [g.reshape(dy, op.inputs[0].shape)]
 
 
@@ -86,20 +86,20 @@ def _infer_permute(in_types, attrs):
 
 
 @defop("permute", swift="transpose(_:permutation:name:)", objc="transposeTensor:permutation:name:",
-       inputs=("tensor",), infer=_infer_permute, category="shape", attrs=("permutation",))
+       inputs=("tensor",), infer=_infer_permute, family="shape", attrs=("permutation",))
 def permute(g, tensor, permutation: Sequence[int], name: Optional[str] = None):
     """Reorder axes: output axis i is input axis ``permutation[i]``
     (MPSGraph ``transpose(_:permutation:name:)``)."""
     label = _label("permute", name)
-    tensor = g._as_tensor(tensor, label)
+    tensor = g.as_tensor(tensor, label)
     perm = _int_list(permutation, "permutation", label)
     r = len(tensor.shape)
     perm = tuple(p % r if -r <= p < r else p for p in perm) if r else perm
-    return g._make("permute", [tensor], {"permutation": perm}, name)
+    return g.add_op("permute", [tensor], {"permutation": perm}, name).output
 
 
 @gradient("permute")
-def _(g, op, dy):
+def _permute_gradient(g, op, dy, wanted):
     perm = op.attrs["permutation"]
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
@@ -118,17 +118,17 @@ def _infer_transpose(in_types, attrs):
 
 @defop("transpose", swift="transposeTensor(_:dimension:withDimension:name:)",
        objc="transposeTensor:dimension:withDimension:name:", inputs=("tensor",), infer=_infer_transpose,
-       category="shape", attrs=("dimension", "with_dimension"))
+       family="shape", attrs=("dimension", "with_dimension"))
 def transpose(g, tensor, dimension: int, with_dimension: int, name: Optional[str] = None):
     """Swap two axes (MPSGraph ``transposeTensor(_:dimension:withDimension:name:)``)."""
     label = _label("transpose", name)
-    return g._make("transpose", [g._as_tensor(tensor, label)],
+    return g.add_op("transpose", [g.as_tensor(tensor, label)],
                    {"dimension": _int(dimension, "dimension", label),
-                    "with_dimension": _int(with_dimension, "with_dimension", label)}, name)
+                    "with_dimension": _int(with_dimension, "with_dimension", label)}, name).output
 
 
 @gradient("transpose")
-def _(g, op, dy):
+def _transpose_gradient(g, op, dy, wanted):
     return [g.transpose(dy, op.attrs["dimension"], op.attrs["with_dimension"])]
 
 
@@ -150,14 +150,14 @@ def _infer_slice(in_types, attrs):
 
 @defop("slice", swift="sliceTensor(_:dimension:start:length:name:)",
        objc="sliceTensor:dimension:start:length:name:", inputs=("tensor",), infer=_infer_slice,
-       category="shape", attrs=("dimension", "start", "length"))
+       family="shape", attrs=("dimension", "start", "length"))
 def slice(g, tensor, dimension: int, start: int, length: int, name: Optional[str] = None):
     """``length`` elements from ``start`` along ``dimension`` (negative start counts from the end)
     (MPSGraph ``sliceTensor(_:dimension:start:length:name:)``)."""
     label = _label("slice", name)
-    return g._make("slice", [g._as_tensor(tensor, label)],
+    return g.add_op("slice", [g.as_tensor(tensor, label)],
                    {"dimension": _int(dimension, "dimension", label), "start": _int(start, "start", label),
-                    "length": _int(length, "length", label)}, name)
+                    "length": _int(length, "length", label)}, name).output
 
 
 def _infer_slice_grad(in_types, attrs):
@@ -173,7 +173,7 @@ def _infer_slice_grad(in_types, attrs):
 
 @defop("slice_gradient", swift="sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:name:)",
        objc="sliceGradientTensor:fwdInShapeTensor:starts:ends:strides:name:", inputs=("incoming_gradient",),
-       infer=_infer_slice_grad, category="shape", attrs=("input_shape", "dimension", "start", "length"))
+       infer=_infer_slice_grad, family="shape", attrs=("input_shape", "dimension", "start", "length"))
 def slice_gradient(g, incoming_gradient, input_shape, dimension: int, start: int, length: int,
                    name: Optional[str] = None):
     """Zeros of ``input_shape`` with ``incoming_gradient`` placed where ``slice`` read
@@ -183,19 +183,19 @@ def slice_gradient(g, incoming_gradient, input_shape, dimension: int, start: int
         shape = as_shape(input_shape, "input_shape")
     except ShapeError as e:
         raise ShapeError(f"{label}: {e}") from None
-    return g._make("slice_gradient", [g._as_tensor(incoming_gradient, label)],
+    return g.add_op("slice_gradient", [g.as_tensor(incoming_gradient, label)],
                    {"input_shape": shape, "dimension": _int(dimension, "dimension", label),
-                    "start": _int(start, "start", label), "length": _int(length, "length", label)}, name)
+                    "start": _int(start, "start", label), "length": _int(length, "length", label)}, name).output
 
 
 @gradient("slice")
-def _(g, op, dy):
+def _slice_gradient(g, op, dy, wanted):
     a = op.attrs
     return [g.slice_gradient(dy, op.inputs[0].shape, a["dimension"], a["start"], a["length"])]
 
 
 @gradient("slice_gradient")
-def _(g, op, dy):
+def _slice_gradient_gradient(g, op, dy, wanted):
     a = op.attrs
     return [g.slice(dy, a["dimension"], a["start"], a["length"])]
 
@@ -217,18 +217,18 @@ def _infer_concat(in_types, attrs):
 
 
 @defop("concat", swift="concatTensors(_:dimension:name:)", objc="concatTensors:dimension:name:",
-       inputs=("tensors",), infer=_infer_concat, category="shape", attrs=("dimension",))
+       inputs=("tensors",), infer=_infer_concat, family="shape", attrs=("dimension",))
 def concat(g, tensors, dimension: int, name: Optional[str] = None):
     """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:name:)``)."""
     label = _label("concat", name)
     if hasattr(tensors, "graph") or not isinstance(tensors, (list, tuple)) or not tensors:
         raise ShapeError(f"{label}: needs a non-empty list of tensors, got {tensors!r:.80}")
-    ts = [g._as_tensor(t, label) for t in tensors]
-    return g._make("concat", ts, {"dimension": _int(dimension, "dimension", label)}, name)
+    ts = [g.as_tensor(t, label) for t in tensors]
+    return g.add_op("concat", ts, {"dimension": _int(dimension, "dimension", label)}, name).output
 
 
 @gradient("concat")
-def _(g, op, dy):
+def _concat_gradient(g, op, dy, wanted):
     d = op.attrs["dimension"]
     out, start = [], 0
     for t in op.inputs:
@@ -253,7 +253,7 @@ def _infer_broadcast(in_types, attrs):
 
 
 @defop("broadcast", swift="broadcast(_:shape:name:)", objc="broadcastTensor:toShape:name:",
-       inputs=("tensor",), infer=_infer_broadcast, category="shape", attrs=("shape",))
+       inputs=("tensor",), infer=_infer_broadcast, family="shape", attrs=("shape",))
 def broadcast(g, tensor, shape: Sequence[int], name: Optional[str] = None):
     """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``)."""
     label = _label("broadcast", name)
@@ -263,11 +263,11 @@ def broadcast(g, tensor, shape: Sequence[int], name: Optional[str] = None):
         shape = as_shape(shape)
     except ShapeError as e:
         raise ShapeError(f"{label}: {e}") from None
-    return g._make("broadcast", [g._as_tensor(tensor, label)], {"shape": shape}, name)
+    return g.add_op("broadcast", [g.as_tensor(tensor, label)], {"shape": shape}, name).output
 
 
 @gradient("broadcast")
-def _(g, op, dy):
+def _broadcast_gradient(g, op, dy, wanted):
     return [unbroadcast(g, dy, op.inputs[0].shape)]
 
 
@@ -283,15 +283,15 @@ def _infer_expand(in_types, attrs):
 
 
 @defop("expand_dims", swift="expandDims(_:axes:name:)", objc="expandDimsOfTensor:axes:name:",
-       inputs=("tensor",), infer=_infer_expand, category="shape", attrs=("axes",))
-def expand_dims(g, tensor, axis=None, name: Optional[str] = None, *, axes=None):
-    """Insert size-1 axes at ``axis`` (an int or list, positions in the output)
-    (MPSGraph ``expandDims(_:axis:name:)`` / ``expandDims(_:axes:name:)``; ``axes=`` works too)."""
+       inputs=("tensor",), infer=_infer_expand, family="shape", kind="view", attrs=("axes",))
+def expand_dims(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
+    """Insert size-1 axes at ``axes`` (an int or list, positions in the output)
+    (MPSGraph ``expandDims(_:axes:name:)``; an int is ``expandDims(_:axis:name:)``)."""
     label = _label("expand_dims", name)
-    if (axis is None) == (axes is None):
-        raise ShapeError(f"{label}: give exactly one of axis or axes")
-    axis = axes if axis is None else axis
-    return g._make("expand_dims", [g._as_tensor(tensor, label)], {"axes": _int_list(axis, "axis", label)}, name)
+    axes = renamed(label, "axis", "axes", axis, axes)
+    if axes is None:
+        raise ShapeError(f"{label}: give the axes to insert")
+    return g.add_op("expand_dims", [g.as_tensor(tensor, label)], {"axes": _int_list(axes, "axes", label)}, name).output
 
 
 def _infer_squeeze(in_types, attrs):
@@ -308,7 +308,7 @@ def _infer_squeeze(in_types, attrs):
 
 
 @defop("squeeze", swift="squeeze(_:axes:name:)", objc="squeezeTensor:axes:name:",
-       inputs=("tensor",), infer=_infer_squeeze, category="shape", attrs=("axes",))
+       inputs=("tensor",), infer=_infer_squeeze, family="shape", kind="view", attrs=("axes",))
 def squeeze(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     """Remove size-1 axes (MPSGraph ``squeeze(_:axes:name:)``).
 
@@ -316,14 +316,13 @@ def squeeze(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     known to be 1 when the op is built, so a dynamic dim that turns out to be 1 is kept.
     """
     label = _label("squeeze", name)
-    if axis is not None:  # MPSGraph's squeeze(_:axis:name:)
-        if axes is not None:
-            raise ShapeError(f"{label}: give axes or axis, not both")
-        axes = [axis] if isinstance(axis, int) else axis
-    tensor = g._as_tensor(tensor, label)
+    axes = renamed(label, "axis", "axes", axis, axes)
+    if isinstance(axes, int):  # MPSGraph's squeeze(_:axis:name:)
+        axes = [axes]
+    tensor = g.as_tensor(tensor, label)
     if axes is None and -1 in tensor.shape:  # dynamic dims are kept: squeeze the dims known to be 1 now,
         axes = [i for i, d in enumerate(tensor.shape) if d == 1]  # so build-time and run-time ranks agree
-    return g._make("squeeze", [tensor], {"axes": None if axes is None else _int_list(axes, "axes", label)}, name)
+    return g.add_op("squeeze", [tensor], {"axes": None if axes is None else _int_list(axes, "axes", label)}, name).output
 
 
 def _reshape_back(g, op, dy):

@@ -16,19 +16,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...errors import (BackendUnavailableError, DTypeError, ExecutionError, KernelMissingError,
+from ...errors import (UnsupportedDTypeError, BackendUnavailableError, DTypeError, ExecutionError, KernelMissingError,
                        MiniGraphError, ResourceLimitError)
+from ...ir import OPS
 from ...types import num_elements
 from .device import GPU_LOCK, get_context
-from .registry import ALIASES, KERNELS, load_kernels
+from . import convolution, elementwise, matmul, pooling, reduction, shape  # noqa: F401  (register their kernels)
+from .registry import KERNELS
 from .wgsl import HOST, params_array, render
 
 SUPPORTED_DTYPES = ("float32", "float16", "int32", "uint32", "bool")
-_SPECIAL = ("placeholder", "constant", "variable", "read", "assign")
-
-
-class UnsupportedDTypeError(KernelMissingError, DTypeError):
-    """The webgpu backend has no kernel for this dtype (both a KernelMissingError and a DTypeError)."""
 
 
 class WebGPUBackend:
@@ -79,14 +76,11 @@ class WebGPUBackend:
 
     def supported_ops(self) -> set:
         """Op types this backend has a kernel for (special ops included)."""
-        load_kernels()
-        return set(KERNELS) | ALIASES | set(_SPECIAL)
+        return {d.type for d in OPS.values() if d.internal or d.kind == "view"} | set(KERNELS.ops())
 
     def prepare(self, plan):
         ctx = self.context
-        load_kernels()
-        missing = sorted({s.op.type for s in plan.steps
-                          if s.op.type not in KERNELS and s.op.type not in ALIASES and s.op.type not in _SPECIAL})
+        missing = sorted({s.op.type for s in plan.steps if s.op.type not in self.supported_ops()})
         if missing:
             ops = [next(s.op for s in plan.steps if s.op.type == t) for t in missing]
             raise KernelMissingError(f"{self.name} backend has no kernel for op type(s) {missing}: "
@@ -246,14 +240,14 @@ class _Runner:
                     pending[var_op] = self._dedicated(st.in_types[1], label)
                     assigned_order.append(var_op)
                 self._copy(st, val, pending[var_op])
-            elif t in ALIASES or (t == "cast" and st.in_types[0].dtype == st.out_types[0].dtype):
+            elif st.op.opdef.kind == "view" or (t == "cast" and st.in_types[0].dtype == st.out_types[0].dtype):
                 self._bind(st.outputs[0], self.slot_ref[st.inputs[0]])
             else:
                 for i in range(len(st.outputs)):
                     self._alloc_slot(st, i)
                 kb = KernelBuilder(self, st)
                 try:
-                    KERNELS[t](st, kb)
+                    KERNELS.get(t)(st, kb)
                 except MiniGraphError:
                     raise
                 except Exception as e:  # a kernel factory bug must still name the op

@@ -1,0 +1,341 @@
+"""GraphBuilder: the part of a Graph that builds ops (names, scopes, control dependencies, variables).
+
+``add_op`` is the one way an op enters a graph: builders, autodiff and the loader all use it.
+Nobody else edits a graph's op list, name tables or variable values.
+"""
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import sys
+import threading
+import warnings
+from typing import Any, Iterator, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .errors import AmbiguousNameError, GraphMismatchError, MiniGraphError, NameLookupError, TargetError
+from .ir import OPS, Operation, Tensor
+from .op_builders import OpBuilders
+from .types import DataType, ShapedType, as_dtype
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_location() -> str:
+    """file:line of the first frame outside the minigraph package (where the user built the op)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back  # type: ignore[assignment]
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
+
+
+def op_label(type: str, name: str) -> str:
+    return f"{type} op {name!r}"
+
+
+class VariableStore:
+    """The current values of a graph's variables, replaced as a whole on each commit.
+
+    ``values`` is never edited in place: a run reads it once, and a commit swaps in a new dict
+    with one reference assignment, so a concurrent run sees all of a run's assignments or none.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # runs that assign are serialised per graph
+        self.values: Mapping[Operation, np.ndarray] = {}
+
+    def set(self, op: Operation, value: np.ndarray) -> None:
+        """Give one variable a value (a read-only array of the variable's dtype)."""
+        with self.lock:
+            self.values = {**self.values, op: value}
+
+    def commit(self, assigned: Mapping[Operation, Any]) -> None:
+        """Store a run's assignments: read-only copies in each variable's dtype."""
+        if not assigned:
+            return
+        new = dict(self.values)
+        for op, v in assigned.items():
+            v = np.array(v, dtype=op.outputs[0].dtype.np_dtype, copy=True)
+            v.setflags(write=False)
+            new[op] = v
+        self.values = new
+
+    def restore(self, values: Mapping[Operation, np.ndarray]) -> None:
+        """Put back values taken from ``values`` earlier (undo runs made since)."""
+        self.values = values
+
+
+class GraphBuilder(OpBuilders):
+    """Builds named, typed ops: one method per op type (from ``OpBuilders``), names and scopes."""
+
+    def __init__(self) -> None:
+        self._ops: list[Operation] = []  # creation order; an op's index is its position
+        self._by_name: dict[str, Operation] = {}  # unique name -> op
+        self._requested: dict[str, list[Operation]] = {}  # user-given scoped name -> ops that asked for it
+        self._user_names: dict[Operation, str] = {}  # the reverse of _requested
+        self._next_suffix: dict[str, int] = {}  # where the search for a free "name_i" resumes
+        self._scopes = threading.local()  # per-thread name scope and control dependency stacks
+        self._placeholders: list[Tensor] = []
+        self._build_lock = threading.RLock()  # guards the tables above
+        self.variables = VariableStore()
+
+    # ---------------------------------------------------------------- introspection
+    @property
+    def operations(self) -> list[Operation]:
+        """All operations, in creation order (MPSGraph has no public list of them; see ``placeholders``)."""
+        return list(self._ops)
+
+    @property
+    def placeholders(self) -> list[Tensor]:
+        """All placeholder tensors (MPSGraph ``placeholderTensors``), in creation order."""
+        return list(self._placeholders)
+
+    @property
+    def placeholder_tensors(self) -> list[Tensor]:
+        """Deprecated: use ``placeholders``."""
+        warnings.warn("Graph.placeholder_tensors is deprecated; use Graph.placeholders", DeprecationWarning, stacklevel=2)
+        return self.placeholders
+
+    def operation(self, name: str) -> Operation:
+        """The operation with this unique name (``MPSGraphOperation.name``; MPSGraph itself has no lookup by name).
+
+        Args:
+            name: The op's unique name, scopes included (``"block1/conv_1"``).
+
+        Raises:
+            AmbiguousNameError: ``name`` was requested for several ops; the message lists the
+                unique names they got (``name``, ``name_1``, ...).
+            NameLookupError: no op has that name; the message lists close matches.
+        """
+        if not isinstance(name, str):
+            raise NameLookupError(f"operation names are strings; got {type(name).__name__} {name!r:.60}")
+        dup = self._requested.get(name)
+        if dup is not None and len(dup) > 1:
+            raise AmbiguousNameError(
+                f"name {name!r} was given to {len(dup)} ops; they were made unique as "
+                f"{', '.join(repr(o.name) for o in dup)}: look one up by its unique name")
+        op = self._by_name.get(name)
+        if op is None:
+            raise NameLookupError(self._missing(name, "operation"))
+        return op
+
+    def tensor(self, name: str) -> Tensor:
+        """The tensor with this name: an op's name, or ``"op:i"`` for output i (MPSGraph has no lookup by name).
+
+        Args:
+            name: The producing op's unique name, or ``"name:i"`` for its output ``i``.
+
+        Raises:
+            NameLookupError: no such tensor; the message lists close matches.
+        """
+        if not isinstance(name, str):
+            raise NameLookupError(f"tensor names are strings; got {type(name).__name__} {name!r:.60}")
+        base, _, idx = name.rpartition(":")
+        if base and idx.isdigit() and base in self._by_name:
+            op = self._by_name[base]
+            if int(idx) < len(op.outputs):
+                return op.outputs[int(idx)]
+        op = self.operation(name)
+        if not op.outputs:
+            raise NameLookupError(f"{op_label(op.type, op.name)} has no output tensor "
+                                  "(it is an operation such as assign); use g.operation(name)")
+        return op.outputs[0]
+
+    def user_name_of(self, op: Operation) -> Optional[str]:
+        """The scoped name the user asked for when building ``op``, or None if it got a default name."""
+        return self._user_names.get(op)
+
+    def _missing(self, name: str, what: str) -> str:
+        close = difflib.get_close_matches(name, list(self._by_name), n=5, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
+            f"; the graph has {len(self._ops)} ops"
+        return f"no {what} named {name!r}{hint}"
+
+    # ---------------------------------------------------------------- naming and scopes
+    def _stack(self, which: str) -> list:
+        st = getattr(self._scopes, which, None)
+        if st is None:
+            st = []
+            setattr(self._scopes, which, st)
+        return st
+
+    @contextlib.contextmanager
+    def name_scope(self, scope: str) -> Iterator[str]:
+        """Prefix ``scope/`` to the names of every op built inside the block (scopes nest).
+
+        MPSGraph has no name scopes; this is TensorFlow 1's ``name_scope``. Scopes belong to the
+        thread that opens them.
+
+        Args:
+            scope: A non-empty name; nested scopes join with ``/``.
+        """
+        if not isinstance(scope, str) or not scope.strip("/"):
+            raise NameLookupError(f"name_scope needs a non-empty string, got {scope!r}")
+        scopes = self._stack("names")
+        scopes.append(scope.strip("/"))
+        try:
+            yield "/".join(scopes) + "/"
+        finally:
+            scopes.pop()
+
+    def _scoped(self, name: str) -> str:
+        prefix = "/".join(self._stack("names"))
+        return f"{prefix}/{name}" if prefix else name
+
+    def _unique_name(self, full: str) -> str:
+        if full not in self._by_name:
+            return full
+        # resume after the last suffix given to this base: names are never freed, so this is
+        # the same smallest free suffix as a scan from 1, without the O(ops) scan per op
+        i = self._next_suffix.get(full, 1)
+        while f"{full}_{i}" in self._by_name:
+            i += 1
+        self._next_suffix[full] = i + 1
+        return f"{full}_{i}"
+
+    @contextlib.contextmanager
+    def gradient_scope(self, scope: str) -> Iterator[str]:
+        """A name scope whose ops are marked ``from_gradients`` (autodiff builds inside one)."""
+        marks = self._stack("gradient")
+        marks.append(True)
+        try:
+            with self.name_scope(scope) as prefix:
+                yield prefix
+        finally:
+            marks.pop()
+
+    @contextlib.contextmanager
+    def control_dependencies(self, ops: Sequence[Any]) -> Iterator[None]:
+        """Every op built inside the block runs only after ``ops`` (tensors mean their ops).
+
+        MPSGraph ``controlDependency(with:dependentBlock:name:)``; an op listed here is pulled
+        into any plan that needs an op built inside the block.
+
+        Args:
+            ops: Operations (or tensors, meaning the ops that made them) of this graph.
+        """
+        deps = []
+        for o in ops:
+            o = o.operation if isinstance(o, Tensor) else o
+            if not isinstance(o, Operation):
+                raise TargetError(f"control_dependencies takes operations or tensors, got {o!r}")
+            self.check_same_graph(o, "control_dependencies")
+            deps.append(o)
+        control = self._stack("control")
+        control.append(deps)
+        try:
+            yield
+        finally:
+            control.pop()
+
+    # ---------------------------------------------------------------- building
+    def check_same_graph(self, x: Any, label: str) -> None:
+        """Raise GraphMismatchError if the tensor or operation ``x`` belongs to another graph."""
+        if x.graph is not self:
+            raise GraphMismatchError(f"{label}: {x!r} belongs to another graph; "
+                                     "tensors and operations can only be used in the graph that made them")
+
+    def as_tensor(self, value: Any, label: str, like: Optional[Tensor] = None,
+                  dtype: Optional[DataType] = None) -> Tensor:
+        """A tensor of this graph for an op's operand: tensors pass through, numbers and arrays become constants.
+
+        Python scalars take the dtype of ``like`` (the other operand), as MPSGraph users cast.
+        """
+        if isinstance(value, Tensor):
+            self.check_same_graph(value, label)
+            return value
+        if isinstance(value, Operation):
+            raise TargetError(f"{label}: expected a tensor, got operation {value.name!r}")
+        if dtype is None:
+            if like is not None and np.ndim(value) == 0:
+                dtype = like.dtype
+            elif isinstance(value, (np.ndarray, np.generic)):
+                dtype = as_dtype(value.dtype)
+            else:
+                dtype = like.dtype if like is not None else None
+        try:
+            return self.constant(value, dtype=dtype)
+        except MiniGraphError as e:  # e.g. x + 300 with an int8 x: name the op being built
+            raise type(e)(f"{label}: operand {value!r:.60} cannot be made a tensor: {e}") from None
+
+    def add_op(self, type: str, inputs: Sequence[Tensor], attrs: dict, name: Optional[str] = None, *,
+               control_dependencies: Optional[Sequence[Operation]] = None, location: Optional[str] = None,
+               requested_name: Optional[str] = None, user_name: Optional[str] = None,
+               from_gradients: Optional[bool] = None) -> Operation:
+        """Add an op of a declared type after inferring (and checking) its output types.
+
+        The op gets a unique name (``name`` or the type, scoped, with ``_1``, ``_2``... when
+        taken) and the control dependencies of the open ``control_dependencies`` blocks. The
+        loader passes ``control_dependencies``, ``location``, ``requested_name`` and
+        ``user_name`` (and ``from_gradients``) to rebuild an op as it was saved (no scopes apply then).
+
+        Returns:
+            The new Operation (``op.output`` is its result tensor).
+        """
+        opdef = OPS.get(type)
+        if opdef is None:
+            raise NameLookupError(f"no op type {type!r} is declared")
+        if name is not None and not isinstance(name, str):
+            raise NameLookupError(f"{type}: name must be a string or None, got {name!r}")
+        label = op_label(type, name or type)
+        for t in inputs:
+            if not isinstance(t, Tensor):
+                raise TargetError(f"{label}: inputs must be tensors, got {t!r}")
+            self.check_same_graph(t, label)
+        in_types = [ShapedType.__new__(ShapedType) for _ in inputs]
+        for st, t in zip(in_types, inputs):
+            object.__setattr__(st, "shape", t.shape)
+            object.__setattr__(st, "dtype", t.dtype)
+        try:
+            out_types = opdef.infer(in_types, attrs)
+        except MiniGraphError as e:
+            raise type_of(e)(f"{label}: {e}") from None
+        rebuilding = control_dependencies is not None
+        base = (name or type) if rebuilding else self._scoped(name or type)
+        if user_name is None and name is not None and not rebuilding:
+            user_name = base
+        deps = tuple(control_dependencies) if rebuilding else \
+            tuple(o for group in self._stack("control") for o in group)
+        with self._build_lock:
+            full = self._unique_name(base)
+            op = Operation(self, type, full, tuple(inputs), attrs, deps, len(self._ops),
+                           location or user_location(), requested_name or name or type,
+                           bool(self._stack("gradient")) if from_gradients is None else from_gradients)
+            op.outputs = tuple(Tensor(self, op, i, ot.shape, ot.dtype) for i, ot in enumerate(out_types))
+            self._ops.append(op)
+            self._by_name[full] = op
+            if user_name:
+                self._requested.setdefault(user_name, []).append(op)
+                self._user_names[op] = user_name
+            if opdef.type == "placeholder":
+                self._placeholders.append(op.outputs[0])
+        if "initial_value" in attrs:
+            self.variables.set(op, attrs["initial_value"])
+        return op
+
+    # ---------------------------------------------------------------- variables
+    def variable_operation(self, variable: Any, label: str) -> Operation:
+        """The variable op behind a variable tensor (or the op itself); a clear error for anything else."""
+        op = variable.operation if isinstance(variable, Tensor) else variable
+        if not isinstance(op, Operation) or op.type != "variable":
+            raise TargetError(f"{label}: expected a variable tensor (made by g.variable), got {variable!r}")
+        self.check_same_graph(op, label)
+        return op
+
+    def value_of(self, variable: Any) -> np.ndarray:
+        """A copy of a variable's current value (in MPSGraph, run ``read(_:name:)`` of the variable as a target).
+
+        Args:
+            variable: A variable tensor (made by ``g.variable``) or its operation.
+
+        Returns:
+            A new ndarray; changing it does not change the variable.
+        """
+        op = self.variable_operation(variable, "value_of")
+        return np.array(self.variables.values[op], copy=True)
+
+
+def type_of(e: MiniGraphError) -> type:
+    return type(e)

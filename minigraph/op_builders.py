@@ -1,0 +1,1143 @@
+"""Graph's op builders: one typed method per declared op (generated; do not edit).
+
+Written by ``python scripts/gen_builders.py`` from the op declarations in ``minigraph/ops/``;
+a test fails when it is stale. Each method calls the builder declared with the op.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+                          DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor)
+from .ir import OPS, Operation, Tensor
+from .types import DataType, float32
+
+TensorLike = Union[Tensor, float, int, bool, np.ndarray, np.generic, Sequence[Any]]
+"""A tensor of the graph, or a number/array/list that becomes a constant."""
+
+__all__ = ["OpBuilders", "TensorLike"]
+
+
+def _builder(type: str) -> Callable[..., Any]:
+    builder = OPS[type].builder
+    assert builder is not None
+    return builder
+
+
+class OpBuilders:
+    """Graph methods that build ops, one per declared op type (MPSGraph's op methods)."""
+
+    def absolute(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise |x| (MPSGraph ``absolute(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``absolute(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('absolute')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def addition(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a + b (MPSGraph ``addition(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``addition(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('addition')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def assign(self, variable: TensorLike, tensor: TensorLike, name: Optional[str] = None) -> Operation:
+        """An operation that stores ``tensor`` into ``variable`` (MPSGraph ``assign(_:tensor:name:)``).
+
+        It runs only when listed in ``target_operations`` (or as a control dependency of something
+        that runs). Assignments take effect only if the whole run succeeds.
+
+        Args:
+            variable: A variable tensor (made by ``g.variable``).
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Operation: runs when listed in ``target_operations`` (MPSGraph ``assign(_:tensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('assign')(self, variable, tensor, name)  # type: ignore[no-any-return]
+
+    def avg_pooling_2d(self, source: TensorLike, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Mean over each window: sum / number of input elements, or / taps in the padded extent with include_zero_pad_to_average (MPSGraph ``avgPooling2D(withSourceTensor:descriptor:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``avgPooling2D(withSourceTensor:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('avg_pooling_2d')(self, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def avg_pooling_2d_gradient(self, gradient: TensorLike, source: TensorLike, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Gradient of avg_pooling_2d: each window's gradient spread evenly over the elements it averaged; linear in ``gradient``, independent of the source's values (MPSGraph ``avgPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``).
+
+        Args:
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``avgPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('avg_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def broadcast(self, tensor: TensorLike, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
+        """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            shape: A shape, as a list of ints (``-1`` marks a dimension known only at run time, where the op allows it).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``broadcast(_:shape:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('broadcast')(self, tensor, shape, name)  # type: ignore[no-any-return]
+
+    def cast(self, tensor: TensorLike, to_type: Any = None, name: Optional[str] = None, *, to: Any = None, dtype: Any = None) -> Tensor:
+        """Convert to another dtype (MPSGraph ``cast(_:to:name:)``, Objective-C ``castTensor:toType:name:``).
+        Float to int truncates toward zero; NaN, Inf and out-of-range values give unspecified
+        integers (as on the GPU).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            to_type: The data type to convert to (MPSGraph's ``to:``).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            to: See the op reference (docs/reference.md).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cast(_:to:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cast')(self, tensor, to_type, name, to=to, dtype=dtype)  # type: ignore[no-any-return]
+
+    def concat(self, tensors: Sequence[TensorLike], dimension: int, name: Optional[str] = None) -> Tensor:
+        """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:name:)``).
+
+        Args:
+            tensors: A list of tensors of this graph.
+            dimension: A dimension index (negative counts from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``concatTensors(_:dimension:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('concat')(self, tensors, dimension, name)  # type: ignore[no-any-return]
+
+    def constant(self, value: Any, dtype: Any = None, shape: Any = None, name: Optional[str] = None) -> Tensor:
+        """A constant from a scalar or array (MPSGraph ``constant``).
+
+        ``dtype`` defaults to the array's dtype; Python floats give float32 and ints int32.
+        With ``shape``, a scalar is filled to that shape (``constant(_:shape:dataType:)``).
+
+        Args:
+            value: A Python number, nested list or NumPy array (copied).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            shape: A shape, as a list of ints (``-1`` marks a dimension known only at run time, where the op allows it).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``constant(_:shape:dataType:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('constant')(self, value, dtype, shape, name)  # type: ignore[no-any-return]
+
+    def convolution_2d(self, source: TensorLike, weights: TensorLike, descriptor: Optional[Convolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Grouped 2D convolution (cross-correlation) of ``source`` with ``weights``
+        (MPSGraph ``convolution2D(_:weights:descriptor:name:)``).
+
+        ``y[n, o, oh, ow] = sum_{ci, i, j} x[n, grp(o)*Cin/g + ci, oh*sY + i*dY - pT, ow*sX + j*dX - pL]
+        * W[o, ci, i, j]`` (NCHW/OIHW), zero outside the input. The descriptor is copied.
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolution2D(_:weights:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_2d')(self, source, weights, descriptor, name)  # type: ignore[no-any-return]
+
+    def convolution_2d_data_gradient(self, incoming_gradient: TensorLike, weights: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution2DOpDescriptor] = None, name: Optional[str] = None, *, forward_convolution_descriptor: Any = None) -> Tensor:
+        """Gradient of ``convolution_2d`` with respect to its source: the transposed convolution
+        (MPSGraph ``convolution2DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        ``output_shape`` is the forward **source** shape (4 numbers in the data layout): with stride > 1
+        several source sizes give the same output, so it cannot be inferred. ``descriptor`` is the
+        forward descriptor (``forward_convolution_descriptor`` is accepted as MPSGraph's label).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            forward_convolution_descriptor: The descriptor of the forward op this gradient belongs to (copied when the op is built).
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolution2DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_2d_data_gradient')(self, incoming_gradient, weights, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
+
+    def convolution_2d_weights_gradient(self, incoming_gradient: TensorLike, source: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution2DOpDescriptor] = None, name: Optional[str] = None, *, forward_convolution_descriptor: Any = None) -> Tensor:
+        """Gradient of ``convolution_2d`` with respect to its weights
+        (MPSGraph ``convolution2DWeightsGradient(_:source:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        ``output_shape`` is the forward **weights** shape (the header's "source shape" is an erratum):
+        it is the only source of kH and kW. Not differentiable, as in MPSGraph.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            forward_convolution_descriptor: The descriptor of the forward op this gradient belongs to (copied when the op is built).
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolution2DWeightsGradient(_:source:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_2d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
+
+    def cos(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise cos(x) (MPSGraph ``cos(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cos(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cos')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def depthwise_convolution_2d(self, source: TensorLike, weights: TensorLike, descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Depthwise 2D convolution (MPSGraph ``depthwiseConvolution2D(_:weights:descriptor:name:)``).
+
+        ``y[n, c*M+m, oh, ow] = sum_{i,j} x[n, c, oh*sY + i*dY - pT, ow*sX + j*dX - pL] * W[m, c, i, j]``
+        (NCHW/OIHW spelling; zero outside x). The descriptor is copied, so later edits change nothing.
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``depthwiseConvolution2D(_:weights:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('depthwise_convolution_2d')(self, source, weights, descriptor, name)  # type: ignore[no-any-return]
+
+    def depthwise_convolution_2d_data_gradient(self, incoming_gradient: TensorLike, weights: TensorLike, output_shape: Any, descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Gradient of the depthwise convolution w.r.t. its source (MPSGraph
+        ``depthwiseConvolution2DDataGradient(_:weights:outputShape:descriptor:name:)``).
+
+        ``output_shape`` is the forward source's shape (4 ints, data layout): it fixes H and W,
+        which dy alone does not (with stride > 1 several input sizes give one output size).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``depthwiseConvolution2DDataGradient(_:weights:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('depthwise_convolution_2d_data_gradient')(self, incoming_gradient, weights, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def depthwise_convolution_2d_weights_gradient(self, incoming_gradient: TensorLike, source: TensorLike, output_shape: Any, descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Gradient of the depthwise convolution w.r.t. its weights (MPSGraph
+        ``depthwiseConvolution2DWeightsGradient(_:source:outputShape:descriptor:name:)``).
+
+        ``dW[m, c, i, j] = sum_{n,oh,ow} dy[n, c*M+m, oh, ow] * x[n, c, ih(oh, i), iw(ow, j)]``.
+        ``output_shape`` is the forward weights' shape (weights layout): the only source of kH, kW
+        and M. Not differentiable (MPSGraph has no gradient rule for it).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``depthwiseConvolution2DWeightsGradient(_:source:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('depthwise_convolution_2d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def depthwise_convolution_3d(self, source: TensorLike, weights: TensorLike, descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Depthwise 3D convolution (MPSGraph ``depthwiseConvolution3D(_:weights:descriptor:name:)``).
+
+        Channel-first form (channel_dimension_index -4): ``y[b, o, od, oh, ow] = sum_{a, i, j}
+        x[b, o // M, od*sD + a*dD - pD, oh*sH + i*dH - pH, ow*sW + j*dW - pW] * W[o, a, i, j]``, zero
+        outside the input, with ``M = Cw / C``. The descriptor is copied.
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``depthwiseConvolution3D(_:weights:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('depthwise_convolution_3d')(self, source, weights, descriptor, name)  # type: ignore[no-any-return]
+
+    def depthwise_convolution_3d_data_gradient(self, incoming_gradient: TensorLike, weights: TensorLike, output_shape: Optional[Sequence[int]] = None, descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Gradient of ``depthwise_convolution_3d`` with respect to its source
+        (MPSGraph ``depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)``).
+
+        ``output_shape`` is the forward source shape. It is nullable, as in MPSGraph; when None,
+        minigraph assumes M = 1 (C = the weights' channel count) and the input size of
+        ``_invert_min`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('depthwise_convolution_3d_data_gradient')(self, incoming_gradient, weights, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def depthwise_convolution_3d_weights_gradient(self, incoming_gradient: TensorLike, source: TensorLike, output_shape: Sequence[int], descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Gradient of ``depthwise_convolution_3d`` with respect to its weights
+        (MPSGraph ``depthwiseConvolution3DWeightsGradient(_:source:outputShape:descriptor:name:)``).
+
+        ``output_shape`` is the forward weights shape (rank 4): the only source of the kernel size.
+        Not differentiable, as in MPSGraph.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``depthwiseConvolution3DWeightsGradient(_:source:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('depthwise_convolution_3d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def division(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a / b (floating point only) (MPSGraph ``division(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``division(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('division')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def equal(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a == b, a bool tensor (MPSGraph ``equal(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``equal(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('equal')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def expand_dims(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Insert size-1 axes at ``axes`` (an int or list, positions in the output)
+        (MPSGraph ``expandDims(_:axes:name:)``; an int is ``expandDims(_:axis:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``expandDims(_:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('expand_dims')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def exponent(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise e ** x (MPSGraph ``exponent(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``exponent(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('exponent')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def greater_than(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a > b, a bool tensor (MPSGraph ``greaterThan(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``greaterThan(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('greater_than')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def greater_than_or_equal_to(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a >= b, a bool tensor (MPSGraph ``greaterThanOrEqualTo(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``greaterThanOrEqualTo(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('greater_than_or_equal_to')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def identity(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The same values as ``tensor`` (MPSGraph ``identity(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``identity(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('identity')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def less_than(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a < b, a bool tensor (MPSGraph ``lessThan(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``lessThan(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('less_than')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def less_than_or_equal_to(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a <= b, a bool tensor (MPSGraph ``lessThanOrEqualTo(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``lessThanOrEqualTo(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('less_than_or_equal_to')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def logarithm(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise natural log (MPSGraph ``logarithm(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logarithm(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logarithm')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def matrix_multiplication(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Batched ``primary @ secondary`` over the last two axes; batch axes broadcast
+        (MPSGraph ``matrixMultiplication(primary:secondary:name:)``).
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``matrixMultiplication(primary:secondary:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('matrix_multiplication')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def max_pooling_2d(self, source: TensorLike, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Maximum over each window, padding ignored; NaN propagates (MPSGraph ``maxPooling2D(withSourceTensor:descriptor:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling2D(withSourceTensor:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_2d')(self, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def max_pooling_2d_gradient(self, gradient: TensorLike, source: TensorLike, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Gradient of max_pooling_2d: each window's gradient goes to its first maximal element (row-major tap order), overlaps add up; result has the source's shape (MPSGraph ``maxPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``). Not differentiable.
+
+        Args:
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling2DGradient(withGradientTensor:sourceTensor:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def maximum(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise max; NaN propagates (MPSGraph ``maximum(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maximum(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('maximum')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def mean(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Arithmetic mean over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``mean(of:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``mean(of:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('mean')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def minimum(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise min; NaN propagates (MPSGraph ``minimum(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``minimum(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('minimum')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def multiplication(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a * b (MPSGraph ``multiplication(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``multiplication(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('multiplication')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def negative(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise -x (MPSGraph ``negative(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``negative(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('negative')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def not_equal(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a != b, a bool tensor (MPSGraph ``notEqual(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``notEqual(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('not_equal')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def permute(self, tensor: TensorLike, permutation: Sequence[int], name: Optional[str] = None) -> Tensor:
+        """Reorder axes: output axis i is input axis ``permutation[i]``
+        (MPSGraph ``transpose(_:permutation:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            permutation: A permutation of the axes: output axis i is input axis ``permutation[i]``.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``transpose(_:permutation:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('permute')(self, tensor, permutation, name)  # type: ignore[no-any-return]
+
+    def placeholder(self, shape: Any, dtype: Any = float32, name: Optional[str] = None) -> Tensor:
+        """A tensor fed at run time (MPSGraph ``placeholder(shape:dataType:name:)``).
+
+        ``shape`` may hold -1 for dimensions known only when the graph runs.
+
+        Args:
+            shape: A shape, as a list of ints (``-1`` marks a dimension known only at run time, where the op allows it).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``placeholder(shape:dataType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('placeholder')(self, shape, dtype, name)  # type: ignore[no-any-return]
+
+    def power(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a ** b (MPSGraph ``power(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``power(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('power')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def read(self, variable: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The variable's value at this point of the run (MPSGraph ``read(_:name:)``).
+
+        Args:
+            variable: A variable tensor (made by ``g.variable``).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``read(_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('read')(self, variable, name)  # type: ignore[no-any-return]
+
+    def reciprocal(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise 1 / x (MPSGraph ``reciprocal(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reciprocal(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reciprocal')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def reduction_maximum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Maximum (NaN propagates) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMaximum(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionMaximum(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_maximum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def reduction_minimum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Minimum (NaN propagates) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMinimum(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionMinimum(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_minimum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def reduction_sum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Sum over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionSum(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionSum(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_sum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def relu(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise max(x, 0); NaN propagates (MPSGraph ``reLU(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reLU(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('relu')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def reshape(self, tensor: TensorLike, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
+        """Same elements, new shape; one -1 is inferred (MPSGraph ``reshape(_:shape:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            shape: A shape, as a list of ints (``-1`` marks a dimension known only at run time, where the op allows it).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reshape(_:shape:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reshape')(self, tensor, shape, name)  # type: ignore[no-any-return]
+
+    def select(self, predicate: TensorLike, true_tensor: TensorLike, false_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """``true_tensor`` where ``predicate`` is true (non-zero), else ``false_tensor``, broadcast
+        (MPSGraph ``select(predicate:trueTensor:falseTensor:name:)``).
+
+        Args:
+            predicate: A tensor of this graph (the op's ``predicate`` input).
+            true_tensor: A tensor of this graph (the op's ``true_tensor`` input).
+            false_tensor: A tensor of this graph (the op's ``false_tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``select(predicate:trueTensor:falseTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('select')(self, predicate, true_tensor, false_tensor, name)  # type: ignore[no-any-return]
+
+    def sigmoid(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise 1 / (1 + e ** -x) (MPSGraph ``sigmoid(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sigmoid(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sigmoid')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def sign(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise sign (-1, 0, 1; NaN stays NaN) (MPSGraph ``sign(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sign(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sign')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def sin(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise sin(x) (MPSGraph ``sin(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sin(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sin')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def slice(self, tensor: TensorLike, dimension: int, start: int, length: int, name: Optional[str] = None) -> Tensor:
+        """``length`` elements from ``start`` along ``dimension`` (negative start counts from the end)
+        (MPSGraph ``sliceTensor(_:dimension:start:length:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            dimension: A dimension index (negative counts from the end).
+            start: The first index along ``dimension``.
+            length: How many elements to take along ``dimension``.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sliceTensor(_:dimension:start:length:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('slice')(self, tensor, dimension, start, length, name)  # type: ignore[no-any-return]
+
+    def slice_gradient(self, incoming_gradient: TensorLike, input_shape: Any, dimension: int, start: int, length: int, name: Optional[str] = None) -> Tensor:
+        """Zeros of ``input_shape`` with ``incoming_gradient`` placed where ``slice`` read
+        (MPSGraph ``sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:name:)``).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            input_shape: The shape of the forward op's input, which the result has.
+            dimension: A dimension index (negative counts from the end).
+            start: The first index along ``dimension``.
+            length: How many elements to take along ``dimension``.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('slice_gradient')(self, incoming_gradient, input_shape, dimension, start, length, name)  # type: ignore[no-any-return]
+
+    def softmax(self, tensor: TensorLike, axis: int = -1, name: Optional[str] = None) -> Tensor:
+        """exp(x) / sum(exp(x)) along ``axis``, computed stably (MPSGraph ``softMax(with:axis:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``softMax(with:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('softmax')(self, tensor, axis, name)  # type: ignore[no-any-return]
+
+    def softmax_cross_entropy(self, source: TensorLike, labels: TensorLike, axis: int = -1, reduction: str = 'mean', name: Optional[str] = None) -> Tensor:
+        """Cross entropy of softmax(source) against ``labels`` (probabilities) along ``axis``.
+
+        ``reduction``: ``"none"`` keeps every row (axis as size 1), ``"sum"`` and ``"mean"`` (over
+        rows) give a tensor of ones-shape (MPSGraph
+        ``softMaxCrossEntropy(_:labels:axis:reuctionType:name:)``; its Swift label really is spelled
+        ``reuctionType``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            labels: A tensor of this graph (the op's ``labels`` input).
+            axis: One axis; a negative value counts from the end.
+            reduction: How per-row results are combined: ``"none"``, ``"sum"`` or ``"mean"``.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``softMaxCrossEntropy(_:labels:axis:reuctionType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('softmax_cross_entropy')(self, source, labels, axis, reduction, name)  # type: ignore[no-any-return]
+
+    def square(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise x * x (MPSGraph ``square(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``square(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('square')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def square_root(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise sqrt(x) (MPSGraph ``squareRoot(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``squareRoot(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('square_root')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def squeeze(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Remove size-1 axes (MPSGraph ``squeeze(_:axes:name:)``).
+
+        ``axes=None`` removes every size-1 axis; on a tensor with dynamic (-1) dims it removes the axes
+        known to be 1 when the op is built, so a dynamic dim that turns out to be 1 is kept.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``squeeze(_:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('squeeze')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def stop_gradient(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Identity in the forward pass that blocks gradients.
+
+        MPSGraph has no public op for this, only a private ``stopGradient`` flag on operations; the
+        forward pass is ``identity(with:name:)``, so that is the Swift name shown in the reference.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``identity(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('stop_gradient')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def subtraction(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a - b (MPSGraph ``subtraction(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``subtraction(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('subtraction')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def tanh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise tanh(x) (MPSGraph ``tanh(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``tanh(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('tanh')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def transpose(self, tensor: TensorLike, dimension: int, with_dimension: int, name: Optional[str] = None) -> Tensor:
+        """Swap two axes (MPSGraph ``transposeTensor(_:dimension:withDimension:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            dimension: A dimension index (negative counts from the end).
+            with_dimension: The dimension to swap with ``dimension``.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``transposeTensor(_:dimension:withDimension:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('transpose')(self, tensor, dimension, with_dimension, name)  # type: ignore[no-any-return]
+
+    def variable(self, value: Any, dtype: Any = None, name: Optional[str] = None) -> Tensor:
+        """A variable whose value persists across runs (MPSGraph ``variable(with:shape:dataType:name:)``).
+
+        Shape and dtype come from ``value``. Consumers read its current value; change it with
+        ``assign`` or an optimizer op listed in ``target_operations``.
+
+        Args:
+            value: A Python number, nested list or NumPy array (copied).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``variable(with:shape:dataType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('variable')(self, value, dtype, name)  # type: ignore[no-any-return]
