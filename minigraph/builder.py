@@ -94,7 +94,7 @@ class GraphBuilder(OpBuilders):
 
     @property
     def placeholder_tensors(self) -> list[Tensor]:
-        """Deprecated: use ``placeholders``."""
+        """Deprecated: use ``placeholders`` (MPSGraph ``placeholderTensors``)."""
         warnings.warn("Graph.placeholder_tensors is deprecated; use Graph.placeholders", DeprecationWarning, stacklevel=2)
         return self.placeholders
 
@@ -144,7 +144,11 @@ class GraphBuilder(OpBuilders):
         return op.outputs[0]
 
     def user_name_of(self, op: Operation) -> Optional[str]:
-        """The scoped name the user asked for when building ``op``, or None if it got a default name."""
+        """The scoped name the user asked for when building ``op``, or None if it got a default name (not in MPSGraph).
+
+        Args:
+            op: An operation of this graph.
+        """
         return self._user_names.get(op)
 
     def _missing(self, name: str, what: str) -> str:
@@ -197,7 +201,11 @@ class GraphBuilder(OpBuilders):
 
     @contextlib.contextmanager
     def gradient_scope(self, scope: str) -> Iterator[str]:
-        """A name scope whose ops are marked ``from_gradients`` (autodiff builds inside one)."""
+        """A name scope whose ops are marked ``from_gradients``; autodiff builds inside one (not in MPSGraph).
+
+        Args:
+            scope: A non-empty name, as for ``name_scope``.
+        """
         marks = self._stack("gradient")
         marks.append(True)
         try:
@@ -232,7 +240,12 @@ class GraphBuilder(OpBuilders):
 
     # ---------------------------------------------------------------- building
     def check_same_graph(self, x: Any, label: str) -> None:
-        """Raise GraphMismatchError if the tensor or operation ``x`` belongs to another graph."""
+        """Raise GraphMismatchError if the tensor or operation ``x`` belongs to another graph (MPSGraph does not check).
+
+        Args:
+            x: A tensor or operation.
+            label: What is being built, for the message.
+        """
         if x.graph is not self:
             raise GraphMismatchError(f"{label}: {x!r} belongs to another graph; "
                                      "tensors and operations can only be used in the graph that made them")
@@ -242,6 +255,12 @@ class GraphBuilder(OpBuilders):
         """A tensor of this graph for an op's operand: tensors pass through, numbers and arrays become constants.
 
         Python scalars take the dtype of ``like`` (the other operand), as MPSGraph users cast.
+
+        Args:
+            value: A tensor of this graph, a number, a nested list or an array.
+            label: The op being built, for messages.
+            like: The other operand, whose dtype a Python scalar takes.
+            dtype: The constant's dtype (overrides ``like``).
         """
         if isinstance(value, Tensor):
             self.check_same_graph(value, label)
@@ -264,12 +283,23 @@ class GraphBuilder(OpBuilders):
                control_dependencies: Optional[Sequence[Operation]] = None, location: Optional[str] = None,
                requested_name: Optional[str] = None, user_name: Optional[str] = None,
                from_gradients: Optional[bool] = None) -> Operation:
-        """Add an op of a declared type after inferring (and checking) its output types.
+        """Add an op of a declared type after inferring (and checking) its output types (MPSGraph's op methods do this).
 
         The op gets a unique name (``name`` or the type, scoped, with ``_1``, ``_2``... when
         taken) and the control dependencies of the open ``control_dependencies`` blocks. The
         loader passes ``control_dependencies``, ``location``, ``requested_name`` and
         ``user_name`` (and ``from_gradients``) to rebuild an op as it was saved (no scopes apply then).
+
+        Args:
+            type: A declared op type (``minigraph.ir.OPS``).
+            inputs: Tensors of this graph, one per declared input.
+            attrs: The op's attributes.
+            name: The requested name; None uses the type.
+            control_dependencies: The op's control dependencies (the loader's; else the open blocks').
+            location: ``file:line`` where the op was built (default: the caller's).
+            requested_name: The name as requested, before scoping and uniquing.
+            user_name: The scoped name the user gave, if any.
+            from_gradients: Whether autodiff built it (default: whether a ``gradient_scope`` is open).
 
         Returns:
             The new Operation (``op.output`` is its result tensor).
@@ -317,7 +347,12 @@ class GraphBuilder(OpBuilders):
 
     # ---------------------------------------------------------------- variables
     def variable_operation(self, variable: Any, label: str) -> Operation:
-        """The variable op behind a variable tensor (or the op itself); a clear error for anything else."""
+        """The variable op behind a variable tensor (or the op itself); a clear error for anything else (not in MPSGraph).
+
+        Args:
+            variable: A variable tensor (made by ``g.variable``) or its operation.
+            label: The op being built, for messages.
+        """
         op = variable.operation if isinstance(variable, Tensor) else variable
         if not isinstance(op, Operation) or op.type != "variable":
             raise TargetError(f"{label}: expected a variable tensor (made by g.variable), got {variable!r}")

@@ -98,7 +98,7 @@ class AmbiguousNameError(NameLookupError, ValueError):
 
 
 class SymbolicValueError(MiniGraphError, TypeError):
-    """Misuse of a symbolic tensor as if it held a value (``if t:``, ``for x in t``)."""
+    """Misuse of a symbolic tensor as if it held a value (``if t:``, ``for x in t``); an MPSGraphTensor has no value either."""
 
 
 class SwiftExportError(MiniGraphError, ValueError):
@@ -114,8 +114,8 @@ class RenderError(MiniGraphError, RuntimeError):
 
 
 class UnsupportedDTypeError(KernelMissingError, DTypeError):
-    """The webgpu backend has no kernel for this dtype (both a KernelMissingError and a DTypeError)."""
+    """The webgpu backend has no kernel for this dtype (both a KernelMissingError and a DTypeError); MPSGraph's dtypes are those of Metal."""
 
 
 class RegistrationError(MiniGraphError, ValueError):
-    """An op or kernel declared twice, or a kernel registered for an op that is not declared."""
+    """An op or kernel declared twice, or a kernel registered for an op that is not declared (MPSGraph has a fixed op set)."""

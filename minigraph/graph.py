@@ -88,7 +88,7 @@ class Graph(GraphBuilder):
 
     def apply_adam(self, variable: Tensor, gradient: Tensor, learning_rate: Any = 1e-3, beta1: float = 0.9,
                    beta2: float = 0.999, epsilon: float = 1e-8, name: Optional[str] = None) -> Operation:
-        """One Adam step on ``variable`` as one operation; see ``minigraph.optimizers.apply_adam``.
+        """One Adam step on ``variable`` as one operation (MPSGraph ``adam(learningRate:...)``, wrapped with its state).
 
         Args:
             variable: A variable tensor (made by ``g.variable``).
@@ -112,27 +112,59 @@ class Graph(GraphBuilder):
         return listing.describe_graph(self)
 
     def to_networkx(self) -> nx.DiGraph:
-        """The graph as a networkx DiGraph (nodes: ops; edges: data and control); see ``minigraph.visualize``."""
+        """The graph as a networkx DiGraph (nodes: ops; edges: data and control); not in MPSGraph.
+
+        Node attributes: ``type``, ``index`` (creation order), ``scope``, ``location``,
+        ``gradient``, ``kind``, ``shape``, ``dtype``; edges carry ``kind`` (data or control).
+        """
         return visualize.to_networkx(self)
 
     def to_dot(self, rankdir: str = "TB") -> str:
-        """Graphviz DOT text of the graph: scopes as clusters, gradient ops red; see ``minigraph.visualize``."""
+        """Graphviz DOT text of the graph (no dependency needed to produce it); not in MPSGraph.
+
+        Name scopes are clusters; gradient ops are red, placeholders blue, constants grey.
+
+        Args:
+            rankdir: Graphviz layout direction: TB, LR, BT or RL.
+        """
         return visualize.to_dot(self, rankdir)
 
     def to_mermaid(self, direction: str = "TD") -> str:
-        """Mermaid flowchart text of the graph; see ``minigraph.visualize``."""
+        """Mermaid flowchart text (renders on GitHub and in many Markdown viewers); not in MPSGraph.
+
+        Args:
+            direction: Flowchart direction: TD, TB, LR, BT or RL.
+        """
         return visualize.to_mermaid(self, direction)
 
     def render(self, path: str, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
-        """Draw the graph to ``path`` with Graphviz (``.svg``, ``.png``, ``.pdf``; ``.dot`` needs no Graphviz).
+        """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...); not in MPSGraph.
+
+        A ``.dot``/``.gv`` path is written directly, without Graphviz.
+
+        Args:
+            path: The file to write.
+            format: The Graphviz output format; None takes it from the suffix.
+            rankdir: Graphviz layout direction: TB, LR, BT or RL.
+            timeout: Seconds to wait for ``dot``.
 
         Returns:
             The path written.
+
+        Raises:
+            GraphvizNotFoundError: Graphviz's ``dot`` is not installed.
+            RenderError: ``dot`` failed (the message carries its stderr).
         """
         return visualize.render(self, path, format, rankdir, timeout)
 
     def save(self, path: str) -> str:
-        """Save the graph and its variables' current values (``mg.load`` reads them back); see ``minigraph.serialize``.
+        """Save the graph and its variables' current values; ``mg.load`` reads them back.
+
+        MPSGraph serializes compiled executables (``.mpsgraphpackage``), not graphs; this format
+        is minigraph's own: ``path`` (JSON) and the arrays beside it (``.npz``).
+
+        Args:
+            path: The JSON file to write (or a directory: ``graph.json`` and ``graph.npz`` in it).
 
         Returns:
             The path of the JSON document.
@@ -141,7 +173,16 @@ class Graph(GraphBuilder):
 
     def to_swift(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Optional[Sequence[Tensor]] = None,
                  target_operations: Optional[Sequence[Operation]] = None) -> str:
-        """Swift source that builds this graph with MPSGraph and runs it; see ``minigraph.swift``."""
+        """Swift source that builds this graph with MPSGraph and runs it.
+
+        Args:
+            feeds: Optional ``{placeholder: array}`` embedded as the run's data.
+            target_tensors: The tensors the Swift run returns (default: those nothing consumes).
+            target_operations: The operations it runs (default: assigns nothing depends on).
+
+        Returns:
+            The Swift source, one MPSGraph call per op.
+        """
         return swift.to_swift(self, feeds, target_tensors, target_operations)
 
     # ---------------------------------------------------------------- compile and run
@@ -277,7 +318,11 @@ class Graph(GraphBuilder):
             self._evict_to(self._cache_size)
 
     def set_cache_size(self, size: Optional[int]) -> None:
-        """Deprecated: assign ``g.cache_size = size``."""
+        """Deprecated: assign ``g.cache_size = size`` (MPSGraph's run cache is not configurable).
+
+        Args:
+            size: How many executables ``run`` keeps.
+        """
         warnings.warn("Graph.set_cache_size(n) is deprecated; assign g.cache_size = n", DeprecationWarning, stacklevel=2)
         self.cache_size = size
 
@@ -295,7 +340,7 @@ class Graph(GraphBuilder):
                 self._evicted.popitem(last=False)
 
     def __repr__(self) -> str:
-        return f"<minigraph.Graph with {len(self._ops)} ops>"
+        return f"<minigraph.Graph with {len(self.operations)} ops>"
 
 
 
@@ -366,6 +411,9 @@ def load(path: str) -> Graph:
 
     The file is checked before anything is built: a malformed or hostile file raises
     ``SerializationError``. MPSGraph loads compiled executables from a ``.mpsgraphpackage`` instead.
+
+    Args:
+        path: The JSON file ``g.save`` wrote (its ``.npz`` beside it), or the directory it saved into.
     """
     doc = serialize.read(path)
     g = Graph(cache_size=doc.cache_size)

@@ -6,8 +6,9 @@ gradient role); ``OPS`` maps each op type to its ``OpDef``. Op modules fill it (
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Literal, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Optional
 
 from .errors import RegistrationError, SymbolicValueError
 from .types import DataType
@@ -89,6 +90,28 @@ class KernelTable:
 
         return deco
 
+    @contextlib.contextmanager
+    def replaced(self, key: str | OpDef, factory: Optional[Callable]) -> Iterator[None]:
+        """Run with another kernel (None: none) for one op inside the block; tests inject failures this way."""
+        opdef = opdef_of(key, f"{self.backend} kernel")
+        old = self._kernels.get(opdef)
+        if factory is None:
+            self._kernels.pop(opdef, None)
+        else:
+            self._kernels[opdef] = factory
+        try:
+            yield
+        finally:
+            if old is None:
+                self._kernels.pop(opdef, None)
+            else:
+                self._kernels[opdef] = old
+
+    def unregister(self, key: str | OpDef) -> None:
+        """Remove an op's kernel (a plugin or test that registered one and is done with it)."""
+        opdef = OPS.get(key) if isinstance(key, str) else key
+        self._kernels.pop(opdef, None)  # type: ignore[arg-type]
+
     def get(self, key: str | OpDef) -> Optional[Callable]:
         """The kernel factory of an op type, or None."""
         opdef = OPS.get(key) if isinstance(key, str) else key
@@ -96,6 +119,9 @@ class KernelTable:
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, (str, OpDef)) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ops())
 
     def ops(self) -> list[str]:
         """The op types that have a kernel."""

@@ -442,6 +442,7 @@ def _no_constants(c: str):
 class Document:
     """A checked graph file: its op entries, variable array keys and arrays, ready to rebuild."""
 
+    where: str  # the JSON path, for messages
     cache_size: Optional[int]
     entries: list
     var_keys: dict
@@ -571,13 +572,13 @@ def read(path: Any) -> Document:
         var_keys[vname] = ref.key
 
     arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, sha)
-    return Document(cache_size, entries, var_keys, arrays)
+    return Document(where, cache_size, entries, var_keys, arrays)
 
 
 def rebuild(g: Any, doc: Document) -> None:
     """Add the document's ops to the empty graph ``g`` through ``add_op``, which re-infers and
     re-checks every op, then set the variables' saved values."""
-    where = "graph file"
+    where = doc.where
     arrays = doc.arrays
     by_name: dict = {}
     for i, (name, typ, inputs, deps, attrs, outs, e) in enumerate(doc.entries):

@@ -15,7 +15,7 @@ from typing import Optional
 
 import networkx as nx
 
-from .errors import GraphvizNotFoundError, RenderError
+from .errors import GraphvizNotFoundError, MiniGraphError, RenderError
 from .listing import fmt_type, fmt_value, is_gradient_op, op_attrs, scope_of
 
 

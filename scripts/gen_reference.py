@@ -27,15 +27,11 @@ CATEGORY_ORDER = ["memory", "arithmetic", "comparison", "activation", "reduction
 
 
 def _numpy_kernels() -> set:
-    """Op types with a NumPy kernel (importing the kernel modules registers them)."""
+    """Op types with a NumPy kernel, or that the executor runs itself."""
     from minigraph.backends.numpy import KERNELS
-    from minigraph.backends.numpy import backend as nb
+    from minigraph.ir import OPS
 
-    importlib.import_module("minigraph.backends.numpy.kernels")
-    loader = getattr(nb, "_load_kernels", None)
-    if loader is not None:
-        loader()  # also pulls in kernel modules added beside kernels.py
-    return set(KERNELS)
+    return set(KERNELS) | {t for t, d in OPS.items() if d.internal}
 
 
 def _webgpu_kernels() -> "set | None":
@@ -107,7 +103,7 @@ def render() -> str:
 
     npk = _numpy_kernels()
     wgk = _webgpu_kernels()
-    cats = sorted({d.category for d in OPS.values()},
+    cats = sorted({d.family for d in OPS.values()},
                   key=lambda c: (CATEGORY_ORDER.index(c) if c in CATEGORY_ORDER else len(CATEGORY_ORDER), c))
     out = [
         "# Op reference",
@@ -131,7 +127,7 @@ def render() -> str:
         "",
     ]
     for cat in cats:
-        ops = sorted((d for d in OPS.values() if d.category == cat), key=lambda d: d.type)
+        ops = sorted((d for d in OPS.values() if d.family == cat), key=lambda d: d.type)
         out += [f"## {cat}", "",
                 "| Python builder | MPSGraph (Swift) | Objective-C selector | inputs | attributes "
                 "| differentiable | numpy kernel | webgpu kernel | metal kernel |",

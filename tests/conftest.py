@@ -3,6 +3,7 @@
 ``MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu`` turns a missing backend into a failure instead of
 a skip (CI sets it, so the GPU kernels are really executed there, on lavapipe).
 """
+import contextlib
 import os
 
 import numpy as np
@@ -27,6 +28,13 @@ def backend(request):
             pytest.fail(f"backend {name!r} is required (MINIGRAPH_REQUIRE_BACKENDS) but unavailable: {why}")
         pytest.skip(f"backend {name!r} unavailable: {why}")
     return name
+
+
+@pytest.fixture
+def replace_kernel():
+    """``replace_kernel(KERNELS, "op", factory)``: another kernel (None: none) for one test."""
+    with contextlib.ExitStack() as stack:
+        yield lambda table, op, factory: stack.enter_context(table.replaced(op, factory))
 
 
 @pytest.fixture

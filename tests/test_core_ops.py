@@ -257,14 +257,30 @@ def test_softmax_cross_entropy(reduction, backend, rng):
     np.testing.assert_allclose(run1(g, y, {x: xv, l: lv}, backend), want, rtol=1e-5)
 
 
-def test_mpsgraph_label_aliases():
+def test_one_spelling_per_parameter_old_ones_warn():
+    """MPSGraph's spellings (axes, to_type); the old keywords work for one release with a DeprecationWarning."""
     g = mg.Graph()
     x = g.placeholder([2, 3])
-    assert g.reduction_sum(x, axis=1).shape == (2, 1) and g.mean(x, axis=0).shape == (1, 3)
+    assert g.reduction_sum(x, axes=1).shape == (2, 1) and g.mean(x, 0).shape == (1, 3)
     assert g.expand_dims(x, axes=[0, 3]).shape == (1, 2, 3, 1) and g.expand_dims(x, 1).shape == (2, 1, 3)
-    assert g.squeeze(g.expand_dims(x, 0), axis=0).shape == (2, 3)
-    assert g.cast(x, to=mg.int32).dtype == mg.int32 and g.cast(x, dtype="float16").dtype == mg.float16
-    with pytest.raises(mg.ShapeError, match="reduction_sum op 'r': give axes or axis"):
+    assert g.squeeze(g.expand_dims(x, 0), axes=0).shape == (2, 3)
+    assert g.cast(x, mg.int32).dtype == mg.int32
+    with pytest.warns(DeprecationWarning, match="axis= is deprecated; use axes="):
+        assert g.reduction_sum(x, axis=1).shape == (2, 1)
+    with pytest.warns(DeprecationWarning, match="axis= is deprecated; use axes="):
+        assert g.squeeze(g.expand_dims(x, 0), axis=0).shape == (2, 3)
+    with pytest.warns(DeprecationWarning, match="axis= is deprecated; use axes="):
+        assert g.expand_dims(x, axis=1).shape == (2, 1, 3)
+    with pytest.warns(DeprecationWarning, match="to= is deprecated; use to_type="):
+        assert g.cast(x, to=mg.int32).dtype == mg.int32
+    with pytest.warns(DeprecationWarning, match="dtype= is deprecated; use to_type="):
+        assert g.cast(x, dtype="float16").dtype == mg.float16
+    with pytest.warns(DeprecationWarning, match="set_cache_size"):
+        g.set_cache_size(3)
+    assert g.cache_size == 3
+    with pytest.warns(DeprecationWarning, match="placeholders"):
+        assert g.placeholder_tensors == g.placeholders
+    with pytest.raises(mg.ShapeError, match="reduction_sum op 'r': give axes once"), pytest.warns(DeprecationWarning):
         g.reduction_sum(x, axes=[0], axis=1, name="r")
     with pytest.raises(mg.DTypeError, match="cast op"):
         g.cast(x)

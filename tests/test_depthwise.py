@@ -500,7 +500,9 @@ def test_op_declarations():
                        "outputShape:descriptor:name:")
     assert f.differentiable and dg.differentiable and f.grad and dg.grad
     assert not wg.differentiable and wg.grad is None
-    assert {f.category, dg.category, wg.category} == {"convolution"}
+    assert {f.family, dg.family, wg.family} == {"convolution"}
+    assert (f.role, dg.role, wg.role) == ("forward", "data_gradient", "weights_gradient")
+    assert dg.forward == wg.forward == "depthwise_convolution_2d" and f.kind == "compute"
 
 
 def test_weights_gradient_is_not_differentiable():

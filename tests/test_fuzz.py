@@ -60,8 +60,7 @@ def test_invalid_calls_raise_minigraph_errors_that_name_the_op(data):
 
 # ------------------------------------------------------------- the harness itself can fail
 def _patchable_kernels():
-    """The NumPy kernel table, loaded first (the backend registers its kernels lazily)."""
-    from minigraph.backends.numpy import kernels  # noqa: F401
+    """The NumPy kernel table."""
     from minigraph.backends.numpy.registry import KERNELS
 
     return KERNELS
@@ -77,17 +76,17 @@ def _tanh_program():
     return p
 
 
-def test_the_valid_harness_catches_a_wrong_kernel(monkeypatch):
+def test_the_valid_harness_catches_a_wrong_kernel(monkeypatch, replace_kernel):
     """A kernel that is slightly off (1e-3) must be reported: the tolerance is not too loose."""
     KERNELS = _patchable_kernels()
     src = _tanh_program().source()
     fs.run_valid_source(src, ["numpy"])  # passes as is
-    monkeypatch.setitem(KERNELS, "tanh", lambda step: (lambda x: np.tanh(x) + np.float32(1e-3)))
+    replace_kernel(KERNELS, "tanh", lambda step: (lambda x: np.tanh(x) + np.float32(1e-3)))
     with pytest.raises(fs.FuzzFailure, match="exceeds the bound"):
         fs.run_valid_source(src, ["numpy"])
 
 
-def test_the_valid_harness_catches_a_mutated_feed(monkeypatch):
+def test_the_valid_harness_catches_a_mutated_feed(monkeypatch, replace_kernel):
     """A kernel writing into its input: refused by the read-only feed, or caught by the after-run check."""
     KERNELS = _patchable_kernels()
 
@@ -99,7 +98,7 @@ def test_the_valid_harness_catches_a_mutated_feed(monkeypatch):
             return y.copy()
         return run
     for factory in (lambda step: (lambda x: np.tanh(x, out=x)), sneaky):
-        monkeypatch.setitem(KERNELS, "tanh", factory)
+        replace_kernel(KERNELS, "tanh", factory)
         with pytest.raises(fs.FuzzFailure, match="ExecutionError|mutated"):
             fs.run_valid_source(_tanh_program().source(), ["numpy"])
 

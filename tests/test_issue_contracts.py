@@ -1459,10 +1459,14 @@ def test_sgd_rejects_a_gradient_of_another_shape_or_dtype():
         g.apply_stochastic_gradient_descent(0.1, w, g.constant(np.ones((2, 3), np.float16)))
 
 
-def test_adam_in_sgd_argument_order():
+def test_adam_takes_one_argument_order():
+    """apply_adam(variable, gradient, learning_rate): the SGD order is an error naming the mistake, not a guess."""
     g = mg.Graph()
     w = g.variable(np.array([3.0, -1.0], np.float32), name="w")
-    step = g.apply_adam(0.1, w, g.gradients(g.reduction_sum(g.square(w), axes=None), [w])[w])
+    grad = g.gradients(g.reduction_sum(g.square(w), axes=None), [w])[w]
+    with pytest.raises(mg.TargetError, match="apply_adam: expected a variable tensor"):
+        g.apply_adam(0.1, w, grad)
+    step = g.apply_adam(w, grad, learning_rate=0.1)
     for _ in range(50):
         g.run(target_operations=[step])
     assert np.abs(g.value_of(w)).max() < 1.0

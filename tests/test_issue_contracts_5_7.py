@@ -221,12 +221,12 @@ _MISSING_KERNEL = textwrap.dedent("""
     import numpy as np, minigraph as mg
     from minigraph.ops.registry import defop
     @defop("contract_twice", swift="contractTwice(_:name:)", objc="contractTwice:name:", inputs=("tensor",),
-           infer=lambda ts, attrs: [ts[0]], category="elementwise", differentiable=False, attrs=())
+           infer=lambda ts, attrs: [ts[0]], family="elementwise", differentiable=False, attrs=())
     def contract_twice(g, tensor, name=None):
-        return g._make("contract_twice", [g._as_tensor(tensor, "contract_twice")], {}, name)
+        return g.add_op("contract_twice", [g.as_tensor(tensor, "contract_twice")], {}, name).output
     g = mg.Graph()
     x = g.placeholder(shape=(2,), dtype=mg.float32, name="x")
-    y = g.contract_twice(x, name="my_op_7")
+    y = contract_twice(g, x, name="my_op_7")
     try:
         g.compile({x: mg.ShapedType((2,), mg.float32)}, [y], backend="BACKEND")
     except mg.KernelMissingError as e:

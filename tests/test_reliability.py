@@ -31,11 +31,11 @@ def _run_or_skip(g, feeds, targets, ops=(), backend="numpy"):
 
 def _stateless_run(g, feeds, targets, backend="numpy"):
     """g.run, then put the variables back: the zoo graph assigns (through control dependencies)."""
-    saved = dict(g._var_values)
+    saved = g.variables.values
     try:
         return g.run(feeds, targets, backend=backend)
     finally:
-        g._var_values = saved
+        g.variables.restore(saved)
 
 
 def _readonly(a):
@@ -63,11 +63,11 @@ def test_feeds_are_never_mutated_by_any_op(backend):
 def test_results_are_fresh_arrays_that_later_runs_do_not_touch(backend):
     g, feeds, targets, ops = every_op_graph(4)
     targets = list(targets)
-    saved = dict(g._var_values)
+    saved = g.variables.values
     first = _run_or_skip(g, feeds, targets, (), backend)
-    g._var_values = saved
+    g.variables.restore(saved)
     kept = {t: np.array(v, copy=True) for t, v in first.items()}
-    internal = [op.attrs["value"] for op in g.operations if op.type == "constant"] + list(g._var_values.values())
+    internal = [op.attrs["value"] for op in g.operations if op.type == "constant"] + list(g.variables.values.values())
     for t, v in first.items():
         assert isinstance(v, np.ndarray) and v.flags.writeable, t.name
         assert not any(np.shares_memory(v, a) for a in list(feeds.values()) + internal), t.name
@@ -121,32 +121,30 @@ def test_arrays_given_to_the_graph_are_copied():
 @pytest.fixture
 def failing_op():
     """A test-only op whose NumPy kernel raises, registered for one test and removed afterwards."""
-    from minigraph.backends.numpy import kernels  # noqa: F401  (load the table before adding to it)
-    from minigraph.backends.numpy.registry import KERNELS
-    from minigraph.ops.registry import OPS, defop
+    from minigraph.backends.numpy.registry import KERNELS, numpy_kernel
+    from minigraph.ir import OPS
+    from minigraph.ops.registry import defop
 
     name = "reliability_test_failure"
 
     def builder(g, tensor, name_=None):
-        return g._make(name, [tensor], {}, name_)
+        return g.add_op(name, [tensor], {}, name_).output
 
     builder.__name__ = name
-    defop(name, swift="-", objc="-", inputs=("tensor",), infer=lambda ts, a: [ts[0]],
+    defop(name, swift="-", objc="-", inputs=("tensor",), infer=lambda ts, a: [ts[0]], family="misc",
           differentiable=False)(builder)
 
+    @numpy_kernel(name)
     def factory(step):
         def run(x):
             raise RuntimeError("injected failure inside a kernel")
         return run
 
-    KERNELS[name] = factory
     try:
-        yield name
+        yield builder
     finally:
+        KERNELS.unregister(name)
         OPS.pop(name, None)
-        KERNELS.pop(name, None)
-        if hasattr(Graph, name):
-            delattr(Graph, name)
 
 
 def test_a_kernel_failing_midway_changes_no_variable(failing_op):
@@ -155,7 +153,7 @@ def test_a_kernel_failing_midway_changes_no_variable(failing_op):
     v2 = g.variable(np.full(3, 10.0, np.float32), name="v2")
     first = g.assign(v1, g.addition(v1, 1.0), name="first")
     with g.control_dependencies([first]):  # runs after `first` has been applied in this run
-        bad = getattr(g, failing_op)(g.read(v1), "boom")
+        bad = failing_op(g, g.read(v1), "boom")
     last = g.assign(v2, g.addition(bad, 1.0), name="last")
     exe = g.compile({}, [], [first, last])
     order = [s.op.name for s in exe.plan.steps]
@@ -163,7 +161,7 @@ def test_a_kernel_failing_midway_changes_no_variable(failing_op):
     for _ in range(2):
         with pytest.raises(mg.ExecutionError) as e:
             exe.run({})
-        assert "boom" in str(e.value) and failing_op in str(e.value) and "injected" in str(e.value)
+        assert "boom" in str(e.value) and failing_op.__name__ in str(e.value) and "injected" in str(e.value)
         np.testing.assert_array_equal(g.value_of(v1), np.zeros(3))
         np.testing.assert_array_equal(g.value_of(v2), np.full(3, 10.0))
     g.run({}, [], [first])  # a run that succeeds commits
@@ -174,12 +172,12 @@ def test_a_backend_without_the_kernel_refuses_at_compile(failing_op, backend):
     if backend == "numpy":
         pytest.skip("the numpy backend has the test kernel")
     g = mg.Graph()
-    y = getattr(g, failing_op)(g.constant(np.ones(2, np.float32)), "boom")
-    with pytest.raises(mg.KernelMissingError, match=failing_op):
+    y = failing_op(g, g.constant(np.ones(2, np.float32)), "boom")
+    with pytest.raises(mg.KernelMissingError, match=failing_op.__name__):
         g.compile({}, [y], backend=backend)
 
 
-def test_a_memory_error_in_a_kernel_is_an_execution_error_and_changes_nothing(monkeypatch):
+def test_a_memory_error_in_a_kernel_is_an_execution_error_and_changes_nothing(monkeypatch, replace_kernel):
     from minigraph.backends.numpy import kernels  # noqa: F401
     from minigraph.backends.numpy.registry import KERNELS
 
@@ -188,7 +186,7 @@ def test_a_memory_error_in_a_kernel_is_an_execution_error_and_changes_nothing(mo
             raise MemoryError("simulated: cannot allocate the result")
         return run
 
-    monkeypatch.setitem(KERNELS, "matrix_multiplication", oom)
+    replace_kernel(KERNELS, "matrix_multiplication", oom)
     g = mg.Graph()
     v = g.variable(np.eye(2, dtype=np.float32), name="v")
     inc = g.assign(v, v + 1.0, name="inc")
@@ -715,9 +713,9 @@ def test_numpy_backend_is_bit_identical_across_runs_and_graphs():
     first = _digest(_stateless_run(g, feeds, targets))
     assert _digest(_stateless_run(g, feeds, targets)) == first
     exe = g.compile(feeds, targets)
-    saved = dict(g._var_values)
+    saved = g.variables.values
     assert _digest(dict(zip(targets, exe.run(feeds)))) == first
-    g._var_values = saved
+    g.variables.restore(saved)
     g2, feeds2, targets2, _ = every_op_graph(11)  # the same graph built again
     assert _digest(g2.run(feeds2, targets2)) == first
 

@@ -223,7 +223,7 @@ def test_swift_parses(tmp_path, case):
 
 
 def test_dynamic_placeholders_get_size_one_feeds_and_export_from_the_cli(tmp_path, capsys):
-    from minigraph.visualize import show_main
+    from minigraph.__main__ import show_main
 
     g = mg.Graph()
     x = g.placeholder([-1, 4], name="x")

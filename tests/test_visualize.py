@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
+from minigraph.__main__ import show_main
 from minigraph import visualize
 from minigraph.listing import is_gradient_op
 
@@ -157,18 +158,18 @@ def test_render_reports_graphviz_errors(tmp_path):
 def test_show_command(tmp_path, capsys):
     g, _ = build()
     g.save(tmp_path / "g.json")
-    assert visualize.show_main([str(tmp_path / "g.json"), "--png", str(tmp_path / "g.png")]) == 0
+    assert show_main([str(tmp_path / "g.json"), "--png", str(tmp_path / "g.png")]) == 0
     cap = capsys.readouterr()
     assert cap.out.strip() == str(g) and "wrote" in cap.err
     assert open(tmp_path / "g.png", "rb").read(4) == b"\x89PNG"
-    assert visualize.show_main([str(tmp_path / "g.json"), "--dot"]) == 0
+    assert show_main([str(tmp_path / "g.json"), "--dot"]) == 0
     assert capsys.readouterr().out == mg.load(tmp_path / "g.json").to_dot()
-    assert visualize.show_main([str(tmp_path / "g.json"), "--mermaid"]) == 0
+    assert show_main([str(tmp_path / "g.json"), "--mermaid"]) == 0
     assert capsys.readouterr().out.startswith("flowchart TD")
-    assert visualize.show_main(["--bogus"]) == 2
+    assert show_main(["--bogus"]) == 2
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    assert visualize.show_main([str(bad)]) == 1
+    assert show_main([str(bad)]) == 1
     assert "not valid JSON" in capsys.readouterr().err
 
 

@@ -170,7 +170,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
     for i, st in enumerate(steps):
         st.free = tuple(sorted(frees.get(i, ())))
 
-    pruned = [op for op in graph._ops[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
+    pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
     return Plan(graph, steps, feeds, [(t, slot_of[id(t)]) for t in target_tensors],
                 list(target_operations), len(slot_of), dg, pruned, types)
 

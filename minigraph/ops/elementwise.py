@@ -163,7 +163,7 @@ def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=
     integers (as on the GPU)."""
     label = f"cast op {name or 'cast'!r}"
     tensor = g.as_tensor(tensor, label)
-    to_type = renamed(label, "dtype", "to_type", dtype, renamed(label, "to", "to_type", to, to_type))
+    to_type = renamed(label, "dtype", "to_type", dtype, renamed(label, "to", "to_type", to, to_type, DTypeError), DTypeError)
     if to_type is None:
         raise DTypeError(f"{label}: give the target dtype, to_type=")
     try:

@@ -28,7 +28,7 @@ def _infer_reduce(kind: str):
 def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
     def builder(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
         tensor = g.as_tensor(tensor, f"{type} op {name or type!r}")
-        axes = renamed(f"{type} op {name or type!r}", "axis", "axes", axis, axes)
+        axes = renamed(f"{type} op {name or type!r}", "axis", "axes", axis, axes, ShapeError)
         if isinstance(axes, (np.integer, np.ndarray)) and np.ndim(axes) == 0 and axes.dtype.kind in "iu":
             axes = int(axes)  # a NumPy integer scalar: store a plain int
         if axes is not None and not isinstance(axes, int):
@@ -76,7 +76,7 @@ def _mean_gradient(g, op, dy, wanted):
     return [g.broadcast(g.division(dy, _count(op)), x.shape)]
 
 
-def _extremum(g, op, dy):
+def _extremum(g, op, dy, wanted):
     """Split the gradient evenly between tied extreme elements (as torch.amax does)."""
     x, y = op.inputs[0], op.outputs[0]
     mask = g.cast(g.equal(x, y), x.dtype)
@@ -163,7 +163,6 @@ def softmax_cross_entropy(g, source, labels, axis: int = -1, reduction: str = "m
 def _softmax_cross_entropy_gradient(g, op, dy, wanted):
     x, labels = op.inputs
     axis = op.attrs["axis"]
-    p = g.softmax(x, axis=axis)
     scale = dy
     if op.attrs["reduction"] == "mean":
         rows = 1
@@ -172,9 +171,13 @@ def _softmax_cross_entropy_gradient(g, op, dy, wanted):
             if i != ax:
                 rows *= d
         scale = g.division(dy, float(rows))
-    lsm = g.subtraction(x, g.logarithm(g.reduction_sum(g.exponent(
-        g.subtraction(x, g.reduction_maximum(x, axes=[axis]))), axes=[axis])))
-    lsm = g.subtraction(lsm, g.reduction_maximum(x, axes=[axis]))
-    dx = g.multiplication(g.subtraction(g.multiplication(p, g.reduction_sum(labels, axes=[axis])), labels), scale)
-    dlabels = g.negative(g.multiplication(lsm, scale))
+    dx = dlabels = None
+    if wanted[0]:
+        p = g.softmax(x, axis=axis)
+        dx = g.multiplication(g.subtraction(g.multiplication(p, g.reduction_sum(labels, axes=[axis])), labels), scale)
+    if wanted[1]:
+        lsm = g.subtraction(x, g.logarithm(g.reduction_sum(g.exponent(
+            g.subtraction(x, g.reduction_maximum(x, axes=[axis]))), axes=[axis])))
+        lsm = g.subtraction(lsm, g.reduction_maximum(x, axes=[axis]))
+        dlabels = g.negative(g.multiplication(lsm, scale))
     return [dx, dlabels]

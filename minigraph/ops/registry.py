@@ -21,7 +21,7 @@ import inspect
 import warnings
 from typing import Any, Callable, Optional
 
-from ..errors import DescriptorError
+from ..errors import DescriptorError, MiniGraphError
 from ..ir import OPS, InferRule, Kind, OpDef, Role, register_op
 from ..types import ShapedType
 
@@ -110,7 +110,8 @@ def gradient(type: str) -> Callable[[Callable], Callable]:
     return deco
 
 
-def renamed(label: str, old: str, new: str, old_value: Any, new_value: Any) -> Any:
+def renamed(label: str, old: str, new: str, old_value: Any, new_value: Any,
+            error: type[MiniGraphError] = DescriptorError) -> Any:
     """The value of a parameter given under its deprecated spelling ``old`` (warns), or ``new_value``.
 
     Old spellings are kept for one release with a DeprecationWarning naming the new one.
@@ -119,7 +120,7 @@ def renamed(label: str, old: str, new: str, old_value: Any, new_value: Any) -> A
         return new_value
     warnings.warn(f"{label}: the keyword {old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=3)
     if new_value is not None:
-        raise DescriptorError(f"{label}: give {new} once (not both {new}= and {old}=)")
+        raise error(f"{label}: give {new} once (not both {new}= and {old}=)")
     return old_value
 
 

@@ -231,9 +231,9 @@ def concat(g, tensors, dimension: int, name: Optional[str] = None):
 def _concat_gradient(g, op, dy, wanted):
     d = op.attrs["dimension"]
     out, start = [], 0
-    for t in op.inputs:
+    for t, want in zip(op.inputs, wanted):
         n = t.shape[normalize_axes(d, len(t.shape))[0]]
-        out.append(g.slice(dy, d, start, n))
+        out.append(g.slice(dy, d, start, n) if want else None)
         start += n
     return out
 
@@ -288,7 +288,7 @@ def expand_dims(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     """Insert size-1 axes at ``axes`` (an int or list, positions in the output)
     (MPSGraph ``expandDims(_:axes:name:)``; an int is ``expandDims(_:axis:name:)``)."""
     label = _label("expand_dims", name)
-    axes = renamed(label, "axis", "axes", axis, axes)
+    axes = renamed(label, "axis", "axes", axis, axes, ShapeError)
     if axes is None:
         raise ShapeError(f"{label}: give the axes to insert")
     return g.add_op("expand_dims", [g.as_tensor(tensor, label)], {"axes": _int_list(axes, "axes", label)}, name).output
@@ -316,7 +316,7 @@ def squeeze(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     known to be 1 when the op is built, so a dynamic dim that turns out to be 1 is kept.
     """
     label = _label("squeeze", name)
-    axes = renamed(label, "axis", "axes", axis, axes)
+    axes = renamed(label, "axis", "axes", axis, axes, ShapeError)
     if isinstance(axes, int):  # MPSGraph's squeeze(_:axis:name:)
         axes = [axes]
     tensor = g.as_tensor(tensor, label)
@@ -325,7 +325,7 @@ def squeeze(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     return g.add_op("squeeze", [tensor], {"axes": None if axes is None else _int_list(axes, "axes", label)}, name).output
 
 
-def _reshape_back(g, op, dy):
+def _reshape_back(g, op, dy, wanted):
     return [g.reshape(dy, op.inputs[0].shape)]
 
 
