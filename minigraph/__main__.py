@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Callable
 
 from .backends import available_backends
 from .demo import main as demo_main
@@ -74,7 +75,8 @@ def show_main(argv) -> int:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"demo": None, "backends": _backends, "bench": _bench, "show": show_main}
+    commands: dict[str, Callable[[list], int]] = {"demo": demo_main, "backends": _backends, "bench": _bench,
+                                                  "show": show_main}
     if not argv or argv[0] not in commands:
         print("usage: python -m minigraph {demo,backends,bench,show} [options]\n"
               "  demo      train a depthwise-separable CNN and check its gradients (--backend, --steps, --seed, --quiet)\n"
@@ -82,10 +84,7 @@ def main(argv=None) -> int:
               "  bench     run the benchmarks (from a source checkout)\n"
               "  show      print or render a saved graph: show FILE [--png out.png]", file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
-    cmd, rest = argv[0], argv[1:]
-    if cmd == "demo":
-        return demo_main(rest)
-    return commands[cmd](rest)
+    return commands[argv[0]](argv[1:])
 
 
 if __name__ == "__main__":

@@ -326,7 +326,7 @@ class GraphBuilder(OpBuilders):
         base = (name or type) if rebuilding else self._scoped(name or type)
         if user_name is None and name is not None and not rebuilding:
             user_name = base
-        deps = tuple(control_dependencies) if rebuilding else \
+        deps = tuple(control_dependencies or ()) if rebuilding else \
             tuple(o for group in self._stack("control") for o in group)
         with self._build_lock:
             full = self._unique_name(base)

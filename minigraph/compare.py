@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import networkx as nx
 import numpy as np
@@ -89,7 +89,7 @@ class BackendComparison:
     def __len__(self) -> int:
         return len(self.diffs)
 
-    def diff(self, tensor: Any, backend: str = None) -> TensorDiff:
+    def diff(self, tensor: Any, backend: Optional[str] = None) -> TensorDiff:
         """The diff of one tensor (by name or Tensor) on ``backend`` (default: the first other)."""
         name = tensor.name if isinstance(tensor, Tensor) else tensor
         backend = backend or self.backends[1]
@@ -110,7 +110,7 @@ class BackendComparison:
         else:
             lines.append(f"first over tolerance: {f.tensor!r} ({f.op_type}) on {f.backend}: max abs "
                          f"{_num(f.max_abs)}, max rel {_num(f.max_rel)}" + (f" ({f.note})" if f.note else ""))
-        rows = {}
+        rows: dict[int, list] = {}
         for d in self.diffs:
             rows.setdefault(d.position, []).append(d)
         wn = min(max([len(d.tensor) for d in self.diffs] + [6]), 40)
@@ -167,7 +167,7 @@ def _diff(a: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> tuple:
     return max_abs, max_rel, ok and not note, note
 
 
-def compare_backends(g, feeds: Mapping[Tensor, Any] = None, targets: Sequence[Tensor] = (),
+def compare_backends(g: Any, feeds: Optional[Mapping[Tensor, Any]] = None, targets: Sequence[Tensor] = (),
                      backends: Sequence[str] = ("numpy", "webgpu"), rtol: float = 1e-5,
                      atol: float = 1e-6) -> BackendComparison:
     """Run every tensor the ``targets`` need on each backend and compare them with the first (not in MPSGraph).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import copy as _copy
 import enum
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, cast
 
 from .errors import DescriptorError
 
@@ -64,6 +64,7 @@ def _count(value: Any, field_name: str, minimum: int) -> int:
 
 
 class _Descriptor:
+    padding_style: Any
     """Shared behaviour: copy, equality, non-default fields, and validation."""
 
     _STRIDES: tuple = ()
@@ -77,7 +78,7 @@ class _Descriptor:
         """Fields that differ from the defaults (for listings and exports; not in MPSGraph)."""
         default = type(self).__new__(type(self))
         type(self).__init__(default, **self._required())
-        return {f.name: getattr(self, f.name) for f in fields(self)
+        return {f.name: getattr(self, f.name) for f in fields(cast(Any, self))
                 if getattr(self, f.name) != getattr(default, f.name)}
 
     def _required(self) -> dict:
@@ -86,7 +87,7 @@ class _Descriptor:
     def as_dict(self) -> dict:
         """Every field by name, enums as their names (for saving and listings; not in MPSGraph)."""
         out = {}
-        for f in fields(self):
+        for f in fields(cast(Any, self)):
             v = getattr(self, f.name)
             out[f.name] = v.name if isinstance(v, enum.Enum) else (list(v) if isinstance(v, tuple) else v)
         return out
@@ -264,12 +265,10 @@ def frozen_copy(desc: Any, cls: type, label: str):
         desc = cls()
     if not isinstance(desc, cls):
         raise DescriptorError(f"{label}: descriptor must be a {cls.__name__}, got {type(desc).__name__}")
-    d = desc.copy()
+    d = cast(Any, desc).copy()
     try:
         d.validate()
     except DescriptorError as e:
         raise DescriptorError(f"{label}: {e}") from None
     return d
 
-
-_ = field

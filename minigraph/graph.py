@@ -347,6 +347,9 @@ class Graph(GraphBuilder):
 class CacheInfo(namedtuple("CacheInfo", "hits misses maxsize currsize")):
     """``functools.lru_cache``'s statistics tuple, plus ``compiles`` and ``last_reason`` attributes."""
 
+    compiles: int
+    last_reason: str
+
     def __new__(cls, hits, misses, maxsize, currsize, compiles=0, last_reason=""):
         self = super().__new__(cls, hits, misses, maxsize, currsize)
         self.compiles, self.last_reason = compiles, last_reason

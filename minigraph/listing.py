@@ -8,7 +8,7 @@ and reloaded graph lists identically. MPSGraph has no textual dump of this kind;
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def fmt_value(v: Any) -> str:
         return "[" + ", ".join(fmt_value(x) for x in v) + "]"
     if isinstance(v, np.ndarray):
         if v.size <= 4:  # float32 values print as float32 (0.1, not 0.10000000149011612)
-            return np.array2string(v, separator=", ") if v.ndim else _scalar(v[()])
+            return np.array2string(v, separator=", ") if v.ndim else _scalar(cast(np.generic, v[()]))
         return f"<{v.dtype}{fmt_shape(v.shape)}>"
     if isinstance(v, np.generic):
         return _scalar(v)

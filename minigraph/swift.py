@@ -83,7 +83,7 @@ def argument_plan(opdef, attr_names=None) -> list:
         return [("*", "special", opdef.type)]
     method, labels = parse_signature(opdef.swift)
     attr_names = tuple(opdef.attrs) if attr_names is None else tuple(attr_names)
-    plan = []
+    plan: list[tuple[Any, str, Any]] = []
     inputs = list(opdef.inputs)
     variadic = len(inputs) == 1 and inputs[0] in ("tensors", "values")
     for i, inp in enumerate(inputs):

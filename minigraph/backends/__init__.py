@@ -23,7 +23,7 @@ from .webgpu import WebGPUBackend
 _FACTORIES: dict[str, Callable[[], Any]] = {}
 _INSTANCES: dict[str, Any] = {}
 _LOCK = threading.RLock()  # reentrant: a backend factory may itself call get_backend (a wrapping backend)
-_entry_points_loaded = False
+_entry_points_loaded: Any = False  # the sys.path state of the last scan
 
 
 def register_backend(name: str, factory: Callable[[], Any]) -> None:
@@ -37,6 +37,10 @@ def register_backend(name: str, factory: Callable[[], Any]) -> None:
     with _LOCK:
         _FACTORIES[name] = factory
         _INSTANCES.pop(name, None)
+
+
+def _load_entry_point(ep: Any) -> Any:
+    return _instantiate(ep.load())
 
 
 def _load_entry_points(rescan: bool = False) -> None:
@@ -58,7 +62,7 @@ def _load_entry_points(rescan: bool = False) -> None:
         return
     for ep in eps:
         if ep.name not in _FACTORIES:
-            _FACTORIES[ep.name] = (lambda ep=ep: _instantiate(ep.load()))
+            _FACTORIES[ep.name] = functools.partial(_load_entry_point, ep)
 
 
 def _mtime(path: str) -> float:

@@ -23,7 +23,7 @@ WG = 256  # default workgroup size of 1D kernels
 
 @lru_cache(maxsize=None)
 def template(name: str) -> str:
-    return resources.files(__package__).joinpath("kernels", f"{name}.wgsl").read_text()
+    return resources.files(__package__).joinpath("kernels").joinpath(f"{name}.wgsl").read_text()
 
 
 def render(name: str, **subs) -> str:
