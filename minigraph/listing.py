@@ -14,7 +14,12 @@ import numpy as np
 
 from .ir import OPS, Operation
 
-_MEMORY = ("placeholder", "constant", "variable")
+_LEAVES = [t for t, d in OPS.items() if d.kind == "memory" and not d.inputs]  # placeholder, constant, variable
+
+
+def is_leaf(op: Operation) -> bool:
+    """A placeholder, constant or variable: a memory op with no inputs."""
+    return op.opdef.kind == "memory" and not op.inputs
 _ARRAY_ATTRS = ("value", "initial_value")
 
 
@@ -71,7 +76,7 @@ def op_attrs(op: Operation) -> dict:
     (a memory op's shape and dtype) and large arrays (a small constant shows its value)."""
     out = {}
     for k, v in op.attrs.items():
-        if op.type in _MEMORY and k in ("shape", "dtype"):
+        if is_leaf(op) and k in ("shape", "dtype"):
             continue
         if k in _ARRAY_ATTRS:
             if op.type == "constant" and isinstance(v, np.ndarray) and v.size <= 4:
@@ -123,7 +128,7 @@ def describe_graph(g) -> str:
     for op in ops:
         counts[op.type] = counts.get(op.type, 0) + 1
     n_grad = sum(1 for op in ops if is_gradient_op(op))
-    kinds = ", ".join(f"{counts[k]} {k}" for k in _MEMORY if k in counts)
+    kinds = ", ".join(f"{counts[k]} {k}" for k in _LEAVES if k in counts)
     head = f"Graph: {len(ops)} ops" + (f" ({kinds})" if kinds else "")
     if n_grad:
         head += f", {n_grad} gradient ops"

@@ -24,6 +24,7 @@ import numpy as np
 from .errors import DTypeError, MiniGraphError, SwiftExportError
 from .ops._util import normalize_axes
 from .ir import OPS, Operation, Tensor
+from .listing import is_leaf
 from .version import __version__
 from .types import DataType
 
@@ -352,7 +353,7 @@ def _default_targets(g) -> tuple:
     consumed |= {d.index for op in g.operations for d in op.control_dependencies}
     tensors, ops = [], []
     for op in g.operations:
-        if op.index in consumed or op.type in ("placeholder", "constant", "variable"):
+        if op.index in consumed or is_leaf(op):
             continue
         if op.outputs:
             tensors.extend(op.outputs)

@@ -16,7 +16,7 @@ from typing import Optional
 import networkx as nx
 
 from .errors import GraphvizNotFoundError, MiniGraphError, RenderError
-from .listing import fmt_type, fmt_value, is_gradient_op, op_attrs, scope_of
+from .listing import fmt_type, fmt_value, is_gradient_op, is_leaf, op_attrs, scope_of
 
 
 # fill colours: memory ops by kind, forward ops white, gradient ops red
@@ -25,11 +25,12 @@ COLORS = {"placeholder": "#dbeafe", "constant": "#f3f4f6", "variable": "#fef3c7"
 
 
 def _kind(op) -> str:
-    if is_gradient_op(op) and op.type not in ("placeholder", "variable"):
+    leaf = is_leaf(op)
+    if is_gradient_op(op) and not (leaf and op.type != "constant"):
         return "gradient"  # constants built by gradients (seeds, scales) are part of the gradient
-    if op.type in ("placeholder", "constant", "variable"):
-        return op.type
-    if op.type == "assign":
+    if leaf:
+        return op.type  # placeholder, constant or variable
+    if op.opdef.kind == "memory" and not op.outputs:
         return "assign"
     return "forward"
 
@@ -206,7 +207,7 @@ def to_mermaid(g, direction: str = "TD") -> str:
             out.append(f"  n{t.operation.index} --> n{op.index}")
         for d in op.control_dependencies:
             out.append(f"  n{d.index} -.-> n{op.index}")
-    for kind in ("placeholder", "constant", "variable", "gradient", "assign"):
+    for kind in (k for k in COLORS if k != "forward"):
         members = [f"n{op.index}" for op in ops if _kind(op) == kind]
         if members:
             stroke = ",stroke:#b91c1c" if kind == "gradient" else ""

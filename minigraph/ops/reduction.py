@@ -124,8 +124,6 @@ def _infer_sce(in_types, attrs):
     if not x.dtype.is_floating:
         raise DTypeError(f"needs floating-point logits, got {x.dtype.name}")
     if len(x.shape) != len(labels.shape) or any(a != b and -1 not in (a, b) for a, b in zip(x.shape, labels.shape)):
-        from ..errors import ShapeError
-
         raise ShapeError(f"source shape {x.shape} and labels shape {labels.shape} must be equal")
     _one_axis(attrs["axis"])
     axis = normalize_axes(attrs["axis"], len(x.shape), "axis")[0]
@@ -135,8 +133,6 @@ def _infer_sce(in_types, attrs):
     elif red in ("sum", "mean"):
         shape = tuple(1 for _ in x.shape)
     else:
-        from ..errors import ShapeError
-
         raise ShapeError(f"reduction must be 'none', 'sum' or 'mean', got {red!r}")
     return [ShapedType(shape, x.dtype)]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...errors import KernelMissingError
 from ...types import num_elements
 from .registry import webgpu_kernel
-from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, load, params_decl, store
+from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, load, params_decl, render, store
 
 _F, _I, _U = "f32", "i32", "u32"
 
@@ -173,8 +173,6 @@ def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn):
         cts.append(COMPUTE[dt])
     binds.append(f"@group(0) @binding({len(in_dtypes) + 1}) var<storage, read_write> out: array<{STORAGE[out_dtype]}>;")
     body = f"  out[i] = {store(out_dtype, expr_fn(vals, cts, out_dtype))};"
-    from .wgsl import render
-
     src = render("elementwise", PARAMS=params_decl(len(params)), BINDINGS="\n".join(binds),
                  INDEX="\n".join(index), BODY=body)
     return src, params
