@@ -193,3 +193,25 @@ def test_package_exports_all_and_every_name_resolves():
     assert "Graph" in mg.__all__ and "load" in mg.__all__
     for name in mg.__all__:
         assert hasattr(mg, name), name
+
+
+def _tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_mypy_reports_nothing_on_the_package():
+    pytest.importorskip("mypy")
+    r = _tool("mypy", "minigraph")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_mypy_reports_nothing_on_the_code_blocks_of_the_docs():
+    pytest.importorskip("mypy")
+    r = subprocess.run([sys.executable, "scripts/typecheck_docs.py"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_ruff_reports_nothing():
+    pytest.importorskip("ruff")
+    r = _tool("ruff", "check", "minigraph", "scripts", "benchmarks", "tests")
+    assert r.returncode == 0, r.stdout + r.stderr
