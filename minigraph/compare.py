@@ -8,8 +8,8 @@ agreed. MPSGraph has no such tool; its nearest aid is running a graph with
 """
 from __future__ import annotations
 
-import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -43,18 +43,17 @@ class TensorDiff:
         """The tensor's name (``report.first_failure.name`` names the node to look at)."""
         return self.tensor
 
-    max_abs_error = property(lambda self: self.max_abs, doc="Alias of ``max_abs``.")
-    max_rel_error = property(lambda self: self.max_rel, doc="Alias of ``max_rel``.")
+    @property
+    def max_abs_error(self) -> float:
+        """Deprecated: use ``max_abs``."""
+        warnings.warn("TensorDiff.max_abs_error is deprecated; use max_abs", DeprecationWarning, stacklevel=2)
+        return self.max_abs
 
-    def __eq__(self, other):  # ``report.first_failure == "conv1"`` compares by name
-        if isinstance(other, str):
-            return self.tensor == other
-        if not isinstance(other, TensorDiff):
-            return NotImplemented
-        return dataclasses.astuple(self) == dataclasses.astuple(other)
-
-    def __hash__(self):
-        return hash((self.position, self.tensor, self.backend))
+    @property
+    def max_rel_error(self) -> float:
+        """Deprecated: use ``max_rel``."""
+        warnings.warn("TensorDiff.max_rel_error is deprecated; use max_rel", DeprecationWarning, stacklevel=2)
+        return self.max_rel
 
 
 @dataclass

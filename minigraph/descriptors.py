@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy as _copy
 import enum
+import warnings
 from dataclasses import dataclass, fields
 from typing import Any, cast
 
@@ -139,7 +140,18 @@ class DepthwiseConvolution2DOpDescriptor(_Descriptor):
         self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
         self.padding_style = PaddingStyle.EXPLICIT
 
-    set_explicit_padding_with_padding_left = set_explicit_padding
+    def set_explicit_padding_with_padding_left(self, left: int, right: int, top: int, bottom: int) -> None:
+        """Deprecated: use ``set_explicit_padding`` (MPSGraph's ``setExplicitPaddingWithPaddingLeft:...``).
+
+        Args:
+            left: Zeros before the input along W (>= 0).
+            right: Zeros after the input along W (>= 0).
+            top: Zeros before the input along H (>= 0).
+            bottom: Zeros after the input along H (>= 0).
+        """
+        warnings.warn("set_explicit_padding_with_padding_left is deprecated; use set_explicit_padding",
+                      DeprecationWarning, stacklevel=2)
+        self.set_explicit_padding(left, right, top, bottom)
 
     def validate(self) -> None:
         super().validate()
