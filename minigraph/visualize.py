@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from typing import Optional
 
 import networkx as nx

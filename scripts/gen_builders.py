@@ -35,7 +35,7 @@ import numpy as np
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor)
 from .ir import OPS, Operation, Tensor
-from .types import DataType, float32
+from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
 TensorLike = Union[Tensor, float, int, bool, np.ndarray, np.generic, Sequence[Any]]
 """A tensor of the graph, or a number/array/list that becomes a constant."""

@@ -1,7 +1,7 @@
 """Placeholders, constants, variables, read and assign (MPSGraphMemoryOps)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
-from . import conv, depthwise, depthwise3d, kernels, pooling  # noqa: F401  (register their kernels)
 from .registry import KERNELS
 
 

@@ -21,7 +21,6 @@ from ...errors import (UnsupportedDTypeError, BackendUnavailableError, DTypeErro
 from ...ir import OPS
 from ...types import num_elements
 from .device import GPU_LOCK, get_context
-from . import convolution, elementwise, matmul, pooling, reduction, shape  # noqa: F401  (register their kernels)
 from .registry import KERNELS
 from .wgsl import HOST, params_array, render
 
