@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import minigraph as mg  # noqa: E402
 from minigraph.backends.webgpu import convolution as wconv  # noqa: E402
 from minigraph.backends.webgpu.device import GPU_LOCK  # noqa: E402
+from minigraph.ops.geometry import geometry_of  # noqa: E402
 
 # (C, H, W, K, stride): MobileNetV2's depthwise layers at 224x224 (copied from shared/bench/shapes.py,
 # derived from torchvision's model definition); multiplier 1, padding (K-1)//2, dilation 1
@@ -194,7 +195,7 @@ def ours(layer, n, rng, timer, tuning=None, check=True):
     if check:
         want = g.run({xt: x, dyt: dy}, [dw], backend="numpy")[dw]
         err = float(np.abs(got - want).max() / np.abs(want).max())
-    plan = wconv.wgrad_plan(wconv.geometry(exe.plan.steps[-1]))
+    plan = wconv.wgrad_plan(geometry_of(exe.plan.steps[-1]))
     ms = timer.time_ms(exe._runner.dispatches)
     return ms, err, got, (x, dy), plan
 

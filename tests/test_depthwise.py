@@ -175,10 +175,10 @@ def test_worked_padding_examples(style, H, k, s, given, want_pads, want_out):
     want = nv.depthwise_forward(x, w, (s, s), (1, 1), pads)
     np.testing.assert_allclose(g.run({}, [y])[y], want, rtol=1e-5, atol=1e-5)
     # the geometry the kernels use agrees too
-    from minigraph.ops.depthwise import depthwise_geometry
+    from minigraph.ops.geometry import ConvGeometry
 
-    geo = depthwise_geometry(desc.copy(), x.shape, (k, k), 1)
-    assert (geo.pad_top, geo.pad_bottom, geo.oh) == (*want_pads, want_out)
+    geo = ConvGeometry.for_depthwise_2d(desc.copy(), x.shape, w.shape)
+    assert (geo.padding_before[0], geo.padding_after[0], geo.output_size[0]) == (*want_pads, want_out)
 
 
 def test_output_shape_is_needed_for_stride():

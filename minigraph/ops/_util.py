@@ -1,11 +1,10 @@
-"""Shape helpers shared by op declarations (broadcasting, axes) and gradient rules."""
+"""Shape helpers of the elementwise, matmul, shape and reduction ops: broadcasting, axes, dtypes."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from ..errors import AxisError, DTypeError, ShapeError
 from ..types import ShapedType
-from .registry import gradient
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
@@ -83,25 +82,3 @@ def unbroadcast(g, grad, shape: Sequence[int]):
     if tuple(grad.shape) != shape:
         grad = g.reshape(grad, list(shape) if -1 not in shape else [d if d != -1 else -1 for d in shape])
     return grad
-
-
-def register_convolution_gradients(forward: str, data_gradient: str, weights_gradient: str) -> None:
-    """The gradient rules every convolution family shares (docs/mpsgraph-spec.md, convolution gradients).
-
-    Forward y = F(x, W): dx = D(dy, W) with x's shape, dW = G(dy, x) with W's shape. The data
-    gradient D(dy, W) is bilinear with <u, D(dy, W)> = <F(u, W), dy> = <G(dy, u), W>, so its
-    gradients are F(u, W) for dy and G(incoming=dy, source=u) for W. G itself has no rule.
-    """
-    @gradient(forward)
-    def _forward(g, op, dy, wanted):
-        x, w = op.inputs
-        d = op.attrs["descriptor"]
-        return [getattr(g, data_gradient)(dy, w, output_shape=x.shape, descriptor=d) if wanted[0] else None,
-                getattr(g, weights_gradient)(dy, x, output_shape=w.shape, descriptor=d) if wanted[1] else None]
-
-    @gradient(data_gradient)
-    def _data(g, op, u, wanted):
-        dy, w = op.inputs
-        d = op.attrs["descriptor"]
-        return [getattr(g, forward)(u, w, descriptor=d) if wanted[0] else None,
-                getattr(g, weights_gradient)(dy, u, output_shape=w.shape, descriptor=d) if wanted[1] else None]

@@ -2,25 +2,22 @@
 
 Weights are OIHW ``[Cout, Cin/groups, kH, kW]`` or HWIO ``[kH, kW, Cin/groups, Cout]``; data is
 NCHW or NHWC. Output channel ``o`` belongs to group ``o // (Cout/groups)`` and reads the input
-channels of that group (MPSGRAPH.md §6). Padding and output sizes follow §3 (``geometry.py``).
+channels of that group (spec §6). Sizes and padding come from ``ConvGeometry`` (``geometry.py``).
 
-The helpers at the top (layouts, output-shape parsing, per-axis geometry with dynamic sizes)
-are shared with ``depthwise3d.py`` and ``pooling.py``.
+The validation helpers at the top (dtypes, ranks, output-shape parsing, sizes known only at
+run time) are shared with ``depthwise.py``, ``depthwise3d.py`` and ``pooling.py``.
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ..descriptors import Convolution2DOpDescriptor, PaddingStyle, TensorNamedDataLayout, frozen_copy
+from ..descriptors import Convolution2DOpDescriptor, TensorNamedDataLayout, frozen_copy
 from ..errors import DescriptorError, DTypeError, ShapeError
 from ..ir import Tensor
 from ..types import ShapedType, as_shape
-from .geometry import effective_kernel, resolve_axis
-from ._util import register_convolution_gradients
+from .conv_gradients import register_convolution_gradients
+from .geometry import ConvGeometry, unique_input_size
 from .registry import defop
-
-NCHW, NHWC = TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC
-OIHW, HWIO = TensorNamedDataLayout.OIHW, TensorNamedDataLayout.HWIO
 
 
 # ------------------------------------------------------------------ shared helpers
@@ -37,28 +34,9 @@ def check_float(types: Sequence[ShapedType], names: Sequence[str]) -> None:
 
 
 def check_rank(t: ShapedType, rank: int, what: str, layout: str) -> None:
+    """A ShapeError unless ``t`` has rank ``rank``."""
     if len(t.shape) != rank:
         raise ShapeError(f"{what} must be rank {rank} ({layout}), got shape {t.shape} of rank {len(t.shape)}")
-
-
-def data_dims(shape: Sequence[int], layout) -> tuple:
-    """(N, C, H, W) of a rank-4 shape in NCHW or NHWC."""
-    n, a, b, c = shape
-    return (n, a, b, c) if layout == NCHW else (n, c, a, b)
-
-
-def data_shape(n: int, c: int, h: int, w: int, layout) -> tuple:
-    return (n, c, h, w) if layout == NCHW else (n, h, w, c)
-
-
-def weight_dims(shape: Sequence[int], layout) -> tuple:
-    """(O, I, kH, kW) of a rank-4 weights shape in OIHW or HWIO."""
-    a, b, c, d = shape
-    return (a, b, c, d) if layout == OIHW else (d, c, a, b)
-
-
-def weight_shape(o: int, i: int, kh: int, kw: int, layout) -> tuple:
-    return (o, i, kh, kw) if layout == OIHW else (kh, kw, i, o)
 
 
 def parse_output_shape(value: Any, rank: Optional[int], what: str = "output_shape") -> tuple:
@@ -72,58 +50,19 @@ def parse_output_shape(value: Any, rank: Optional[int], what: str = "output_shap
     return shp
 
 
-def axis_geometry(size: int, k: int, s: int, d: int, style, before: int, after: int, axis: str,
-                  ceil_mode: bool = False) -> tuple:
-    """``(pad_before, pad_after, out)`` per §3; out is -1 when size or kernel is dynamic."""
-    if size < 0 or k < 0:
-        if style == PaddingStyle.EXPLICIT:
-            return before, after, -1
-        return 0, 0, -1
-    if k == 0:
-        raise ShapeError(f"{axis}: kernel size is 0; kernels need at least 1 tap")
-    pb, pa, out = resolve_axis(size, k, s, d, style, before, after, axis=axis, ceil_mode=ceil_mode)
-    if out <= 0:
-        raise ShapeError(f"{axis}: input size {size} gives output size {out} with kernel {k}, stride {s}, "
-                         f"dilation {d} and padding style {PaddingStyle(style).name}; the output needs at "
-                         "least one element")
-    return pb, pa, out
-
-
-def invert_axis(out: int, k: int, s: int, d: int, style, before: int, after: int) -> int:
-    """The forward input size that gives ``out`` when it is unique (stride 1), else -1."""
-    if out < 0 or k < 0 or s != 1:
-        return -1
-    K = effective_kernel(k, d)
-    if style == PaddingStyle.EXPLICIT:
-        size = out - before - after + K - 1
-    elif style == PaddingStyle.TF_VALID:
-        size = out + K - 1
-    else:
-        size = out
-    return size if size >= 1 else -1
-
-
 def merge(declared: int, actual: int) -> int:
     """A size from output_shape (-1 = unknown) merged with one implied by another input."""
     return actual if declared == -1 else declared
 
 
 def mismatch(a: int, b: int) -> bool:
+    """Two sizes that are both known and differ."""
     return a != -1 and b != -1 and a != b
 
 
-def conv2d_geometry(desc, h: int, w: int, kh: int, kw: int) -> tuple:
-    """((pt, pb, OH), (pl, pr, OW)) of a 2D convolution descriptor."""
-    gy = axis_geometry(h, kh, desc.stride_in_y, desc.dilation_rate_in_y, desc.padding_style,
-                       desc.padding_top, desc.padding_bottom, "H")
-    gx = axis_geometry(w, kw, desc.stride_in_x, desc.dilation_rate_in_x, desc.padding_style,
-                       desc.padding_left, desc.padding_right, "W")
-    return gy, gx
-
-
-def _kernel_positive(kh: int, kw: int, wshape: tuple) -> None:
-    if kh == 0 or kw == 0:
-        raise ShapeError(f"weights shape {wshape} has a zero kernel size; kH and kW must be >= 1")
+def _kernel_positive(kernel: Sequence[int], wshape: Sequence[int]) -> None:
+    if 0 in kernel:
+        raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; kH and kW must be >= 1")
 
 
 def _desc(descriptor, label: str, forward: Any = None):
@@ -138,9 +77,10 @@ def _label(type: str, name: Optional[str]) -> str:
 
 def _groups_check(c_in: int, i: int, o: int, groups: int, src_what: str, wshape: tuple, wlayout) -> None:
     if c_in != -1 and i != -1 and c_in != i * groups:
+        oihw = wlayout == TensorNamedDataLayout.OIHW
         raise ShapeError(f"{src_what} has {c_in} channels but weights {wshape} ({wlayout.name}, Cin/groups={i}) "
                          f"with groups={groups} need {i * groups}; weights must be "
-                         f"{'[Cout, Cin/groups, kH, kW]' if wlayout == OIHW else '[kH, kW, Cin/groups, Cout]'}")
+                         f"{'[Cout, Cin/groups, kH, kW]' if oihw else '[kH, kW, Cin/groups, Cout]'}")
     if o != -1 and o % groups:
         raise ShapeError(f"weights {wshape} have Cout={o} output channels, which groups={groups} does not "
                          f"divide; Cout must be a multiple of groups")
@@ -148,19 +88,28 @@ def _groups_check(c_in: int, i: int, o: int, groups: int, src_what: str, wshape:
         raise ShapeError(f"weights {wshape} have no channels; Cin/groups and Cout must be >= 1")
 
 
+def _weights_channels(geo: ConvGeometry, wshape: Sequence[int]) -> tuple:
+    """(Cout, Cin/groups) as the weights shape gives them."""
+    return wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]]
+
+
+def _check_rank_4(types: Sequence[ShapedType], names: Sequence[str], d) -> None:
+    check_float(types, names)
+    for t, what in zip(types, names):
+        check_rank(t, 4, what, (d.weights_layout if what == "weights" else d.data_layout).name)
+
+
 # ------------------------------------------------------------------ forward
 def _infer_conv(in_types, attrs):
     x, w = in_types
     d = attrs["descriptor"]
-    check_float(in_types, ("source", "weights"))
-    check_rank(x, 4, "source", d.data_layout.name)
-    check_rank(w, 4, "weights", d.weights_layout.name)
-    n, c, h, wd = data_dims(x.shape, d.data_layout)
-    o, i, kh, kw = weight_dims(w.shape, d.weights_layout)
-    _kernel_positive(kh, kw, w.shape)
-    _groups_check(c, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", w.shape, d.weights_layout)
-    (_, _, oh), (_, _, ow) = conv2d_geometry(d, h, wd, kh, kw)
-    return [ShapedType(data_shape(n, o, oh, ow, d.data_layout), x.dtype)]
+    _check_rank_4(in_types, ("source", "weights"), d)
+    geo = ConvGeometry.for_convolution_2d(d, x.shape, w.shape)
+    o, i = _weights_channels(geo, w.shape)
+    _kernel_positive(geo.kernel_size, w.shape)
+    _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", w.shape,
+                  d.weights_layout)
+    return [ShapedType(geo.result_shape, x.dtype)]
 
 
 @defop("convolution_2d", swift="convolution2D(_:weights:descriptor:name:)",
@@ -185,33 +134,30 @@ def convolution_2d(g, source, weights, descriptor: Optional[Convolution2DOpDescr
 def _infer_data_grad(in_types, attrs):
     dy, w = in_types
     d = attrs["descriptor"]
-    check_float(in_types, ("incoming_gradient", "weights"))
-    check_rank(dy, 4, "incoming_gradient", d.data_layout.name)
-    check_rank(w, 4, "weights", d.weights_layout.name)
-    o, i, kh, kw = weight_dims(w.shape, d.weights_layout)
-    _kernel_positive(kh, kw, w.shape)
-    dn, do, doh, dow = data_dims(dy.shape, d.data_layout)
-    n, c, h, wd = data_dims(attrs["output_shape"], d.data_layout)
+    shape = attrs["output_shape"]
+    _check_rank_4(in_types, ("incoming_gradient", "weights"), d)
+    declared = ConvGeometry.for_convolution_2d(d, shape, w.shape)
+    o, i = _weights_channels(declared, w.shape)
+    _kernel_positive(declared.kernel_size, w.shape)
+    dn, do, *dy_spatial = declared.data_sizes(dy.shape)
+    n, c, *spatial = declared.data_sizes(shape)
     n = merge(n, dn)
     c = merge(c, -1 if i == -1 else i * d.groups)
-    h = merge(h, invert_axis(doh, kh, d.stride_in_y, d.dilation_rate_in_y, d.padding_style,
-                             d.padding_top, d.padding_bottom))
-    wd = merge(wd, invert_axis(dow, kw, d.stride_in_x, d.dilation_rate_in_x, d.padding_style,
-                               d.padding_left, d.padding_right))
-    _groups_check(c, i, o, d.groups, f"output_shape {list(attrs['output_shape'])} ({d.data_layout.name})",
-                  w.shape, d.weights_layout)
+    spatial = [merge(size, unique_input_size(out, k, s, dl, d.padding_style, b, a)) for size, out, k, s, dl, b, a in
+               zip(spatial, dy_spatial, declared.kernel_size, declared.strides, declared.dilations,
+                   declared.padding_before, declared.padding_after)]
+    _groups_check(c, i, o, d.groups, f"output_shape {list(shape)} ({d.data_layout.name})", w.shape, d.weights_layout)
     if mismatch(do, o):
         raise ShapeError(f"incoming_gradient {dy.shape} has {do} channels but the weights {w.shape} "
                          f"({d.weights_layout.name}) have Cout={o}; they must match")
     if mismatch(dn, n):
-        raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but output_shape "
-                         f"{list(attrs['output_shape'])} has batch {n}")
-    (_, _, oh), (_, _, ow) = conv2d_geometry(d, h, wd, kh, kw)
-    if mismatch(doh, oh) or mismatch(dow, ow):
-        raise ShapeError(f"incoming_gradient {dy.shape} has spatial size ({doh}, {dow}) but the forward "
-                         f"convolution of output_shape {list(attrs['output_shape'])} with kernel ({kh}, {kw}) "
-                         f"gives ({oh}, {ow}); output_shape must be the forward source shape")
-    return [ShapedType(data_shape(n, c, h, wd, d.data_layout), dy.dtype)]
+        raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but output_shape {list(shape)} has batch {n}")
+    geo = ConvGeometry.for_convolution_2d(d, declared.data_shape(c, spatial, (n,)), w.shape)
+    if any(mismatch(a, b) for a, b in zip(dy_spatial, geo.output_size)):
+        raise ShapeError(f"incoming_gradient {dy.shape} has spatial size {tuple(dy_spatial)} but the forward "
+                         f"convolution of output_shape {list(shape)} with kernel {geo.kernel_size} "
+                         f"gives {geo.output_size}; output_shape must be the forward source shape")
+    return [ShapedType(geo.source_shape, dy.dtype)]
 
 
 @defop("convolution_2d_data_gradient",
@@ -245,31 +191,30 @@ def convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape: Se
 def _infer_weights_grad(in_types, attrs):
     dy, x = in_types
     d = attrs["descriptor"]
-    check_float(in_types, ("incoming_gradient", "source"))
-    check_rank(dy, 4, "incoming_gradient", d.data_layout.name)
-    check_rank(x, 4, "source", d.data_layout.name)
-    dn, do, doh, dow = data_dims(dy.shape, d.data_layout)
-    n, c, h, wd = data_dims(x.shape, d.data_layout)
-    o, i, kh, kw = weight_dims(attrs["output_shape"], d.weights_layout)
+    shape = attrs["output_shape"]
+    _check_rank_4(in_types, ("incoming_gradient", "source"), d)
+    geo = ConvGeometry.for_convolution_2d(d, x.shape, shape)
+    dn, do, *dy_spatial = geo.data_sizes(dy.shape)
+    o, i = _weights_channels(geo, shape)
     o = merge(o, do)
-    if i == -1 and c != -1 and c % d.groups == 0:
-        i = c // d.groups
-    _kernel_positive(kh, kw, attrs["output_shape"])
-    wshape = weight_shape(o, i, kh, kw, d.weights_layout)
-    _groups_check(c, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", tuple(attrs["output_shape"]),
+    if i == -1 and geo.in_channels != -1 and geo.in_channels % d.groups == 0:
+        i = geo.in_channels // d.groups
+    _kernel_positive(geo.kernel_size, shape)
+    wshape = list(shape)
+    wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]] = o, i
+    _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", tuple(shape),
                   d.weights_layout)
     if mismatch(do, o):
         raise ShapeError(f"incoming_gradient {dy.shape} has {do} channels but output_shape "
-                         f"{list(attrs['output_shape'])} ({d.weights_layout.name}) has Cout={o}; they must match")
-    if mismatch(dn, n):
-        raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but source {x.shape} has batch {n}")
-    (_, _, oh), (_, _, ow) = conv2d_geometry(d, h, wd, kh, kw)
-    if mismatch(doh, oh) or mismatch(dow, ow):
-        raise ShapeError(f"incoming_gradient {dy.shape} has spatial size ({doh}, {dow}) but the forward "
-                         f"convolution of source {x.shape} with the kernel ({kh}, {kw}) of output_shape "
-                         f"{list(attrs['output_shape'])} gives ({oh}, {ow}); output_shape must be the forward "
+                         f"{list(shape)} ({d.weights_layout.name}) has Cout={o}; they must match")
+    if mismatch(dn, geo.batch):
+        raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but source {x.shape} has batch {geo.batch}")
+    if any(mismatch(a, b) for a, b in zip(dy_spatial, geo.output_size)):
+        raise ShapeError(f"incoming_gradient {dy.shape} has spatial size {tuple(dy_spatial)} but the forward "
+                         f"convolution of source {x.shape} with the kernel {geo.kernel_size} of output_shape "
+                         f"{list(shape)} gives {geo.output_size}; output_shape must be the forward "
                          "weights shape")
-    return [ShapedType(wshape, dy.dtype)]
+    return [ShapedType(tuple(wshape), dy.dtype)]
 
 
 @defop("convolution_2d_weights_gradient",
@@ -300,5 +245,4 @@ def convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape: 
 
 
 # ------------------------------------------------------------------ gradient rules
-register_convolution_gradients("convolution_2d", "convolution_2d_data_gradient",
-                               "convolution_2d_weights_gradient")
+register_convolution_gradients("convolution_2d")

@@ -9,43 +9,15 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..descriptors import DepthwiseConvolution3DOpDescriptor, PaddingStyle, frozen_copy
+from ..descriptors import DepthwiseConvolution3DOpDescriptor, frozen_copy
 from ..errors import ShapeError
 from ..types import ShapedType
-from .convolution import axis_geometry, check_float, invert_axis, merge, mismatch, parse_output_shape
-from .geometry import effective_kernel
-from ._util import register_convolution_gradients
+from .conv_gradients import register_convolution_gradients
+from .convolution import check_float, merge, mismatch, parse_output_shape
+from .geometry import ConvGeometry, conventional_input_size, unique_input_size
 from .registry import defop
 
 _AXES = ("D", "H", "W")
-
-
-def split_axes(rank: int, cdi: int) -> tuple:
-    """(channel axis, [3 spatial axes]) of a rank-``rank`` tensor, counted from the front."""
-    ca = rank + cdi
-    return ca, [a for a in range(rank - 4, rank) if a != ca]
-
-
-def geometry_3d(desc, sizes: Sequence[int], kernel: Sequence[int]) -> list:
-    """[(pad_before, pad_after, out)] for the three spatial axes."""
-    pv = desc.padding_values
-    return [axis_geometry(sizes[a], kernel[a], desc.strides[a], desc.dilation_rates[a], desc.padding_style,
-                          pv[2 * a], pv[2 * a + 1], _AXES[a]) for a in range(3)]
-
-
-def _invert_min(out: int, k: int, s: int, d: int, style, before: int, after: int) -> int:
-    """Forward input size assumed when the data gradient gets no output_shape.
-
-    EXPLICIT/TF_VALID: ``(out - 1) * s + K - before - after`` (the smallest input, PyTorch's
-    transposed-convolution size); TF_SAME/ONNX_SAME_LOWER: ``out * s`` (Keras' convention).
-    """
-    if out < 0 or k < 0:
-        return -1
-    if style in (PaddingStyle.TF_SAME, PaddingStyle.ONNX_SAME_LOWER):
-        return out * s
-    if style == PaddingStyle.TF_VALID:
-        before = after = 0
-    return (out - 1) * s + effective_kernel(k, d) - before - after
 
 
 def _check_source_rank(t: ShapedType, what: str) -> None:
@@ -71,9 +43,9 @@ def _multiplier(c: int, cw: int, src: str, wts: str) -> int:
     return cw // c
 
 
-def _spatial_check(dy_shape, dy_sp, geo, what: str) -> None:
-    got = [dy_shape[a] for a in dy_sp]
-    want = [o for _, _, o in geo]
+def _spatial_check(dy_shape, geo: ConvGeometry, what: str) -> None:
+    got = [dy_shape[a] for a in geo.data_axes[1:]]
+    want = list(geo.output_size)
     if any(mismatch(a, b) for a, b in zip(got, want)):
         raise ShapeError(f"incoming_gradient {tuple(dy_shape)} has spatial sizes {got} but the forward "
                          f"convolution {what} gives {want}")
@@ -91,17 +63,10 @@ def _infer_fwd(in_types, attrs):
     check_float(in_types, ("source", "weights"))
     _check_source_rank(x, "source")
     _check_weights_rank(w.shape, "weights")
-    ca, sp = split_axes(len(x.shape), d.channel_dimension_index)
-    wa, wsp = split_axes(4, d.channel_dimension_index)
-    kernel = [w.shape[a] for a in wsp]
-    _kernel_positive(kernel, w.shape)
-    _multiplier(x.shape[ca], w.shape[wa], f"source {x.shape}", f"weights {w.shape}")
-    geo = geometry_3d(d, [x.shape[a] for a in sp], kernel)
-    out = list(x.shape)
-    out[ca] = w.shape[wa]
-    for a, (_, _, o) in zip(sp, geo):
-        out[a] = o
-    return [ShapedType(out, x.dtype)]
+    geo = ConvGeometry.for_depthwise_3d(d, x.shape, w.shape)
+    _kernel_positive(geo.kernel_size, w.shape)
+    _multiplier(geo.in_channels, geo.out_channels, f"source {x.shape}", f"weights {w.shape}")
+    return [ShapedType(geo.result_shape, x.dtype)]
 
 
 def _desc(descriptor, label: str):
@@ -134,43 +99,41 @@ def _infer_data_grad(in_types, attrs):
     _check_source_rank(dy, "incoming_gradient")
     _check_weights_rank(w.shape, "weights")
     rank = len(dy.shape)
-    ca, sp = split_axes(rank, d.channel_dimension_index)
-    wa, wsp = split_axes(4, d.channel_dimension_index)
-    kernel = [w.shape[a] for a in wsp]
-    _kernel_positive(kernel, w.shape)
-    cw = w.shape[wa]
+    # the axes, the kernel and the explicit padding; the source's sizes are not known yet
+    layout = ConvGeometry.for_depthwise_3d(d, (-1,) * rank, w.shape)
+    ca, sp = layout.data_axes[0], layout.data_axes[1:]
+    _kernel_positive(layout.kernel_size, w.shape)
+    cw = layout.out_channels
     if mismatch(dy.shape[ca], cw):
         raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but the "
                          f"weights {w.shape} have {cw}; both must be C*M")
+    per_axis = list(zip(sp, layout.kernel_size, d.strides, d.dilation_rates, layout.padding_before,
+                        layout.padding_after))
     shp = attrs["output_shape"]
     if shp is None:  # MPSGraph's nullable outputShape: assume M = 1 and the conventional size
-        pv = d.padding_values
-        shp = list(dy.shape)
-        shp[ca] = cw
-        for k, a in enumerate(sp):
-            shp[a] = _invert_min(dy.shape[a], kernel[k], d.strides[k], d.dilation_rates[k], d.padding_style,
-                                 pv[2 * k], pv[2 * k + 1])
-            if shp[a] == 0 or shp[a] < -1:
+        out = list(dy.shape)
+        out[ca] = cw
+        for k, (a, kernel, stride, dilation, before, after) in enumerate(per_axis):
+            out[a] = conventional_input_size(dy.shape[a], kernel, stride, dilation, d.padding_style, before, after)
+            if out[a] == 0 or out[a] < -1:
                 raise ShapeError(f"cannot infer the forward source size along {_AXES[k]} from incoming_gradient "
-                                 f"{dy.shape} (it would be {shp[a]}); pass output_shape")
-        out = shp
+                                 f"{dy.shape} (it would be {out[a]}); pass output_shape")
     else:
         if len(shp) != rank:
             raise ShapeError(f"output_shape {list(shp)} must have the rank of incoming_gradient {dy.shape} "
                              f"({rank}): it is the forward source shape")
         out = [merge(s, dy.shape[a]) if a not in sp and a != ca else s for a, s in enumerate(shp)]
-        pv = d.padding_values
-        for k, a in enumerate(sp):  # a dynamic size is unique only with stride 1
-            out[a] = merge(out[a], invert_axis(dy.shape[a], kernel[k], d.strides[k], d.dilation_rates[k],
-                                               d.padding_style, pv[2 * k], pv[2 * k + 1]))
+        for a, kernel, stride, dilation, before, after in per_axis:  # a dynamic size is unique only with stride 1
+            out[a] = merge(out[a], unique_input_size(dy.shape[a], kernel, stride, dilation, d.padding_style,
+                                                     before, after))
         for a in range(rank - 4):
             if mismatch(shp[a], dy.shape[a]):
                 raise ShapeError(f"output_shape {list(shp)} and incoming_gradient {dy.shape} differ in batch "
                                  f"axis {a}; batch axes must match")
         if out[ca] != -1 and cw != -1:
             _multiplier(out[ca], cw, f"output_shape {list(shp)}", f"weights {w.shape}")
-    geo = geometry_3d(d, [out[a] for a in sp], kernel)
-    _spatial_check(dy.shape, sp, geo, f"of output_shape {list(out)} with kernel {kernel}")
+    geo = ConvGeometry.for_depthwise_3d(d, out, w.shape)
+    _spatial_check(dy.shape, geo, f"of output_shape {list(out)} with kernel {list(geo.kernel_size)}")
     return [ShapedType(out, dy.dtype)]
 
 
@@ -215,12 +178,11 @@ def _infer_weights_grad(in_types, attrs):
     if len(dy.shape) != len(x.shape):
         raise ShapeError(f"incoming_gradient {dy.shape} and source {x.shape} must have the same rank")
     rank = len(x.shape)
-    ca, sp = split_axes(rank, d.channel_dimension_index)
-    wa, wsp = split_axes(4, d.channel_dimension_index)
+    geo = ConvGeometry.for_depthwise_3d(d, x.shape, shp)
+    ca, wa = geo.data_axes[0], geo.weights_axes[0]
     out = list(shp)
     out[wa] = merge(shp[wa], dy.shape[ca])
-    kernel = [out[a] for a in wsp]
-    _kernel_positive(kernel, shp)
+    _kernel_positive(geo.kernel_size, shp)
     if mismatch(dy.shape[ca], out[wa]):
         raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but "
                          f"output_shape {list(shp)} has {out[wa]} weight channels; both must be C*M")
@@ -228,8 +190,7 @@ def _infer_weights_grad(in_types, attrs):
     for a in range(rank - 4):
         if mismatch(x.shape[a], dy.shape[a]):
             raise ShapeError(f"source {x.shape} and incoming_gradient {dy.shape} differ in batch axis {a}")
-    geo = geometry_3d(d, [x.shape[a] for a in sp], kernel)
-    _spatial_check(dy.shape, sp, geo, f"of source {x.shape} with kernel {kernel}")
+    _spatial_check(dy.shape, geo, f"of source {x.shape} with kernel {list(geo.kernel_size)}")
     return [ShapedType(out, dy.dtype)]
 
 
@@ -261,5 +222,4 @@ def depthwise_convolution_3d_weights_gradient(g, incoming_gradient, source, outp
 
 
 # ------------------------------------------------------------------ gradient rules
-register_convolution_gradients("depthwise_convolution_3d", "depthwise_convolution_3d_data_gradient",
-                               "depthwise_convolution_3d_weights_gradient")
+register_convolution_gradients("depthwise_convolution_3d")

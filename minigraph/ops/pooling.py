@@ -19,19 +19,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..descriptors import Pooling2DOpDescriptor, frozen_copy
-from ..errors import ShapeError
+from ..errors import DescriptorError, ShapeError
 from ..types import ShapedType
-from .convolution import axis_geometry, check_float, check_rank, data_dims, data_shape
+from .convolution import check_float, check_rank
+from .geometry import ConvGeometry
 from .registry import defop, gradient
-
-
-def pool_geometry(desc, h: int, w: int) -> tuple:
-    """((pt, pb, OH), (pl, pr, OW)) of a pooling descriptor."""
-    gy = axis_geometry(h, desc.kernel_height, desc.stride_in_y, desc.dilation_rate_in_y, desc.padding_style,
-                       desc.padding_top, desc.padding_bottom, "H", ceil_mode=desc.ceil_mode)
-    gx = axis_geometry(w, desc.kernel_width, desc.stride_in_x, desc.dilation_rate_in_x, desc.padding_style,
-                       desc.padding_left, desc.padding_right, "W", ceil_mode=desc.ceil_mode)
-    return gy, gx
 
 
 def _empty_window(size: int, k: int, s: int, d: int, pb: int, out: int):
@@ -56,12 +48,10 @@ def _infer_pool(kind: str):
         d = attrs["descriptor"]
         check_float(in_types[:1], ("source",))
         check_rank(x, 4, "source", d.data_layout.name)
-        n, c, h, w = data_dims(x.shape, d.data_layout)
-        (pt, _, oh), (pl, _, ow) = pool_geometry(d, h, w)
+        geo = ConvGeometry.for_pooling_2d(d, x.shape)
         if kind == "max" or not d.include_zero_pad_to_average:
-            for axis, size, k, s, dl, pb, out in (
-                    ("H", h, d.kernel_height, d.stride_in_y, d.dilation_rate_in_y, pt, oh),
-                    ("W", w, d.kernel_width, d.stride_in_x, d.dilation_rate_in_x, pl, ow)):
+            for axis, size, k, s, dl, pb, out in zip(("H", "W"), geo.input_size, geo.kernel_size, geo.strides,
+                                                     geo.dilations, geo.padding_before, geo.output_size):
                 if size < 0 or out < 0:
                     continue
                 o = _empty_window(size, k, s, dl, pb, out)
@@ -71,7 +61,7 @@ def _infer_pool(kind: str):
                                      f"{'maximum' if kind == 'max' else 'average'} is undefined; use padding "
                                      "smaller than the dilated kernel"
                                      + ("" if kind == "max" else " or include_zero_pad_to_average=True"))
-        return [ShapedType(data_shape(n, c, oh, ow, d.data_layout), x.dtype)]
+        return [ShapedType(geo.result_shape, x.dtype)]
     return infer
 
 
@@ -92,7 +82,6 @@ def _infer_pool_grad(kind: str):
 
 def _desc(descriptor, label: str):
     if descriptor is None:
-        from ..errors import DescriptorError
         raise DescriptorError(f"{label}: a Pooling2DOpDescriptor is required (it holds the kernel size)")
     return frozen_copy(descriptor, Pooling2DOpDescriptor, label)
 

@@ -1,141 +1,96 @@
-"""NumPy kernels for the depthwise 2D convolution family (MPSGRAPH.md §4.1).
+"""NumPy kernels for the depthwise 2D convolution family (spec §4.1).
 
-Every array is handled through layout-free *views*: data as ``[N, C, H, W]``, weights as
-``[C, M, kH, kW]``, dy and y as ``[N, C, M, OH, OW]`` (``o = c*M + m``). Results are allocated
-in the op's own layout and written through such a view, so NCHW/NHWC × OIHW/HWIO cost no
-copies. The loop runs over the kH*kW taps only; for each tap the factory has already worked out
-which output rows/columns read inside the source (so padding is never materialised and taps
-that fall wholly into padding are skipped).
+Every array is handled through the canonical views of conv.py, with ``groups = C``: data as
+``[N, C, H, W]``, weights as ``[C, M, 1, kH, kW]`` (used as ``[C, M, kH, kW]``), dy and y as
+``[N, C, M, OH, OW]`` (``o = c*M + m``). Results are allocated in the op's own layout and
+written through such a view, so NCHW/NHWC × OIHW/HWIO cost no copies. The loop runs over the
+kH*kW taps only; for each tap the factory has already worked out which output rows/columns read
+inside the source (so padding is never materialised and taps that fall wholly into padding are
+skipped). These loops are exact for any input; the fast algorithms of ``depthwise_fast`` take
+over on the shapes they suit and hand back to them when a result is not finite.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...descriptors import TensorNamedDataLayout as L
-from ...ops.depthwise import DATA_GRAD, FWD, WEIGHTS_AXES, WEIGHTS_GRAD, _pick, depthwise_geometry
+from ...ops.geometry import ConvGeometry
+from .conv import finish, result_view, setup, source_view, to_data_layout, weights_view
+from .depthwise_fast import DataGradientPlan, ForwardPlan, WeightsGradientPlan, choose_algorithm
 from .registry import numpy_kernel
 
 
-def _valid(out: int, size: int, s: int, d: int, p: int, k: int):
-    """For tap ``k``: output slice ``[lo, hi)`` whose input index ``o*s + k*d - p`` lies in
-    ``[0, size)``, and the matching strided input slice; None if no output reads inside."""
-    off = k * d - p
-    lo = max(0, -(off // s))  # ceil(-off / s): first o with o*s + off >= 0
-    hi = min(out, (size - 1 - off) // s + 1)  # one past the last o with o*s + off <= size - 1
+def _inside(out: int, size: int, stride: int, dilation: int, before: int, k: int):
+    """For tap ``k``: output slice ``[lo, hi)`` whose input index ``o*stride + k*dilation - before``
+    lies in ``[0, size)``, and the matching strided input slice; None if no output reads inside."""
+    offset = k * dilation - before
+    lo = max(0, -(offset // stride))  # ceil(-offset / stride): first o with o*stride + offset >= 0
+    hi = min(out, (size - 1 - offset) // stride + 1)  # one past the last o reading inside
     if hi <= lo:
         return None
-    start = lo * s + off
-    return slice(lo, hi), slice(start, start + (hi - lo - 1) * s + 1, s)
+    start = lo * stride + offset
+    return slice(lo, hi), slice(start, start + (hi - lo - 1) * stride + 1, stride)
 
 
-def _taps(geo):
-    """[(i, j, out_h, out_w, in_h, in_w)] for every tap that reads inside the source."""
-    taps = []
-    for i in range(geo.kh):
-        vh = _valid(geo.oh, geo.h, geo.sy, geo.dy, geo.pad_top, i)
-        if vh is None:
-            continue
-        for j in range(geo.kw):
-            vw = _valid(geo.ow, geo.w, geo.sx, geo.dx, geo.pad_left, j)
-            if vw is None:
-                continue
-            taps.append((i, j, vh[0], vw[0], vh[1], vw[1]))
-    return taps
+def taps_inside(geo: ConvGeometry) -> list:
+    """[(i, j, out_rows, out_cols, in_rows, in_cols)] for every tap that reads inside the source."""
+    rows, cols = ([_inside(geo.output_size[a], geo.input_size[a], geo.strides[a], geo.dilations[a],
+                           geo.padding_before[a], k) for k in range(geo.kernel_size[a])] for a in (0, 1))
+    return [(i, j, r[0], c[0], r[1], c[1]) for i, r in enumerate(rows) if r is not None
+            for j, c in enumerate(cols) if c is not None]
 
 
-def _compute_dtype(dt: np.dtype) -> np.dtype:
-    """float16 is accumulated in float32 and rounded once at the end."""
-    return np.dtype(np.float32) if dt == np.float16 else dt
+def exact_weights_gradient(geo: ConvGeometry, dy: np.ndarray, x: np.ndarray, dtype) -> np.ndarray:
+    """``dW`` as ``[C, M, kH, kW]`` of ``dtype`` from ``dy [N, C, M, OH, OW]`` and ``x [N, C, H, W]``:
+    one einsum per tap over the window it reads, accumulated in float32 for float16."""
+    cdt = np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+    dy, x = dy.astype(cdt, copy=False), x.astype(cdt, copy=False)
+    out = np.zeros((geo.in_channels, geo.channel_multiplier) + geo.kernel_size, cdt)
+    for i, j, oh, ow, ih, iw in taps_inside(geo):
+        out[:, :, i, j] = np.einsum("ncmhw,nchw->cm", dy[:, :, :, oh, ow], x[:, :, ih, iw])
+    return out.astype(dtype, copy=False)
 
 
-def _data_view(a: np.ndarray, layout) -> np.ndarray:
-    """``[N, C, H, W]`` view of a data-layout array."""
-    return a if layout == L.NCHW else a.transpose(0, 3, 1, 2)
-
-
-def _weights_view(a: np.ndarray, layout) -> np.ndarray:
-    """``[C, M, kH, kW]`` view of a weights-layout array."""
-    return a.transpose(1, 0, 2, 3) if layout == L.OIHW else a.transpose(2, 3, 0, 1)
-
-
-def _split_view(a: np.ndarray, layout, c: int, m: int) -> np.ndarray:
-    """``[N, C, M, OH, OW]`` view of a ``[N, C*M, OH, OW]`` (or NHWC) array."""
-    if layout == L.NCHW:
-        n, _, oh, ow = a.shape
-        return a.reshape(n, c, m, oh, ow)
-    n, oh, ow, _ = a.shape
-    return a.reshape(n, oh, ow, c, m).transpose(0, 3, 4, 1, 2)
-
-
-def _alloc_data(shape, layout, dt):
-    """Zeros of ``shape`` (data layout) plus their ``[N, C, H, W]`` view."""
-    a = np.zeros(shape, dt)
-    return a, _data_view(a, layout)
-
-
-def _geometry_fwd(step):
-    desc = step.attrs["descriptor"]
-    x, w = step.in_types
-    m, _, kh, kw = _pick(w.shape, WEIGHTS_AXES[desc.weights_layout])
-    return desc, depthwise_geometry(desc, x.shape, (kh, kw), m)
-
-
-@numpy_kernel(FWD)
+@numpy_kernel("depthwise_convolution_2d")
 def _forward(step):
-    desc, geo = _geometry_fwd(step)
-    out_shape = step.out_types[0].shape
-    out_dt = step.out_types[0].dtype.np_dtype
-    cdt = _compute_dtype(out_dt)
-    taps = _taps(geo)
-    dl, wl, c, m = desc.data_layout, desc.weights_layout, geo.c, geo.m
-    if dl == L.NCHW:
-        mem_shape = (geo.n, c, m, geo.oh, geo.ow)
-    else:
-        mem_shape = (geo.n, geo.oh, geo.ow, c, m)
+    geo, out_dt, cdt = setup(step)
+    taps = taps_inside(geo)
 
     def run(x, w):
-        xv = _data_view(x, dl)
-        wv = _weights_view(w.astype(cdt, copy=False), wl)  # [C, M, kH, kW]
-        ym = np.zeros(mem_shape, cdt)
-        yv = ym if dl == L.NCHW else ym.transpose(0, 3, 4, 1, 2)  # [N, C, M, OH, OW]
+        xv = source_view(geo, x)
+        wv = weights_view(geo, w.astype(cdt, copy=False))[:, :, 0]  # [C, M, kH, kW]
+        y = np.zeros(geo.result_shape, cdt)
+        yv = result_view(geo, y)  # [N, C, M, OH, OW]
         for i, j, oh, ow, ih, iw in taps:
             xs = xv[:, :, None, ih, iw]  # [N, C, 1, h, w]
             yv[:, :, :, oh, ow] += xs * wv[None, :, :, i, j, None, None]
-        return ym.reshape(out_shape).astype(out_dt, copy=False)
+        return y.astype(out_dt, copy=False)
 
-    # Fast path (backends/numpy/_dw_fast.py): stride-1 "same" layers as flat einsums over long
-    # vectors; other geometries, and non-finite results, use `run` above.
-    from ._dw_fast import ForwardPlan, from_op_geometry
+    # Fast path (depthwise_fast): "same"-like layers as flat einsums over long vectors; other
+    # geometries, and non-finite results, use `run` above.
     try:
-        plan = ForwardPlan(from_op_geometry(geo), out_dt)
+        plan = ForwardPlan(geo, out_dt)
     except ValueError:
         return run
 
     def fast(x, w):
-        y = plan(_data_view(x, dl), _weights_view(w, wl))  # [N, C, M, OH, OW] or None
+        y = plan(source_view(geo, x), weights_view(geo, w)[:, :, 0])  # [N, C, M, OH, OW] or None
         if y is None:
             return run(x, w)
-        y = y.reshape(geo.n, c * m, geo.oh, geo.ow)
-        return y if dl == L.NCHW else np.ascontiguousarray(y.transpose(0, 2, 3, 1))
+        return finish(to_data_layout(geo, y.reshape((geo.batch, geo.out_channels) + geo.output_size)), out_dt)
     return fast
 
 
-@numpy_kernel(DATA_GRAD)
+@numpy_kernel("depthwise_convolution_2d_data_gradient")
 def _data_gradient(step):
-    desc = step.attrs["descriptor"]
-    w_t = step.in_types[1]
-    out_shape = step.out_types[0].shape
-    out_dt = step.out_types[0].dtype.np_dtype
-    cdt = _compute_dtype(out_dt)
-    m, _, kh, kw = _pick(w_t.shape, WEIGHTS_AXES[desc.weights_layout])
-    geo = depthwise_geometry(desc, out_shape, (kh, kw), m)
-    taps = _taps(geo)
-    dl, wl, c = desc.data_layout, desc.weights_layout, geo.c
+    geo, out_dt, cdt = setup(step)
+    taps = taps_inside(geo)
+    m = geo.channel_multiplier
 
     def run(dy, w):
-        dyv = _split_view(dy, dl, c, m)  # [N, C, M, OH, OW]
-        wv = _weights_view(w.astype(cdt, copy=False), wl)
-        dx, dxv = _alloc_data(out_shape, dl, cdt)
+        dyv = result_view(geo, dy)  # [N, C, M, OH, OW]
+        wv = weights_view(geo, w.astype(cdt, copy=False))[:, :, 0]
+        dx = np.zeros(geo.source_shape, cdt)
+        dxv = source_view(geo, dx)
         for i, j, oh, ow, ih, iw in taps:
             ds = dyv[:, :, :, oh, ow]
             if m == 1:
@@ -144,54 +99,45 @@ def _data_gradient(step):
                 dxv[:, :, ih, iw] += np.einsum("ncmhw,cm->nchw", ds, wv[:, :, i, j], dtype=cdt)
         return dx.astype(out_dt, copy=False)
 
-    # Fast path (backends/numpy/_dw_fast.py), as for the forward op.
-    from ._dw_fast import DataGradientPlan, from_op_geometry
+    # Fast path (depthwise_fast), as for the forward op.
     try:
-        plan = DataGradientPlan(from_op_geometry(geo), out_dt)
+        plan = DataGradientPlan(geo, out_dt)
     except ValueError:
         return run
 
     def fast(dy, w):
-        dx = plan(_split_view(dy, dl, c, m), _weights_view(w, wl))  # [N, C, H, W] or None
+        dx = plan(result_view(geo, dy), weights_view(geo, w)[:, :, 0])  # [N, C, H, W] or None
         if dx is None:
             return run(dy, w)
-        return dx if dl == L.NCHW else np.ascontiguousarray(dx.transpose(0, 2, 3, 1))
+        return finish(to_data_layout(geo, dx), out_dt)
     return fast
 
 
-@numpy_kernel(WEIGHTS_GRAD)
+@numpy_kernel("depthwise_convolution_2d_weights_gradient")
 def _weights_gradient(step):
-    desc = step.attrs["descriptor"]
-    x_t = step.in_types[1]
-    out_shape = step.out_types[0].shape
-    out_dt = step.out_types[0].dtype.np_dtype
-    cdt = _compute_dtype(out_dt)
-    m, _, kh, kw = _pick(out_shape, WEIGHTS_AXES[desc.weights_layout])
-    geo = depthwise_geometry(desc, x_t.shape, (kh, kw), m)
-    taps = _taps(geo)
-    dl, wl, c = desc.data_layout, desc.weights_layout, geo.c
+    geo, out_dt, _ = setup(step)
 
     def run(dy, x):
-        dyv = _split_view(dy.astype(cdt, copy=False), dl, c, m)
-        xv = _data_view(x.astype(cdt, copy=False), dl)
-        dw = np.zeros(out_shape, cdt)
-        dwv = _weights_view(dw, wl)  # [C, M, kH, kW]
-        for i, j, oh, ow, ih, iw in taps:
-            dwv[:, :, i, j] = np.einsum("ncmhw,nchw->cm", dyv[:, :, :, oh, ow], xv[:, :, ih, iw])
-        return dw.astype(out_dt, copy=False)
+        dw = np.empty(geo.weights_shape, out_dt)
+        weights_view(geo, dw)[:, :, 0] = exact_weights_gradient(geo, result_view(geo, dy), source_view(geo, x),
+                                                                 out_dt)
+        return dw
 
-    # Fast path (backends/numpy/_dw_fast.py, see docs/performance.md): the same sums through
-    # polyphase frames and BLAS dot products; `run` above stays as the fallback (empty shapes).
-    from ._dw_fast import Geometry, WeightsGradientPlan
+    # Fast path (depthwise_fast, see docs/performance.md): the same sums through polyphase frames
+    # and BLAS dot products; `run` above for tiny or empty problems and non-finite results.
+    algorithm = choose_algorithm(geo)
+    if algorithm == "direct":
+        return run
     try:
-        plan = WeightsGradientPlan(Geometry(geo.n, c, m, geo.h, geo.w, kh, kw, geo.sy, geo.sx, geo.dy, geo.dx,
-                                            geo.pad_top, geo.pad_bottom, geo.pad_left, geo.pad_right), out_dt)
+        plan = WeightsGradientPlan(geo, out_dt, algorithm)
     except ValueError:
         return run
 
     def fast(dy, x):
-        dw = np.empty(out_shape, out_dt)
-        _weights_view(dw, wl)[...] = plan(_split_view(dy, dl, c, m), _data_view(x, dl))
-        return dw
+        dw = plan(result_view(geo, dy), source_view(geo, x))  # [C, M, kH, kW] or None
+        if dw is None:
+            return run(dy, x)
+        out = np.empty(geo.weights_shape, out_dt)
+        weights_view(geo, out)[:, :, 0] = dw
+        return out
     return fast
-

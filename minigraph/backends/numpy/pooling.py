@@ -1,139 +1,116 @@
 """NumPy kernels for 2D max and average pooling and their gradients (semantics: ops/pooling.py).
 
-NCHW is the canonical layout. The loop runs over the window taps only; per axis, ``valid[i, o]``
-says whether tap ``i`` of window ``o`` lands inside the input, so padding never takes part in
-a maximum, and average divisors are outer products of per-axis counts.
+Pooling is a depthwise ``ConvGeometry`` without weights, so the kernels work on the canonical
+``[N, C, H, W]`` views of conv.py. The loop runs over the window taps only; per axis,
+``inside[i, o]`` says whether tap ``i`` of window ``o`` lands inside the input, so padding never
+takes part in a maximum, and average divisors are outer products of per-axis counts.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...ops.convolution import data_dims
-from ...ops.pooling import pool_geometry
-from .conv import compute_dtype, crop_trailing, finish, from_nchw, pad_trailing, padded_extent, tap, to_nchw
+from ...ops.geometry import ConvGeometry
+from .conv import crop_trailing, finish, pad_trailing, setup, source_view, to_data_layout, window_taps
 from .registry import numpy_kernel
 
 
-class _PoolGeo:
-    def __init__(self, desc, x_shape):
-        self.n, self.c, self.h, self.w = data_dims(x_shape, desc.data_layout)
-        (self.pt, self.pb, self.oh), (self.pl, self.pr, self.ow) = pool_geometry(desc, self.h, self.w)
-        self.kh, self.kw = desc.kernel_height, desc.kernel_width
-        self.sy, self.sx = desc.stride_in_y, desc.stride_in_x
-        self.dy, self.dx = desc.dilation_rate_in_y, desc.dilation_rate_in_x
-        self.hp = padded_extent(self.h, self.pt, self.pb, self.oh, self.sy, self.kh, self.dy)
-        self.wp = padded_extent(self.w, self.pl, self.pr, self.ow, self.sx, self.kw, self.dx)
-        # [k, out] positions of each tap, relative to the input's first element
-        pos_y = np.arange(self.oh)[None, :] * self.sy + np.arange(self.kh)[:, None] * self.dy - self.pt
-        pos_x = np.arange(self.ow)[None, :] * self.sx + np.arange(self.kw)[:, None] * self.dx - self.pl
-        self.valid_y = (pos_y >= 0) & (pos_y < self.h)
-        self.valid_x = (pos_x >= 0) & (pos_x < self.w)
-        self.padded_y = (pos_y >= -self.pt) & (pos_y < self.h + self.pb)
-        self.padded_x = (pos_x >= -self.pl) & (pos_x < self.w + self.pr)
-
-    def taps(self):
-        for i in range(self.kh):
-            for j in range(self.kw):
-                yield i, j, (slice(None), slice(None), tap(i * self.dy, self.oh, self.sy),
-                             tap(j * self.dx, self.ow, self.sx))
-
-    def divisor(self, include_pad: bool, dtype) -> np.ndarray:
-        vy, vx = (self.padded_y, self.padded_x) if include_pad else (self.valid_y, self.valid_x)
-        return np.outer(vy.sum(axis=0), vx.sum(axis=0)).astype(dtype)  # [OH, OW]
+def _inside(geo: ConvGeometry, axis: int, with_padding: bool = False) -> np.ndarray:
+    """``[kernel, out]``: whether tap ``i`` of window ``o`` lands inside the input (or, with
+    ``with_padding``, inside the input and its padding) along one spatial axis."""
+    size, before, after = geo.input_size[axis], geo.padding_before[axis], geo.padding_after[axis]
+    pos = (np.arange(geo.output_size[axis])[None, :] * geo.strides[axis]
+           + np.arange(geo.kernel_size[axis])[:, None] * geo.dilations[axis] - before)
+    low, high = (-before, size + after) if with_padding else (0, size)
+    return (pos >= low) & (pos < high)
 
 
-def _max_forward(geo, xc):
+def _divisor(geo: ConvGeometry, include_pad: bool, dtype) -> np.ndarray:
+    """``[OH, OW]``: how many taps of each window an average divides by."""
+    rows, cols = (_inside(geo, axis, include_pad).sum(axis=0) for axis in (0, 1))
+    return np.outer(rows, cols).astype(dtype)
+
+
+def _max_forward(geo: ConvGeometry, xc):
     """(result, padded source) in NCHW; padding is -inf and never wins against an input element."""
-    xp = pad_trailing(xc, (geo.pt, geo.pl), (geo.hp, geo.wp), -np.inf, xc.dtype)
+    xp = pad_trailing(xc, geo.padding_before, geo.padded_size, -np.inf, xc.dtype)
     y = None
-    for i, j, idx in geo.taps():
+    for _, idx in window_taps(geo):
         y = xp[idx].copy() if y is None else np.maximum(y, xp[idx])  # np.maximum propagates NaN
     return y, xp
 
 
 @numpy_kernel("max_pooling_2d")
 def _max_pool(step):
-    d = step.attrs["descriptor"]
-    geo = _PoolGeo(d, step.in_types[0].shape)
-    out_dt = step.out_types[0].dtype.np_dtype
+    geo, out_dt, _ = setup(step)
 
     def run(x):
-        y, _ = _max_forward(geo, to_nchw(x, d.data_layout))
-        return finish(from_nchw(y, d.data_layout), out_dt)
+        y, _ = _max_forward(geo, source_view(geo, x))
+        return finish(to_data_layout(geo, y), out_dt)
     return run
 
 
 @numpy_kernel("max_pooling_2d_gradient")
 def _max_pool_grad(step):
-    d = step.attrs["descriptor"]
-    geo = _PoolGeo(d, step.in_types[1].shape)
-    out_dt = step.out_types[0].dtype.np_dtype
-    acc = compute_dtype(out_dt)
-
-    no_padding_taps = geo.valid_y.all() and geo.valid_x.all()
+    geo, out_dt, acc = setup(step)
+    inside = (_inside(geo, 0), _inside(geo, 1))
+    no_padding_taps = inside[0].all() and inside[1].all()
 
     def run(dy, x):
-        y, xp = _max_forward(geo, to_nchw(x, d.data_layout))
-        dyc = to_nchw(dy, d.data_layout).astype(acc)
-        dxp = np.zeros((geo.n, geo.c, geo.hp, geo.wp), acc)
+        y, xp = _max_forward(geo, source_view(geo, x))
+        dyc = source_view(geo, dy).astype(acc)
+        dxp = np.zeros((geo.batch, geo.in_channels) + geo.padded_size, acc)
         y_nan = np.isnan(y)
         if y_nan.any() or (not no_padding_taps and np.isneginf(y).any()):
-            _scatter_careful(geo, xp, y, y_nan, dyc, dxp)
+            _scatter_careful(geo, inside, xp, y, y_nan, dyc, dxp)
         else:
             # fast path: the maximum is a number and padding cannot equal it. ``open_`` holds each
             # window's maximum until its first occurrence is found, then NaN (equal to nothing).
             open_ = y.copy()
             nan = open_.dtype.type(np.nan)
-            for i, j, idx in geo.taps():
+            for _, idx in window_taps(geo):
                 hit = xp[idx] == open_
                 view = dxp[idx]
                 view += dyc * hit  # branch-free: masked ufuncs are slower on mixed masks
                 open_ = np.where(hit, nan, open_)
-        return finish(from_nchw(crop_trailing(dxp, (geo.pt, geo.pl), (geo.h, geo.w)), d.data_layout), out_dt)
+        return finish(to_data_layout(geo, crop_trailing(dxp, geo.padding_before, geo.input_size)), out_dt)
     return run
 
 
-def _scatter_careful(geo, xp, y, y_nan, dyc, dxp):
+def _scatter_careful(geo, inside, xp, y, y_nan, dyc, dxp):
     """The general tie rule: NaN counts as maximal, and padding taps never match (they matter
     when a window's maximum is -inf)."""
     taken = np.zeros(y.shape, bool)  # windows whose first maximal element has been found
-    for i, j, idx in geo.taps():
+    for (i, j), idx in window_taps(geo):
         xs = xp[idx]
         hit = ((xs == y) | (np.isnan(xs) & y_nan)) & ~taken
-        hit &= np.outer(geo.valid_y[i], geo.valid_x[j])
+        hit &= np.outer(inside[0][i], inside[1][j])
         taken |= hit
         np.add(dxp[idx], dyc, out=dxp[idx], where=hit)
 
 
 @numpy_kernel("avg_pooling_2d")
 def _avg_pool(step):
-    d = step.attrs["descriptor"]
-    geo = _PoolGeo(d, step.in_types[0].shape)
-    out_dt = step.out_types[0].dtype.np_dtype
-    acc = compute_dtype(out_dt)
-    div = geo.divisor(d.include_zero_pad_to_average, acc)
+    geo, out_dt, acc = setup(step)
+    div = _divisor(geo, step.attrs["descriptor"].include_zero_pad_to_average, acc)
 
     def run(x):
-        xp = pad_trailing(to_nchw(x, d.data_layout), (geo.pt, geo.pl), (geo.hp, geo.wp), 0, acc)
-        s = np.zeros((geo.n, geo.c, geo.oh, geo.ow), acc)
-        for i, j, idx in geo.taps():
+        xp = pad_trailing(source_view(geo, x), geo.padding_before, geo.padded_size, 0, acc)
+        s = np.zeros((geo.batch, geo.in_channels) + geo.output_size, acc)
+        for _, idx in window_taps(geo):
             s += xp[idx]
-        return finish(from_nchw(s / div, d.data_layout), out_dt)
+        return finish(to_data_layout(geo, s / div), out_dt)
     return run
 
 
 @numpy_kernel("avg_pooling_2d_gradient")
 def _avg_pool_grad(step):
-    d = step.attrs["descriptor"]
-    geo = _PoolGeo(d, step.in_types[1].shape)
-    out_dt = step.out_types[0].dtype.np_dtype
-    acc = compute_dtype(out_dt)
-    div = geo.divisor(d.include_zero_pad_to_average, acc)
+    geo, out_dt, acc = setup(step)
+    div = _divisor(geo, step.attrs["descriptor"].include_zero_pad_to_average, acc)
 
     def run(dy, x):
-        share = to_nchw(dy, d.data_layout).astype(acc) / div
-        dxp = np.zeros((geo.n, geo.c, geo.hp, geo.wp), acc)
-        for i, j, idx in geo.taps():
+        share = source_view(geo, dy).astype(acc) / div
+        dxp = np.zeros((geo.batch, geo.in_channels) + geo.padded_size, acc)
+        for _, idx in window_taps(geo):
             dxp[idx] += share
-        return finish(from_nchw(crop_trailing(dxp, (geo.pt, geo.pl), (geo.h, geo.w)), d.data_layout), out_dt)
+        return finish(to_data_layout(geo, crop_trailing(dxp, geo.padding_before, geo.input_size)), out_dt)
     return run

@@ -1,12 +1,12 @@
 """Convolution kernels: regular (grouped) 2D, depthwise 2D and depthwise 3D, each with its data
-and weights gradients, as one family of three WGSL kernels over a *canonical grouped geometry*.
+and weights gradients, as one family of three WGSL kernels over the op's ``ConvGeometry``.
 
-Every op is described as: batch N; input channels C = G*CI; output channels O = G*OG; three
-spatial axes (2D ops have D = 1); the strides of x, y and the weights for each logical axis
-(so NCHW/NHWC, OIHW/HWIO and the 3D channel_dimension_index are just strides); per-axis
-stride, dilation and leading padding (from the op module's own geometry helpers, so padding
-styles agree with the NumPy backend by construction). Depthwise is G = C, CI = 1, OG = M
-(output channel c*M + m), as MPSGraph defines it.
+Every op is a grouped convolution: batch N; input channels C = G*CI; output channels O = G*OG;
+three spatial axes (2D ops run with a depth of 1); the strides of x, y and the weights for each
+logical axis (so NCHW/NHWC, OIHW/HWIO and the 3D channel_dimension_index are just strides); per
+axis stride, dilation and leading padding. Depthwise is G = C, CI = 1, OG = M (output channel
+c*M + m), as MPSGraph defines it. The geometry is the one the infer rules and the NumPy kernels
+use (``geometry_of(step)``), so padding styles agree by construction.
 
 - forward: one thread per output element (``kernels/conv_forward.wgsl``);
 - data gradient: one thread per dx element gathering from dy (``conv_data_grad.wgsl``);
@@ -17,13 +17,9 @@ Sizes are baked into the WGSL, so each geometry compiles once (pipeline cache).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from math import prod
 
-from ...descriptors import TensorNamedDataLayout as L
-from ...ops.convolution import conv2d_geometry
-from ...ops.depthwise import depthwise_geometry
-from ...ops.depthwise3d import geometry_3d, split_axes
+from ...ops.geometry import ConvGeometry, geometry_of
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
@@ -33,137 +29,27 @@ from .wgsl import STORAGE, render
 TUNING = {"wgrad_target_groups": 4096, "wgrad_min_items": 32, "wgrad_max_taps": 32, "wgrad_tap_batch": 15,
           "wgrad_vec": 2}
 
-
-@dataclass
-class ConvGeo:
-    """A convolution in canonical grouped form; ``xs``/``ys``/``ws`` map logical axes to strides."""
-
-    N: int
-    G: int
-    CI: int
-    OG: int
-    size: tuple  # (D, H, W) of x
-    out: tuple  # (OD, OH, OW) of y
-    k: tuple  # (KD, KH, KW)
-    s: tuple
-    dl: tuple
-    pad: tuple  # padding before, per axis
-    xs: dict = field(default_factory=dict)  # n, c, d, h, w
-    ys: dict = field(default_factory=dict)  # n, c, d, h, w (c: output channel)
-    ws: dict = field(default_factory=dict)  # g, og, ci, kd, kh, kw
-
-    @property
-    def C(self):
-        return self.G * self.CI
-
-    @property
-    def O(self):
-        return self.G * self.OG
-
-    def x_axes(self):
-        return {"n": self.N, "c": self.C, "d": self.size[0], "h": self.size[1], "w": self.size[2]}
-
-    def y_axes(self):
-        return {"n": self.N, "c": self.O, "d": self.out[0], "h": self.out[1], "w": self.out[2]}
-
-
-def _strides(shape, names) -> dict:
-    st, acc = {}, 1
-    for d, nm in zip(reversed(shape), reversed(names)):
-        st[nm] = acc
-        acc *= d
-    return st
-
-
-def _split_channel(st: dict, name: str, inner: int, outer_name: str, inner_name: str) -> dict:
-    """Strides of (outer, inner) for a channel axis ``name`` holding outer*inner + inner index."""
-    s = st.pop(name)
-    st[outer_name], st[inner_name] = s * inner, s
-    return st
-
-
-def _common(st: dict, names) -> dict:
-    return {k: st.get(k, 0) for k in names}
-
-
-_DATA_NAMES = {L.NCHW: ("n", "c", "h", "w"), L.NHWC: ("n", "h", "w", "c")}
 _X = ("n", "c", "d", "h", "w")
 _W = ("g", "og", "ci", "kd", "kh", "kw")
 
 
-def _geo_2d(desc, x_shape, w_shape, y_shape, depthwise: bool) -> ConvGeo:
-    dn = _DATA_NAMES[desc.data_layout]
-    xs = _strides(x_shape, dn)
-    ys = _strides(y_shape, dn)
-    xd = dict(zip(dn, x_shape))
-    n, c, h, w = xd["n"], xd["c"], xd["h"], xd["w"]
-    if depthwise:  # OIHW [M, C, kH, kW]; HWIO [kH, kW, C, M]
-        wn = ("og", "g", "kh", "kw") if desc.weights_layout == L.OIHW else ("kh", "kw", "g", "og")
-        ws = _strides(w_shape, wn)
-        wd = dict(zip(wn, w_shape))
-        G, CI, OG = c, 1, wd["og"]
-        kh, kw = wd["kh"], wd["kw"]
-        geo = depthwise_geometry(desc, x_shape, (kh, kw), OG)
-        (pt, oh), (pl, ow) = (geo.pad_top, geo.oh), (geo.pad_left, geo.ow)
-    else:  # OIHW [Cout, Cin/g, kH, kW]; HWIO [kH, kW, Cin/g, Cout]
-        wn = ("o", "ci", "kh", "kw") if desc.weights_layout == L.OIHW else ("kh", "kw", "ci", "o")
-        wd = dict(zip(wn, w_shape))
-        G = desc.groups
-        CI, OG = wd["ci"], wd["o"] // G
-        ws = _split_channel(_strides(w_shape, wn), "o", OG, "g", "og")
-        kh, kw = wd["kh"], wd["kw"]
-        (pt, _, oh), (pl, _, ow) = conv2d_geometry(desc, h, w, kh, kw)
-    return ConvGeo(N=n, G=G, CI=CI, OG=OG, size=(1, h, w), out=(1, oh, ow), k=(1, kh, kw),
-                   s=(1, desc.stride_in_y, desc.stride_in_x),
-                   dl=(1, desc.dilation_rate_in_y, desc.dilation_rate_in_x), pad=(0, pt, pl),
-                   xs=_common(xs, _X), ys=_common(ys, _X), ws=_common(ws, _W))
+def _volume(values, fill: int) -> tuple:
+    """Three spatial values (depth, height, width); a 2D op gets a depth of ``fill``."""
+    return (fill,) * (3 - len(values)) + tuple(values)
 
 
-def _geo_3d(desc, x_shape, w_shape, y_shape) -> ConvGeo:
-    cdi = desc.channel_dimension_index
-    rank = len(x_shape)
-    ca, sp = split_axes(rank, cdi)
-    wa, wsp = split_axes(4, cdi)
-    last4 = [None] * 4
-    last4[ca - (rank - 4)] = "c"
-    for a, nm in zip(sp, ("d", "h", "w")):
-        last4[a - (rank - 4)] = nm
-    xs = _strides(x_shape[rank - 4:], last4)
-    ys = _strides(y_shape[rank - 4:], last4)
-    xs["n"] = prod(x_shape[rank - 4:])
-    ys["n"] = prod(y_shape[rank - 4:])
-    wn = [None] * 4
-    wn[wa] = "o"
-    for a, nm in zip(wsp, ("kd", "kh", "kw")):
-        wn[a] = nm
-    c, cw = x_shape[ca], w_shape[wa]
-    m = cw // c
-    ws = _split_channel(_strides(w_shape, wn), "o", m, "g", "og")
-    kernel = [w_shape[a] for a in wsp]
-    geo = geometry_3d(desc, [x_shape[a] for a in sp], kernel)
-    return ConvGeo(N=prod(x_shape[: rank - 4]), G=c, CI=1, OG=m, size=tuple(x_shape[a] for a in sp),
-                   out=tuple(o for _, _, o in geo), k=tuple(kernel), s=tuple(desc.strides),
-                   dl=tuple(desc.dilation_rates), pad=tuple(pb for pb, _, _ in geo),
-                   xs=_common(xs, _X), ys=_common(ys, _X), ws=_common(ws, _W))
+def axis_sizes(geo: ConvGeometry, channels: int, spatial) -> dict:
+    """Sizes of the logical axes n, c, d, h, w of a data tensor."""
+    return dict(zip(_X, (geo.batch, channels) + _volume(spatial, 1)))
 
 
-def geometry(step) -> ConvGeo:
-    """The canonical geometry of a convolution-family step (forward or gradient)."""
-    t = step.op.type
-    desc = step.attrs["descriptor"]
-    ins, out = [s.shape for s in step.in_types], step.out_types[0].shape
-    if t.endswith("_data_gradient"):
-        y, w, x = ins[0], ins[1], out
-    elif t.endswith("_weights_gradient"):
-        y, x, w = ins[0], ins[1], out
-    else:
-        x, w, y = ins[0], ins[1], out
-    if t.startswith("depthwise_convolution_3d"):
-        return _geo_3d(desc, x, w, y)
-    return _geo_2d(desc, x, w, y, depthwise=t.startswith("depthwise_convolution_2d"))
+def axis_strides(geo: ConvGeometry, shape) -> dict:
+    """Strides of the logical axes n, c, d, h, w of a contiguous data tensor of ``shape``."""
+    batch, channels, *spatial = geo.data_strides(shape)
+    return dict(zip(_X, (batch, channels) + _volume(spatial, 0)))
 
 
-def _decode(axes: dict, strides: dict) -> str:
+def decode(axes: dict, strides: dict) -> str:
     """WGSL that splits the flat index ``r`` of a contiguous tensor into a_n, a_c, a_d, a_h, a_w."""
     lines = []
     order = sorted((strides[a], a) for a in _X if axes[a] > 1)
@@ -179,55 +65,55 @@ def _decode(axes: dict, strides: dict) -> str:
     return "\n".join(lines)
 
 
-def _subs(geo: ConvGeo) -> dict:
-    d = {}
-    for nm, v in zip("DHW", geo.size):
-        d[nm] = v
-    for nm, v in zip(("OD", "OH", "OW"), geo.out):
-        d[nm] = v
-    for nm, v in zip(("KD", "KH", "KW"), geo.k):
-        d[nm] = v
-    for nm, v in zip(("SD", "SH", "SW"), geo.s):
-        d[nm] = v
-    for nm, v in zip(("DD", "DH", "DW"), geo.dl):
-        d[nm] = v
-    for nm, v in zip(("PD", "PH", "PW"), geo.pad):
-        d[nm] = v
-    for a in _X:
-        d["XS" + a.upper()] = geo.xs[a]
-        d["YS" + a.upper()] = geo.ys[a]
-    for a in _W:
-        d["WS" + a.upper()] = geo.ws[a]
-    d.update(CI=geo.CI, OG=geo.OG)
-    return d
+def constants(geo: ConvGeometry) -> dict:
+    """The WGSL substitutions of a geometry: sizes, strides, dilations, leading padding, and the
+    strides of x (XS*), y (YS*) and the weights (WS*) per logical axis."""
+    c: dict = {}
+    for names, values in (("D H W", _volume(geo.input_size, 1)), ("OD OH OW", _volume(geo.output_size, 1)),
+                          ("KD KH KW", _volume(geo.kernel_size, 1)), ("SD SH SW", _volume(geo.strides, 1)),
+                          ("DD DH DW", _volume(geo.dilations, 1)), ("PD PH PW", _volume(geo.padding_before, 0))):
+        c.update(zip(names.split(), values))
+    for prefix, strides in (("XS", axis_strides(geo, geo.source_shape)), ("YS", axis_strides(geo, geo.result_shape))):
+        c.update({prefix + a.upper(): v for a, v in strides.items()})
+    if geo.weights_axes:  # pooling has no weights
+        group, out, inner, *kernel = geo.weights_strides()
+        c.update({"WS" + a.upper(): v for a, v in zip(_W, (group, out, inner) + _volume(kernel, 0))})
+    c.update(CI=geo.in_per_group, OG=geo.out_per_group)
+    return c
 
 
+@webgpu_kernel("convolution_2d", "depthwise_convolution_2d", "depthwise_convolution_3d")
 def _forward(step, kb):
-    geo = geometry(step)
+    geo = geometry_of(step)
     total = prod(step.out_types[0].shape)
     src = render("conv_forward", T=STORAGE[step.out_types[0].dtype.name], TOTAL=total,
-                 DECODE=_decode(geo.y_axes(), geo.ys), **_subs(geo))
+                 DECODE=decode(axis_sizes(geo, geo.out_channels, geo.output_size), axis_strides(geo, geo.result_shape)),
+                 **constants(geo))
     kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
 
 
+@webgpu_kernel("convolution_2d_data_gradient", "depthwise_convolution_2d_data_gradient",
+               "depthwise_convolution_3d_data_gradient")
 def _data_gradient(step, kb):
-    geo = geometry(step)
+    geo = geometry_of(step)
     total = prod(step.out_types[0].shape)
     src = render("conv_data_grad", T=STORAGE[step.out_types[0].dtype.name], TOTAL=total,
-                 DECODE=_decode(geo.x_axes(), geo.xs), **_subs(geo))
+                 DECODE=decode(axis_sizes(geo, geo.in_channels, geo.input_size), axis_strides(geo, geo.source_shape)),
+                 **constants(geo))
     kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
 
 
-def wgrad_plan(geo: ConvGeo, tuning=None) -> dict:
+def wgrad_plan(geo: ConvGeometry, tuning=None) -> dict:
     """How the weights-gradient reduction is split: filters per workgroup (FX), tap chunks,
     position chunks (CHUNKS of CH positions)."""
     tu = dict(TUNING, **(tuning or {}))
-    F = geo.G * geo.OG * geo.CI
-    T = prod(geo.k)
-    vec = max(v for v in (1, 2, 4, 8) if v <= tu["wgrad_vec"] and geo.out[2] % v == 0)
-    P = geo.N * prod(geo.out) // vec  # strips of vec outputs along the row
+    F = geo.groups * geo.out_per_group * geo.in_per_group
+    T = prod(geo.kernel_size)
+    vec = max(v for v in (1, 2, 4, 8) if v <= tu["wgrad_vec"] and geo.output_size[-1] % v == 0)
+    P = geo.batch * prod(geo.output_size) // vec  # strips of vec outputs along the row
     fx = 1
-    if geo.ys["c"] == 1 and geo.xs["c"] == 1:  # channels innermost (NHWC-like): lanes along filters
+    channels_innermost = geo.data_strides(geo.result_shape)[1] == geo.data_strides(geo.source_shape)[1] == 1
+    if channels_innermost:  # NHWC-like: lanes along filters
         while fx < 32 and fx < F:
             fx *= 2
     py = 256 // fx
@@ -243,11 +129,15 @@ def wgrad_plan(geo: ConvGeo, tuning=None) -> dict:
     return {"F": F, "T": T, "P": P, "V": vec, "FX": fx, "PY": py, "FB": fb, "TC": tc, "CHUNKS": chunks, "CH": ch}
 
 
-def _wgrad_body(geo: ConvGeo, vec: int, taps) -> list:
+def _wgrad_body(geo: ConvGeometry, vec: int, taps) -> list:
     """The loop body for one strip of ``vec`` outputs: decode, load dy once per output, load each
     x column once per kernel row, and add every (output, tap) product into its tap's register."""
-    (D, H, W), (OD, OH, OW), (SD, SH, SWS), (DD, DH, DW), (PD, PH, PW) = geo.size, geo.out, geo.s, geo.dl, geo.pad
-    xs, ys = geo.xs, geo.ys
+    D, H, W = _volume(geo.input_size, 1)
+    OD, OH, OW = _volume(geo.output_size, 1)
+    SD, SH, SWS = _volume(geo.strides, 1)
+    DD, DH, DW = _volume(geo.dilations, 1)
+    PD, PH, PW = _volume(geo.padding_before, 0)
+    xs, ys = axis_strides(geo, geo.source_shape), axis_strides(geo, geo.result_shape)
     strips = OW // vec
     b = ["      var r = q;"]
     if strips > 1:
@@ -280,9 +170,10 @@ def _wgrad_body(geo: ConvGeo, vec: int, taps) -> list:
     return b
 
 
-def _wgrad_source(geo: ConvGeo, plan: dict, t0: int, t1: int, dtype: str, direct: bool) -> str:
+def _wgrad_source(geo: ConvGeometry, plan: dict, t0: int, t1: int, dtype: str, direct: bool) -> str:
     """Pass-1 WGSL for taps [t0, t1): unrolled registers a0.., straight-line tap code."""
-    KD, KH, KW = geo.k
+    subs = constants(geo)
+    KD, KH, KW = _volume(geo.kernel_size, 1)
     taps = [(t // (KH * KW), (t // KW) % KH, t % KW) for t in range(t0, t1)]
     acc = "\n".join(f"  var a{j} = 0.0;" for j in range(len(taps)))
     body = _wgrad_body(geo, plan["V"], taps)
@@ -299,20 +190,18 @@ def _wgrad_source(geo: ConvGeo, plan: dict, t0: int, t1: int, dtype: str, direct
         red += [f"  sh[{j}u * 256u + lid] = a{b0 + j};" for j in range(nb)]
         red.append(f"  reduce_taps(lid, {nb}u, {r}u, {t0 + b0}u, chunk, gid % {plan['FB']}u);")
     if direct:
-        ws = geo.ws
         write = ("      let ci = f % {CI}u;\n      let og = (f / {CI}u) % {OG}u;\n      let g = f / ({CI}u * {OG}u);\n"
                  "      let kw = t % {KW}u;\n      let kh = (t / {KW}u) % {KH}u;\n      let kd = t / ({KW}u * {KH}u);\n"
-                 "      part[g * {g}u + og * {og}u + ci * {ci}u + kd * {kd}u + kh * {kh}u + kw * {kw}u] = {T}(s);").format(
-            CI=geo.CI, OG=geo.OG, KW=geo.k[2], KH=geo.k[1], T=STORAGE[dtype], **ws)
+                 "      part[g * {WSG}u + og * {WSOG}u + ci * {WSCI}u + kd * {WSKD}u + kh * {WSKH}u + kw * {WSKW}u]"
+                 " = {T}(s);").format(T=STORAGE[dtype], **subs)
     else:
         write = f"      part[chunk * {plan['F'] * plan['T']}u + f * {plan['T']}u + t] = s;"
-    subs = _subs(geo)
     return render("conv_wgrad_partial", T=STORAGE[dtype], TP=STORAGE[dtype] if direct else "f32",
                   SHN=256 * tb, SH2N=max(256, tb * fx * r), FX=fx, FB=plan["FB"], CHUNKS=plan["CHUNKS"], F=plan["F"], CH=plan["CH"],
                   P=plan["P"], ACC_DECL=acc, BODY="\n".join(body), REDUCE="\n".join(red), WRITE=write, **subs)
 
 
-def record_weights_gradient(kb, geo: ConvGeo, dy, x, dw, dtype: str, tuning=None) -> dict:
+def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str, tuning=None) -> dict:
     """Record the weights-gradient dispatches (used by the op kernel and by the benchmark)."""
     plan = wgrad_plan(geo, tuning)
     F, T, chunks = plan["F"], plan["T"], plan["CHUNKS"]
@@ -326,18 +215,14 @@ def record_weights_gradient(kb, geo: ConvGeo, dy, x, dw, dtype: str, tuning=None
         src = _wgrad_source(geo, plan, t0, min(T, t0 + plan["TC"]), dtype, direct)
         kb.dispatch(src, [("ro", dy), ("ro", x), ("rw", part)], plan["FB"] * chunks)
     if not direct:
-        src = render("conv_wgrad_reduce", T=STORAGE[dtype], F=F, TAPS=T, CHUNKS=chunks, CI=geo.CI, OG=geo.OG,
-                     KH=geo.k[1], KW=geo.k[2], **{"WS" + a.upper(): geo.ws[a] for a in _W})
+        subs = constants(geo)
+        src = render("conv_wgrad_reduce", T=STORAGE[dtype], F=F, TAPS=T, CHUNKS=chunks,
+                     **{k: subs[k] for k in ("CI", "OG", "KH", "KW") + tuple("WS" + a.upper() for a in _W)})
         kb.dispatch(src, [("ro", part), ("rw", dw)], -(-(F * T) // 256))
     return plan
 
 
+@webgpu_kernel("convolution_2d_weights_gradient", "depthwise_convolution_2d_weights_gradient",
+               "depthwise_convolution_3d_weights_gradient")
 def _weights_gradient(step, kb):
-    geo = geometry(step)
-    record_weights_gradient(kb, geo, kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
-
-
-for _fam in ("convolution_2d", "depthwise_convolution_2d", "depthwise_convolution_3d"):
-    webgpu_kernel(_fam)(_forward)
-    webgpu_kernel(_fam + "_data_gradient")(_data_gradient)
-    webgpu_kernel(_fam + "_weights_gradient")(_weights_gradient)
+    record_weights_gradient(kb, geometry_of(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)

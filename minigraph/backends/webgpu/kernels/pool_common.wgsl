@@ -1,4 +1,5 @@
 // Shared by the pooling kernels: geometry constants and the per-axis tap count of a window.
+// Names as in the convolution kernels: S* strides, D* dilations, P* padding before, per axis H, W.
 const KH: u32 = {{KH}}u;
 const KW: u32 = {{KW}}u;
 
@@ -14,7 +15,7 @@ fn taps_in(start: i32, k: u32, d: i32, lo: i32, hi: i32) -> f32 {
 
 // the divisor of window (oh, ow) of average pooling
 fn avg_divisor(oh: u32, ow: u32) -> f32 {
-  let sy = i32(oh * {{SY}}u) - {{PT}};
-  let sx = i32(ow * {{SX}}u) - {{PL}};
-  return taps_in(sy, KH, {{DY}}, {{LOY}}, {{HIY}}) * taps_in(sx, KW, {{DX}}, {{LOX}}, {{HIX}});
+  let start_h = i32(oh * {{SH}}u) - {{PH}};
+  let start_w = i32(ow * {{SW}}u) - {{PW}};
+  return taps_in(start_h, KH, {{DH}}, {{LO_H}}, {{HI_H}}) * taps_in(start_w, KW, {{DW}}, {{LO_W}}, {{HI_W}});
 }

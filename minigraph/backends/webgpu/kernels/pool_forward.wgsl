@@ -12,16 +12,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var r = i;
 {{DECODE}}
   let xb = a_n * {{XSN}}u + a_c * {{XSC}}u;
-  let ih0 = i32(a_h * {{SY}}u) - {{PT}};
-  let iw0 = i32(a_w * {{SX}}u) - {{PL}};
+  let ih0 = i32(a_h * {{SH}}u) - {{PH}};
+  let iw0 = i32(a_w * {{SW}}u) - {{PW}};
   var m = -mg_inf();
   var s = 0.0;
   var best = 0xffffffffu;
   for (var kh = 0u; kh < KH; kh = kh + 1u) {
-    let ih = u32(ih0 + i32(kh) * {{DY}});
+    let ih = u32(ih0 + i32(kh) * {{DH}});
     if (ih >= {{H}}u) { continue; }
     for (var kw = 0u; kw < KW; kw = kw + 1u) {
-      let iw = u32(iw0 + i32(kw) * {{DX}});
+      let iw = u32(iw0 + i32(kw) * {{DW}});
       if (iw >= {{W}}u) { continue; }
       let v = f32(x[xb + ih * {{XSH}}u + iw * {{XSW}}u]);
       s = s + v;

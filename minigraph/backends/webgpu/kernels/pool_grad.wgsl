@@ -14,17 +14,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var r = i;
 {{DECODE}}
   let yb = a_n * {{YSN}}u + a_c * {{YSC}}u;
-  let th0 = i32(a_h) + {{PT}};
-  let tw0 = i32(a_w) + {{PL}};
+  let th0 = i32(a_h) + {{PH}};
+  let tw0 = i32(a_w) + {{PW}};
   var acc = 0.0;
   for (var kh = 0u; kh < KH; kh = kh + 1u) {
-    let th = th0 - i32(kh) * {{DY}};
-    if (th < 0 || th % {{SY}} != 0 || u32(th / {{SY}}) >= {{OH}}u) { continue; }
-    let oh = u32(th / {{SY}});
+    let th = th0 - i32(kh) * {{DH}};
+    if (th < 0 || th % {{SH}} != 0 || u32(th / {{SH}}) >= {{OH}}u) { continue; }
+    let oh = u32(th / {{SH}});
     for (var kw = 0u; kw < KW; kw = kw + 1u) {
-      let tw = tw0 - i32(kw) * {{DX}};
-      if (tw < 0 || tw % {{SX}} != 0 || u32(tw / {{SX}}) >= {{OW}}u) { continue; }
-      let ow = u32(tw / {{SX}});
+      let tw = tw0 - i32(kw) * {{DW}};
+      if (tw < 0 || tw % {{SW}} != 0 || u32(tw / {{SW}}) >= {{OW}}u) { continue; }
+      let ow = u32(tw / {{SW}});
       let k = yb + oh * {{YSH}}u + ow * {{YSW}}u;
 {{ACCUM}}
     }
