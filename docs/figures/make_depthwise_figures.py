@@ -1,7 +1,7 @@
 """Draw the figures of docs/depthwise.md (matplotlib, Agg backend).
 
 Run from anywhere: ``python3 docs/figures/make_depthwise_figures.py``; the PNGs are written next
-to this script. The geometry is computed by minigraph itself (``depthwise_geometry``), so the
+to this script. The geometry is computed by minigraph itself (``ConvGeometry.for_depthwise_2d``), so the
 pictures show what the ops really do.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.abspath(os.path.join(HERE, "..", "..")))
 
 import minigraph as mg  # noqa: E402
-from minigraph.ops.depthwise import depthwise_geometry  # noqa: E402
+from minigraph.ops.geometry import ConvGeometry  # noqa: E402
 
 PAD = "#d9d9d9"
 COLORS = plt.get_cmap("tab10").colors
@@ -30,7 +30,7 @@ def _geo(style, H, k, s, d=1, before=0, after=0):
         stride_in_x=s, stride_in_y=s, dilation_rate_in_x=d, dilation_rate_in_y=d,
         padding_top=before, padding_bottom=after, padding_left=before, padding_right=after,
         padding_style=mg.PaddingStyle[style])
-    return depthwise_geometry(desc, (1, 1, H, H), (k, k), 1)
+    return ConvGeometry.for_depthwise_2d(desc, (1, 1, H, H), (1, 1, k, k))
 
 
 def padding_styles(path):
@@ -40,7 +40,7 @@ def padding_styles(path):
     fig, axes = plt.subplots(len(rows), 1, figsize=(8, 7.2))
     for ax, (style, b, a) in zip(axes, rows):
         geo = _geo(style, H, k, s, 1, b, a)
-        pt, pb, out = geo.pad_top, geo.pad_bottom, geo.oh
+        pt, pb, out = geo.padding_before[0], geo.padding_after[0], geo.output_size[0]
         lo, hi = -2, H + 2
         for p in range(lo, hi):
             inside = 0 <= p < H
@@ -104,18 +104,18 @@ def weights_gradient(path):
     """For one weight tap (i, j): each dy position meets exactly one input position (or padding)."""
     H, k, s = 5, 3, 2
     geo = _geo("TF_SAME", H, k, s)
-    p = geo.pad_top  # 1 on both sides here
+    p = geo.padding_before[0]  # 1 on both sides here
     taps = [(0, 0), (1, 2)]
     fig, axes = plt.subplots(1, 3, figsize=(11, 4.8), gridspec_kw={"width_ratios": [0.75, 1, 1]})
     ax = axes[0]
-    for oh in range(geo.oh):
-        for ow in range(geo.ow):
-            col = COLORS[(oh * geo.ow + ow) % 10]
-            ax.add_patch(Rectangle((ow, geo.oh - 1 - oh), 1, 1, facecolor=col, alpha=0.55, edgecolor="black"))
-            ax.text(ow + 0.5, geo.oh - 0.5 - oh, f"dy\n{oh},{ow}", ha="center", va="center", fontsize=8)
-    ax.set_title(f"incoming gradient dy ({geo.oh}x{geo.ow})", fontsize=10)
-    ax.set_xlim(-0.2, geo.ow + 0.2)
-    ax.set_ylim(-0.2, geo.oh + 0.2)
+    for oh in range(geo.output_size[0]):
+        for ow in range(geo.output_size[1]):
+            col = COLORS[(oh * geo.output_size[1] + ow) % 10]
+            ax.add_patch(Rectangle((ow, geo.output_size[0] - 1 - oh), 1, 1, facecolor=col, alpha=0.55, edgecolor="black"))
+            ax.text(ow + 0.5, geo.output_size[0] - 0.5 - oh, f"dy\n{oh},{ow}", ha="center", va="center", fontsize=8)
+    ax.set_title(f"incoming gradient dy ({geo.output_size[0]}x{geo.output_size[1]})", fontsize=10)
+    ax.set_xlim(-0.2, geo.output_size[1] + 0.2)
+    ax.set_ylim(-0.2, geo.output_size[0] + 0.2)
     ax.set_aspect("equal")
     ax.axis("off")
     for ax, (i, j) in zip(axes[1:], taps):
@@ -128,10 +128,10 @@ def weights_gradient(path):
                 if inside:
                     ax.text(c + p + 0.5, n - 0.5 - (r + p), f"{r},{c}", ha="center", va="center", fontsize=7,
                             color="#555555")
-        for oh in range(geo.oh):
-            for ow in range(geo.ow):
+        for oh in range(geo.output_size[0]):
+            for ow in range(geo.output_size[1]):
                 r, c = oh * s + i - p, ow * s + j - p
-                col = COLORS[(oh * geo.ow + ow) % 10]
+                col = COLORS[(oh * geo.output_size[1] + ow) % 10]
                 inside = 0 <= r < H and 0 <= c < H
                 ax.add_patch(Rectangle((c + p + 0.1, n - 1 - (r + p) + 0.1), 0.8, 0.8, facecolor=col,
                                        alpha=0.6 if inside else 0.25, edgecolor=col))
