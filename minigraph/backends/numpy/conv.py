@@ -96,15 +96,15 @@ def setup(step) -> tuple:
 @numpy_kernel("convolution_2d")
 def _conv2d(step):
     geo, out_dt, acc = setup(step)
-    n, g, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
+    n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
 
     def run(x, w):
         xp = pad_trailing(source_view(geo, x), geo.padding_before, geo.padded_size, 0, acc)
         wg = weights_view(geo, w).astype(acc)
-        y = np.zeros((n, g, og, p), acc)
+        y = np.zeros((n, groups, og, p), acc)
         for t, idx in window_taps(geo):
-            cols = xp[idx].reshape(n, g, ig, p)
-            wt = wg[(Ellipsis,) + t]  # [g, og, ig]
+            cols = xp[idx].reshape(n, groups, ig, p)
+            wt = wg[(Ellipsis,) + t]  # [groups, og, ig]
             if ig == 1:  # depthwise-like groups: a broadcast product beats a matmul of inner size 1
                 y += cols * wt[:, :, 0][None, :, :, None]
             else:
@@ -116,10 +116,10 @@ def _conv2d(step):
 @numpy_kernel("convolution_2d_data_gradient")
 def _conv2d_data_grad(step):
     geo, out_dt, acc = setup(step)
-    n, g, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
+    n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
 
     def run(dy, w):
-        dyg = result_view(geo, dy).astype(acc).reshape(n, g, og, p)
+        dyg = result_view(geo, dy).astype(acc).reshape(n, groups, og, p)
         wg = weights_view(geo, w).astype(acc)
         dxp = np.zeros((n, geo.in_channels) + geo.padded_size, acc)
         for t, idx in window_taps(geo):
@@ -137,16 +137,16 @@ def _conv2d_data_grad(step):
 @numpy_kernel("convolution_2d_weights_gradient")
 def _conv2d_weights_grad(step):
     geo, out_dt, acc = setup(step)
-    n, g, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
+    n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
 
     def run(dy, x):
-        # [g, og, n*p]: each group's output channels against every (batch, position) pair
-        dyg = result_view(geo, dy).astype(acc).reshape(n, g, og, p).transpose(1, 2, 0, 3).reshape(g, og, n * p)
+        # [groups, og, n*p]: each group's output channels against every (batch, position) pair
+        dyg = result_view(geo, dy).astype(acc).reshape(n, groups, og, p).transpose(1, 2, 0, 3).reshape(groups, og, n * p)
         xp = pad_trailing(source_view(geo, x), geo.padding_before, geo.padded_size, 0, acc)
-        dw = np.empty((g, og, ig) + geo.kernel_size, acc)
+        dw = np.empty((groups, og, ig) + geo.kernel_size, acc)
         for t, idx in window_taps(geo):
-            # [g, ig, n*p] keeps positions innermost (a cheap copy); BLAS takes the transpose as is
-            cols = xp[idx].reshape(n, g, ig, p).transpose(1, 2, 0, 3).reshape(g, ig, n * p)
+            # [groups, ig, n*p] keeps positions innermost (a cheap copy); BLAS takes the transpose as is
+            cols = xp[idx].reshape(n, groups, ig, p).transpose(1, 2, 0, 3).reshape(groups, ig, n * p)
             dw[(Ellipsis,) + t] = np.matmul(dyg, cols.transpose(0, 2, 1))
         return finish(to_weights_layout(geo, dw), out_dt)
     return run
