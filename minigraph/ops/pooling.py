@@ -143,16 +143,16 @@ avg_pooling_2d_gradient = defop(
 
 @gradient("max_pooling_2d")
 def _max_pooling_2d_gradient(g, op, dy, wanted):
-    return [g.max_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"])]
+    return [g.max_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"]) if wanted[0] else None]
 
 
 @gradient("avg_pooling_2d")
 def _avg_pooling_2d_gradient(g, op, dy, wanted):
-    return [g.avg_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"])]
+    return [g.avg_pooling_2d_gradient(dy, op.inputs[0], op.attrs["descriptor"]) if wanted[0] else None]
 
 
 @gradient("avg_pooling_2d_gradient")
 def _avg_pooling_2d_gradient_gradient(g, op, dz, wanted):
     """The op is A^T applied to ``gradient`` (A the averaging map), so its adjoint is A itself;
     it does not depend on the source's values."""
-    return [g.avg_pooling_2d(dz, op.attrs["descriptor"]), None]
+    return [g.avg_pooling_2d(dz, op.attrs["descriptor"]) if wanted[0] else None, None]
