@@ -1,12 +1,13 @@
 """Save and load graphs safely: JSON for the structure, ``.npz`` for the arrays.
 
 ``g.save("model.json")`` writes ``model.json`` and ``model.npz``; ``mg.load("model.json")``
-rebuilds the graph by calling ``Graph._make`` op by op, so every shape and dtype is inferred
-and checked again exactly as when the graph was built. Nothing is unpickled or evaluated: the
-JSON is read by a strict decoder (a closed set of tagged values; descriptor and enum classes
-from a whitelist), and the arrays with ``np.load(..., allow_pickle=False)`` after their
-headers were checked against the declared shapes and dtypes. Any problem raises
-``SerializationError`` that names the op and the field.
+rebuilds the graph through ``add_op``, op by op, so every shape and dtype is inferred and
+checked again exactly as when the graph was built. Loading is ``read`` (parse the JSON, check
+every op entry and the variables, read the arrays; nothing is built until all of it passed),
+then ``rebuild``. Nothing is unpickled or evaluated: the JSON is read by a strict decoder (a
+closed set of tagged values; descriptor and enum classes from a whitelist), and the arrays with
+``np.load(..., allow_pickle=False)`` after their headers were checked against the declared
+shapes and dtypes. Any problem raises ``SerializationError`` that names the op and the field.
 
 MPSGraph's nearest equivalent is ``MPSGraphExecutable.serialize(package:descriptor:)``, which
 writes a compiled ``.mpsgraphpackage``; this saves the (uncompiled) graph instead.
@@ -16,13 +17,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import io
 import json
 import math
 import os
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, NoReturn, Optional
 
 import numpy as np
 
@@ -30,7 +32,7 @@ from . import descriptors as _descriptors
 from .errors import MiniGraphError, SerializationError
 from .ir import OPS
 from .limits import MAX_ELEMENTS
-from .types import ALL_DTYPES, DataType, ShapedType, as_shape, num_elements
+from .types import ALL_DTYPES, DataType, ShapedType, num_elements
 
 FORMAT = "minigraph.graph"
 VERSION = 1
@@ -78,6 +80,7 @@ def _paths(path) -> tuple:
     return p, root + ".npz"
 
 
+
 # ------------------------------------------------------------------------------------ encoding
 class _Encoder:
     def __init__(self):
@@ -97,49 +100,96 @@ class _Encoder:
         return {"$": "array", "key": key, "dtype": a.dtype.name, "shape": list(a.shape)}
 
     def value(self, v: Any, where: str, depth: int = 0) -> Any:
+        """The JSON form of an attribute value: the first entry of ``_ENCODERS`` that ``v`` is an
+        instance of encodes it; descriptor dataclasses after those."""
         if depth > MAX_DEPTH:
             raise SerializationError(f"{where}: value nested deeper than {MAX_DEPTH}")
-        if v is None or isinstance(v, (bool, str)):
-            return v
-        if isinstance(v, int) and not isinstance(v, enum.Enum):
-            return v
-        if isinstance(v, float):
-            return v if math.isfinite(v) else {"$": "float", "v": repr(v)}
-        if isinstance(v, np.ndarray):
-            return self.array(v, where)
-        if isinstance(v, np.generic):
-            if v.dtype.name not in _DTYPES:
-                raise SerializationError(f"{where}: scalars of dtype {v.dtype} cannot be saved")
-            return {"$": "scalar", "dtype": v.dtype.name, "v": self.value(v.item(), where, depth + 1)}
-        if isinstance(v, DataType):
-            return {"$": "dtype", "v": v.name}
-        if isinstance(v, ShapedType):
-            return {"$": "shaped_type", "shape": list(v.shape), "dtype": v.dtype.name}
-        if isinstance(v, enum.Enum):
-            cls = type(v)
-            if ENUM_CLASSES.get(cls.__name__) is not cls:
-                raise SerializationError(f"{where}: enum {cls.__name__} is not registered for saving "
-                                         "(minigraph.serialize.register_class)")
-            return {"$": "enum", "class": cls.__name__, "v": v.name}
+        for typ, encode in _ENCODERS.items():
+            if isinstance(v, typ):
+                return encode(self, v, where, depth)
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            cls = type(v)
-            if DESCRIPTOR_CLASSES.get(cls.__name__) is not cls:
-                raise SerializationError(f"{where}: descriptor class {cls.__name__} is not registered for "
-                                         "saving (minigraph.serialize.register_class)")
-            return {"$": "descriptor", "class": cls.__name__,
-                    "fields": {f.name: self.value(getattr(v, f.name), f"{where}.{f.name}", depth + 1)
-                               for f in dataclasses.fields(v)}}
-        if isinstance(v, tuple):
-            return [self.value(x, where, depth + 1) for x in v]
-        if isinstance(v, list):
-            return {"$": "list", "v": [self.value(x, where, depth + 1) for x in v]}
-        if isinstance(v, dict):
-            if not all(isinstance(k, str) for k in v):
-                raise SerializationError(f"{where}: only dicts with string keys can be saved")
-            return {"$": "dict", "v": {k: self.value(x, f"{where}.{k}", depth + 1) for k, x in v.items()}}
+            return _encode_descriptor(self, v, where, depth)
         raise SerializationError(f"{where}: a value of type {type(v).__name__} cannot be saved "
                                  "(supported: None, bool, int, float, str, tuple, list, dict, ndarray, "
                                  "DataType, ShapedType, registered enums and descriptors)")
+
+
+def _encode_plain(enc: _Encoder, v: Any, where: str, depth: int) -> Any:
+    return v
+
+
+def _encode_float(enc: _Encoder, v: float, where: str, depth: int) -> Any:
+    return v if math.isfinite(v) else {"$": "float", "v": repr(v)}
+
+
+def _encode_array(enc: _Encoder, v: np.ndarray, where: str, depth: int) -> dict:
+    return enc.array(v, where)
+
+
+def _encode_scalar(enc: _Encoder, v: np.generic, where: str, depth: int) -> dict:
+    if v.dtype.name not in _DTYPES:
+        raise SerializationError(f"{where}: scalars of dtype {v.dtype} cannot be saved")
+    return {"$": "scalar", "dtype": v.dtype.name, "v": enc.value(v.item(), where, depth + 1)}
+
+
+def _encode_dtype(enc: _Encoder, v: DataType, where: str, depth: int) -> dict:
+    return {"$": "dtype", "v": v.name}
+
+
+def _encode_shaped_type(enc: _Encoder, v: ShapedType, where: str, depth: int) -> dict:
+    return {"$": "shaped_type", "shape": list(v.shape), "dtype": v.dtype.name}
+
+
+def _encode_enum(enc: _Encoder, v: enum.Enum, where: str, depth: int) -> dict:
+    cls = type(v)
+    if ENUM_CLASSES.get(cls.__name__) is not cls:
+        raise SerializationError(f"{where}: enum {cls.__name__} is not registered for saving "
+                                 "(minigraph.serialize.register_class)")
+    return {"$": "enum", "class": cls.__name__, "v": v.name}
+
+
+def _encode_descriptor(enc: _Encoder, v: Any, where: str, depth: int) -> dict:
+    cls = type(v)
+    if DESCRIPTOR_CLASSES.get(cls.__name__) is not cls:
+        raise SerializationError(f"{where}: descriptor class {cls.__name__} is not registered for "
+                                 "saving (minigraph.serialize.register_class)")
+    return {"$": "descriptor", "class": cls.__name__,
+            "fields": {f.name: enc.value(getattr(v, f.name), f"{where}.{f.name}", depth + 1)
+                       for f in dataclasses.fields(v)}}
+
+
+def _encode_tuple(enc: _Encoder, v: tuple, where: str, depth: int) -> list:
+    return [enc.value(x, where, depth + 1) for x in v]
+
+
+def _encode_list(enc: _Encoder, v: list, where: str, depth: int) -> dict:
+    return {"$": "list", "v": [enc.value(x, where, depth + 1) for x in v]}
+
+
+def _encode_dict(enc: _Encoder, v: dict, where: str, depth: int) -> dict:
+    if not all(isinstance(k, str) for k in v):
+        raise SerializationError(f"{where}: only dicts with string keys can be saved")
+    return {"$": "dict", "v": {k: enc.value(x, f"{where}.{k}", depth + 1) for k, x in v.items()}}
+
+
+# type -> encoder, tried in this order (the first isinstance match wins): bool before int, float
+# before enums (a float enum stays a float), enums before int (an IntEnum is tagged), numpy floats
+# (float subclasses) are plain floats, other numpy scalars are tagged.
+_ENCODERS: dict = {
+    type(None): _encode_plain,
+    bool: _encode_plain,
+    str: _encode_plain,
+    float: _encode_float,
+    enum.Enum: _encode_enum,
+    int: _encode_plain,
+    np.ndarray: _encode_array,
+    np.generic: _encode_scalar,
+    DataType: _encode_dtype,
+    ShapedType: _encode_shaped_type,
+    tuple: _encode_tuple,
+    list: _encode_list,
+    dict: _encode_dict,
+}
 
 
 def to_json_dict(g) -> tuple:
@@ -207,7 +257,7 @@ def save(g, path) -> str:
 
 
 # ------------------------------------------------------------------------------------ decoding
-def _fail(where: str, msg: str):
+def _fail(where: str, msg: str) -> NoReturn:
     raise SerializationError(f"{where}: {msg}")
 
 
@@ -261,86 +311,20 @@ class _Decoder:
         self.used: set = set()
 
     def value(self, v: Any, where: str, depth: int = 0) -> Any:
+        """The Python value of a JSON attribute value: plain JSON by its type (``_PLAIN``), an
+        object by its ``"$"`` tag (``_DECODERS``)."""
         if depth > MAX_DEPTH:
             _fail(where, f"value nested deeper than {MAX_DEPTH}")
-        if v is None or isinstance(v, (bool, str)):
-            return v
-        if isinstance(v, int):
-            return v
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                _fail(where, "non-finite numbers must be tagged {\"$\": \"float\"}")
-            return v
-        if isinstance(v, list):
-            return tuple(self.value(x, where, depth + 1) for x in v)
+        plain = _PLAIN.get(type(v))
+        if plain is not None:
+            return plain(self, v, where, depth)
         if not isinstance(v, dict):
             _fail(where, f"unexpected value {_short(v)}")
         tag = v.get("$")
-        if tag == "float":
-            _keys(v, {"$", "v"}, set(), where)
-            if v["v"] not in ("nan", "inf", "-inf"):
-                _fail(where, f"tagged float must be 'nan', 'inf' or '-inf', got {_short(v['v'])}")
-            return float(v["v"])
-        if tag == "list":
-            _keys(v, {"$", "v"}, set(), where)
-            return [self.value(x, where, depth + 1) for x in _want(v["v"], list, where, "list value")]
-        if tag == "dict":
-            _keys(v, {"$", "v"}, set(), where)
-            return {k: self.value(x, f"{where}.{k}", depth + 1)
-                    for k, x in _want(v["v"], dict, where, "dict value").items()}
-        if tag == "dtype":
-            _keys(v, {"$", "v"}, set(), where)
-            return _dtype(v["v"], where)
-        if tag == "shaped_type":
-            _keys(v, {"$", "shape", "dtype"}, set(), where)
-            return ShapedType(_shape(v["shape"], where), _dtype(v["dtype"], where))
-        if tag == "scalar":
-            _keys(v, {"$", "dtype", "v"}, set(), where)
-            dt = _dtype(v["dtype"], where)
-            x = self.value(v["v"], where, depth + 1)
-            if isinstance(x, (tuple, list, dict)) or x is None or isinstance(x, str):
-                _fail(where, f"scalar value must be a number or bool, got {_short(v['v'])}")
-            try:
-                with np.errstate(all="raise"):
-                    return dt.np_dtype.type(x)
-            except (OverflowError, ValueError, TypeError, FloatingPointError):
-                _fail(where, f"{_short(x)} does not fit {dt.name}")
-        if tag == "enum":
-            _keys(v, {"$", "class", "v"}, set(), where)
-            cls = ENUM_CLASSES.get(v["class"]) if isinstance(v["class"], str) else None
-            if cls is None:
-                _fail(where, f"unknown enum class {_short(v['class'])}; known: {', '.join(sorted(ENUM_CLASSES))}")
-            if not isinstance(v["v"], str) or v["v"] not in cls.__members__:
-                _fail(where, f"{_short(v['v'])} is not a {cls.__name__}; valid: {', '.join(cls.__members__)}")
-            return cls[v["v"]]
-        if tag == "descriptor":
-            _keys(v, {"$", "class", "fields"}, set(), where)
-            cls = DESCRIPTOR_CLASSES.get(v["class"]) if isinstance(v["class"], str) else None
-            if cls is None:
-                _fail(where, f"unknown descriptor class {_short(v['class'])}; known: "
-                      f"{', '.join(sorted(DESCRIPTOR_CLASSES))}")
-            fields = _want(v["fields"], dict, where, "descriptor fields")
-            names = {f.name for f in dataclasses.fields(cls)}
-            _keys(fields, names, set(), f"{where} ({cls.__name__})")
-            kw = {k: self.value(x, f"{where}.{k}", depth + 1) for k, x in fields.items()}
-            for k, x in kw.items():
-                if isinstance(x, (dict, list, str, _ArrayRef)) or x is None:
-                    _fail(where, f"descriptor field {k} has an invalid value {_short(x)}")
-            try:
-                d = cls(**kw)
-                d.validate()
-            except MiniGraphError as e:
-                _fail(where, f"invalid {cls.__name__}: {e}")
-            except Exception as e:  # hostile field types must not escape as raw errors
-                _fail(where, f"invalid {cls.__name__}: {type(e).__name__}: {e}")
-            for k, x in kw.items():  # validate() normalises types; the values must be unchanged
-                if getattr(d, k) != x:
-                    _fail(where, f"descriptor field {k}={_short(x)} is not in its canonical form")
-            return d
-        if tag == "array":
-            _keys(v, {"$", "key", "dtype", "shape"}, set(), where)
-            return self.array_ref(v, where)
-        _fail(where, f"unknown value tag {_short(tag)}")
+        decode = _DECODERS.get(tag) if isinstance(tag, str) else None
+        if decode is None:
+            _fail(where, f"unknown value tag {_short(tag)}")
+        return decode(self, v, where, depth)
 
     def array_ref(self, v: dict, where: str) -> Any:
         key = v["key"]
@@ -362,64 +346,203 @@ class _ArrayRef:
         self.key = key
 
 
+# ---- plain JSON values, by type
+def _decode_plain(dec: _Decoder, v: Any, where: str, depth: int) -> Any:
+    return v
+
+
+def _decode_float(dec: _Decoder, v: float, where: str, depth: int) -> float:
+    if not math.isfinite(v):
+        _fail(where, "non-finite numbers must be tagged {\"$\": \"float\"}")
+    return v
+
+
+def _decode_tuple(dec: _Decoder, v: list, where: str, depth: int) -> tuple:
+    return tuple(dec.value(x, where, depth + 1) for x in v)
+
+
+_PLAIN: dict = {type(None): _decode_plain, bool: _decode_plain, str: _decode_plain, int: _decode_plain,
+                float: _decode_float, list: _decode_tuple}
+
+
+# ---- tagged values {"$": tag, ...}, by tag
+def _decode_tagged_float(dec: _Decoder, v: dict, where: str, depth: int) -> float:
+    _keys(v, {"$", "v"}, set(), where)
+    if v["v"] not in ("nan", "inf", "-inf"):
+        _fail(where, f"tagged float must be 'nan', 'inf' or '-inf', got {_short(v['v'])}")
+    return float(v["v"])
+
+
+def _decode_list(dec: _Decoder, v: dict, where: str, depth: int) -> list:
+    _keys(v, {"$", "v"}, set(), where)
+    return [dec.value(x, where, depth + 1) for x in _want(v["v"], list, where, "list value")]
+
+
+def _decode_dict(dec: _Decoder, v: dict, where: str, depth: int) -> dict:
+    _keys(v, {"$", "v"}, set(), where)
+    return {k: dec.value(x, f"{where}.{k}", depth + 1)
+            for k, x in _want(v["v"], dict, where, "dict value").items()}
+
+
+def _decode_dtype(dec: _Decoder, v: dict, where: str, depth: int) -> DataType:
+    _keys(v, {"$", "v"}, set(), where)
+    return _dtype(v["v"], where)
+
+
+def _decode_shaped_type(dec: _Decoder, v: dict, where: str, depth: int) -> ShapedType:
+    _keys(v, {"$", "shape", "dtype"}, set(), where)
+    return ShapedType(_shape(v["shape"], where), _dtype(v["dtype"], where))
+
+
+def _decode_scalar(dec: _Decoder, v: dict, where: str, depth: int) -> Any:
+    _keys(v, {"$", "dtype", "v"}, set(), where)
+    dt = _dtype(v["dtype"], where)
+    x = dec.value(v["v"], where, depth + 1)
+    if isinstance(x, (tuple, list, dict)) or x is None or isinstance(x, str):
+        _fail(where, f"scalar value must be a number or bool, got {_short(v['v'])}")
+    try:
+        with np.errstate(all="raise"):
+            return dt.np_dtype.type(x)
+    except (OverflowError, ValueError, TypeError, FloatingPointError):
+        _fail(where, f"{_short(x)} does not fit {dt.name}")
+
+
+def _decode_enum(dec: _Decoder, v: dict, where: str, depth: int) -> enum.Enum:
+    _keys(v, {"$", "class", "v"}, set(), where)
+    cls = ENUM_CLASSES.get(v["class"]) if isinstance(v["class"], str) else None
+    if cls is None:
+        _fail(where, f"unknown enum class {_short(v['class'])}; known: {', '.join(sorted(ENUM_CLASSES))}")
+    if not isinstance(v["v"], str) or v["v"] not in cls.__members__:
+        _fail(where, f"{_short(v['v'])} is not a {cls.__name__}; valid: {', '.join(cls.__members__)}")
+    return cls[v["v"]]
+
+
+def _decode_descriptor(dec: _Decoder, v: dict, where: str, depth: int) -> Any:
+    _keys(v, {"$", "class", "fields"}, set(), where)
+    cls = DESCRIPTOR_CLASSES.get(v["class"]) if isinstance(v["class"], str) else None
+    if cls is None:
+        _fail(where, f"unknown descriptor class {_short(v['class'])}; known: "
+              f"{', '.join(sorted(DESCRIPTOR_CLASSES))}")
+    fields = _want(v["fields"], dict, where, "descriptor fields")
+    _keys(fields, {f.name for f in dataclasses.fields(cls)}, set(), f"{where} ({cls.__name__})")
+    kw = {k: dec.value(x, f"{where}.{k}", depth + 1) for k, x in fields.items()}
+    for k, x in kw.items():
+        if isinstance(x, (dict, list, str, _ArrayRef)) or x is None:
+            _fail(where, f"descriptor field {k} has an invalid value {_short(x)}")
+    return _make_descriptor(cls, kw, where)
+
+
+def _make_descriptor(cls: type, kw: dict, where: str) -> Any:
+    """``cls(**kw)``, validated, with every field already in its canonical form."""
+    try:
+        d = cls(**kw)
+        d.validate()  # type: ignore[attr-defined]  # every whitelisted descriptor has validate()
+    except MiniGraphError as e:
+        _fail(where, f"invalid {cls.__name__}: {e}")
+    except Exception as e:  # hostile field types must not escape as raw errors
+        _fail(where, f"invalid {cls.__name__}: {type(e).__name__}: {e}")
+    for k, x in kw.items():  # validate() normalises types; the values must be unchanged
+        if getattr(d, k) != x:
+            _fail(where, f"descriptor field {k}={_short(x)} is not in its canonical form")
+    return d
+
+
+def _decode_array(dec: _Decoder, v: dict, where: str, depth: int) -> _ArrayRef:
+    _keys(v, {"$", "key", "dtype", "shape"}, set(), where)
+    return dec.array_ref(v, where)
+
+
+_DECODERS: dict = {
+    "float": _decode_tagged_float,
+    "list": _decode_list,
+    "dict": _decode_dict,
+    "dtype": _decode_dtype,
+    "shaped_type": _decode_shaped_type,
+    "scalar": _decode_scalar,
+    "enum": _decode_enum,
+    "descriptor": _decode_descriptor,
+    "array": _decode_array,
+}
+
+
+# ------------------------------------------------------------------------------------ the arrays
 def _read_npz(npz_path: str, specs: dict, sha256: Any) -> dict:
     """The arrays of the npz, each checked against its declared dtype and shape before reading."""
     if not specs:
         return {}
     where = f"{npz_path!r}"
+    data = _read_npz_bytes(npz_path, where, len(specs), sha256)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            _check_members(zf, specs, where)
+        return _load_arrays(data, specs, where)
+    except SerializationError:
+        raise
+    except Exception as e:  # hostile bytes (bad zip, unsupported compression, bad header) never escape raw
+        _fail(where, f"corrupt or truncated .npz: {type(e).__name__}: {e}")
+
+
+def _read_npz_bytes(npz_path: str, where: str, count: int, sha256: Any) -> bytes:
+    """The bytes of the npz, which must match the checksum the .json recorded."""
     try:
         with open(npz_path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        _fail(where, f"missing: the .json refers to {len(specs)} arrays (constants and variables) that "
+        _fail(where, f"missing: the .json refers to {count} arrays (constants and variables) that "
               "are stored in this .npz next to it")
     except OSError as e:
         _fail(where, f"cannot read: {e}")
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         _fail(where, "does not match its .json (checksum differs): the two files were not saved together, "
               "or one was modified")
-    import io
+    return data
 
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        names = set(zf.namelist())
-        want = {k + ".npy" for k in specs}
-        extra = names - want
-        if extra:
-            _fail(where, f"unexpected arrays {sorted(extra)[:5]} (not referenced by the .json)")
+
+def _check_members(zf: zipfile.ZipFile, specs: dict, where: str) -> None:
+    """Exactly the declared arrays, each with the declared dtype and shape in its .npy header."""
+    names = set(zf.namelist())
+    extra = names - {k + ".npy" for k in specs}
+    if extra:
+        _fail(where, f"unexpected arrays {sorted(extra)[:5]} (not referenced by the .json)")
+    for key, (dt, shape) in specs.items():
+        _check_member(zf, names, key, dt, shape, where)
+
+
+def _check_member(zf: zipfile.ZipFile, names: set, key: str, dt: DataType, shape: tuple, where: str) -> None:
+    member = key + ".npy"
+    if member not in names:
+        _fail(where, f"array {key!r} is missing")
+    info = zf.getinfo(member)
+    nbytes = dt.itemsize * num_elements(shape)
+    if info.file_size > nbytes + 65536:
+        _fail(where, f"array {key!r} declares {info.file_size} bytes, but a {dt.name}{list(shape)} "
+              f"array needs {nbytes}")
+    with zf.open(member) as f:
+        version = np.lib.format.read_magic(f)
+        read_header = _NPY_HEADER_READERS.get(version)
+        if read_header is None:
+            _fail(where, f"array {key!r} has an unsupported .npy version {version}")
+        hshape, _fortran, hdtype = read_header(f)
+    if hdtype.hasobject or hdtype != dt.np_dtype or tuple(hshape) != tuple(shape):
+        _fail(where, f"array {key!r} is {hdtype}{list(hshape)}, but the .json declares "
+              f"{dt.name}{list(shape)}")
+
+
+_NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def _load_arrays(data: bytes, specs: dict, where: str) -> dict:
+    """The checked arrays, read without pickle, copied and read-only."""
+    out = {}
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
         for key, (dt, shape) in specs.items():
-            member = key + ".npy"
-            if member not in names:
-                _fail(where, f"array {key!r} is missing")
-            info = zf.getinfo(member)
-            nbytes = dt.itemsize * num_elements(shape)
-            if info.file_size > nbytes + 65536:
-                _fail(where, f"array {key!r} declares {info.file_size} bytes, but a {dt.name}{list(shape)} "
-                      f"array needs {nbytes}")
-            with zf.open(member) as f:
-                version = np.lib.format.read_magic(f)
-                if version == (1, 0):
-                    hshape, fortran, hdtype = np.lib.format.read_array_header_1_0(f)
-                elif version == (2, 0):
-                    hshape, fortran, hdtype = np.lib.format.read_array_header_2_0(f)
-                else:
-                    _fail(where, f"array {key!r} has an unsupported .npy version {version}")
-            if hdtype.hasobject or hdtype != dt.np_dtype or tuple(hshape) != tuple(shape):
-                _fail(where, f"array {key!r} is {hdtype}{list(hshape)}, but the .json declares "
-                      f"{dt.name}{list(shape)}")
-        out = {}
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            for key, (dt, shape) in specs.items():
-                a = np.array(npz[key], dtype=dt.np_dtype, copy=True)
-                if a.shape != tuple(shape):
-                    _fail(where, f"array {key!r} has shape {a.shape}, expected {tuple(shape)}")
-                a.setflags(write=False)
-                out[key] = a
-        return out
-    except SerializationError:
-        raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, TypeError, SyntaxError) as e:
-        _fail(where, f"corrupt or truncated .npz: {type(e).__name__}: {e}")
+            a = np.array(npz[key], dtype=dt.np_dtype, copy=True)
+            if a.shape != tuple(shape):
+                _fail(where, f"array {key!r} has shape {a.shape}, expected {tuple(shape)}")
+            a.setflags(write=False)
+            out[key] = a
+    return out
 
 
 def _resolve(v: Any, arrays: dict) -> Any:
@@ -452,30 +575,67 @@ class Document:
 def read(path: Any) -> Document:
     """Read and check a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input.
 
+    Parse the JSON, check every op entry and the variables (decoding attributes into values with
+    array references), then read the arrays those references declare. Nothing is built.
+
     Args:
         path: The JSON file ``g.save`` wrote (its ``.npz`` must sit next to it).
     """
     json_path, npz_path = _paths(path)
     where = repr(json_path)
+    doc = _parse_document(json_path, where)
+    dec = _Decoder({})
+    entries, seen = _check_ops(doc["ops"], dec, where)
+    var_keys = _check_variables(doc["variables"], entries, seen, dec, where)
+    arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, doc.get("npz_sha256"))
+    return Document(where, doc.get("cache_size", 64), entries, var_keys, arrays)
+
+
+# ------------------------------------------------------------------------------------ parse
+def _parse_document(json_path: str, where: str) -> dict:
+    """The JSON document, within the size limit, of our format and version, with its top-level
+    fields checked (``ops``, ``variables``, ``cache_size``, ``npz_sha256``)."""
+    doc = _parse_json(_read_json_bytes(json_path, where), where)
+    _check_format(doc, where)
+    _keys(doc, {"format", "version", "ops", "variables"}, {"cache_size", "npz_sha256"}, where)
+    _want(doc["ops"], list, where, "ops")
+    _want(doc["variables"], dict, where, "variables")
+    cache_size = doc.get("cache_size", 64)
+    if cache_size is not None and (isinstance(cache_size, bool) or not isinstance(cache_size, int)
+                                   or not 0 <= cache_size <= 1 << 20):
+        _fail(where, f"cache_size must be null (unbounded) or an int in 0..{1 << 20}, got {_short(cache_size)}")
+    sha = doc.get("npz_sha256")
+    if sha is not None and not (isinstance(sha, str) and len(sha) == 64):
+        _fail(where, "npz_sha256 must be a 64-character hex string")
+    return doc
+
+
+def _read_json_bytes(json_path: str, where: str) -> bytes:
     try:
         size = os.path.getsize(json_path)
         if size > MAX_JSON_BYTES:
             _fail(where, f"is {size} bytes, more than the limit {MAX_JSON_BYTES}")
         with open(json_path, "rb") as f:
-            raw = f.read()
+            return f.read()
     except SerializationError:
         raise
     except FileNotFoundError:
         _fail(where, "no such file")
     except OSError as e:
         _fail(where, f"cannot read: {e}")
+
+
+def _parse_json(raw: bytes, where: str) -> dict:
     try:
         doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
     except SerializationError:
         raise
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         _fail(where, f"not valid JSON (corrupt or truncated?): {e}")
-    _want(doc, dict, where, "the document")
+    return _want(doc, dict, where, "the document")
+
+
+def _check_format(doc: dict, where: str) -> None:
     if doc.get("format") != FORMAT:
         _fail(where, f"not a minigraph graph file (format {_short(doc.get('format'))}, expected {FORMAT!r})")
     version = doc.get("version")
@@ -484,131 +644,187 @@ def read(path: Any) -> Document:
     if version != VERSION:
         _fail(where, f"schema version {version} is not supported by this minigraph (it reads version "
               f"{VERSION}){'; upgrade minigraph' if version > VERSION else ''}")
-    _keys(doc, {"format", "version", "ops", "variables"}, {"cache_size", "npz_sha256"}, where)
-    ops = _want(doc["ops"], list, where, "ops")
-    variables = _want(doc["variables"], dict, where, "variables")
-    cache_size = doc.get("cache_size", 64)
-    if cache_size is not None and (isinstance(cache_size, bool) or not isinstance(cache_size, int)
-                                   or not 0 <= cache_size <= 1 << 20):
-        _fail(where, f"cache_size must be null (unbounded) or an int in 0..{1 << 20}, got {_short(cache_size)}")
-    sha = doc.get("npz_sha256")
-    if sha is not None and not (isinstance(sha, str) and len(sha) == 64):
-        _fail(where, "npz_sha256 must be a 64-character hex string")
 
-    # pass 1: check the structure and decode the attributes (array references only)
-    dec = _Decoder({})
+
+# ------------------------------------------------------------------------------------ check
+class _Entry(NamedTuple):
+    """One checked op entry of the file, its attributes decoded (arrays as ``_ArrayRef``)."""
+
+    name: str
+    type: str
+    inputs: list  # [(op name, output index)]
+    deps: list  # op names
+    attrs: dict
+    outputs: list  # [(shape, DataType)]
+    raw: dict  # the entry as read (its optional string fields)
+
+
+# The attribute holding the array of a source op that carries one; the other source op (the
+# placeholder) is fed, so its declared shape may be dynamic.
+_ARRAY_ATTR = {"constant": "value", "variable": "initial_value"}
+
+
+def _check_ops(ops: list, dec: _Decoder, where: str) -> tuple:
+    """(the checked entries, {op name: index}): structure checked, attributes decoded, every
+    edge to an earlier op."""
     seen: dict = {}
-    entries = []
+    entries: list = []
     for i, e in enumerate(ops):
-        w = f"{where}: op #{i}"
-        _want(e, dict, w, "op entry")
-        _keys(e, {"name", "type", "inputs", "control_dependencies", "attrs", "outputs"},
-              {"requested_name", "user_name", "location", "from_gradients"}, w)
-        name = _want(e["name"], str, w, "name")
-        if not name or len(name) > 1024:
-            _fail(w, "name must be a non-empty string of at most 1024 characters")
-        w = f"{where}: op #{i} {name!r}"
-        typ = _want(e["type"], str, w, "type")
-        if typ not in OPS:
-            _fail(w, f"unknown op type {_short(typ)} (this minigraph knows {len(OPS)} op types; "
-                  "was the file written by a newer version, or with an extension module not imported?)")
-        w = f"{where}: {typ} op #{i} {name!r}"
-        if name in seen:
-            _fail(w, f"duplicate op name {name!r} (op names are unique)")
-        inputs = []
-        for j, ref in enumerate(_want(e["inputs"], list, w, "inputs")):
-            if not (isinstance(ref, list) and len(ref) == 2 and isinstance(ref[0], str)
-                    and isinstance(ref[1], int) and not isinstance(ref[1], bool)):
-                _fail(w, f"input {j} must be [op name, output index], got {_short(ref)}")
-            src = seen.get(ref[0])
-            if src is None:
-                _fail(w, f"input {j} refers to {ref[0]!r}, which is not an earlier op (dangling edge)")
-            if not 0 <= ref[1] < len(ops[src]["outputs"]):
-                _fail(w, f"input {j} refers to output {ref[1]} of {ref[0]!r}, which has "
-                      f"{len(ops[src]['outputs'])} output(s)")
-            inputs.append((ref[0], ref[1]))
-        deps = []
-        for d in _want(e["control_dependencies"], list, w, "control_dependencies"):
-            if not isinstance(d, str) or d not in seen:
-                _fail(w, f"control dependency {_short(d)} is not an earlier op (dangling edge)")
-            deps.append(d)
-        attrs = {k: dec.value(x, f"{w} attribute {k!r}")
-                 for k, x in _want(e["attrs"], dict, w, "attrs").items()}
-        outs = []
-        for j, o in enumerate(_want(e["outputs"], list, w, "outputs")):
-            _want(o, dict, w, f"output {j}")
-            _keys(o, {"shape", "dtype"}, set(), f"{w} output {j}")
-            outs.append((_shape(o["shape"], f"{w} output {j}"), _dtype(o["dtype"], f"{w} output {j}")))
-        for k in ("requested_name", "user_name", "location"):
-            if e.get(k) is not None:
-                _want(e[k], str, w, k)
-                if len(e[k]) > 4096:
-                    _fail(w, f"{k} is longer than 4096 characters")
-        if typ in ("placeholder", "constant", "variable"):
-            for k in ("shape", "dtype"):
-                if k not in attrs:
-                    _fail(w, f"missing attribute {k!r}")
-            _want(attrs["dtype"], DataType, w, "attribute 'dtype'")
-            _shape(list(_want(attrs["shape"], tuple, w, "attribute 'shape'")), w, dynamic=typ == "placeholder")
-            key = {"constant": "value", "variable": "initial_value"}.get(typ)
-            if key is not None:
-                ref = attrs.get(key)
-                if not isinstance(ref, _ArrayRef):
-                    _fail(w, f"attribute {key!r} must be an array reference")
-                dt, shp = dec.arrays[ref.key]
-                if dt != attrs["dtype"] or shp != attrs["shape"]:
-                    _fail(w, f"array {ref.key!r} is declared {dt.name}{list(shp)} but the op is "
-                          f"{attrs['dtype'].name}{list(attrs['shape'])}")
-        seen[name] = i
-        entries.append((name, typ, inputs, deps, attrs, outs, e))
+        entry = _check_entry(i, e, ops, seen, dec, where)
+        seen[entry.name] = i
+        entries.append(entry)
+    return entries, seen
 
+
+def _check_entry(i: int, e: Any, ops: list, seen: dict, dec: _Decoder, where: str) -> _Entry:
+    w = f"{where}: op #{i}"
+    _want(e, dict, w, "op entry")
+    _keys(e, {"name", "type", "inputs", "control_dependencies", "attrs", "outputs"},
+          {"requested_name", "user_name", "location", "from_gradients"}, w)
+    name, typ, w = _check_name_and_type(e, seen, w, where, i)
+    inputs = _check_inputs(e, ops, seen, w)
+    deps = _check_deps(e, seen, w)
+    attrs = {k: dec.value(x, f"{w} attribute {k!r}") for k, x in _want(e["attrs"], dict, w, "attrs").items()}
+    outs = _check_outputs(e, w)
+    _check_strings(e, w)
+    opdef = OPS[typ]
+    if opdef.internal and not opdef.inputs:  # placeholder, constant, variable: a declared type
+        _check_source_attrs(typ, attrs, dec, w)
+    return _Entry(name, typ, inputs, deps, attrs, outs, e)
+
+
+def _check_name_and_type(e: dict, seen: dict, w: str, where: str, i: int) -> tuple:
+    """(name, type, the op's label for messages): a new name and a known op type."""
+    name = _want(e["name"], str, w, "name")
+    if not name or len(name) > 1024:
+        _fail(w, "name must be a non-empty string of at most 1024 characters")
+    w = f"{where}: op #{i} {name!r}"
+    typ = _want(e["type"], str, w, "type")
+    if typ not in OPS:
+        _fail(w, f"unknown op type {_short(typ)} (this minigraph knows {len(OPS)} op types; "
+              "was the file written by a newer version, or with an extension module not imported?)")
+    w = f"{where}: {typ} op #{i} {name!r}"
+    if name in seen:
+        _fail(w, f"duplicate op name {name!r} (op names are unique)")
+    return name, typ, w
+
+
+def _check_inputs(e: dict, ops: list, seen: dict, w: str) -> list:
+    inputs = []
+    for j, ref in enumerate(_want(e["inputs"], list, w, "inputs")):
+        if not (isinstance(ref, list) and len(ref) == 2 and isinstance(ref[0], str)
+                and isinstance(ref[1], int) and not isinstance(ref[1], bool)):
+            _fail(w, f"input {j} must be [op name, output index], got {_short(ref)}")
+        src = seen.get(ref[0])
+        if src is None:
+            _fail(w, f"input {j} refers to {ref[0]!r}, which is not an earlier op (dangling edge)")
+        if not 0 <= ref[1] < len(ops[src]["outputs"]):
+            _fail(w, f"input {j} refers to output {ref[1]} of {ref[0]!r}, which has "
+                  f"{len(ops[src]['outputs'])} output(s)")
+        inputs.append((ref[0], ref[1]))
+    return inputs
+
+
+def _check_deps(e: dict, seen: dict, w: str) -> list:
+    deps = []
+    for d in _want(e["control_dependencies"], list, w, "control_dependencies"):
+        if not isinstance(d, str) or d not in seen:
+            _fail(w, f"control dependency {_short(d)} is not an earlier op (dangling edge)")
+        deps.append(d)
+    return deps
+
+
+def _check_outputs(e: dict, w: str) -> list:
+    outs = []
+    for j, o in enumerate(_want(e["outputs"], list, w, "outputs")):
+        _want(o, dict, w, f"output {j}")
+        _keys(o, {"shape", "dtype"}, set(), f"{w} output {j}")
+        outs.append((_shape(o["shape"], f"{w} output {j}"), _dtype(o["dtype"], f"{w} output {j}")))
+    return outs
+
+
+def _check_strings(e: dict, w: str) -> None:
+    for k in ("requested_name", "user_name", "location"):
+        if e.get(k) is not None:
+            _want(e[k], str, w, k)
+            if len(e[k]) > 4096:
+                _fail(w, f"{k} is longer than 4096 characters")
+
+
+def _check_source_attrs(typ: str, attrs: dict, dec: _Decoder, w: str) -> None:
+    """A source op's declared shape and dtype, and its array's declared type matching them."""
+    for k in ("shape", "dtype"):
+        if k not in attrs:
+            _fail(w, f"missing attribute {k!r}")
+    _want(attrs["dtype"], DataType, w, "attribute 'dtype'")
+    key = _ARRAY_ATTR.get(typ)
+    _shape(list(_want(attrs["shape"], tuple, w, "attribute 'shape'")), w, dynamic=key is None)
+    if key is None:
+        return
+    ref = attrs.get(key)
+    if not isinstance(ref, _ArrayRef):
+        _fail(w, f"attribute {key!r} must be an array reference")
+    dt, shp = dec.arrays[ref.key]
+    if dt != attrs["dtype"] or shp != attrs["shape"]:
+        _fail(w, f"array {ref.key!r} is declared {dt.name}{list(shp)} but the op is "
+              f"{attrs['dtype'].name}{list(attrs['shape'])}")
+
+
+def _check_variables(variables: dict, entries: list, seen: dict, dec: _Decoder, where: str) -> dict:
+    """{variable op name: array key} of the saved values, each declared like its variable."""
     var_keys = {}
-    for vname, ref in variables.items():
+    for vname, key in variables.items():
         i = seen.get(vname)
-        if i is None or entries[i][1] != "variable":
+        if i is None or entries[i].type != "variable":
             _fail(where, f"variables: {vname!r} is not a variable op of the graph")
-        ref = dec.value({"$": "array", "key": ref, "dtype": entries[i][4]["dtype"].name,
-                         "shape": list(entries[i][4]["shape"])}, f"{where}: variable {vname!r} value")
+        attrs = entries[i].attrs
+        ref = dec.value({"$": "array", "key": key, "dtype": attrs["dtype"].name, "shape": list(attrs["shape"])},
+                        f"{where}: variable {vname!r} value")
         var_keys[vname] = ref.key
-
-    arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, sha)
-    return Document(where, cache_size, entries, var_keys, arrays)
+    return var_keys
 
 
 def rebuild(g: Any, doc: Document) -> None:
     """Add the document's ops to the empty graph ``g`` through ``add_op``, which re-infers and
     re-checks every op, then set the variables' saved values."""
-    where = doc.where
-    arrays = doc.arrays
     by_name: dict = {}
-    for i, (name, typ, inputs, deps, attrs, outs, e) in enumerate(doc.entries):
-        w = f"{where}: {typ} op #{i} {name!r}"
-        ins = []
-        for src, k in inputs:
-            op = by_name[src]
-            if k >= len(op.outputs):
-                _fail(w, f"refers to output {k} of {src!r}, which has {len(op.outputs)} output(s)")
-            ins.append(op.outputs[k])
-        attrs = _resolve(attrs, arrays)
-        try:
-            op = g.add_op(typ, ins, attrs, name, control_dependencies=[by_name[d] for d in deps],
-                          location=e.get("location"), requested_name=e.get("requested_name"),
-                          user_name=e.get("user_name"), from_gradients=bool(e.get("from_gradients")))
-        except SerializationError:
-            raise
-        except MiniGraphError as err:
-            _fail(w, f"cannot be rebuilt: {err}")
-        except Exception as err:  # an infer rule fed hostile attributes; never let it escape raw
-            _fail(w, f"cannot be rebuilt from its attributes: {type(err).__name__}: {err}")
-        if op.name != name:
-            _fail(w, f"was rebuilt under the name {op.name!r}")
-        got = [(tuple(t.shape), t.dtype) for t in op.outputs]
-        if got != [(s, d) for s, d in outs]:
-            _fail(w, f"rebuilt with outputs {[(list(s), d.name) for s, d in got]}, but the file declares "
-                  f"{[(list(s), d.name) for s, d in outs]}")
-        for t in op.outputs:
-            if num_elements([d for d in t.shape if d > 0]) > MAX_ELEMENTS:
-                _fail(w, f"output shape {t.shape} is larger than the limit {MAX_ELEMENTS} elements")
-        by_name[name] = op
+    for i, entry in enumerate(doc.entries):
+        by_name[entry.name] = _rebuild_op(g, entry, by_name, doc.arrays, f"{doc.where}: {entry.type} op #{i} {entry.name!r}")
     for vname, key in doc.var_keys.items():
-        g.variables.set(by_name[vname], arrays[key])
+        g.variables.set(by_name[vname], doc.arrays[key])
+
+
+def _rebuild_op(g: Any, entry: _Entry, by_name: dict, arrays: dict, w: str) -> Any:
+    """The op of one checked entry, added through ``g.add_op`` and compared with the file."""
+    name, typ, inputs, deps, attrs, outs, e = entry
+    ins = []
+    for src, k in inputs:
+        op = by_name[src]
+        if k >= len(op.outputs):
+            _fail(w, f"refers to output {k} of {src!r}, which has {len(op.outputs)} output(s)")
+        ins.append(op.outputs[k])
+    try:
+        op = g.add_op(typ, ins, _resolve(attrs, arrays), name, control_dependencies=[by_name[d] for d in deps],
+                      location=e.get("location"), requested_name=e.get("requested_name"),
+                      user_name=e.get("user_name"), from_gradients=bool(e.get("from_gradients")))
+    except SerializationError:
+        raise
+    except MiniGraphError as err:
+        _fail(w, f"cannot be rebuilt: {err}")
+    except Exception as err:  # an infer rule fed hostile attributes; never let it escape raw
+        _fail(w, f"cannot be rebuilt from its attributes: {type(err).__name__}: {err}")
+    _check_rebuilt(op, entry, w)
+    return op
+
+
+def _check_rebuilt(op: Any, entry: _Entry, w: str) -> None:
+    """The rebuilt op has the file's name and declared outputs, within the size limit."""
+    if op.name != entry.name:
+        _fail(w, f"was rebuilt under the name {op.name!r}")
+    got = [(tuple(t.shape), t.dtype) for t in op.outputs]
+    if got != [(s, d) for s, d in entry.outputs]:
+        _fail(w, f"rebuilt with outputs {[(list(s), d.name) for s, d in got]}, but the file declares "
+              f"{[(list(s), d.name) for s, d in entry.outputs]}")
+    for t in op.outputs:
+        if num_elements([d for d in t.shape if d > 0]) > MAX_ELEMENTS:
+            _fail(w, f"output shape {t.shape} is larger than the limit {MAX_ELEMENTS} elements")
