@@ -20,6 +20,7 @@ the same layouts as element strides of contiguous tensors.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from math import prod
 from typing import Any, Optional, Sequence
 
@@ -222,29 +223,32 @@ class ConvGeometry:
                    weights_axes=tuple(weights_axes))
 
     # -------------------------------------------------------------- sizes
-    @property
+    @cached_property
     def batch(self) -> int:
         """The number of images: the product of the batch axes (-1 if one is unknown)."""
         return _known_product(self.batch_shape)
 
-    @property
+    @cached_property
     def in_per_group(self) -> int:
         """Input channels per group (1 for depthwise and pooling)."""
         return _known_ratio(self.in_channels, self.groups)
 
-    @property
+    @cached_property
     def out_per_group(self) -> int:
         """Output channels per group: the channel multiplier M of a depthwise op."""
         return _known_ratio(self.out_channels, self.groups)
 
-    channel_multiplier = out_per_group
-
     @property
+    def channel_multiplier(self) -> int:
+        """The channel multiplier M of a depthwise op: its output channels per group."""
+        return self.out_per_group
+
+    @cached_property
     def dilated_kernel(self) -> tuple:
         """The extent of each dilated kernel axis, ``(k - 1) * dilation + 1``."""
         return tuple((k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilations))
 
-    @property
+    @cached_property
     def padded_size(self) -> tuple:
         """Per axis, a padded length that holds the input, its padding and every window tap."""
         return tuple(max(n + b + a, (o - 1) * s + k, 0) for n, b, a, o, s, k in zip(
@@ -252,12 +256,12 @@ class ConvGeometry:
             self.dilated_kernel))
 
     # -------------------------------------------------------------- layouts
-    @property
+    @cached_property
     def data_permutation(self) -> tuple:
         """Axes that bring a data tensor to ``[*batch, channels, *spatial]``."""
         return tuple(range(len(self.batch_shape))) + self.data_axes
 
-    @property
+    @cached_property
     def weights_permutation(self) -> tuple:
         """Axes that bring the weights to an order whose reshape is ``[groups, out_per_group,
         in_per_group, *kernel]`` (splitting an axis, or inserting the absent in_per_group one)."""
@@ -274,17 +278,17 @@ class ConvGeometry:
             shape[a] = n
         return tuple(shape)
 
-    @property
+    @cached_property
     def source_shape(self) -> tuple:
         """The forward op's source shape (the data gradient's result)."""
         return self.data_shape(self.in_channels, self.input_size)
 
-    @property
+    @cached_property
     def result_shape(self) -> tuple:
         """The forward op's result shape (the incoming gradient's shape)."""
         return self.data_shape(self.out_channels, self.output_size)
 
-    @property
+    @cached_property
     def weights_shape(self) -> tuple:
         """The forward op's weights shape (the weights gradient's result); () for pooling."""
         if not self.weights_axes:

@@ -9,6 +9,7 @@ the channels of each group. float16 is computed in float32 and rounded once at t
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from math import prod
 
@@ -72,12 +73,13 @@ def tap(start: int, out: int, s: int) -> slice:
     return slice(start, start + (out - 1) * s + 1, s)
 
 
-def window_taps(geo: ConvGeometry):
+@functools.lru_cache(maxsize=256)
+def window_taps(geo: ConvGeometry) -> tuple:
     """``(tap, index)`` per kernel tap, row-major: ``index`` selects, in the trailing spatial axes
-    of the padded input, what the tap reads for every output position."""
-    for t in itertools.product(*(range(k) for k in geo.kernel_size)):
-        yield t, (Ellipsis,) + tuple(tap(i * d, o, s) for i, d, o, s in
-                                     zip(t, geo.dilations, geo.output_size, geo.strides))
+    of the padded input, what the tap reads for every output position (made once per geometry)."""
+    return tuple((t, (Ellipsis,) + tuple(tap(i * d, o, s) for i, d, o, s in
+                                         zip(t, geo.dilations, geo.output_size, geo.strides)))
+                 for t in itertools.product(*(range(k) for k in geo.kernel_size)))
 
 
 def finish(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
