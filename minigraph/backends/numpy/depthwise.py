@@ -11,10 +11,12 @@ over on the shapes they suit and hand back to them when a result is not finite.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...ops.geometry import ConvGeometry
-from .conv import finish, result_view, setup, source_view, to_data_layout, weights_view
+from .conv import compute_dtype, finish, result_view, setup, source_view, to_data_layout, weights_view
 from .depthwise_fast import DataGradientPlan, ForwardPlan, WeightsGradientPlan, choose_algorithm
 from .registry import numpy_kernel
 
@@ -31,18 +33,20 @@ def _inside(out: int, size: int, stride: int, dilation: int, before: int, k: int
     return slice(lo, hi), slice(start, start + (hi - lo - 1) * stride + 1, stride)
 
 
-def taps_inside(geo: ConvGeometry) -> list:
-    """[(i, j, out_rows, out_cols, in_rows, in_cols)] for every tap that reads inside the source."""
+@functools.lru_cache(maxsize=256)
+def taps_inside(geo: ConvGeometry) -> tuple:
+    """[(i, j, out_rows, out_cols, in_rows, in_cols)] for every tap that reads inside the source
+    (made once per geometry)."""
     rows, cols = ([_inside(geo.output_size[a], geo.input_size[a], geo.strides[a], geo.dilations[a],
                            geo.padding_before[a], k) for k in range(geo.kernel_size[a])] for a in (0, 1))
-    return [(i, j, r[0], c[0], r[1], c[1]) for i, r in enumerate(rows) if r is not None
-            for j, c in enumerate(cols) if c is not None]
+    return tuple((i, j, r[0], c[0], r[1], c[1]) for i, r in enumerate(rows) if r is not None
+                 for j, c in enumerate(cols) if c is not None)
 
 
 def exact_weights_gradient(geo: ConvGeometry, dy: np.ndarray, x: np.ndarray, dtype) -> np.ndarray:
     """``dW`` as ``[C, M, kH, kW]`` of ``dtype`` from ``dy [N, C, M, OH, OW]`` and ``x [N, C, H, W]``:
     one einsum per tap over the window it reads, accumulated in float32 for float16."""
-    cdt = np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+    cdt = compute_dtype(np.dtype(dtype))
     dy, x = dy.astype(cdt, copy=False), x.astype(cdt, copy=False)
     out = np.zeros((geo.in_channels, geo.channel_multiplier) + geo.kernel_size, cdt)
     for i, j, oh, ow, ih, iw in taps_inside(geo):
