@@ -81,82 +81,133 @@ def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Seque
 
 def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                target_operations: Sequence[Operation]) -> Plan:
+    """The plan for running ``target_tensors`` and ``target_operations`` with feeds of
+    ``feed_types``: check the targets, order the ops they need, specialise the types with the
+    feed shapes, plan the buffers."""
+    _check_targets(graph, feed_types, target_tensors, target_operations)
+    dg, order = _order(graph, target_tensors, target_operations)
+    steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types)
+    for t, ty in feed_types.items():  # feeds the targets don't need are allowed (as in MPSGraph), but checked
+        check_feed_type(t, ty)
+    _plan_buffers(steps, {slot_of[id(t)] for t in target_tensors})
+    pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
+    return Plan(graph, steps, feeds, [(t, slot_of[id(t)]) for t in target_tensors],
+                list(target_operations), len(slot_of), dg, pruned, types)
+
+
+# ------------------------------------------------------------------------------- check targets
+def _check_targets(graph, feed_types: dict, target_tensors: Sequence[Tensor],
+                   target_operations: Sequence[Operation]) -> None:
+    """Tensors and operations of this graph, at least one target, feeds keyed by its placeholders."""
     for t in target_tensors:
-        if not isinstance(t, Tensor):
-            raise TargetError(f"target_tensors must hold tensors, got {t!r}"
-                              + (" (an operation: pass it in target_operations)" if isinstance(t, Operation) else ""))
-        graph.check_same_graph(t, "target_tensors")
+        _check_target_tensor(graph, t)
     for o in target_operations:
-        if isinstance(o, Tensor):
-            raise TargetError(f"target_operations must hold operations, got tensor {o.name!r}; "
-                              f"use target_tensors, or {o.name!r}.operation")
-        if not isinstance(o, Operation):
-            raise TargetError(f"target_operations must hold operations, got {o!r}")
-        graph.check_same_graph(o, "target_operations")
+        _check_target_operation(graph, o)
     if not target_tensors and not target_operations:
         raise TargetError("nothing to run: give at least one target tensor or target operation")
-    for t, ty in feed_types.items():
-        if not isinstance(t, Tensor):
-            raise FeedDTypeError(f"feeds must be keyed by placeholder tensors, got {t!r}")
-        graph.check_same_graph(t, "feeds")
-        if t.operation.type != "placeholder":
-            raise FeedError(f"feed for {t.name!r}: only placeholders can be fed, but it is the output of "
-                            f"{_label(t.operation)}; feed a placeholder instead")
+    for t in feed_types:
+        _check_feed_key(graph, t)
 
+
+def _check_target_tensor(graph, t: Any) -> None:
+    if not isinstance(t, Tensor):
+        raise TargetError(f"target_tensors must hold tensors, got {t!r}"
+                          + (" (an operation: pass it in target_operations)" if isinstance(t, Operation) else ""))
+    graph.check_same_graph(t, "target_tensors")
+
+
+def _check_target_operation(graph, o: Any) -> None:
+    if isinstance(o, Tensor):
+        raise TargetError(f"target_operations must hold operations, got tensor {o.name!r}; "
+                          f"use target_tensors, or {o.name!r}.operation")
+    if not isinstance(o, Operation):
+        raise TargetError(f"target_operations must hold operations, got {o!r}")
+    graph.check_same_graph(o, "target_operations")
+
+
+def _check_feed_key(graph, t: Any) -> None:
+    if not isinstance(t, Tensor):
+        raise FeedDTypeError(f"feeds must be keyed by placeholder tensors, got {t!r}")
+    graph.check_same_graph(t, "feeds")
+    if t.operation.type != "placeholder":
+        raise FeedError(f"feed for {t.name!r}: only placeholders can be fed, but it is the output of "
+                        f"{_label(t.operation)}; feed a placeholder instead")
+
+
+# ------------------------------------------------------------------------------- order
+def _order(graph, target_tensors: Sequence[Tensor], target_operations: Sequence[Operation]) -> tuple:
+    """(the DiGraph of the ops the targets need, those ops in a deterministic topological order)."""
     dg = needed_ops(graph, target_tensors, target_operations)
-    order = [dg.nodes[n]["op"] for n in nx.lexicographical_topological_sort(dg)]
+    return dg, [dg.nodes[n]["op"] for n in nx.lexicographical_topological_sort(dg)]
 
+
+# ------------------------------------------------------------------------------- specialise types
+def _specialise(graph, dg: nx.DiGraph, order: list, feed_types: dict) -> tuple:
+    """(steps, feeds, {id(tensor): slot}, {slot: ShapedType}): one step per op, its output types
+    inferred again from the concrete feed types, a slot for every output."""
     slot_of: dict[int, int] = {}  # id(tensor) -> slot
     types: dict[int, ShapedType] = {}
     steps: list[Step] = []
     feeds = []
     fed = {id(t): ty for t, ty in feed_types.items()}
     for op in order:
-        opdef = OPS[op.type]
         ins = tuple(slot_of[id(t)] for t in op.inputs)
         in_types = tuple(types[s] for s in ins)
         if op.type == "placeholder":
-            t = op.outputs[0]
-            ty = fed.get(id(t))
-            if ty is None:
-                names = [p.name for p in graph.placeholders if id(p) not in fed and p.operation.index in dg]
-                raise MissingFeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}, "
-                                f"needed by the targets (placeholders without feeds: {names})")
-            check_feed_type(t, ty)
-            out_types = (ty,)
+            out_types: tuple = (_feed_type(graph, dg, op, fed),)
         else:
-            try:
-                out_types = tuple(opdef.infer(list(in_types), op.attrs))
-            except MiniGraphError as e:
-                raise type(e)(f"{_label(op)}: {e}") from None
+            out_types = _infer(op, in_types)
         for ot in out_types:
-            if any(d < 0 for d in ot.shape):
-                raise TargetError(f"{_label(op)}: output shape {ot.shape} is still dynamic after "
-                                  "feeding; give static feed shapes")
-            if num_elements(ot.shape) > MAX_ELEMENTS:
-                raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} has "
-                                         f"{num_elements(ot.shape)} elements, more than the limit {MAX_ELEMENTS}")
-            nbytes = num_elements(ot.shape) * ot.dtype.itemsize
-            if MAX_BYTES and nbytes > MAX_BYTES:
-                raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} {ot.dtype.name} needs "
-                                         f"{nbytes / 2 ** 30:.1f} GiB, more than this machine's memory "
-                                         f"({MAX_BYTES / 2 ** 30:.1f} GiB)")
+            _check_output_type(op, ot)
         outs = []
         for t, ot in zip(op.outputs, out_types):
             s = len(slot_of)
             slot_of[id(t)] = s
             types[s] = ot
             outs.append(s)
-        step = Step(op, ins, tuple(outs), in_types, out_types)
         if op.type == "placeholder":
             feeds.append((op.outputs[0], outs[0], out_types[0]))
-        steps.append(step)
+        steps.append(Step(op, ins, tuple(outs), in_types, out_types))
+    return steps, feeds, slot_of, types
 
-    for t, ty in feed_types.items():  # feeds the targets don't need are allowed (as in MPSGraph), but checked
-        check_feed_type(t, ty)
 
-    # buffer plan: free each slot after its last reader, never the targets
-    keep = {slot_of[id(t)] for t in target_tensors}
+def _feed_type(graph, dg: nx.DiGraph, op: Operation, fed: dict) -> ShapedType:
+    """The fed type of a placeholder the targets need, checked against its declared type."""
+    t = op.outputs[0]
+    ty = fed.get(id(t))
+    if ty is None:
+        names = [p.name for p in graph.placeholders if id(p) not in fed and p.operation.index in dg]
+        raise MissingFeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}, "
+                               f"needed by the targets (placeholders without feeds: {names})")
+    check_feed_type(t, ty)
+    return ty
+
+
+def _infer(op: Operation, in_types: tuple) -> tuple:
+    try:
+        return tuple(OPS[op.type].infer(list(in_types), op.attrs))
+    except MiniGraphError as e:
+        raise type(e)(f"{_label(op)}: {e}") from None
+
+
+def _check_output_type(op: Operation, ot: ShapedType) -> None:
+    """A specialised output is static and within the element and memory limits."""
+    if any(d < 0 for d in ot.shape):
+        raise TargetError(f"{_label(op)}: output shape {ot.shape} is still dynamic after "
+                          "feeding; give static feed shapes")
+    if num_elements(ot.shape) > MAX_ELEMENTS:
+        raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} has "
+                                 f"{num_elements(ot.shape)} elements, more than the limit {MAX_ELEMENTS}")
+    nbytes = num_elements(ot.shape) * ot.dtype.itemsize
+    if MAX_BYTES and nbytes > MAX_BYTES:
+        raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} {ot.dtype.name} needs "
+                                 f"{nbytes / 2 ** 30:.1f} GiB, more than this machine's memory "
+                                 f"({MAX_BYTES / 2 ** 30:.1f} GiB)")
+
+
+# ------------------------------------------------------------------------------- plan buffers
+def _plan_buffers(steps: list, keep: set) -> None:
+    """Set each step's ``free``: the slots whose last use it is, never the targets' (``keep``)."""
     last: dict[int, int] = {}
     for i, st in enumerate(steps):
         for s in st.outputs:
@@ -169,10 +220,6 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
             frees.setdefault(i, []).append(s)
     for i, st in enumerate(steps):
         st.free = tuple(sorted(frees.get(i, ())))
-
-    pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
-    return Plan(graph, steps, feeds, [(t, slot_of[id(t)]) for t in target_tensors],
-                list(target_operations), len(slot_of), dg, pruned, types)
 
 
 def check_feed_type(t: Tensor, ty: ShapedType) -> None:
