@@ -5,6 +5,8 @@ a skip (CI sets it, so the GPU kernels are really executed there, on lavapipe).
 """
 import contextlib
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,15 +14,15 @@ import pytest
 import minigraph as mg
 
 ALL_BACKENDS = ("numpy", "webgpu")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _required():
     return {b for b in os.environ.get("MINIGRAPH_REQUIRE_BACKENDS", "").split(",") if b}
 
 
-@pytest.fixture(params=ALL_BACKENDS)
-def backend(request):
-    name = request.param
+def _usable(name):
+    """The backend's name if it works here; else a skip (a failure if MINIGRAPH_REQUIRE_BACKENDS names it)."""
     avail = mg.available_backends()
     if name not in avail:
         why = avail.unavailable.get(name, "unknown")
@@ -28,6 +30,31 @@ def backend(request):
             pytest.fail(f"backend {name!r} is required (MINIGRAPH_REQUIRE_BACKENDS) but unavailable: {why}")
         pytest.skip(f"backend {name!r} unavailable: {why}")
     return name
+
+
+@pytest.fixture(params=ALL_BACKENDS)
+def backend(request):
+    return _usable(request.param)
+
+
+@pytest.fixture
+def webgpu():
+    """``"webgpu"`` where that backend works; skips the test elsewhere (fails it where CI requires it)."""
+    return _usable("webgpu")
+
+
+def _run_python(*args, env=None, cwd=ROOT, timeout=120):
+    e = dict(os.environ)
+    e["PYTHONPATH"] = ROOT + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e.update(env or {})
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=e, timeout=timeout)
+
+
+@pytest.fixture
+def run_python():
+    """``run_python(*args, env=None, cwd=ROOT, timeout=120)``: ``python *args`` in a subprocess with
+    this checkout first on PYTHONPATH; returns the CompletedProcess (text output captured)."""
+    return _run_python
 
 
 @pytest.fixture

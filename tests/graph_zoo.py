@@ -1,7 +1,11 @@
-"""One graph that holds every op type of the registry, for save/load and Swift export tests.
+"""Shared test graphs.
 
-``every_op_graph`` fails (naming the op types) when the registry has an op it does not build, so
-a new op must be added here and thereby gets a round-trip and a Swift-export test.
+``every_op_graph`` holds every op type of the registry, for save/load and Swift export tests; it
+fails (naming the op types) when the registry has an op it does not build, so a new op must be
+added here and thereby gets a round-trip and a Swift-export test. ``scoped_cnn_graph`` is a small
+depthwise block in a name scope, for listings, pictures, save/load, Swift and the CLI;
+``pictured_graph`` exercises what the pictures must draw (nested scopes, gradients, control
+dependencies, names that need quoting).
 """
 from __future__ import annotations
 
@@ -87,3 +91,38 @@ def every_op_graph(seed: int = 0):
     missing = sorted(set(OPS) - built)
     assert not missing, f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph"
     return g, feeds, outs, [upd, inc]
+
+
+def scoped_cnn_graph():
+    """(g, x, w, r, loss, unused): x [2, 3, 8, 8] -> block/dw (stride 2, TF_SAME) -> block/act -> loss,
+    plus an op nothing needs (``unused``)."""
+    g = mg.Graph()
+    x = g.placeholder(shape=(2, 3, 8, 8), dtype=mg.float32, name="x")
+    with g.name_scope("block"):
+        w = g.constant(np.random.default_rng(0).standard_normal((1, 3, 3, 3)).astype(np.float32), name="w")
+        desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=2,
+                                                     padding_style=mg.PaddingStyle.TF_SAME)
+        y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+        r = g.relu(y, name="act")
+    unused = g.sigmoid(x, name="unused")
+    loss = g.reduction_sum(g.multiplication(r, r), axes=None, name="loss")
+    return g, x, w, r, loss, unused
+
+
+def pictured_graph():
+    """(g, tensors): two nested name scopes, a tensor read twice by one op, a gradient, an SGD update,
+    a control dependency, and an op whose name needs quoting in every output format."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3], name="x")
+    w = g.variable(np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32), name="w")
+    with g.name_scope("layer1"):
+        h = g.tanh(g.matrix_multiplication(x, w), name="act")
+        with g.name_scope("inner"):
+            sq = g.multiplication(h, h, name="sq")  # one tensor feeding both inputs
+    loss = g.reduction_sum(sq, name="loss")
+    grads = g.gradients(loss, [w], name="grad")
+    upd = g.apply_stochastic_gradient_descent(0.1, w, grads[w], name="sgd")
+    with g.control_dependencies([upd]):
+        after = g.read(w, name="after")
+    odd = g.identity(x, name='we"ird\\name {x} <b>|[1]')  # quoting must survive every format
+    return g, dict(x=x, w=w, h=h, sq=sq, loss=loss, upd=upd, after=after, odd=odd)

@@ -1,42 +1,23 @@
-"""Pictures: networkx, DOT (parsed by Graphviz), Mermaid, render, and `python -m minigraph show`."""
+"""Pictures: networkx, DOT (parsed by Graphviz), Mermaid, render, and the `show` command in-process
+(`python -m minigraph show` itself is in test_cli.py)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 
 import networkx as nx
-import numpy as np
 import pytest
 
 import minigraph as mg
 from minigraph.__main__ import show_main
 from minigraph import visualize
 from minigraph.listing import is_gradient_op
+from graph_zoo import pictured_graph as build
 
 HAS_DOT = shutil.which("dot") is not None
 needs_dot = pytest.mark.skipif(not HAS_DOT, reason="Graphviz `dot` is not installed")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def build():
-    g = mg.Graph()
-    x = g.placeholder([2, 3], name="x")
-    w = g.variable(np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32), name="w")
-    with g.name_scope("layer1"):
-        h = g.tanh(g.matrix_multiplication(x, w), name="act")
-        with g.name_scope("inner"):
-            sq = g.multiplication(h, h, name="sq")  # one tensor feeding both inputs
-    loss = g.reduction_sum(sq, name="loss")
-    grads = g.gradients(loss, [w], name="grad")
-    upd = g.apply_stochastic_gradient_descent(0.1, w, grads[w], name="sgd")
-    with g.control_dependencies([upd]):
-        after = g.read(w, name="after")
-    odd = g.identity(x, name='we"ird\\name {x} <b>|[1]')  # quoting must survive every format
-    return g, dict(x=x, w=w, h=h, sq=sq, loss=loss, upd=upd, after=after, odd=odd)
 
 
 def test_to_networkx_matches_the_graph():
@@ -173,11 +154,3 @@ def test_show_command(tmp_path, capsys):
     assert "not valid JSON" in capsys.readouterr().err
 
 
-def test_python_dash_m_show(tmp_path):
-    g, _ = build()
-    g.save(tmp_path / "g.json")
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-m", "minigraph", "show", str(tmp_path / "g.json")],
-                         capture_output=True, timeout=120, env=env, cwd=str(tmp_path))
-    assert out.returncode == 0, out.stderr.decode()
-    assert out.stdout.decode().strip() == str(g)

@@ -1,10 +1,9 @@
-"""The webgpu backend itself (issue 5): availability and the metal name, dtype errors, no silent
-fallback, the buffer plan (reuse, aliases, read-back of targets only), the pipeline cache, large
-dispatch grids, threads, the backend interface with a third-party backend from an entry point,
-and the H200 benchmark script at tiny sizes. Op semantics are in test_conformance.py."""
+"""The webgpu backend itself: availability and the metal name, dtype errors, no silent fallback,
+the buffer plan (reuse, aliases, read-back of targets only), the pipeline cache, large dispatch
+grids, threads, and the H200 benchmark script at tiny sizes. Op semantics are in
+test_conformance.py; the backend registry and third-party backends in test_backends.py."""
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import subprocess
 import sys
@@ -15,7 +14,6 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-import minigraph.backends as registry
 from minigraph.backends.webgpu import KERNELS, WebGPUBackend
 from minigraph.errors import UnsupportedDTypeError
 
@@ -70,6 +68,9 @@ def test_unsupported_dtypes_fail_at_compile_time(gpu, dtype):
     with pytest.raises(UnsupportedDTypeError, match=f"'x'.*{dtype.name}.*float32, float16, int32, uint32, bool"):
         g.compile({x: mg.ShapedType([2, 3], dtype)}, [y], backend="webgpu")
     assert issubclass(UnsupportedDTypeError, mg.KernelMissingError) and issubclass(UnsupportedDTypeError, mg.DTypeError)
+    with pytest.raises(mg.MiniGraphError) as ei:  # whatever op reads it
+        g.compile({x: mg.ShapedType([2, 3], dtype)}, [g.relu(x, name="r")], backend="webgpu")
+    assert dtype.name in str(ei.value) and ("'r'" in str(ei.value) or "'x'" in str(ei.value))
     g2 = mg.Graph()
     p = g2.placeholder([2], mg.float32, name="p")
     c = g2.cast(p, mg.float64, name="widen")
@@ -83,6 +84,20 @@ def test_float16_needs_shader_f16(gpu, monkeypatch):
     x = g.placeholder([4], mg.float16, name="h")
     with pytest.raises(UnsupportedDTypeError, match="'h'.*shader-f16"):
         g.compile({x: mg.ShapedType([4], mg.float16)}, [g.exponent(x)], backend="webgpu")
+
+
+def test_float16_runs_or_says_shader_f16(gpu, rng):
+    g = mg.Graph()
+    x = g.placeholder(shape=(4, 3), dtype=mg.float16, name="h")
+    y = g.multiplication(x, x, name="sq")
+    xv = rng.standard_normal((4, 3)).astype(np.float32).astype(np.float16)
+    try:
+        r = g.run({x: xv}, [y], backend="webgpu")
+    except mg.MiniGraphError as e:
+        assert "shader-f16" in str(e)
+    else:
+        assert r[y].dtype == np.float16
+        np.testing.assert_allclose(r[y].astype(np.float32), (xv * xv).astype(np.float32), rtol=2e-3)
 
 
 def test_no_silent_fallback(gpu, monkeypatch, replace_kernel):
@@ -203,44 +218,6 @@ def test_feeds_are_not_mutated_and_results_are_owned(gpu, rng):
     assert xv[0] and r.flags.writeable
 
 
-# ----------------------------------------------------------------------------- backend interface
-def _fresh_registry(monkeypatch):
-    """Registry tables restored after the test, without any 'tiny' registered elsewhere (the
-    docs register their own example backend under that name)."""
-    factories = {k: v for k, v in registry._FACTORIES.items() if not k.startswith("tiny")}
-    instances = {k: v for k, v in registry._INSTANCES.items() if not k.startswith("tiny")}
-    monkeypatch.setattr(registry, "_FACTORIES", factories)
-    monkeypatch.setattr(registry, "_INSTANCES", instances)
-
-
-def test_third_party_backend_from_an_entry_point(monkeypatch, rng):
-    """A package that declares ``[project.entry-points."minigraph.backends"] tiny = ...`` is found."""
-    ep = importlib.metadata.EntryPoint(name="tiny", value="example_backend:TinyBackend", group="minigraph.backends")
-    real = importlib.metadata.entry_points
-
-    def fake(**kw):
-        return importlib.metadata.EntryPoints([ep]) if kw.get("group") == "minigraph.backends" else real(**kw)
-    monkeypatch.setattr(importlib.metadata, "entry_points", fake)
-    _fresh_registry(monkeypatch)
-    monkeypatch.setattr(registry, "_entry_points_loaded", False)
-    assert "tiny" in mg.available_backends()
-    g = mg.Graph()
-    a, b = g.placeholder([2, 3], name="a"), g.placeholder([3], name="b")
-    y = g.reduction_sum(g.negative(g.multiplication(g.addition(a, b), 2.0)), axes=[1])
-    feeds = {a: rng.uniform(-1, 1, (2, 3)).astype(np.float32), b: rng.uniform(-1, 1, 3).astype(np.float32)}
-    np.testing.assert_allclose(g.run(feeds, [y], backend="tiny")[y], g.run(feeds, [y], backend="numpy")[y], rtol=1e-6)
-    with pytest.raises(mg.KernelMissingError, match="softmax op 'sm'.*tiny backend"):
-        g.run(feeds, [g.softmax(a, name="sm")], backend="tiny")
-
-
-def test_register_backend_at_run_time(monkeypatch):
-    from example_backend import TinyBackend
-
-    _fresh_registry(monkeypatch)
-    mg.register_backend("tiny2", TinyBackend)
-    g = mg.Graph()
-    y = g.addition(g.constant(np.float32([1, 2])), 1.0)
-    np.testing.assert_array_equal(g.run({}, [y], backend="tiny2")[y], [2, 3])
 
 
 # ----------------------------------------------------------------------------- the H200 benchmark
