@@ -1,12 +1,17 @@
-"""Graph building, names, variables, control dependencies, compile/run, errors (issue 2)."""
-
+"""Graph building, names, dtypes, variables, control dependencies, compile/run, feeds and the error
+hierarchy."""
 import numpy as np
 import pytest
 
 import minigraph as mg
 
 
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
 def test_readme_walkthrough(backend, rng):
+    """The README's example: build, run by feeds and targets, compile once and run the executable."""
     g = mg.Graph()
     x = g.placeholder(shape=[2, 3, 8, 8], dtype=mg.float32, name="x")
     w = g.variable(rng.random((3, 3)).astype(np.float32), name="w")
@@ -16,14 +21,44 @@ def test_readme_walkthrough(backend, rng):
     z = g.reduction_sum(g.relu(y) * c, axes=[0, 1], name="total")
     xv = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
     out = g.run(feeds={x: xv}, target_tensors=[z, y], backend=backend)
+    assert isinstance(out, dict) and set(out) == {z, y}
     y_ref = xv.reshape(-1, 8) @ ones
+    assert out[y].shape == (48, 3) and y.shape == (48, 3)
     np.testing.assert_allclose(out[y], y_ref, rtol=1e-5, atol=1e-5)
+    assert out[z].shape == (1, 1) and z.shape == (1, 1)
     np.testing.assert_allclose(out[z], (np.maximum(y_ref, 0) * 2).sum(keepdims=True), rtol=1e-5)
     exe = g.compile(feeds={x: mg.ShapedType([2, 3, 8, 8], mg.float32)}, target_tensors=[z], backend=backend)
-    (zv,) = exe.run({x: xv})
+    res = exe.run({x: xv})
+    assert isinstance(res, list) and len(res) == 1
+    (zv,) = res
     np.testing.assert_allclose(zv, out[z], rtol=1e-6)
     assert exe.target_tensors == [z] and exe.feed_tensors == [x]
-    assert w.shape == (3, 3) and w.dtype == mg.float32
+    assert w.shape == (3, 3) and w.dtype == mg.float32 and w.name == "w"
+    assert c.dtype == mg.float32 and c.shape == ()
+
+
+def test_executable_results_in_target_order():
+    g = mg.Graph()
+    x = g.placeholder(shape=[3], dtype=mg.float32, name="x")
+    a, b = g.exponent(x), g.negative(x)
+    exe = g.compile(feeds={x: mg.ShapedType([3], mg.float32)}, target_tensors=[b, a])
+    v = np.array([0.5, -1.0, 2.0], np.float32)
+    rb, ra = exe.run({x: v})
+    np.testing.assert_allclose(rb, -v)
+    np.testing.assert_allclose(ra, np.exp(v), rtol=1e-6)
+    assert list(exe.target_tensors) == [b, a]
+
+
+def test_executable_run_accepts_feeds_keyword(rng):
+    g = mg.Graph()
+    x = g.placeholder(shape=[3], dtype=mg.float32, name="x")
+    y = g.square(x)
+    exe = g.compile(feeds={x: mg.ShapedType([3], mg.float32)}, target_tensors=[y])
+    v = f32(rng, 3)
+    (a,) = exe.run(feeds={x: v})
+    (b,) = exe.run({x: v})
+    np.testing.assert_allclose(a, v * v, rtol=1e-6)
+    np.testing.assert_array_equal(a, b)
 
 
 def test_tensor_and_operation_attributes():
@@ -36,8 +71,30 @@ def test_tensor_and_operation_attributes():
     assert op.control_dependencies == ()
     assert g.operations == [x.operation, op] and g.placeholders == [x]
     assert len({x, y}) == 2 and {x: 1}[x] == 1
+    # shapes are tuples; tensors and operations are the public classes; tensors hash by identity
+    g = mg.Graph()
+    x = g.placeholder(shape=[2, -1], dtype=mg.float32, name="x")
+    y = g.sigmoid(x, name="s")
+    assert isinstance(x.shape, tuple) and x.shape == (2, -1)
+    assert y.dtype is mg.float32 or y.dtype == mg.float32
+    assert y.operation.type == "sigmoid" and y.name == "s" and y.graph is g
+    assert isinstance(y, mg.Tensor) and isinstance(y.operation, mg.Operation)
+    d = {x: 1, y: 2}
+    assert d[x] == 1 and d[y] == 2 and hash(x) != hash(y)
+    # an op with two inputs; the graph lists operations and placeholders in creation order
+    g = mg.Graph()
+    x = g.placeholder([2], mg.float32, name="x")
+    p = g.placeholder([2], mg.float32, name="p")
+    s = g.addition(x, p, name="s")
+    op = s.operation
+    assert op.name == "s" and op.type == "addition"
+    assert list(op.inputs) == [x, p] and list(op.outputs) == [s]
+    assert list(op.control_dependencies) == []
+    assert list(g.operations) == [x.operation, p.operation, op]
+    assert list(g.placeholders) == [x, p]
 
 
+# ---------------------------------------------------------------------------------------- names
 def test_names_unique_tf1_rule_and_scopes():
     g = mg.Graph()
     a = g.placeholder([1], name="a")
@@ -49,10 +106,32 @@ def test_names_unique_tf1_rule_and_scopes():
     with g.name_scope("block1"):
         conv = g.negative(a, name="conv")
         with g.name_scope("inner"):
-            deep = g.exp if False else g.exponent(a)
+            deep = g.exponent(a)
     assert conv.name == "block1/conv" and deep.name == "block1/inner/exponent"
     assert g.operation("block1/conv") is conv.operation
     assert g.tensor("block1/conv") is conv
+    # unnamed ops are named after their type; scopes end with their `with` block
+    g = mg.Graph()
+    x = g.placeholder([1], mg.float32)
+    assert x.name == "placeholder"
+    a, b, c = g.exponent(x), g.exponent(x), g.exponent(x)
+    assert (a.name, b.name, c.name) == ("exponent", "exponent_1", "exponent_2")
+    n1 = g.negative(x, name="n")
+    n2 = g.negative(x, name="n")
+    assert n1.name == "n" and n2.name == "n_1"
+    with g.name_scope("block1"):
+        conv = g.tanh(x, name="conv")
+        unnamed = g.tanh(x)
+        with g.name_scope("inner"):
+            deep = g.sin(x, name="deep")
+    after = g.cos(x, name="conv")
+    assert conv.name == "block1/conv" and unnamed.name == "block1/tanh"
+    assert deep.name == "block1/inner/deep" and after.name == "conv"
+    assert g.operation("block1/conv") is conv.operation
+    assert g.tensor("block1/conv") is conv
+    assert g.tensor("block1/inner/deep") is deep
+    names = [o.name for o in g.operations]
+    assert len(names) == len(set(names))
 
 
 def test_lookup_errors_name_close_matches():
@@ -63,6 +142,13 @@ def test_lookup_errors_name_close_matches():
         g.operation("block1/cnv")
     with pytest.raises(KeyError):
         g.tensor("nothing")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.operation("block1/cnov")
+    assert isinstance(ei.value, KeyError)
+    assert "block1/conv" in str(ei.value)
+    with pytest.raises(KeyError) as ei:
+        g.tensor("block1/con")
+    assert "block1/conv" in str(ei.value)
 
 
 def test_duplicate_explicit_name_is_ambiguous_on_lookup():
@@ -73,17 +159,58 @@ def test_duplicate_explicit_name_is_ambiguous_on_lookup():
     with pytest.raises(mg.AmbiguousNameError, match=r"'conv'.*2 ops.*'conv', 'conv_1'"):
         g.operation("conv")
     assert g.operation("conv_1").name == "conv_1"
+    g.relu(x, name="r")
+    g.relu(x, name="r")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.operation("r")
+    assert "r_1" in str(ei.value)
 
 
-def test_dtype_accepts_object_name_and_numpy():
+# ---------------------------------------------------------------------------------------- dtypes
+ALL_DTYPES = ["float32", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+              "uint64", "bool"]
+
+
+def test_dtype_accepts_object_name_and_numpy_and_rejects_unknown_ones():
     g = mg.Graph()
     for d in (mg.float16, "float16", np.float16, np.dtype("float16")):
         assert g.placeholder([1], d).dtype is mg.float16
     with pytest.raises(mg.DTypeError, match="unknown dtype"):
         g.placeholder([1], "float8")
     assert mg.float32.mps_value == 0x10000020 and mg.bool.mps_value == 0x80000008
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.placeholder(shape=[2], dtype="float8")
+    assert isinstance(ei.value, (TypeError, ValueError))
+    assert "float8" in str(ei.value)
+    with pytest.raises(mg.MiniGraphError):
+        g.placeholder(shape=[2], dtype=np.complex64)
 
 
+@pytest.mark.parametrize("name", ALL_DTYPES + ["float64"])
+def test_dtypes_exist_and_are_accepted_as_object_name_or_numpy(name):
+    dt = getattr(mg, name)
+    npd = np.dtype(name)
+    g = mg.Graph()
+    for spec in (dt, name, npd, npd.type):
+        p = g.placeholder(shape=[2], dtype=spec)
+        assert p.dtype == dt
+    c = g.constant(np.zeros(2, npd), dtype=name)
+    assert c.dtype == dt
+    if name != "bool":
+        src = g.placeholder([2], mg.float32)
+        for spec in (dt, name, npd):
+            assert g.cast(src, spec).dtype == dt
+
+
+def test_dtype_compares_equal_to_its_name_and_numpy_dtype():
+    g = mg.Graph()
+    x = g.placeholder([2], dtype="float16")
+    assert x.dtype == mg.float16 and x.dtype == "float16" and x.dtype == np.float16
+    assert x.dtype == np.dtype("float16") and x.dtype != mg.float32 and x.dtype != "float32"
+    assert np.zeros(2, dtype=mg.int8).dtype == np.int8 and np.dtype(mg.uint16) == np.uint16
+
+
+# ---------------------------------------------------------------------------------------- variables
 def test_variables_persist_across_runs_and_executables(backend):
     g = mg.Graph()
     v = g.variable(np.array([1.0, 2.0], np.float32), name="v")
@@ -99,6 +226,25 @@ def test_variables_persist_across_runs_and_executables(backend):
     # an assign that is not a target does not run
     g.run(target_tensors=[g.read(v)], backend=backend)
     np.testing.assert_allclose(g.value_of(v), [4, 5])
+    # read + assign as separate ops; every way of running it shares the variable's value
+    g = mg.Graph()
+    w = g.variable(np.array([1.0, 2.0], np.float32), name="w")
+    assert w.shape == (2,) and w.dtype == mg.float32
+    r = g.read(w)
+    op = g.assign(w, g.addition(r, 1.0))
+    assert isinstance(op, mg.Operation) and op.type == "assign"
+    g.run(feeds={}, target_tensors=[r], backend=backend)  # not run unless targeted
+    np.testing.assert_array_equal(g.value_of(w), [1, 2])
+    g.run(feeds={}, target_tensors=[], target_operations=[op], backend=backend)
+    np.testing.assert_array_equal(g.value_of(w), [2, 3])
+    g.run(target_operations=[op], backend=backend)
+    np.testing.assert_array_equal(g.value_of(w), [3, 4])
+    exe = g.compile(feeds={}, target_tensors=[], target_operations=[op], backend=backend)
+    exe.run({})
+    exe.run({})
+    np.testing.assert_array_equal(g.value_of(w), [5, 6])
+    # the graph's own run sees the executable's updates
+    np.testing.assert_array_equal(g.run({}, [r], backend=backend)[r], [5, 6])
 
 
 def test_read_after_assign_in_one_run_sees_the_new_value():
@@ -108,6 +254,16 @@ def test_read_after_assign_in_one_run_sees_the_new_value():
     with g.control_dependencies([a]):
         r = g.read(v)
     assert g.run(target_tensors=[r])[r] == 5.0
+    # an assign runs when an op depends on it, without being a target itself
+    g = mg.Graph()
+    w = g.variable(np.zeros(3, np.float32), name="w")
+    op = g.assign(w, g.constant(np.ones(3, np.float32)))
+    with g.control_dependencies([op]):
+        y = g.read(w, name="after")
+    out = g.run({}, [y])[y]
+    np.testing.assert_array_equal(out, np.ones(3))
+    np.testing.assert_array_equal(g.value_of(w), np.ones(3))
+    assert op in y.operation.control_dependencies
 
 
 def test_assign_errors():
@@ -119,9 +275,19 @@ def test_assign_errors():
         g.assign(v, g.placeholder([2, 2], mg.int32))
     with pytest.raises(mg.TargetError, match="variable"):
         g.assign(g.placeholder([2, 2]), g.placeholder([2, 2]))
+    w = g.variable(np.zeros((2, 3), np.float32), name="w")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.assign(w, g.constant(np.zeros((3, 2), np.float32)), name="bad_assign")
+    assert isinstance(ei.value, ValueError)
+    assert "(3, 2)" in str(ei.value) or "[3, 2]" in str(ei.value)
+    assert "assign" in str(ei.value) and "bad_assign" in str(ei.value)
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.assign(w, g.constant(np.zeros((2, 3), np.float16)))
+    assert isinstance(ei.value, TypeError)
+    assert "float16" in str(ei.value) and "float32" in str(ei.value)
 
 
-def test_control_dependencies_run_first():
+def test_control_dependencies_run_first_and_apply_to_every_op_inside():
     g = mg.Graph()
     v = g.variable(np.float32(0.0), name="v")
     bump = g.assign(v, g.read(v) + 10.0, name="bump")
@@ -130,8 +296,24 @@ def test_control_dependencies_run_first():
     assert y.operation.control_dependencies == (bump,)
     g.run(target_tensors=[y])
     assert g.value_of(v) == 10.0
+    # every op built inside the block gets the dependency, none outside it
+    g = mg.Graph()
+    x = g.placeholder([1], mg.float32, name="x")
+    w = g.variable(np.zeros(1, np.float32), name="w")
+    a = g.assign(w, g.constant(np.ones(1, np.float32)))
+    with g.control_dependencies([a]):
+        y1 = g.exponent(x)
+        y2 = g.negative(y1)
+    y3 = g.negative(x)
+    assert a in y1.operation.control_dependencies and a in y2.operation.control_dependencies
+    assert a not in y3.operation.control_dependencies
+    g.run({x: np.zeros(1, np.float32)}, [y3])
+    assert g.value_of(w)[0] == 0
+    g.run({x: np.zeros(1, np.float32)}, [y2])
+    assert g.value_of(w)[0] == 1
 
 
+# ---------------------------------------------------------------------------------------- compile and run
 def test_pruning_unneeded_ops_do_not_run():
     g = mg.Graph()
     x = g.placeholder([3], name="x")
@@ -145,29 +327,104 @@ def test_pruning_unneeded_ops_do_not_run():
     assert side.operation in exe.plan.pruned
     exe.run({x: np.ones(3, np.float32)})
     assert g.value_of(bad) == 0.0
-
-
-def test_feed_errors():
+    # an unfed placeholder and an untargeted assign on a side branch do not matter either
     g = mg.Graph()
-    x = g.placeholder([2, 3], name="x")
-    y = g.negative(x, name="y")
-    with pytest.raises(mg.FeedError, match="missing feed for placeholder 'x'"):
-        g.run({}, [y])
-    with pytest.raises(mg.FeedError, match=r"'x'.*\(3, 3\).*\(2, 3\)"):
-        g.run({x: np.ones((3, 3), np.float32)}, [y])
-    with pytest.raises(mg.FeedError, match="float64.*float32"):
-        g.run({x: np.ones((2, 3))}, [y])
-    with pytest.raises(mg.FeedError, match="only placeholders"):
-        g.run({x: np.ones((2, 3), np.float32), y: np.ones((2, 3), np.float32)}, [y])
-    with pytest.raises(mg.TargetError):
-        g.run({x: np.ones((2, 3), np.float32)}, [])
-    with pytest.raises(mg.TargetError, match="target_operations"):
-        g.run({x: np.ones((2, 3), np.float32)}, [y.operation])
-    other = mg.Graph()
-    with pytest.raises(mg.GraphMismatchError, match="another graph"):
-        g.negative(other.placeholder([1]))
-    with pytest.raises(mg.GraphMismatchError):
-        g.run({x: np.ones((2, 3), np.float32)}, [other.placeholder([1])])
+    x = g.placeholder([2], mg.float32, name="x")
+    unused = g.placeholder([2], mg.float32, name="unused")
+    w = g.variable(np.zeros(2, np.float32), name="w")
+    g.assign(w, g.addition(g.read(w), unused))
+    y = g.exponent(x)
+    g.logarithm(unused)
+    out = g.run(feeds={x: np.zeros(2, np.float32)}, target_tensors=[y])
+    np.testing.assert_allclose(out[y], [1, 1])
+    np.testing.assert_array_equal(g.value_of(w), [0, 0])
+
+
+class TestFeedErrors:
+    """Wrong feeds and targets are errors that name the placeholder or tensor."""
+
+    def setup_method(self):
+        self.g = g = mg.Graph()
+        self.x = g.placeholder(shape=[2, 3], dtype=mg.float32, name="x")
+        self.y = g.exponent(self.x, name="y")
+
+    def test_missing_feed(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={}, target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError) and "x" in str(ei.value)
+        with pytest.raises(mg.FeedError, match="missing feed for placeholder 'x'"):
+            self.g.run({}, [self.y])
+
+    def test_wrong_shape(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={self.x: np.zeros((3, 2), np.float32)}, target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError)
+        m = str(ei.value)
+        assert "'x'" in m and ("(3, 2)" in m or "[3, 2]" in m) and ("(2, 3)" in m or "[2, 3]" in m)
+        with pytest.raises(mg.FeedError, match=r"'x'.*\(3, 3\).*\(2, 3\)"):
+            self.g.run({self.x: np.ones((3, 3), np.float32)}, [self.y])
+
+    def test_wrong_dtype(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float64)}, target_tensors=[self.y])
+        m = str(ei.value)
+        assert "float64" in m and "float32" in m and "x" in m
+        with pytest.raises(mg.FeedError, match="float64.*float32"):
+            self.g.run({self.x: np.ones((2, 3))}, [self.y])
+
+    def test_wrong_shape_on_executable(self):
+        exe = self.g.compile(feeds={self.x: mg.ShapedType([2, 3], mg.float32)}, target_tensors=[self.y])
+        with pytest.raises(mg.MiniGraphError):
+            exe.run({self.x: np.zeros((2, 4), np.float32)})
+        with pytest.raises(mg.MiniGraphError):
+            exe.run({})
+
+    def test_compile_feed_type_mismatch(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.compile(feeds={self.x: mg.ShapedType([2, 4], mg.float32)}, target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError)
+
+    def test_feeding_a_non_placeholder(self):
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32), self.y: np.zeros((2, 3), np.float32)},
+                       target_tensors=[self.y])
+        assert isinstance(ei.value, ValueError) and "y" in str(ei.value)
+        with pytest.raises(mg.FeedError, match="only placeholders"):
+            self.g.run({self.x: np.ones((2, 3), np.float32), self.y: np.ones((2, 3), np.float32)}, [self.y])
+
+    def test_unknown_target(self):
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32)}, target_tensors=["y"])
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32)}, target_tensors=[42])
+        with pytest.raises(mg.TargetError):
+            self.g.run({self.x: np.ones((2, 3), np.float32)}, [])
+        with pytest.raises(mg.TargetError, match="target_operations"):
+            self.g.run({self.x: np.ones((2, 3), np.float32)}, [self.y.operation])
+
+    def test_tensor_from_another_graph(self):
+        other = mg.Graph()
+        z = other.placeholder([2, 3], mg.float32, name="z")
+        with pytest.raises(mg.MiniGraphError) as ei:
+            self.g.addition(self.x, z, name="cross")
+        assert isinstance(ei.value, ValueError) and "cross" in str(ei.value)
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={self.x: np.zeros((2, 3), np.float32)}, target_tensors=[z])
+        with pytest.raises(mg.MiniGraphError):
+            self.g.run(feeds={z: np.zeros((2, 3), np.float32)}, target_tensors=[self.y])
+        with pytest.raises(mg.GraphMismatchError, match="another graph"):
+            self.g.negative(other.placeholder([1]))
+        with pytest.raises(mg.GraphMismatchError):
+            self.g.run({self.x: np.ones((2, 3), np.float32)}, [other.placeholder([1])])
+
+
+def test_feed_list_and_scalar_are_converted():
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    y = g.multiplication(x, 2.0)
+    r = g.run({x: [1, 2, 3]}, [y])[y]
+    assert r.dtype == np.float32
+    np.testing.assert_allclose(r, [2, 4, 6])
 
 
 def test_dynamic_dimensions_resolve_at_run(backend, rng):
@@ -182,9 +439,20 @@ def test_dynamic_dimensions_resolve_at_run(backend, rng):
     assert exe.compile_count == 3
     with pytest.raises(mg.FeedError):
         exe.run({x: np.ones((2, 5), np.float32)})
+    # g.run resolves them too, one executable per concrete shape
+    g = mg.Graph()
+    x = g.placeholder(shape=[-1, 3], dtype=mg.float32, name="x")
+    y = g.reduction_sum(x, axes=[1])
+    assert x.shape == (-1, 3) and y.shape == (-1, 1)
+    for n in (1, 4):
+        v = f32(rng, n, 3)
+        np.testing.assert_allclose(g.run({x: v}, [y], backend=backend)[y], v.sum(1, keepdims=True), rtol=1e-5)
+    exe = g.compile(feeds={x: mg.ShapedType([-1, 3], mg.float32)}, target_tensors=[y], backend=backend)
+    v = f32(rng, 5, 3)
+    np.testing.assert_allclose(exe.run({x: v})[0], v.sum(1, keepdims=True), rtol=1e-5)
 
 
-def test_executable_reuse_and_run_cache():
+def test_executable_reuse_and_run_cache(rng):
     g = mg.Graph()
     x = g.placeholder([-1, 2], name="x")
     y = g.square(x)
@@ -196,6 +464,24 @@ def test_executable_reuse_and_run_cache():
     assert "new feed shape for 'x': (2, 2) -> (4, 2)" in g.last_compile_reason
     g.set_cache_size(1)
     assert g.cache_info().currsize == 1
+    # one compile for repeated runs; other targets compile once more
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    y = g.exponent(x)
+    before = g.compile_count
+    for _ in range(4):
+        g.run({x: np.ones(3, np.float32)}, [y])
+    assert g.compile_count == before + 1
+    g.run({x: np.ones(3, np.float32)}, [y, x])  # other targets: one more
+    assert g.compile_count == before + 2
+    # a cached run gives the results of the run that compiled
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    y = g.exponent(x)
+    v = f32(rng, 3)
+    a = g.run({x: v}, [y])[y]
+    b = g.run({x: v}, [y])[y]
+    np.testing.assert_array_equal(a, b)
 
 
 def test_executable_takes_a_list_in_feed_order():
@@ -206,7 +492,7 @@ def test_executable_takes_a_list_in_feed_order():
     np.testing.assert_allclose(exe.run([np.ones(2, np.float32), np.full(2, 3, np.float32)])[0], [-2, -2])
 
 
-def test_feeds_not_mutated_results_not_aliased():
+def test_feeds_not_mutated_results_not_aliased(rng):
     g = mg.Graph()
     x = g.placeholder([3], name="x")
     c = g.constant(np.arange(3, dtype=np.float32))
@@ -219,10 +505,63 @@ def test_feeds_not_mutated_results_not_aliased():
     out[c][:] = 99
     again = g.run({x: xv}, [view])
     np.testing.assert_array_equal(again[view], [0, 1, 2])
+    # a writeable feed is not changed by a run that also assigns, nor by writing into a result
+    g = mg.Graph()
+    x = g.placeholder([4], mg.float32, name="x")
+    w = g.variable(np.ones(4, np.float32), name="w")
+    y = g.identity(x)
+    step = g.assign(w, g.addition(x, 1.0))
+    v = f32(rng, 4)
+    keep = v.copy()
+    out = g.run({x: v}, [y], [step])[y]
+    out[:] = 99
+    np.testing.assert_array_equal(v, keep)
 
 
+# ---------------------------------------------------------------------------------------- errors
 def test_errors_are_minigraph_errors_and_builtins():
     assert issubclass(mg.ShapeError, ValueError) and issubclass(mg.DTypeError, TypeError)
     assert issubclass(mg.NameLookupError, KeyError) and issubclass(mg.FeedError, mg.MiniGraphError)
+    for cls in (mg.ShapeError, mg.DTypeError, mg.DescriptorError, mg.FeedError, mg.TargetError,
+                mg.NotDifferentiableError, mg.BackendUnavailableError):
+        assert issubclass(cls, mg.MiniGraphError)
+    assert issubclass(mg.FeedError, ValueError)
 
 
+def _builtin_cases():
+    g = mg.Graph()
+    x = g.placeholder(shape=[2, 3], dtype=mg.float32, name="x")
+    y = g.exponent(x, name="y")
+    w = g.variable(np.zeros((2, 3), np.float32), name="w")
+    g.relu(x, name="r")
+    g.relu(x, name="r")
+    v = np.zeros((2, 3), np.float32)
+    exe = g.compile(feeds={x: mg.ShapedType([2, 3], mg.float32)}, target_tensors=[y])
+    return [
+        ("missing feed", lambda: g.run(feeds={}, target_tensors=[y]), (ValueError, KeyError)),
+        ("missing feed (executable)", lambda: exe.run({}), (ValueError, KeyError)),
+        ("feed wrong shape", lambda: g.run({x: np.zeros((3, 2), np.float32)}, [y]), (ValueError,)),
+        ("feed wrong dtype", lambda: g.run({x: v.astype(np.float64)}, [y]), (ValueError, TypeError)),
+        ("feed wrong dtype (executable)", lambda: exe.run({x: v.astype(np.float16)}), (ValueError, TypeError)),
+        ("feed by name string", lambda: g.run({"x": v}, [y]), (ValueError, TypeError)),
+        ("feed a non-placeholder", lambda: g.run({x: v, y: v}, [y]), (ValueError,)),
+        ("bad axes", lambda: g.reduction_sum(x, axes=[3]), (ValueError, IndexError)),
+        ("bad reshape", lambda: g.reshape(x, [4]), (ValueError,)),
+        ("unknown dtype", lambda: g.placeholder([1], dtype="float8"), (TypeError, ValueError)),
+        ("unknown dtype in cast", lambda: g.cast(x, "float8"), (TypeError, ValueError)),
+        ("duplicate name lookup", lambda: g.operation("r"), (KeyError, ValueError)),
+        ("unknown name lookup", lambda: g.tensor("nothing"), (KeyError,)),
+        ("assign wrong shape", lambda: g.assign(w, g.constant(np.zeros((3, 2), np.float32))), (ValueError,)),
+        ("assign wrong dtype", lambda: g.assign(w, g.constant(np.zeros((2, 3), np.int32))), (TypeError,)),
+        ("unknown backend", lambda: g.run({x: v}, [y], backend="cuda"), (ValueError, RuntimeError)),
+        ("promotion", lambda: g.addition(x, g.placeholder([2, 3], mg.float16)), (TypeError,)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(17))
+def test_errors_also_subclass_the_builtins_one_may_expect(case):
+    label, fn, builtins = _builtin_cases()[case]
+    with pytest.raises(mg.MiniGraphError) as ei:
+        fn()
+    for b in builtins:
+        assert isinstance(ei.value, b), (label, type(ei.value).__mro__, b)
