@@ -15,6 +15,10 @@ def rand(rng, *shape, lo=-2.0, hi=2.0, dtype=np.float32):
     return rng.uniform(lo, hi, shape).astype(dtype)
 
 
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
 BINARY = {
     "addition": lambda a, b: a + b,
     "subtraction": lambda a, b: a - b,
@@ -32,6 +36,7 @@ def test_binary_broadcasting(op, sa, sb, backend, rng):
     g = mg.Graph()
     a, b = g.placeholder(sa, name="a"), g.placeholder(sb, name="b")
     y = getattr(g, op)(a, b)
+    assert y.operation.type == op
     av, bv = rand(rng, *sa), rand(rng, *sb, lo=0.5, hi=2.0)
     got = run1(g, y, {a: av, b: bv}, backend)
     want = BINARY[op](av, bv)
@@ -45,6 +50,12 @@ def test_power(backend, rng):
     av, bv = rand(rng, 3, 4, lo=0.1, hi=3), rand(rng, 4, lo=-2, hi=2)
     got = run1(g, g.power(a, b), {a: av, b: bv}, backend)
     np.testing.assert_allclose(got, av.astype(np.float64) ** bv, rtol=1e-4)
+    # both operands broadcast: [2, 1, 4] ** [3, 1]
+    a, b = g.placeholder([2, 1, 4], name="a"), g.placeholder([3, 1], name="b")
+    av, bv = np.abs(f32(rng, 2, 1, 4)) + 0.5, f32(rng, 3, 1)
+    y = g.power(a, b)
+    assert y.shape == (2, 3, 4)
+    np.testing.assert_allclose(run1(g, y, {a: av, b: bv}, backend), np.power(av, bv), rtol=2e-5, atol=1e-6)
 
 
 UNARY = {
@@ -64,7 +75,9 @@ def test_unary(op, shape, backend, rng):
     g = mg.Graph()
     x = g.placeholder(shape)
     xv = rand(rng, *shape, lo=lo, hi=hi)
-    got = run1(g, getattr(g, op)(x), {x: xv}, backend)
+    y = getattr(g, op)(x, name="y")
+    assert y.operation.type == op and y.shape == shape and y.dtype == mg.float32
+    got = run1(g, y, {x: xv}, backend)
     np.testing.assert_allclose(got, fn(xv.astype(np.float64)), rtol=1e-5, atol=1e-6)
     assert got.shape == shape
 
@@ -85,9 +98,46 @@ def test_comparisons_return_bool(op, backend, rng):
     got = run1(g, y, {a: av, b: bv}, backend)
     assert got.dtype == np.bool_
     np.testing.assert_array_equal(got, CMP[op](av, bv))
+    # both operands broadcast: [2, 1, 4] vs [3, 1], with a tie
+    a, b = g.placeholder([2, 1, 4], name="a"), g.placeholder([3, 1], name="b")
+    av, bv = f32(rng, 2, 1, 4), f32(rng, 3, 1)
+    av[0, 0, 0] = bv[0, 0]
+    y = getattr(g, op)(a, b)
+    assert y.shape == (2, 3, 4)
+    r = run1(g, y, {a: av, b: bv}, backend)
+    assert y.dtype == mg.bool and r.dtype == np.bool_
+    np.testing.assert_array_equal(r, CMP[op](av, bv))
 
 
-def test_operator_overloads(rng):
+OVERLOADS = [
+    (lambda a, b: a + b, "addition"), (lambda a, b: a - b, "subtraction"),
+    (lambda a, b: a * b, "multiplication"), (lambda a, b: a / b, "division"), (lambda a, b: -a, "negative"),
+    (lambda a, b: a < b, "less_than"), (lambda a, b: a <= b, "less_than_or_equal_to"),
+    (lambda a, b: a > b, "greater_than"), (lambda a, b: a >= b, "greater_than_or_equal_to"),
+    (lambda a, b: a == b, "equal"), (lambda a, b: a != b, "not_equal"),
+]
+
+
+def test_operator_overloads(backend, rng):
+    """Each Python operator builds its op (broadcasting, with ties for the comparisons) on every
+    backend; then every operator, reflected forms with Python scalars and abs() at once."""
+    g = mg.Graph()
+    a = g.placeholder(shape=[3, 4], dtype=mg.float32, name="a")
+    b = g.placeholder(shape=[4], dtype=mg.float32, name="b")
+    av, bv = f32(rng, 3, 4), f32(rng, 4)
+    av[0, :2] = bv[:2]  # some ties for the comparisons
+    for expr, optype in OVERLOADS:
+        t = expr(a, b)
+        assert t.operation.type == optype
+        r = g.run(feeds={a: av, b: bv}, target_tensors=[t], backend=backend)[t]
+        want = expr(av, bv)  # the same operator on the NumPy arrays
+        if want.dtype == bool:
+            assert t.dtype == mg.bool and r.dtype == np.bool_
+            np.testing.assert_array_equal(r, want, err_msg=optype)
+        else:
+            np.testing.assert_allclose(r, want, rtol=1e-5, err_msg=optype)
+    if backend != "numpy":
+        return
     g = mg.Graph()
     a, b = g.placeholder([3, 3], name="a"), g.placeholder([3, 3], name="b")
     av, bv = rand(rng, 3, 3), rand(rng, 3, 3, lo=0.5)
@@ -102,12 +152,39 @@ def test_operator_overloads(rng):
         bool(a)
 
 
+def test_matmul_operator_and_python_scalar_operands(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder([2, 3], mg.float32, name="a")
+    b = g.placeholder([3, 4], mg.float32, name="b")
+    h = g.placeholder([2, 3], mg.float16, name="h")
+    mm = a @ b
+    s = 2.0 * a + 1
+    hs = h * 3.0 - 1
+    q = 1.0 / (a * a + 1.0)
+    assert mm.operation.type == "matrix_multiplication" and mm.shape == (2, 4)
+    assert s.dtype == mg.float32 and hs.dtype == mg.float16 and q.dtype == mg.float32
+    av, bv = f32(rng, 2, 3), f32(rng, 3, 4)
+    hv = rng.standard_normal((2, 3)).astype(np.float16)
+    r = g.run(feeds={a: av, b: bv, h: hv}, target_tensors=[mm, s, hs, q], backend=backend)
+    np.testing.assert_allclose(r[mm], av @ bv, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r[s], 2 * av + 1, rtol=1e-6)
+    assert r[hs].dtype == np.float16
+    np.testing.assert_allclose(r[hs], hv.astype(np.float32) * 3 - 1, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(r[q], 1 / (av * av + 1), rtol=1e-5)
+
+
 def test_python_scalars_take_the_tensor_dtype():
     g = mg.Graph()
     h = g.placeholder([2], mg.float16)
     assert (h * 2.5).dtype == mg.float16 and (1 + h).dtype == mg.float16
     i = g.placeholder([2], "int32")
     assert (i + 3).dtype == mg.int32
+    i = g.placeholder([3], mg.int32, name="i")
+    j = i * 2 + 1
+    assert j.dtype == mg.int32
+    r = g.run({i: np.array([1, 2, 3], np.int32)}, [j])[j]
+    assert r.dtype == np.int32
+    np.testing.assert_array_equal(r, [3, 5, 7])
 
 
 def test_no_implicit_promotion_names_both_dtypes():
@@ -117,13 +194,29 @@ def test_no_implicit_promotion_names_both_dtypes():
         g.addition(a, b, name="mix")
     msg = str(e.value)
     assert "float32" in msg and "float16" in msg and "addition" in msg and "'mix'" in msg
+    assert isinstance(e.value, TypeError)
+    with pytest.raises(TypeError):
+        a * b
 
 
-def test_broadcast_error_at_build_time():
+def test_broadcasting_checked_at_build_time(backend, rng):
     g = mg.Graph()
     a, b = g.placeholder([2, 3]), g.placeholder([4])
     with pytest.raises(mg.ShapeError, match=r"multiplication op 'm'.*\(2, 3\).*\(4,\)"):
         g.multiplication(a, b, name="m")
+    g = mg.Graph()
+    a = g.placeholder([2, 3, 4], mg.float32, name="a")
+    b = g.placeholder([3, 1], mg.float32, name="b")
+    c = g.placeholder([5], mg.float32, name="c")
+    s = g.addition(a, b)
+    assert s.shape == (2, 3, 4)
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.multiplication(a, c, name="bad")
+    assert isinstance(ei.value, ValueError)
+    msg = str(ei.value)
+    assert "bad" in msg and "multiplication" in msg and "5" in msg and "4" in msg
+    av, bv = f32(rng, 2, 3, 4), f32(rng, 3, 1)
+    np.testing.assert_allclose(g.run({a: av, b: bv}, [s], backend=backend)[s], av + bv, rtol=1e-6)
 
 
 def test_select_and_cast(backend, rng):
@@ -137,17 +230,32 @@ def test_select_and_cast(backend, rng):
     np.testing.assert_allclose(out[s], np.where(pv, av, bv))
     np.testing.assert_array_equal(out[c], (av * 10).astype(np.int32))
     assert out[c].dtype == np.int32
+    # a predicate computed in the graph, a cast from bool by name, and identity
+    g = mg.Graph()
+    x = g.placeholder([4, 3], mg.float32, name="x")
+    v = f32(rng, 4, 3) * 3
+    pred = g.greater_than(x, 0.0)
+    s = g.select(pred, x, g.negative(x))
+    c = g.cast(x, mg.int32)
+    c2 = g.cast(pred, "float32")
+    i = g.identity(x)
+    r = g.run({x: v}, [s, c, c2, i], backend=backend)
+    np.testing.assert_allclose(r[s], np.abs(v), rtol=1e-6)
+    assert r[c].dtype == np.int32 and c.dtype == mg.int32
+    np.testing.assert_array_equal(r[c], v.astype(np.int32))
+    np.testing.assert_array_equal(r[c2], (v > 0).astype(np.float32))
+    np.testing.assert_array_equal(r[i], v)
 
 
 @pytest.mark.parametrize("op,fn", [("reduction_sum", np.sum), ("reduction_maximum", np.max),
                                    ("reduction_minimum", np.min), ("mean", np.mean)])
-@pytest.mark.parametrize("axes", [[0], [1, 2], -1, None, [0, 2]])
+@pytest.mark.parametrize("axes", [[0], [1, 2], -1, None, [0, 2], [0, 1], [1], 2, (0, 2), [-1]])
 def test_reductions_keep_dims(op, fn, axes, backend, rng):
     g = mg.Graph()
     x = g.placeholder([3, 4, 5])
     xv = rand(rng, 3, 4, 5)
     y = getattr(g, op)(x, axes=axes)
-    ax = tuple(range(3)) if axes is None else (tuple(a % 3 for a in axes) if isinstance(axes, list) else (axes % 3,))
+    ax = tuple(range(3)) if axes is None else tuple(a % 3 for a in np.atleast_1d(axes).tolist())
     want = fn(xv.astype(np.float64), axis=ax, keepdims=True)
     assert y.shape == want.shape
     np.testing.assert_allclose(run1(g, y, {x: xv}, backend), want, rtol=1e-5, atol=1e-6)
@@ -169,6 +277,20 @@ def test_bad_axes_errors():
         g.reduction_sum(x, axes=[2], name="r")
     with pytest.raises(mg.ShapeError, match="repeat"):
         g.mean(x, axes=[1, -1])
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.reduction_sum(x, axes=[2], name="s")
+    assert isinstance(ei.value, ValueError)
+    assert "reduction_sum" in str(ei.value) and "'s'" in str(ei.value) and "2" in str(ei.value)
+
+
+@pytest.mark.parametrize("axes", [np.int64(1), np.array([0, 1]), [np.int32(0)], (1,)])
+def test_reduction_axes_numpy_integers(rng, axes):
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32, name="x")
+    y = g.mean(x, axes=axes)
+    v = f32(rng, 2, 3)
+    want = v.mean(axis=tuple(np.atleast_1d(axes).tolist()), keepdims=True)
+    np.testing.assert_allclose(g.run({x: v}, [y])[y], want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((2, 3, 4), (4, 2)), ((2, 1, 3, 4), (5, 4, 6)), ((1, 4), (3, 4, 2))])
@@ -187,6 +309,20 @@ def test_matmul_errors():
         g.matrix_multiplication(g.placeholder([2, 3]), g.placeholder([4, 5]), name="mm")
     with pytest.raises(mg.ShapeError, match="rank >= 2"):
         g.matrix_multiplication(g.placeholder([3]), g.placeholder([3, 2]))
+
+
+def test_matmul_broadcasts_batch_dimensions_at_build_time(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder([2, 1, 3, 4], mg.float32, name="a")
+    b = g.placeholder([5, 4, 2], mg.float32, name="b")
+    y = g.matrix_multiplication(a, b)
+    assert y.shape == (2, 5, 3, 2)
+    av, bv = f32(rng, 2, 1, 3, 4), f32(rng, 5, 4, 2)
+    np.testing.assert_allclose(g.run({a: av, b: bv}, [y], backend=backend)[y], av @ bv, rtol=1e-5, atol=1e-5)
+    c = g.placeholder([3, 3], mg.float32, name="c")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.matrix_multiplication(a, c, name="mm")
+    assert isinstance(ei.value, ValueError) and "mm" in str(ei.value)
 
 
 def test_shape_ops(backend, rng):
@@ -212,6 +348,31 @@ def test_shape_ops(backend, rng):
     for t, want in ops.items():
         assert t.shape == want.shape, t.name
         np.testing.assert_array_equal(out[t], want, err_msg=t.name)
+    # positional and keyword spellings; softmax
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 4], mg.float32, name="x")
+    v = f32(rng, 2, 3, 4)
+    outs = {
+        "reshape": (g.reshape(x, [4, -1]), v.reshape(4, -1)),
+        "reshape2": (g.reshape(x, shape=[-1]), v.reshape(-1)),
+        "transpose": (g.transpose(x, 0, 2), np.swapaxes(v, 0, 2)),
+        "transpose_kw": (g.transpose(x, dimension=1, with_dimension=2), np.swapaxes(v, 1, 2)),
+        "permute": (g.permute(x, [2, 0, 1]), np.transpose(v, [2, 0, 1])),
+        "permute_kw": (g.permute(x, permutation=[1, 2, 0]), np.transpose(v, [1, 2, 0])),
+        "slice": (g.slice(x, dimension=1, start=1, length=2), v[:, 1:3]),
+        "slice_pos": (g.slice(x, 2, 0, 3), v[:, :, 0:3]),
+        "concat": (g.concat([x, x], dimension=1), np.concatenate([v, v], 1)),
+        "broadcast": (g.broadcast(g.slice(x, 0, 0, 1), [5, 3, 4]), np.broadcast_to(v[:1], (5, 3, 4))),
+        "expand_dims": (g.expand_dims(x, axis=1), v[:, None]),
+        "squeeze": (g.squeeze(g.expand_dims(x, axis=0)), v),
+        "squeeze_axes": (g.squeeze(g.slice(x, 1, 0, 1), axes=[1]), v[:, 0]),
+        "softmax": (g.softmax(x, axis=-1), np.exp(v) / np.exp(v).sum(-1, keepdims=True)),
+        "softmax1": (g.softmax(x, axis=1), np.exp(v) / np.exp(v).sum(1, keepdims=True)),
+    }
+    r = g.run({x: v}, [t for t, _ in outs.values()], backend=backend)
+    for k, (t, want) in outs.items():
+        assert t.shape == want.shape, k
+        np.testing.assert_allclose(r[t], want, rtol=1e-5, atol=1e-6, err_msg=k)
 
 
 def test_shape_op_errors():
@@ -230,6 +391,26 @@ def test_shape_op_errors():
     with pytest.raises(mg.ShapeError, match="cannot broadcast"):
         g.broadcast(x, [2, 5, 4])
     with pytest.raises(mg.ShapeError, match="not 1"):
+        g.squeeze(x, axes=[0])
+    x = g.placeholder([2, 3], mg.float32, name="x")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.reshape(x, [4, 2], name="rs")
+    assert isinstance(ei.value, ValueError)
+    m = str(ei.value)
+    assert "reshape" in m and "rs" in m and "(2, 3)" in m.replace("[2, 3]", "(2, 3)")
+    with pytest.raises(ValueError):
+        g.reshape(x, [-1, -1])
+    with pytest.raises(ValueError):
+        g.transpose(x, 0, 2)
+    with pytest.raises(ValueError):
+        g.permute(x, [0, 0])
+    with pytest.raises(ValueError):
+        g.slice(x, 1, 2, 5)
+    with pytest.raises(ValueError):
+        g.concat([x, g.placeholder([3, 3], mg.float32)], dimension=1)
+    with pytest.raises(ValueError):
+        g.broadcast(x, [2, 4])
+    with pytest.raises(ValueError):
         g.squeeze(x, axes=[0])
 
 
@@ -284,3 +465,26 @@ def test_one_spelling_per_parameter_old_ones_warn():
         g.reduction_sum(x, axes=[0], axis=1, name="r")
     with pytest.raises(mg.DTypeError, match="cast op"):
         g.cast(x)
+
+
+def test_integer_and_bool_ops_on_every_backend(backend, rng):
+    g = mg.Graph()
+    a = g.placeholder(shape=(5,), dtype=mg.int32, name="a")
+    b = g.placeholder(shape=(5,), dtype=mg.int32, name="b")
+    s = g.addition(a, b, name="s")
+    p = g.greater_than(a, b, name="p")
+    sel = g.select(p, a, b, name="sel")
+    av = rng.integers(-50, 50, 5).astype(np.int32)
+    bv = rng.integers(-50, 50, 5).astype(np.int32)
+    r = g.run({a: av, b: bv}, [s, p, sel], backend=backend)
+    np.testing.assert_array_equal(r[s], av + bv)
+    assert r[s].dtype == np.int32
+    np.testing.assert_array_equal(r[p], av > bv)
+    assert r[p].dtype == np.bool_
+    np.testing.assert_array_equal(r[sel], np.maximum(av, bv))
+    u = g.placeholder(shape=(4,), dtype=mg.uint32, name="u")
+    us = g.addition(u, u, name="us")
+    uv = rng.integers(0, 1 << 20, 4).astype(np.uint32)
+    got = g.run({u: uv}, [us], backend=backend)[us]
+    assert got.dtype == np.uint32
+    np.testing.assert_array_equal(got, uv + uv)

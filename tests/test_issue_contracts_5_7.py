@@ -125,29 +125,6 @@ def test_pooling_conv_matmul_reductions_match_numpy_on_every_backend(backend, rn
     np.testing.assert_allclose(got[mm], xv.reshape(8, 36) @ xv.reshape(8, 36).T, rtol=1e-4, atol=1e-4)
 
 
-def test_integer_and_bool_ops_on_every_backend(backend, rng):
-    g = mg.Graph()
-    a = g.placeholder(shape=(5,), dtype=mg.int32, name="a")
-    b = g.placeholder(shape=(5,), dtype=mg.int32, name="b")
-    s = g.addition(a, b, name="s")
-    p = g.greater_than(a, b, name="p")
-    sel = g.select(p, a, b, name="sel")
-    av = rng.integers(-50, 50, 5).astype(np.int32)
-    bv = rng.integers(-50, 50, 5).astype(np.int32)
-    r = g.run({a: av, b: bv}, [s, p, sel], backend=backend)
-    np.testing.assert_array_equal(r[s], av + bv)
-    assert r[s].dtype == np.int32
-    np.testing.assert_array_equal(r[p], av > bv)
-    assert r[p].dtype == np.bool_
-    np.testing.assert_array_equal(r[sel], np.maximum(av, bv))
-    u = g.placeholder(shape=(4,), dtype=mg.uint32, name="u")
-    us = g.addition(u, u, name="us")
-    uv = rng.integers(0, 1 << 20, 4).astype(np.uint32)
-    got = g.run({u: uv}, [us], backend=backend)[us]
-    assert got.dtype == np.uint32
-    np.testing.assert_array_equal(got, uv + uv)
-
-
 class _Toy:
     """A third-party backend: relu only (anything else: KernelMissingError)."""
 
