@@ -12,7 +12,7 @@ import numpy as np
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor)
 from .ir import OPS, Operation, Tensor
-from .types import DataType, float32
+from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
 TensorLike = Union[Tensor, float, int, bool, np.ndarray, np.generic, Sequence[Any]]
 """A tensor of the graph, or a number/array/list that becomes a constant."""
@@ -359,7 +359,7 @@ class OpBuilders:
 
         ``output_shape`` is the forward source shape. It is nullable, as in MPSGraph; when None,
         minigraph assumes M = 1 (C = the weights' channel count) and the input size of
-        ``_invert_min`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
+        ``conventional_input_size`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
 
         Args:
             incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).

@@ -150,7 +150,7 @@ def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output
 
     ``output_shape`` is the forward source shape. It is nullable, as in MPSGraph; when None,
     minigraph assumes M = 1 (C = the weights' channel count) and the input size of
-    ``_invert_min`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
+    ``conventional_input_size`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
     """
     label = f"depthwise_convolution_3d_data_gradient op {name or 'depthwise_convolution_3d_data_gradient'!r}"
     desc = _desc(descriptor, label)
