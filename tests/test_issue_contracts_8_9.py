@@ -602,16 +602,6 @@ def test_feeding_a_non_placeholder_and_bad_targets():
         g.compile({x: "float32"}, [z])
 
 
-def test_gradients_through_a_non_differentiable_op_names_it():
-    g = mg.Graph()
-    x = g.placeholder([1, 2, 5, 5], name="x")
-    dW = g.depthwise_convolution_2d_weights_gradient(g.placeholder([1, 2, 3, 3]), x, output_shape=[1, 2, 3, 3],
-                                                     name="wg")
-    with pytest.raises(mg.NotDifferentiableError) as e:
-        g.gradients(g.reduction_sum(dW), [x])
-    assert "wg" in str(e.value)
-
-
 # ========================================================================= issue 9: nothing lost
 def _ro(a):
     a = np.array(a, copy=True)
