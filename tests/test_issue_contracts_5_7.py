@@ -35,70 +35,7 @@ def py(*args, env=None, cwd=ROOT, timeout=120):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=e, timeout=timeout)
 
 
-def naive_depthwise_nchw(x, w, sy, sx, pt, pl, oh, ow, dy=1, dx=1):
-    """y[n,c,i,j] = sum_{a,b} x[n,c,i*sy+a*dy-pt, j*sx+b*dx-pl] * w[0,c,a,b] (M = 1), zero outside x."""
-    n, c, h, wd = x.shape
-    kh, kw = w.shape[2:]
-    y = np.zeros((n, c, oh, ow), np.float64)
-    for i in range(oh):
-        for j in range(ow):
-            for a in range(kh):
-                for b in range(kw):
-                    r, s = i * sy + a * dy - pt, j * sx + b * dx - pl
-                    if 0 <= r < h and 0 <= s < wd:
-                        y[:, :, i, j] += x[:, :, r, s] * w[0, :, a, b]
-    return y
-
-
 # ==================================================================================== issue 5
-
-
-def _dw_graph(desc, xs, ws, with_grads=True):
-    g = mg.Graph()
-    x = g.placeholder(shape=xs, dtype=mg.float32, name="x")
-    w = g.placeholder(shape=ws, dtype=mg.float32, name="w")
-    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
-    loss = g.reduction_sum(g.multiplication(y, y), axes=None, name="loss")
-    outs = [y]
-    if with_grads:
-        gr = g.gradients(loss, [x, w])
-        outs += [gr[x], gr[w]]
-    return g, x, w, outs
-
-
-@pytest.mark.parametrize("style,stride,layout", [
-    (mg.PaddingStyle.TF_SAME, 2, mg.TensorNamedDataLayout.NCHW),
-    (mg.PaddingStyle.TF_VALID, 1, mg.TensorNamedDataLayout.NHWC),
-    (mg.PaddingStyle.EXPLICIT, 1, mg.TensorNamedDataLayout.NCHW),
-])
-def test_depthwise_forward_and_gradients_match_numpy_on_every_backend(backend, rng, style, stride, layout):
-    nchw = layout == mg.TensorNamedDataLayout.NCHW
-    n, c, h, w_ = 2, 3, 7, 6
-    desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=stride, stride_in_y=stride, padding_style=style,
-                                                 data_layout=layout, weights_layout=mg.TensorNamedDataLayout.OIHW)
-    if style == mg.PaddingStyle.EXPLICIT:
-        desc.padding_left, desc.padding_right, desc.padding_top, desc.padding_bottom = 1, 0, 2, 1
-    xv = f32(rng, n, c, h, w_)
-    wv = f32(rng, 1, c, 3, 3)
-    g, x, w, outs = _dw_graph(desc, xv.shape if nchw else (n, h, w_, c), wv.shape)
-    feeds = {x: xv if nchw else np.ascontiguousarray(xv.transpose(0, 2, 3, 1)), w: wv}
-    got = g.run(feeds, outs, backend=backend)
-    ref = g.run(feeds, outs, backend="numpy")
-    for t in outs:
-        np.testing.assert_allclose(got[t], ref[t], rtol=1e-4, atol=1e-4)
-        assert got[t].dtype == np.float32
-    # independent reference for the forward op
-    if style == mg.PaddingStyle.TF_SAME:
-        oh, ow = -(-h // stride), -(-w_ // stride)
-        pt = max((oh - 1) * stride + 3 - h, 0) // 2
-        pl = max((ow - 1) * stride + 3 - w_, 0) // 2
-    elif style == mg.PaddingStyle.TF_VALID:
-        oh, ow, pt, pl = (h - 3) // stride + 1, (w_ - 3) // stride + 1, 0, 0
-    else:
-        oh, ow, pt, pl = (h + 3 - 3) // stride + 1, (w_ + 1 - 3) // stride + 1, 2, 1
-    y = naive_depthwise_nchw(xv.astype(np.float64), wv.astype(np.float64), stride, stride, pt, pl, oh, ow)
-    gy = got[outs[0]] if nchw else got[outs[0]].transpose(0, 3, 1, 2)
-    np.testing.assert_allclose(gy, y, rtol=1e-5, atol=1e-5)
 
 
 def test_pooling_conv_matmul_reductions_match_numpy_on_every_backend(backend, rng):

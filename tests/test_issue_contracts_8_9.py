@@ -97,20 +97,6 @@ def test_depthwise_page_explains_the_three_ops_and_output_shape():
     assert m and m.group(1) != m.group(3), "no printed example where two input sizes share one dy"
 
 
-def test_depthwise_stride_example_is_true():
-    """Several input sizes give one output size (stride 2, TF_SAME): 5 and 6 rows -> 3."""
-    d = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_style=mg.PaddingStyle.TF_SAME)
-    g = mg.Graph()
-    outs = {H: g.depthwise_convolution_2d(g.placeholder([1, 1, H, H]), g.placeholder([1, 1, 3, 3]),
-                                          descriptor=d).shape for H in (5, 6)}
-    assert outs[5] == outs[6] == (1, 1, 3, 3)
-    dy = g.placeholder([1, 1, 3, 3])
-    w = g.placeholder([1, 1, 3, 3])
-    for H in (5, 6):
-        dx = g.depthwise_convolution_2d_data_gradient(dy, w, output_shape=[1, 1, H, H], descriptor=d)
-        assert dx.shape == (1, 1, H, H)
-
-
 def test_depthwise_page_channel_multiplier_and_the_oihw_o_trap():
     text = _read("depthwise.md")
     assert re.search(r"channel multiplier", text, re.I)
@@ -119,47 +105,12 @@ def test_depthwise_page_channel_multiplier_and_the_oihw_o_trap():
     assert "c*M + m" in text or "c * M + m" in text
 
 
-def test_depthwise_o_trap_behaviour():
-    """OIHW 'O' is the multiplier: [M, C, kH, kW]; PyTorch-shaped [C*M, 1, kH, kW] is refused, naming the op."""
-    g = mg.Graph()
-    x = g.placeholder([1, 2, 6, 6])
-    y = g.depthwise_convolution_2d(x, g.placeholder([3, 2, 3, 3]))
-    assert y.shape == (1, 6, 4, 4)
-    with pytest.raises(mg.MiniGraphError) as e:
-        g.depthwise_convolution_2d(x, g.placeholder([6, 1, 3, 3]), name="trap")
-    assert "trap" in str(e.value) and "depthwise_convolution_2d" in str(e.value)
-
-
 def test_depthwise_page_each_padding_style_with_worked_numbers():
     text = _read("depthwise.md")
     for style in ("EXPLICIT", "TF_VALID", "TF_SAME", "ONNX_SAME_LOWER"):
         assert style in text, style
         # worked numbers: the style appears on a line together with digits of a computed size
         assert re.search(rf"{style}[^\n]*\d[^\n]*->\s*\d|`{style}`[^\n]*\|[^\n]*\d", text), style
-
-
-@pytest.mark.parametrize("style,H,k,s,want", [("TF_VALID", 6, 3, 2, 2), ("TF_SAME", 6, 3, 2, 3),
-                                              ("ONNX_SAME_LOWER", 6, 3, 2, 3), ("TF_SAME", 7, 3, 2, 4),
-                                              ("TF_VALID", 7, 3, 2, 3)])
-def test_padding_style_numbers(style, H, k, s, want):
-    d = mg.DepthwiseConvolution2DOpDescriptor(stride_in_y=s, stride_in_x=1, padding_style=mg.PaddingStyle[style])
-    g = mg.Graph()
-    y = g.depthwise_convolution_2d(g.placeholder([1, 1, H, 4]), g.placeholder([1, 1, k, 1]), descriptor=d)
-    assert y.shape[2] == want
-
-
-def test_same_styles_put_the_odd_padding_on_opposite_ends(backend):
-    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6, 1)
-    ones = np.ones((1, 1, 2, 1), np.float32)
-    got = {}
-    for style in ("TF_SAME", "ONNX_SAME_LOWER"):
-        g = mg.Graph()
-        d = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle[style])
-        xp = g.placeholder([1, 1, 6, 1], mg.float32)
-        y = g.depthwise_convolution_2d(xp, g.constant(ones), descriptor=d)
-        got[style] = g.run({xp: x}, [y], backend=backend)[y].ravel()
-    np.testing.assert_allclose(got["TF_SAME"], [3, 5, 7, 9, 11, 6])
-    np.testing.assert_allclose(got["ONNX_SAME_LOWER"], [1, 3, 5, 7, 9, 11])
 
 
 def _images(text):
