@@ -592,7 +592,7 @@ def test_op_matches_numpy(op, cid, build, tol, other):
         try:
             res = g.run(feeds, targets, backend=be)
         except mg.KernelMissingError as e:
-            if "shader-f16" in str(e):  # an adapter without float16 support: the error is the contract
+            if "shader-f16" in str(e):  # an adapter without float16 support: the error is the documented behaviour
                 pytest.skip(str(e))
             if be not in OURS and be != "numpy":  # a third-party backend may run only some ops
                 pytest.skip(f"{be} has no kernel: {e}")
@@ -626,3 +626,29 @@ def test_assignments_match_numpy_across_runs(other):
         results[be] = out
     for a, b in zip(results["numpy"], results[other]):
         np.testing.assert_allclose(b, a, rtol=1e-6)
+
+
+def test_pooling_conv_matmul_reductions_match_numpy_on_every_backend(backend, rng):
+    """One graph mixing pooling, grouped convolution, softmax, matmul, reductions and autodiff
+    gradients: the same results as the numpy backend, and NumPy's own for max pooling and matmul."""
+    g = mg.Graph()
+    x = g.placeholder(shape=(2, 4, 6, 6), dtype=mg.float32, name="x")
+    k = g.placeholder(shape=(6, 2, 3, 3), dtype=mg.float32, name="k")
+    pd = mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2)
+    mp = g.max_pooling_2d(x, pd, name="mp")
+    ap = g.avg_pooling_2d(x, mg.Pooling2DOpDescriptor(kernel_width=3, kernel_height=3, padding_style=mg.PaddingStyle.TF_SAME), name="ap")
+    cv = g.convolution_2d(x, k, mg.Convolution2DOpDescriptor(groups=2, padding_style=mg.PaddingStyle.TF_SAME), name="cv")
+    sm = g.softmax(g.reshape(cv, shape=(2, -1)), axis=-1, name="sm")
+    mm = g.matrix_multiplication(g.reshape(x, shape=(8, 36)), g.transpose(g.reshape(x, shape=(8, 36)), 0, 1), name="mm")
+    rs = g.reduction_sum(ap, axes=[1, 3], name="rs")
+    loss = g.addition(g.reduction_sum(mp, axes=None), g.reduction_sum(g.multiplication(cv, cv), axes=None))
+    gr = g.gradients(loss, [x, k])
+    outs = [mp, ap, cv, sm, mm, rs, gr[x], gr[k]]
+    feeds = {x: rng.standard_normal((2, 4, 6, 6)).astype(F32), k: rng.standard_normal((6, 2, 3, 3)).astype(F32)}
+    got = g.run(feeds, outs, backend=backend)
+    ref = g.run(feeds, outs, backend="numpy")
+    for t in outs:
+        np.testing.assert_allclose(got[t], ref[t], rtol=1e-4, atol=1e-4, err_msg=t.name)
+    xv = feeds[x]
+    np.testing.assert_allclose(got[mp], xv.reshape(2, 4, 3, 2, 3, 2).max(axis=(3, 5)), rtol=1e-6)
+    np.testing.assert_allclose(got[mm], xv.reshape(8, 36) @ xv.reshape(8, 36).T, rtol=1e-4, atol=1e-4)

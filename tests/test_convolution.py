@@ -22,6 +22,10 @@ STYLES = ("EXPLICIT", "TF_VALID", "TF_SAME", "ONNX_SAME_LOWER")
 LAYOUTS = [("NCHW", "OIHW"), ("NCHW", "HWIO"), ("NHWC", "OIHW"), ("NHWC", "HWIO")]
 
 
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
 # ----------------------------------------------------------------------------- test-side layout helpers
 def to_data(a, layout):
     return np.ascontiguousarray(a if layout == "NCHW" else a.transpose(0, 2, 3, 1))
@@ -447,6 +451,38 @@ def test_depthwise_separable_block(backend):
     np.testing.assert_allclose(lv, tl.item(), rtol=tol["rtol"])
     for got, want in ((gwd, twd), (gwp, twp), (gx, tx)):
         np.testing.assert_allclose(got, want.grad.numpy(), rtol=tol["rtol"], atol=tol["atol"] * 1e-2)
+
+
+def test_grouped_convolution_three_ops_and_a_separable_block(backend, rng):
+    """groups=2 with TF_SAME: forward against the naive loop, both gradients through the adjoint
+    identity; then a depthwise-separable block (depthwise, then a 1x1 convolution) builds and runs."""
+    desc = mg.Convolution2DOpDescriptor(groups=2, padding_style=mg.PaddingStyle.TF_SAME)
+    assert mg.Convolution2DOpDescriptor().groups == 1
+    g = mg.Graph()
+    xv, wv = f32(rng, 2, 4, 5, 5), f32(rng, 6, 2, 3, 3)
+    x = g.placeholder([2, 4, 5, 5], mg.float32, name="x")
+    w = g.placeholder([6, 2, 3, 3], mg.float32, name="w")
+    y = g.convolution_2d(x, w, descriptor=desc, name="conv")
+    assert y.shape == (2, 6, 5, 5)
+    dyp = g.placeholder([2, 6, 5, 5], mg.float32, name="dy")
+    dx = g.convolution_2d_data_gradient(dyp, w, output_shape=x.shape, descriptor=desc)
+    dw = g.convolution_2d_weights_gradient(dyp, x, output_shape=w.shape, descriptor=desc)
+    dyv = f32(rng, 2, 6, 5, 5)
+    r = g.run({x: xv, w: wv, dyp: dyv}, [y, dx, dw], backend=backend)
+    ref = nv.conv2d_forward(xv, wv, (1, 1), (1, 1), (1, 1, 1, 1), groups=2)  # TF_SAME, 3x3, stride 1
+    np.testing.assert_allclose(r[y], ref, rtol=1e-4, atol=1e-4)
+    lhs = float(np.sum(dyv * ref))
+    assert abs(float(np.sum(r[dx] * xv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    assert abs(float(np.sum(r[dw] * wv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    # depthwise-separable: depthwise then 1x1 pointwise
+    g2 = mg.Graph()
+    x2 = g2.placeholder([1, 3, 6, 6], mg.float32, name="x")
+    h = g2.depthwise_convolution_2d(x2, g2.constant(f32(rng, 2, 3, 3, 3)),
+                                    descriptor=mg.DepthwiseConvolution2DOpDescriptor(
+                                        padding_style=mg.PaddingStyle.TF_SAME))
+    out = g2.convolution_2d(h, g2.constant(f32(rng, 4, 6, 1, 1)), descriptor=mg.Convolution2DOpDescriptor())
+    assert out.shape == (1, 4, 6, 6)
+    assert g2.run({x2: f32(rng, 1, 3, 6, 6)}, [out], backend=backend)[out].shape == (1, 4, 6, 6)
 
 
 # ----------------------------------------------------------------------------- validation

@@ -22,6 +22,10 @@ P = PaddingStyle
 STYLES = ("EXPLICIT", "TF_VALID", "TF_SAME", "ONNX_SAME_LOWER")
 
 
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
 def to_cdi(a, cdi):
     """Canonical (channel at -4) -> channel at ``cdi`` within the last 4 axes."""
     return np.ascontiguousarray(np.moveaxis(a, -4, cdi))
@@ -281,6 +285,42 @@ def test_descriptor_defaults_and_copy():
     d.strides, d.channel_dimension_index = (2, 2, 2), -1
     assert y.shape == (2, 3, 3, 3)
     np.testing.assert_allclose(g.run({}, [y])[y][None], n3.dw3d_forward(x[None], w, (1, 1, 1), (1, 1, 1), (0,) * 6))
+
+
+def test_keyword_descriptor_three_ops_and_the_adjoint(rng):
+    """Defaults, every field by keyword, rank-4 weights [C*M, kD, kH, kW], the forward op against
+    the naive loop, both gradients through the adjoint identity, EXPLICIT_OFFSET refused."""
+    d = mg.DepthwiseConvolution3DOpDescriptor()
+    assert tuple(d.strides) == (1, 1, 1) and tuple(d.dilation_rates) == (1, 1, 1)
+    assert tuple(d.padding_values) == (0,) * 6 and d.padding_style == mg.PaddingStyle.EXPLICIT
+    assert d.channel_dimension_index == -4
+    desc = mg.DepthwiseConvolution3DOpDescriptor(strides=[1, 1, 1], dilation_rates=[1, 1, 1],
+                                                 padding_values=[0, 0, 1, 1, 1, 1],
+                                                 padding_style=mg.PaddingStyle.EXPLICIT,
+                                                 channel_dimension_index=-4)
+    g = mg.Graph()
+    C, M = 2, 2
+    xv = f32(rng, 1, C, 3, 4, 4)
+    wv = f32(rng, C * M, 2, 3, 3)  # rank 4: [C*M, kD, kH, kW] (channel_dimension_index -4)
+    x = g.placeholder(list(xv.shape), mg.float32, name="x")
+    w = g.placeholder(list(wv.shape), mg.float32, name="w")
+    y = g.depthwise_convolution_3d(x, w, descriptor=desc)
+    assert y.shape == (1, C * M, 2, 4, 4)
+    dyv = f32(rng, *y.shape)
+    dyp = g.placeholder(list(y.shape), mg.float32, name="dy")
+    dx = g.depthwise_convolution_3d_data_gradient(dyp, w, output_shape=x.shape, descriptor=desc)
+    dw = g.depthwise_convolution_3d_weights_gradient(dyp, x, output_shape=w.shape, descriptor=desc)
+    r = g.run({x: xv, w: wv, dyp: dyv}, [y, dx, dw])
+    # the naive loop: output channel o reads input channel o // M
+    ref = n3.dw3d_forward(xv, wv, (1, 1, 1), (1, 1, 1), (0, 0, 1, 1, 1, 1))
+    assert ref.shape == y.shape
+    np.testing.assert_allclose(r[y], ref, rtol=1e-4, atol=1e-4)
+    lhs = float(np.sum(dyv * ref))
+    assert abs(float(np.sum(r[dx] * xv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    assert abs(float(np.sum(r[dw] * wv)) - lhs) < 1e-3 * (1 + abs(lhs))
+    with pytest.raises(mg.MiniGraphError):
+        bad = mg.DepthwiseConvolution3DOpDescriptor(padding_style=mg.PaddingStyle.EXPLICIT_OFFSET)
+        g.depthwise_convolution_3d(x, w, descriptor=bad)
 
 
 def test_autodiff_emits_the_gradient_ops(backend):

@@ -23,6 +23,10 @@ L = TensorNamedDataLayout
 STYLES = ("EXPLICIT", "TF_VALID", "TF_SAME", "ONNX_SAME_LOWER")
 
 
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
 def to_data(a, layout):
     return np.ascontiguousarray(a if layout == "NCHW" else a.transpose(0, 2, 3, 1))
 
@@ -358,6 +362,29 @@ def test_small_cnn_against_pytorch(backend):
     np.testing.assert_allclose(r[loss], tl.item(), rtol=tol["rtol"] * 10)
     for t, tt in ((xt, tx), (w1t, tw1), (w2t, tw2)):
         np.testing.assert_allclose(r[grads[t]], tt.grad.numpy(), rtol=tol["rtol"] * 10, atol=tol["atol"] * 1e-2)
+
+
+def test_max_and_avg_pooling_and_the_gradients_autodiff_inserts(backend, rng):
+    """2x2 windows, stride 2: both forwards against NumPy block reductions, and the input gradient
+    of a loss through both (max: to the maximum of each window; avg: a quarter to each element)."""
+    desc = mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2)
+    g = mg.Graph()
+    xv = f32(rng, 2, 3, 4, 6)
+    x = g.placeholder([2, 3, 4, 6], mg.float32, name="x")
+    mp = g.max_pooling_2d(x, descriptor=desc)
+    ap = g.avg_pooling_2d(x, descriptor=desc)
+    assert mp.shape == ap.shape == (2, 3, 2, 3)
+    loss = g.reduction_sum(g.addition(g.square(mp), ap), axes=None)
+    grads = g.gradients(loss, [x], name="grad")
+    r = g.run({x: xv}, [mp, ap, grads[x]], backend=backend)
+    blocks = xv.reshape(2, 3, 2, 2, 3, 2)
+    np.testing.assert_allclose(r[mp], blocks.max(axis=(3, 5)), rtol=1e-6)
+    np.testing.assert_allclose(r[ap], blocks.mean(axis=(3, 5)), rtol=1e-5)
+    mx = blocks.max(axis=(3, 5), keepdims=True)
+    want = ((blocks == mx) * 2 * mx + 0.25).reshape(2, 3, 4, 6)
+    np.testing.assert_allclose(r[grads[x]], want, rtol=1e-5, atol=1e-6)
+    assert any(o.type == "max_pooling_2d_gradient" for o in g.operations)
+    assert any(o.type == "avg_pooling_2d_gradient" for o in g.operations)
 
 
 def test_descriptor_is_copied():
