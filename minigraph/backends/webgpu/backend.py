@@ -10,13 +10,12 @@ staging buffer, submits once and maps once. Intermediates never leave the device
 from __future__ import annotations
 
 import sys
-
 import threading
 from typing import NamedTuple
 
 import numpy as np
 
-from ...errors import (UnsupportedDTypeError, BackendUnavailableError, DTypeError, ExecutionError, KernelMissingError,
+from ...errors import (UnsupportedDTypeError, BackendUnavailableError, ExecutionError, KernelMissingError,
                        MiniGraphError, ResourceLimitError)
 from ...ir import OPS
 from ...types import num_elements
@@ -189,93 +188,125 @@ class KernelBuilder:
 
 # ----------------------------------------------------------------------------- the runner
 class _Runner:
+    """A plan prepared for the device: one buffer binding per slot, every kernel bound.
+
+    Each step is prepared by its OpDef: a memory op the executor handles itself
+    (``opdef.internal``: ``_MEMORY_STEPS``), a view that aliases its input's buffer
+    (``opdef.kind == "view"``), or a kernel from the backend's kernel table.
+    """
+
     def __init__(self, plan, ctx, backend_name):
         import wgpu
 
         self.ctx = ctx
         self.name = backend_name
         self.plan = plan
-        dev = ctx.device
         self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         self.slot_ref: dict = {}
         self.pool: list = []
         self.keep: list = []  # uniform buffers etc. that must outlive the bind groups
         self.dispatches: list = []
-        self.feeds: list = []  # (Ref, dtype name, shape) in plan.feeds order
+        self.feeds: list = [None] * len(plan.feeds)  # (Ref, dtype name, shape) in plan.feeds order
         self.variables: list = []  # (variable op, Ref, dtype name)
         self._var_seen: dict = {}
         self._run_lock = threading.Lock()
         self.allocated_bytes = 0
         self.pool_hits = 0
-        pending: dict = {}  # variable op -> Ref of its assigned value
-        assigned_order: list = []
-        feed_slot = {slot: i for i, (_, slot, _) in enumerate(plan.feeds)}
-        feed_refs: list = [None] * len(plan.feeds)
+        self._pending: dict = {}  # variable op -> Ref of its assigned value, in order of first assignment
+        self._feed_index = {slot: i for i, (_, slot, _) in enumerate(plan.feeds)}
 
         for st in plan.steps:
             _check_dtypes(st, ctx, backend_name)
         for st in plan.steps:
-            t = st.op.type
-            label = _label(st.op)
-            if t in ("placeholder", "constant", "variable"):
-                ty = st.out_types[0]
-                ref = self._dedicated(ty, label)
-                self._bind(st.outputs[0], ref)
-                if t == "placeholder":
-                    feed_refs[feed_slot[st.outputs[0]]] = (ref, ty.dtype.name, ty.shape)
-                elif t == "constant":
-                    self._upload(ref, np.asarray(st.op.attrs["value"]), ty.dtype.name)
-                else:
-                    self.variables.append((st.op, ref, ty.dtype.name))
-            elif t == "read":
-                var_op = st.op.inputs[0].operation
-                src = pending.get(var_op, self.slot_ref[st.inputs[0]])
-                out = self._alloc_slot(st, 0)
-                self._copy(st, src, out)
-            elif t == "assign":
-                var_op = st.op.inputs[0].operation
-                val = self.slot_ref[st.inputs[1]]
-                if var_op not in pending:
-                    pending[var_op] = self._dedicated(st.in_types[1], label)
-                    assigned_order.append(var_op)
-                self._copy(st, val, pending[var_op])
-            elif st.op.opdef.kind == "view" or (t == "cast" and st.in_types[0].dtype == st.out_types[0].dtype):
-                self._bind(st.outputs[0], self.slot_ref[st.inputs[0]])
-            else:
-                for i in range(len(st.outputs)):
-                    self._alloc_slot(st, i)
-                kb = KernelBuilder(self, st)
-                try:
-                    KERNELS.get(t)(st, kb)
-                except MiniGraphError:
-                    raise
-                except Exception as e:  # a kernel factory bug must still name the op
-                    raise ExecutionError(f"{label} (built at {st.op.location}): the {backend_name} backend "
-                                         f"could not prepare its kernel: {type(e).__name__}: {e}") from e
-                for b in kb.scratch_bufs:
-                    self.pool.append(b)
+            self._prepare_step(st)
             for s in st.free:
                 self._release(self.slot_ref[s].buf)
+        self._plan_readback()
 
-        self.feeds = feed_refs
-        # readback: targets, then assigned variables, packed into one staging buffer
-        self.reads = []  # (Ref, staging offset, shape, dtype name)
+    # --- preparing the steps
+    def _prepare_step(self, st) -> None:
+        opdef = st.op.opdef
+        if opdef.internal:
+            self._memory_step(st)
+        elif opdef.kind == "view" or _is_noop_cast(st):
+            self._bind(st.outputs[0], self.slot_ref[st.inputs[0]])  # same bytes: alias the input's buffer
+        else:
+            self._kernel_step(st)
+
+    def _memory_step(self, st) -> None:
+        prepare = _MEMORY_STEPS.get(st.op.type)
+        if prepare is None:
+            raise ExecutionError(f"{_label(st.op)} (built at {st.op.location}): the {self.name} backend does "
+                                 "not handle this executor-handled op")
+        prepare(self, st)
+
+    def _source(self, st) -> tuple:
+        """(Ref, type) of a placeholder, constant or variable: a buffer of its own, never pooled."""
+        ty = st.out_types[0]
+        ref = self._dedicated(ty, _label(st.op))
+        self._bind(st.outputs[0], ref)
+        return ref, ty
+
+    def _placeholder_step(self, st) -> None:
+        ref, ty = self._source(st)
+        self.feeds[self._feed_index[st.outputs[0]]] = (ref, ty.dtype.name, ty.shape)
+
+    def _constant_step(self, st) -> None:
+        ref, ty = self._source(st)
+        self._upload(ref, np.asarray(st.op.attrs["value"]), ty.dtype.name)
+
+    def _variable_step(self, st) -> None:
+        ref, ty = self._source(st)
+        self.variables.append((st.op, ref, ty.dtype.name))
+
+    def _read_step(self, st) -> None:
+        """The variable's value: assigned earlier in this run, or uploaded."""
+        var_op = st.op.inputs[0].operation
+        src = self._pending.get(var_op, self.slot_ref[st.inputs[0]])
+        self._copy(st, src, self._alloc_slot(st, 0))
+
+    def _assign_step(self, st) -> None:
+        """Copy the value into the variable's pending buffer, read back and committed after the run."""
+        var_op = st.op.inputs[0].operation
+        if var_op not in self._pending:
+            self._pending[var_op] = self._dedicated(st.in_types[1], _label(st.op))
+        self._copy(st, self.slot_ref[st.inputs[1]], self._pending[var_op])
+
+    def _kernel_step(self, st) -> None:
+        for i in range(len(st.outputs)):
+            self._alloc_slot(st, i)
+        factory = KERNELS.get(st.op.opdef)
+        if factory is None:  # prepare() refused the plan already; a kernel unregistered since must not crash
+            raise KernelMissingError(f"{_label(st.op)} (built at {st.op.location}): the {self.name} backend has "
+                                     "no kernel for it")
+        kb = KernelBuilder(self, st)
+        try:
+            factory(st, kb)
+        except MiniGraphError:
+            raise
+        except Exception as e:  # a kernel factory bug must still name the op
+            raise ExecutionError(f"{_label(st.op)} (built at {st.op.location}): the {self.name} backend "
+                                 f"could not prepare its kernel: {type(e).__name__}: {e}") from e
+        self.pool.extend(kb.scratch_bufs)
+
+    def _plan_readback(self) -> None:
+        """Targets, then assigned variables, packed into one staging buffer."""
+        import wgpu
+
+        wanted = [(self.slot_ref[slot], self.plan.types[slot].shape, self.plan.types[slot].dtype.name)
+                  for _tensor, slot in self.plan.targets]
+        self.assigned: list = []  # (variable op, its index in reads)
+        for var_op, ref in self._pending.items():
+            self.assigned.append((var_op, len(wanted)))
+            wanted.append((ref, tuple(var_op.attrs["shape"]), var_op.outputs[0].dtype.name))
+        self.reads: list = []  # (Ref, staging offset, shape, dtype name)
         off = 0
-        for tensor, slot in plan.targets:
-            ty = plan.types[slot]
-            ref = self.slot_ref[slot]
-            self.reads.append((ref, off, ty.shape, ty.dtype.name))
-            off += (ref.nbytes + 255) // 256 * 256
-        self.assigned = []
-        for var_op in assigned_order:
-            ref = pending[var_op]
-            ty = var_op.outputs[0]
-            self.assigned.append((var_op, len(self.reads)))
-            self.reads.append((ref, off, tuple(var_op.attrs["shape"]), ty.dtype.name))
+        for ref, shape, dtype in wanted:
+            self.reads.append((ref, off, shape, dtype))
             off += (ref.nbytes + 255) // 256 * 256
         self.staging = None
         if off:
-            self.staging = dev.create_buffer(size=off, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+            self.staging = self.ctx.device.create_buffer(size=off, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
 
     # --- allocation
     def _new(self, nbytes, label):
@@ -378,6 +409,21 @@ class _Runner:
         results = arrays[: len(self.plan.targets)]
         assigned = {op: arrays[i] for op, i in self.assigned}
         return results, assigned
+
+
+# The memory ops the executor handles (``OpDef.internal``), each prepared by its own method.
+_MEMORY_STEPS = {
+    "placeholder": _Runner._placeholder_step,
+    "constant": _Runner._constant_step,
+    "variable": _Runner._variable_step,
+    "read": _Runner._read_step,
+    "assign": _Runner._assign_step,
+}
+
+
+def _is_noop_cast(st) -> bool:
+    """A cast to the dtype it already has: its output is its input's bytes, like a view."""
+    return st.op.type == "cast" and st.in_types[0].dtype == st.out_types[0].dtype
 
 
 def to_device(arr: np.ndarray, dtype: str) -> np.ndarray:
