@@ -124,7 +124,6 @@ def _torch(op: str, L: Layer, threads: int):
 
 def _jax(op: str, L: Layer, threads: int):
     import jax
-    import jax.numpy as jnp
     from jax import lax
 
     s, p, c = L.s, L.p, L.c

@@ -12,7 +12,7 @@ attributes, gradient rule) and each backend's kernel table, read without startin
 """
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import inspect
 import os
 import sys
@@ -40,8 +40,6 @@ def _webgpu_kernels() -> "set | None":
     ``WebGPUBackend.supported_ops()`` only imports the kernel modules (no wgpu call), so the
     column is the same on a machine with no GPU. None when the backend is not in this checkout.
     """
-    import importlib.util
-
     if importlib.util.find_spec("minigraph.backends.webgpu") is None:
         return None
     try:
