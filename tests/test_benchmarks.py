@@ -18,6 +18,8 @@ from benchmarks import compile_time, depthwise_cpu, executor_overhead, shapes  #
 
 def test_shapes_match_the_formulas():
     assert len(shapes.MOBILENET_V2_DW) == 17
+    ks = {layer[3] if len(layer) > 3 else None for layer in shapes.MOBILENET_V2_DW}
+    assert ks == {3}  # every MobileNetV2 depthwise layer is 3x3
     assert shapes.out_size(112, 3, 2) == 56 and shapes.out_size(7, 5, 1) == 7
     b, f = shapes.cost(8, 32, 112, 112, 3, 1)
     assert b == 4 * (2 * 8 * 32 * 112 * 112 + 32 * 9) and f == 2 * 8 * 32 * 112 * 112 * 9
@@ -52,13 +54,20 @@ def test_depthwise_tiny_every_peer_agrees():
         assert "not importable" in why or "/" in name
 
 
-def test_unknown_peer_is_skipped_with_a_note():
-    depthwise_cpu._IMPORTS["nosuch"] = "no_such_module_xyz"
-    try:
-        ok, skipped = depthwise_cpu.available_peers(["minigraph", "nosuch"])
-    finally:
-        del depthwise_cpu._IMPORTS["nosuch"]
+def test_missing_peer_is_skipped_with_a_note(tmp_path, monkeypatch, run_python):
+    monkeypatch.setitem(depthwise_cpu._IMPORTS, "nosuch", "no_such_module_xyz")
+    ok, skipped = depthwise_cpu.available_peers(["minigraph", "nosuch"])
     assert ok == ["minigraph"] and "not importable" in skipped["nosuch"]
+    # with torch not importable, the depthwise benchmark script still runs and says torch was skipped
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "torch.py").write_text("raise ImportError('torch hidden by the test')\n")
+    out = tmp_path / "r.json"
+    r = run_python(os.path.join(ROOT, "benchmarks", "depthwise_cpu.py"), "--tiny", "--peers", "minigraph,torch",
+                   "--json", str(out), env={"PYTHONPATH": f"{shim}{os.pathsep}{ROOT}"})
+    assert r.returncode == 0, r.stderr
+    text = r.stdout + r.stderr
+    assert "torch" in text and "skip" in text.lower()
 
 
 def test_executor_tiny():
@@ -100,13 +109,38 @@ def test_plot_from_tiny_json(tmp_path):
     assert os.path.getsize(p) > 1000
 
 
-def test_dispatch_and_cli(capsys):
+def test_dispatch_and_cli(capsys, run_python):
     assert benchmarks.main(["--help"]) == 0
     assert benchmarks.main(["no_such_benchmark"]) == 2
     r = subprocess.run([sys.executable, "-m", "minigraph", "bench", "executor", "--tiny"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "µs/node" in r.stdout
+    r = run_python("-m", "minigraph", "bench", "--help")  # lists the benchmarks
+    assert r.returncode == 0
+    for name in ("depthwise", "executor", "compile", "gpu"):
+        assert name in r.stdout
+
+
+def test_bench_depthwise_tiny_prints_a_table_and_writes_json(tmp_path, run_python):
+    out = tmp_path / "dw.json"
+    r = run_python("-m", "minigraph", "bench", "depthwise", "--tiny", "--peers", "minigraph,torch", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "geomean" in r.stdout and "ms" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["results"] and all("minigraph" in row["peers"] for row in data["results"])
+
+
+@pytest.mark.parametrize("script", ["depthwise_cpu.py", "executor_overhead.py", "compile_time.py"])
+def test_benchmark_scripts_run_directly_at_tiny_size(tmp_path, script, run_python):
+    out = tmp_path / "r.json"
+    args = ["--tiny", "--json", str(out)]
+    if script == "depthwise_cpu.py":
+        args += ["--peers", "minigraph"]
+    r = run_python(os.path.join(ROOT, "benchmarks", script), *args, cwd=str(tmp_path))  # from any directory
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) >= 3  # a table
+    json.loads(out.read_text())
 
 
 def test_interleaved_timing_budget():

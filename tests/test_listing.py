@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import re
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.listing import is_gradient_op
+from graph_zoo import scoped_cnn_graph
 
 
 def _line() -> int:
@@ -52,6 +54,21 @@ def test_listing_one_line_per_op_with_names_types_inputs_shapes():
     assert "stride_in_y" not in dw and "data_layout" not in dw
     assert "-> float32[2,3,8,8]" in by_name["x"]
     assert "-> ()" in by_name["sgd"]  # assign is an operation without outputs
+    # print(g) and g.describe() on a scoped graph: inputs by name, shapes, non-default fields; stable
+    g, x, w, r, loss, _ = scoped_cnn_graph()
+    text = str(g)
+    assert g.describe() == text
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for op in g.operations:
+        hits = [ln for ln in lines if op.name in ln and op.type in ln]
+        assert hits, op.name
+    dw_line = next(ln for ln in lines if "block/dw" in ln and "depthwise_convolution_2d" in ln)
+    assert "x" in dw_line and "block/w" in dw_line  # inputs by name
+    assert "float32" in dw_line and "[2,3,4,4]" in dw_line.replace(" ", "").replace("(", "[").replace(")", "]")
+    assert "stride_in_x=2" in dw_line and "TF_SAME" in dw_line
+    assert "dilation_rate_in_x" not in dw_line  # default fields are not shown
+    # stable: the same graph built twice lists identically
+    assert str(scoped_cnn_graph()[0]) == text
 
 
 def test_listing_is_stable_and_marks_gradients():
@@ -112,6 +129,13 @@ def test_executable_listing_shows_pruned_and_buffer_plan():
     # the listing runs what it lists: its results match a plain run
     out = exe.run({t["x"]: np.ones((2, 3, 8, 8), np.float32)})
     assert np.isfinite(out[0]).all()
+    # a graph with a scope and an op nothing needs
+    g, x, w, r, loss, unused = scoped_cnn_graph()
+    exe = g.compile({x: mg.ShapedType((2, 3, 8, 8), mg.float32)}, [loss])
+    text = exe.describe()
+    assert "unused" in text and "prun" in text.lower()
+    assert "free" in text.lower()
+    assert "block/dw" in text
 
 
 def test_executable_listing_dynamic_shapes():
@@ -136,6 +160,18 @@ def test_compile_error_names_the_users_source_line():
     msg = str(e.value)
     assert f"{__file__}:{line}" in msg and "reshape op 'r'" in msg and "(5, 3)" in msg
     assert y.operation.location == f"{__file__}:{line}"
+    # every op records where it was built; a run-time shape clash names that line
+    g = mg.Graph()
+    line = inspect.currentframe().f_lineno + 1
+    x = g.placeholder(shape=(-1, 3), dtype=mg.float32, name="a")
+    assert x.operation.location.endswith(f"{os.path.basename(__file__)}:{line}")
+    assert x.location == x.operation.location
+    b = g.placeholder(shape=(-1, 4), dtype=mg.float32, name="b")
+    line = inspect.currentframe().f_lineno + 1
+    c = g.matrix_multiplication(x, b, name="mm")
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.run({x: np.ones((2, 3), np.float32), b: np.ones((5, 4), np.float32)}, [c])
+    assert f"{os.path.basename(__file__)}:{line}" in str(ei.value) and "mm" in str(ei.value)
 
 
 def test_run_error_names_the_users_source_line(monkeypatch, replace_kernel):
@@ -207,3 +243,66 @@ def test_cache_is_bounded_lru_and_explains_evictions():
     r = g.run({x: feeds[2]}, [y])[y]
     np.testing.assert_allclose(r, np.tanh(feeds[2]), rtol=1e-6)
     assert g.cache_info().currsize == 0
+    # the size given to Graph(); the reason names the feed and both shapes; functools' CacheInfo shape
+    g = mg.Graph(cache_size=2)
+    x = g.placeholder(shape=(-1, 3, 8, 8), dtype=mg.float32, name="x")
+    y = g.relu(x, name="y")
+    g.run({x: np.ones((2, 3, 8, 8), np.float32)}, [y])
+    g.run({x: np.ones((4, 3, 8, 8), np.float32)}, [y])
+    reason = g.last_compile_reason
+    assert "x" in reason
+    norm = reason.replace(" ", "")
+    assert "(2,3,8,8)" in norm and "(4,3,8,8)" in norm
+    g.run({x: np.ones((4, 3, 8, 8), np.float32)}, [y])
+    info = g.cache_info()
+    assert info.hits == 1 and info.misses == 2 and info.maxsize == 2 and info.currsize == 2
+    hits, misses, maxsize, currsize = info  # functools.lru_cache's CacheInfo shape
+    assert (hits, misses, maxsize, currsize) == (1, 2, 2, 2)
+    g.run({x: np.ones((5, 3, 8, 8), np.float32)}, [y])
+    assert g.cache_info().currsize == 2  # bounded
+    g.set_cache_size(1)
+    assert g.cache_info().maxsize == 1 and g.cache_info().currsize == 1
+
+
+def test_print_graph_writes_the_listing(capsys):
+    g = scoped_cnn_graph()[0]
+    print(g)
+    assert "block/act" in capsys.readouterr().out
+
+
+def test_compile_reason_is_logged(caplog):
+    import logging
+
+    g = mg.Graph()
+    x = g.placeholder(shape=(-1, 3, 8, 8), dtype=mg.float32, name="x")
+    y = g.relu(x, name="y")
+    with caplog.at_level(logging.INFO, logger="minigraph"):
+        g.run({x: np.ones((2, 3, 8, 8), np.float32)}, [y])
+        g.run({x: np.ones((2, 3, 8, 8), np.float32)}, [y])
+        g.run({x: np.ones((4, 3, 8, 8), np.float32)}, [y])
+    recs = [r.getMessage() for r in caplog.records if r.name.startswith("minigraph")]
+    assert len(recs) == 2 and "(4, 3, 8, 8)" in recs[-1] and "'x'" in recs[-1]
+
+
+def test_cache_size_spellings():
+    g = mg.Graph()
+    assert g.cache_info().maxsize >= 1
+    g.cache_size = 3
+    assert g.cache_size == 3 and g.cache_info().maxsize == 3
+    x = g.placeholder(shape=(-1,), dtype=mg.float32, name="x")
+    y = g.relu(x)
+    for n in range(1, 6):
+        g.run({x: np.ones(n, np.float32)}, [y])
+    assert g.cache_info().currsize == 3
+    g.cache_clear()
+    assert g.cache_info().currsize == 0
+    # functools.lru_cache conventions: None is unbounded; a bad value is a clear error
+    u = mg.Graph(cache_size=None)
+    x = u.placeholder(shape=(-1,), dtype=mg.float32, name="x")
+    y = u.relu(x)
+    for n in range(1, 5):
+        u.run({x: np.ones(n, np.float32)}, [y])
+    assert u.cache_info().currsize == 4 and u.cache_info().maxsize is None
+    assert mg.Graph(cache_size=-3).cache_info().maxsize == 0
+    with pytest.raises(mg.MiniGraphError):
+        mg.Graph(cache_size="big")

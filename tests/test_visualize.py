@@ -15,6 +15,7 @@ from minigraph.__main__ import show_main
 from minigraph import visualize
 from minigraph.listing import is_gradient_op
 from graph_zoo import pictured_graph as build
+from graph_zoo import scoped_cnn_graph
 
 HAS_DOT = shutil.which("dot") is not None
 needs_dot = pytest.mark.skipif(not HAS_DOT, reason="Graphviz `dot` is not installed")
@@ -42,6 +43,18 @@ def test_to_networkx_matches_the_graph():
     n_edges = len({(i.operation.name, op.name) for op in g.operations for i in op.inputs} |
                   {(d.name, op.name) for op in g.operations for d in op.control_dependencies})
     assert dg.number_of_edges() == n_edges
+    # shapes and dtypes on nodes and edges of a scoped CNN
+    g, x, w, r, loss, _ = scoped_cnn_graph()
+    dg = g.to_networkx()
+    assert isinstance(dg, nx.DiGraph)
+    assert set(dg.nodes) == {op.name for op in g.operations}
+    assert dg.nodes["block/dw"]["type"] == "depthwise_convolution_2d"
+    assert dg.nodes["block/dw"]["shape"] == (2, 3, 4, 4) and dg.nodes["block/dw"]["dtype"] == mg.float32
+    assert dg.nodes["block/dw"]["op"] is g.operation("block/dw")
+    e = dg.edges["block/dw", "block/act"]
+    assert tuple(e["shape"]) == (2, 3, 4, 4) and "float32" in str(e["dtype"])
+    assert nx.is_directed_acyclic_graph(dg)
+    assert dg.has_edge("x", "block/dw") and dg.has_edge("block/w", "block/dw")
 
 
 def _dot_json(text: str) -> dict:
@@ -78,6 +91,11 @@ def test_dot_is_parsed_by_graphviz_with_clusters_and_gradient_colours():
     # the odd name survives quoting (Graphviz keeps label escapes until it draws)
     label = nodes[f"n{t['odd'].operation.index}"]["label"]
     assert label.startswith('we"ird\\\\name {x} <b>|[1]')
+    # a scoped CNN renders to SVG
+    g, x, *_ = scoped_cnn_graph()
+    r = subprocess.run(["dot", "-Tsvg"], input=g.to_dot(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "<svg" in r.stdout
 
 
 def test_dot_needs_no_graphviz_and_rejects_bad_rankdir():
@@ -85,6 +103,19 @@ def test_dot_needs_no_graphviz_and_rejects_bad_rankdir():
     assert g.to_dot(rankdir="LR").startswith("digraph minigraph {\n  rankdir=LR;")
     with pytest.raises(mg.MiniGraphError, match="rankdir"):
         g.to_dot(rankdir="sideways;evil")
+    # clusters for scopes, and gradient ops in their own colour, from the text alone
+    g, x, w, r, loss, _ = scoped_cnn_graph()
+    g.gradients(loss, [x])
+    dot = g.to_dot()
+    assert isinstance(dot, str) and dot.lstrip().startswith("digraph")
+    assert "cluster" in dot and "block" in dot
+    fill = {}
+    for line in dot.splitlines():
+        m = re.search(r'^\s*(n\w+) \[label="([^"]*)".*fillcolor="([^"]+)"', line)
+        if m:
+            fill[m.group(2).split("\\n")[0]] = m.group(3)
+    grad = [c for lab, c in fill.items() if "gradient" in lab]
+    assert fill["act"] and grad and all(c != fill["act"] for c in grad), fill
 
 
 def test_mermaid_structure():
@@ -103,6 +134,11 @@ def test_mermaid_structure():
     assert members == {f"n{op.index}" for op in g.operations if is_gradient_op(op)}
     odd = next(ln for ln in lines if ln.strip().startswith(f"n{t['odd'].operation.index}["))
     assert odd.count('"') == 2 and "<b>" not in odd  # quotes and markup are escaped
+    # a scoped CNN
+    g, x, w, r, loss, _ = scoped_cnn_graph()
+    text = g.to_mermaid()
+    assert text.split()[0] in ("flowchart", "graph")
+    assert "subgraph" in text and "-->" in text
 
 
 @needs_dot
@@ -124,6 +160,24 @@ def test_render_dot_text_without_graphviz(tmp_path, monkeypatch):
     msg = str(e.value)
     assert "Graphviz" in msg and "`dot`" in msg and "apt-get install graphviz" in msg
     assert isinstance(e.value, mg.MiniGraphError)
+    # no `dot` on PATH at all (shutil.which itself not patched)
+    monkeypatch.undo()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    g = scoped_cnn_graph()[0]
+    with pytest.raises(mg.MiniGraphError) as ei:
+        g.render(str(tmp_path / "graph.svg"))
+    assert "Graphviz" in str(ei.value) or "graphviz" in str(ei.value)
+    assert "dot" in str(ei.value)
+
+
+@needs_dot
+def test_render_takes_a_str_or_a_path(tmp_path):
+    g = scoped_cnn_graph()[0]
+    svg, png = tmp_path / "graph.svg", tmp_path / "graph.png"
+    g.render(str(svg))
+    g.render(png)
+    assert "<svg" in svg.read_text()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @needs_dot
