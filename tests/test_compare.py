@@ -198,6 +198,57 @@ def test_argument_errors(fake, rng):
         mg.compare_backends(g2, {x: np.ones((2, 2), np.float32)}, [y], backends=("numpy", fake("b")))
 
 
+def _compare_graph():
+    g = mg.Graph()
+    x = g.placeholder(shape=(2, 3, 6, 6), dtype=mg.float32, name="x")
+    w = g.constant(np.random.default_rng(3).standard_normal((1, 3, 3, 3)).astype(np.float32), name="w")
+    y = g.depthwise_convolution_2d(x, w, mg.DepthwiseConvolution2DOpDescriptor(
+        padding_style=mg.PaddingStyle.TF_SAME), name="dw")
+    r = g.relu(y, name="act")
+    out = g.reduction_sum(g.exponent(r, name="ex"), axes=None, name="out")
+    return g, x, out
+
+
+class _BuggyExp:
+    """numpy semantics for what the compare graph needs, with a wrong exponent."""
+
+    name = "buggy_exp"
+
+    def __init__(self):
+        self._np = mg.get_backend("numpy")
+
+    def available(self):
+        return True, ""
+
+    def prepare(self, plan):
+        inner = self._np.prepare(plan)
+        ex_slots = [st.outputs[0] for st in plan.steps if st.op.type == "exponent"]
+        tgt = [s for _, s in plan.targets]
+
+        def runner(feeds, variables):
+            res, assigned = inner(feeds, variables)
+            res = [np.asarray(r) * (1.5 if s in ex_slots else 1.0) for r, s in zip(res, tgt)]
+            return res, assigned
+
+        return runner
+
+
+def test_compare_backends_names_the_first_node_over_tolerance(rng):
+    mg.register_backend("buggy_exp", _BuggyExp)
+    g, x, out = _compare_graph()
+    feeds = {x: rng.standard_normal((2, 3, 6, 6)).astype(np.float32)}
+    rep = mg.compare_backends(g, feeds, [out], ("numpy", "buggy_exp"))
+    first = rep.first_failure
+    assert first is not None
+    assert first.tensor == "ex"
+    assert first.name == "ex" and first == "ex"
+    assert first.max_abs_error == first.max_abs > 0 and first.max_rel_error == pytest.approx(0.5, rel=1e-6)
+    ok = [d for d in rep.diffs if d.tensor in ("dw", "act")]
+    assert ok and all(d.ok and d.max_abs == 0 for d in ok)
+    assert "ex" in str(rep)
+    assert [d.tensor for d in rep] == [d.tensor for d in rep.diffs]
+
+
 def test_webgpu_agrees_with_numpy(backend, rng):
     if backend == "numpy":
         pytest.skip("compares numpy with the other backends")
@@ -212,3 +263,15 @@ def test_webgpu_agrees_with_numpy(backend, rng):
                             backends=("numpy", backend), rtol=1e-4, atol=1e-5)
     assert r.ok, str(r)
     assert len(r.diffs) == len([op for op in g.operations])
+    # a depthwise graph: every node is reported, in topological order
+    g, x, out = _compare_graph()
+    feeds = {x: rng.standard_normal((2, 3, 6, 6)).astype(np.float32)}
+    rep = mg.compare_backends(g, feeds, [out], backends=("numpy", backend))
+    names = [d.tensor for d in rep.diffs]
+    for n in ("x", "w", "dw", "act", "ex", "out"):
+        assert n in names
+    assert names.index("dw") < names.index("act") < names.index("ex") < names.index("out")
+    for d in rep.diffs:
+        assert d.max_abs >= 0 and d.max_rel >= 0
+    assert rep.first_failure is None
+    assert "dw" in str(rep)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import pickle
 import zipfile
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from graph_zoo import every_op_graph
+from graph_zoo import every_op_graph, scoped_cnn_graph
 
 
 def _run(g, feeds, outs, ops):
@@ -100,6 +101,40 @@ def test_load_never_unpickles(tmp_path, monkeypatch):
     monkeypatch.setattr(pickle, "load", boom)
     monkeypatch.setattr(pickle, "Unpickler", boom)
     assert str(mg.load(tmp_path / "g.json")) == str(g)
+
+
+def test_round_trip_with_assign_gradient_and_path_spellings(tmp_path, rng):
+    """A graph with a variable, a control-dependent assign and a gradient: the same listing, results
+    and descriptor after load; str paths, pathlib paths and a directory all work."""
+    g, x, w, r, loss, _ = scoped_cnn_graph()
+    v = g.variable(rng.standard_normal((2, 3, 4, 4)).astype(np.float32), name="v")
+    s = g.addition(r, v, name="s")
+    with g.control_dependencies([s]):
+        g.assign(v, s, name="upd")
+    gr = g.gradients(loss, [x])[x]
+    path = tmp_path / "model.json"
+    g.save(str(path))
+    assert path.exists()
+    h = mg.load(str(path))
+    assert str(h) == str(g)
+    xv = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    a1 = g.run({x: xv}, [loss, gr, s])
+    hx = h.tensor("x")
+    b1 = h.run({hx: xv}, [h.tensor("loss"), h.tensor(gr.name), h.tensor("s")])
+    for t1, t2 in zip(a1.values(), b1.values()):
+        np.testing.assert_array_equal(t1, t2)
+    op = h.operation("upd")
+    assert [d.name for d in op.control_dependencies] == ["s"]
+    desc = h.operation("block/dw").attrs["descriptor"]
+    assert desc.stride_in_x == 2 and desc.padding_style == mg.PaddingStyle.TF_SAME
+    # pathlib path works too, and so does a directory (graph.json + graph.npz inside)
+    g.save(tmp_path / "again.json")
+    assert str(mg.load(tmp_path / "again.json")) == str(g)
+    d = tmp_path / "modeldir"
+    d.mkdir()
+    g.save(d)
+    assert sorted(os.listdir(d)) == ["graph.json", "graph.npz"]
+    assert str(mg.load(d)) == str(g)
 
 
 # ---------------------------------------------------------------------- hostile JSON
@@ -316,3 +351,84 @@ def test_unsaveable_attribute_is_a_clear_error(tmp_path):
     g2.constant(np.ones(2), dtype=mg.float64)
     g2.save(tmp_path / "f64.json")  # float64 is a NumPy-only extension, but it round-trips
     assert str(mg.load(tmp_path / "f64.json")) == str(g2)
+
+
+# ---------------------------------------------------------------------- hostile files, edited by hand
+def _saved_scoped_graph(tmp_path):
+    """Save the scoped CNN; (json path, parsed document)."""
+    g = scoped_cnn_graph()[0]
+    path = tmp_path / "m.json"
+    g.save(str(path))
+    doc = json.loads(path.read_text())
+    return path, doc
+
+
+def _write_json(path, doc):
+    path.write_text(json.dumps(doc))
+
+
+def test_hostile_json_edits_raise_serialization_errors_naming_the_problem(tmp_path):
+    path, doc = _saved_scoped_graph(tmp_path)
+
+    def expect(mutate, *words):
+        d = json.loads(json.dumps(doc))
+        mutate(d)
+        _write_json(path, d)
+        with pytest.raises(mg.SerializationError) as ei:
+            mg.load(str(path))
+        for wd in words:
+            assert wd.lower() in str(ei.value).lower(), (wd, str(ei.value))
+
+    expect(lambda d: d.__setitem__("version", 999), "version")
+    expect(lambda d: d["ops"][-1].__setitem__("type", "os.system"), "os.system")
+    expect(lambda d: d["ops"][-1]["inputs"].__setitem__(0, ["nowhere", 0]), "nowhere")
+    expect(lambda d: d["ops"][0]["attrs"]["shape"].__setitem__("v", [1 << 40, 1 << 40, 1 << 40]) if
+           isinstance(d["ops"][0]["attrs"]["shape"], dict) else d["ops"][0]["attrs"].__setitem__(
+               "shape", [1 << 40, 1 << 40, 1 << 40]))
+    expect(lambda d: d.__setitem__("ops", "not a list"))
+    # truncated JSON
+    path.write_text(json.dumps(doc)[:200])
+    with pytest.raises(mg.SerializationError):
+        mg.load(str(path))
+    # not JSON at all
+    path.write_bytes(b"\x80\x04\x95pickle")
+    with pytest.raises(mg.SerializationError):
+        mg.load(str(path))
+    with pytest.raises(mg.SerializationError):
+        mg.load(str(tmp_path / "nope.json"))
+
+
+def test_hostile_npz_mismatched_truncated_or_pickled(tmp_path):
+    path, doc = _saved_scoped_graph(tmp_path)
+    npz = path.with_suffix(".npz")
+    assert npz.exists()
+    good = npz.read_bytes()
+    # truncated
+    npz.write_bytes(good[: len(good) // 2])
+    with pytest.raises(mg.SerializationError):
+        mg.load(str(path))
+    # an array of another shape under the same key
+    with np.load(io.BytesIO(good)) as z:
+        keys = list(z.keys())
+    np.savez(str(npz), **{k: np.zeros((7, 7), np.float32) for k in keys})
+    with pytest.raises(mg.SerializationError):
+        mg.load(str(path))
+    # the same, without the checksum (so the array header check itself must catch it)
+    d = dict(doc)
+    d.pop("npz_sha256", None)
+    _write_json(path, d)
+    with pytest.raises(mg.SerializationError):
+        mg.load(str(path))
+    # a pickled object array whose unpickling would leave a trace: never unpickled
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    arr = np.empty((1,), dtype=object)
+    arr[0] = Evil()
+    np.savez(str(npz), **{k: arr for k in keys})
+    with pytest.raises(mg.SerializationError):
+        mg.load(str(path))
+    assert not marker.exists()

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from graph_zoo import every_op_graph
+from graph_zoo import every_op_graph, scoped_cnn_graph
 from minigraph.ops.registry import OPS
 from minigraph.swift import SwiftExportError, argument_plan, camel, parse_signature, swift_mapping
 
@@ -97,6 +97,22 @@ def test_golden(case):
     assert text == path.read_text(), f"Swift export of {case} changed; review and regenerate {path.name}"
 
 
+def test_to_swift_emits_mpsgraph_source():
+    g, x, w, r, loss, _ = scoped_cnn_graph()
+    src = g.to_swift()
+    assert isinstance(src, str)
+    assert "import MetalPerformanceShadersGraph" in src
+    assert "MPSGraph()" in src
+    assert "placeholder(shape:" in src and ".float32" in src
+    assert "Data(" in src  # constants as Data
+    assert "MPSGraphDepthwiseConvolution2DOpDescriptor" in src
+    for field in ("strideInX", "strideInY", "dilationRateInX", "dilationRateInY", "paddingLeft",
+                  "paddingRight", "paddingTop", "paddingBottom", "paddingStyle", "dataLayout", "weightsLayout"):
+        assert field in src, field
+    assert "depthwiseConvolution2D(" in src
+    assert "run(feeds:" in src and "targetTensors:" in src and "targetOperations:" in src
+
+
 def test_every_registered_op_has_a_swift_mapping():
     for t, opdef in OPS.items():
         method, labels = parse_signature(opdef.swift)
@@ -105,6 +121,8 @@ def test_every_registered_op_has_a_swift_mapping():
             assert [p[0] for p in plan] == labels, t
             assert sum(p[1] == "input" for p in plan) == len(opdef.inputs), t
         assert method in swift_mapping(opdef) or "special" in swift_mapping(opdef)
+    for name, opdef in OPS.items():
+        assert opdef.swift and "(" in opdef.swift, name
 
 
 def _calls(text):
