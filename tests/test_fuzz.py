@@ -10,11 +10,14 @@
   names, targets, backends, huge shapes, shapes that clash only at run time) raise only
   MiniGraphError subclasses whose messages name the op, and leave feeds and variables untouched.
 
-A failure prints (via ``note``) a standalone reproducer: run it from the repository root.
+A failure prints (via ``note``) a standalone reproducer: run it from the repository root. The long
+run's script (scripts/fuzz_long.py) is committed and runs a short budget here.
 """
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -123,3 +126,30 @@ def test_a_printed_reproducer_runs_standalone(tmp_path):
     path.write_text(fs.reproducer(q, invalid=True))
     out = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------ the long fuzz script
+def _tracked(path: Path) -> bool:
+    r = subprocess.run(["git", "ls-files", "--error-unmatch", str(path.relative_to(ROOT))], cwd=ROOT,
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def test_fuzzing_is_in_the_suite_with_hypothesis():
+    src = "".join(p.read_text(encoding="utf-8") for p in (Path(ROOT) / "tests").glob("test_*.py"))
+    assert "hypothesis" in src and "MiniGraphError" in src
+
+
+def test_long_fuzz_script_exists_defaults_to_10000_and_reports_counts(tmp_path):
+    scripts = [p for p in (Path(ROOT) / "scripts").glob("*.py") if "fuzz" in p.name]
+    assert scripts
+    script = scripts[0]
+    assert _tracked(script)
+    help_ = subprocess.run([sys.executable, str(script), "--help"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=120)
+    assert help_.returncode == 0
+    assert "10000" in help_.stdout.replace(",", "") or "10000" in script.read_text().replace(",", "")
+    r = subprocess.run([sys.executable, str(script), "--cases", "40", "--seed", "3", "--backends", "numpy",
+                        "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert re.search(r"\b\d+\b", r.stdout) and re.search(r"valid", r.stdout, re.I) and re.search(r"invalid", r.stdout, re.I)
