@@ -1,7 +1,12 @@
-"""Shared fixtures. ``backend`` runs a test on every backend that works here.
+"""Shared fixtures. ``backend`` runs a test on every backend that works here; ``webgpu`` runs it on
+the webgpu backend only; ``run_python`` runs ``python ...`` in a subprocess with this checkout first
+on PYTHONPATH (for the command line, scripts and fresh interpreters).
 
 ``MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu`` turns a missing backend into a failure instead of
 a skip (CI sets it, so the GPU kernels are really executed there, on lavapipe).
+
+Tests run in parallel (``pytest -n auto``) and in random order: a backend a test registers is
+unregistered after it (``_backend_registry_restored``), and files go to ``tmp_path``.
 """
 import contextlib
 import os

@@ -1,4 +1,6 @@
-"""Autodiff: every gradient rule against central finite differences (float64), over the registry.
+"""Autodiff: every gradient rule against central finite differences (float64), over the registry;
+g.gradients itself (what it returns, the ops it inserts and their names, seeds for non-scalar
+losses, zeros for unrelated tensors, stop_gradient, integer paths, second order); training.
 
 A new differentiable op without a case in CASES fails ``test_every_rule_has_a_case``.
 """
