@@ -2338,7 +2338,7 @@ def inv_backend(p, d):
 
 def inv_control_deps(p, d):
     bad = d.choice(["[5]", "['x']", "[None]"])
-    p.emit(f"def _deps(ds):\n    with g.control_dependencies(ds):\n        pass")
+    p.emit("def _deps(ds):\n    with g.control_dependencies(ds):\n        pass")
     _expect(p, f"_deps({bad})", [], "mg.MiniGraphError", "bad control dependency")
     return True
 
@@ -2348,7 +2348,7 @@ def inv_huge(p, d):
     case = d.choice(["placeholder", "broadcast", "matmul"])
     if case == "placeholder":
         p.emit(f"h = g.placeholder([2 ** 20, 2 ** 20], 'float32', name={nm!r}); hy = g.exponent(h)")
-        call = f"g.compile({{h: mg.ShapedType([2 ** 20, 2 ** 20], 'float32')}}, [hy])"
+        call = "g.compile({h: mg.ShapedType([2 ** 20, 2 ** 20], 'float32')}, [hy])"
         must = [nm, "placeholder"]
     elif case == "broadcast":
         a = p.leaf((1,), "float32", kind="constant")
@@ -2356,7 +2356,7 @@ def inv_huge(p, d):
         call = "g.run({}, [h])"
         must = [nm, "broadcast"]
     else:
-        p.emit(f"h1 = g.placeholder([2 ** 19, 2], 'float32', name='h1'); h2 = g.placeholder([2, 2 ** 19], 'float32', name='h2')")
+        p.emit("h1 = g.placeholder([2 ** 19, 2], 'float32', name='h1'); h2 = g.placeholder([2, 2 ** 19], 'float32', name='h2')")
         p.emit(f"hm = g.matrix_multiplication(h1, h2, name={nm!r})")
         call = "g.compile({h1: mg.ShapedType([2 ** 19, 2], 'float32'), h2: mg.ShapedType([2, 2 ** 19], 'float32')}, [hm])"
         must = [nm, "matrix_multiplication"]
@@ -2371,7 +2371,7 @@ def inv_late(p, d):
     case = d.choice(["add", "matmul", "reshape", "slice", "concat", "assign"])
     if case == "assign":
         n = d.choice([2, 4])
-    p.emit(f"la = g.placeholder([-1], 'float32', name='la'); lb = g.placeholder([-1], 'float32', name='lb')")
+    p.emit("la = g.placeholder([-1], 'float32', name='la'); lb = g.placeholder([-1], 'float32', name='lb')")
     p.emit("wv = g.variable(np.arange(3, dtype=np.float32), name='wv'); V0_wv = g.value_of(wv)")
     if case == "add":
         p.emit(f"ly = g.addition(la, lb, name={nm!r})")
@@ -2394,7 +2394,7 @@ def inv_late(p, d):
         feeds = f"{{la: np.ones({n}, np.float32), lb: np.ones({n + 1}, np.float32)}}"
         op = "concat"
     else:
-        p.emit(f"ly = g.addition(la, lb, name='lsum')")
+        p.emit("ly = g.addition(la, lb, name='lsum')")
         p.emit(f"las = g.assign(wv, ly, name={nm!r})")
         feeds = f"{{la: np.ones({n}, np.float32), lb: np.ones({n}, np.float32)}}"
         op = "assign"
