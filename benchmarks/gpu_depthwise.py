@@ -40,7 +40,7 @@ from minigraph.backends.webgpu import convolution as wconv  # noqa: E402
 from minigraph.backends.webgpu.device import GPU_LOCK  # noqa: E402
 from minigraph.ops.geometry import geometry_of  # noqa: E402
 
-# (C, H, W, K, stride): MobileNetV2's depthwise layers at 224x224 (copied from shared/bench/shapes.py,
+# (C, H, W, K, stride): MobileNetV2's depthwise layers at 224x224 (as in benchmarks/shapes.py,
 # derived from torchvision's model definition); multiplier 1, padding (K-1)//2, dilation 1
 MOBILENET_V2_DW = [
     (32, 112, 112, 3, 1), (96, 112, 112, 3, 2), (144, 56, 56, 3, 1), (144, 56, 56, 3, 2),

@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# The webgpu backend on the lent H200 (NVIDIA Vulkan): adapter, conformance suite, benchmark.
+# The webgpu backend on an NVIDIA GPU (Vulkan): adapter, conformance suite, benchmark.
 #
-# Send from the project root, after the line that ../shared/gpu/prepare-device.sh prints (it
-# installs the Vulkan loader, GL dispatch libraries and the wgpu wheels carried in .gl/ and .whl/,
-# and sets PYTHONPATH):
-#   carry: [".gl", ".whl"]
-#   command: <prepare line> bash benchmarks/gpu_run.sh
+# Run from the project root on a machine with the GPU's Vulkan driver, wgpu, numpy and networkx
+# importable (and PyTorch with CUDA for the comparison):
+#   OUT=results bash benchmarks/gpu_run.sh
 # BENCH_ARGS overrides the benchmark flags (default --sweep; --tiny to try it on lavapipe).
 # Writes $OUT/adapter.txt, $OUT/conformance.txt, $OUT/gpu_depthwise.txt and $OUT/gpu_depthwise.json.
 set -uo pipefail
@@ -14,7 +12,7 @@ OUT=${OUT:-$(mktemp -d)}
 export OUT
 mkdir -p "$OUT"
 status=0
-python3 -c "import numpy, networkx" || { echo "minigraph needs numpy and networkx here: add their wheels to .whl"; exit 3; }
+python3 -c "import numpy, networkx" || { echo "minigraph needs numpy and networkx: pip install numpy networkx"; exit 3; }
 
 echo "== adapter"
 python3 - <<'PY' 2>&1 | tee "$OUT/adapter.txt"

@@ -1,5 +1,4 @@
-"""Depthwise-conv layer shapes at 224x224 input (copied from the project's shared bench notes so the
-repository is self-contained), derived from the torchvision model definitions.
+"""Depthwise-conv layer shapes at 224x224 input, derived from the torchvision model definitions.
 
 Each entry: (C, H, W, K, stride) -- C channels (groups == C, multiplier 1), input H x W,
 K x K kernel, padding (K-1)//2, dilation 1."""

@@ -2,7 +2,7 @@
 
 The machine these run on is small and often shared, so every contender is timed in the same
 rounds (A B C, A B C, ...) rather than one after another: a burst of outside load then hits
-all of them alike. We report the median (the brief's statistic) and the minimum (the least
+all of them alike. We report the median (robust to outliers) and the minimum (the least
 disturbed run); ratios use the median unless the caller asks otherwise.
 """
 from __future__ import annotations

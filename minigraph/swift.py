@@ -7,7 +7,7 @@ label is filled from the attribute of the same name (``outputShape`` <- ``output
 MPSGraph's arguments have another shape than ours (memory ops, ``sliceGradientTensor``,
 ``squeeze`` of all unit axes). Constants and variables become ``Data`` (little-endian bytes, in
 base64); descriptors are created with ``()`` and every field is set, since a bare MPSGraph
-descriptor has zeroed fields (MPSGRAPH.md §2.2). The program ends with
+descriptor has zeroed fields (docs/mpsgraph-spec.md §2.2). The program ends with
 ``graph.run(feeds:targetTensors:targetOperations:)``.
 """
 from __future__ import annotations

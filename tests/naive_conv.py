@@ -1,4 +1,4 @@
-"""Naive-loop references for convolution and pooling, written straight from MPSGRAPH.md §3-§4.1.
+"""Naive-loop references for convolution and pooling, written straight from docs/mpsgraph-spec.md §3-§4.1.
 
 They share no code with minigraph (nothing is imported from it): padding comes in explicitly
 as ``pads = (top, bottom, left, right)``, loops run over every index, and everything is
@@ -17,7 +17,7 @@ import numpy as np
 
 # ----------------------------------------------------------------------------- §3 geometry
 def pads_for(style: str, size: int, k: int, s: int, d: int, before: int = 0, after: int = 0):
-    """(pad_before, pad_after, out_size) for one axis, per the table of MPSGRAPH.md §3.
+    """(pad_before, pad_after, out_size) for one axis, per the table of docs/mpsgraph-spec.md §3.
 
     ``style``: "EXPLICIT", "TF_VALID", "TF_SAME" or "ONNX_SAME_LOWER".
     """

@@ -1,4 +1,4 @@
-"""Naive-loop references for depthwise 3D convolution (MPSGRAPH.md §5) and the pooling gradients.
+"""Naive-loop references for depthwise 3D convolution (docs/mpsgraph-spec.md §5) and the pooling gradients.
 
 Like tests/naive_conv.py they import nothing from minigraph: padding comes in explicitly, loops
 run over every index, and everything accumulates in float64. Canonical layouts: data

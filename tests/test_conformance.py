@@ -1,6 +1,6 @@
 """Backend conformance: every op of the registry, on every available backend, against NumPy.
 
-The NumPy backend is the executable definition of minigraph's semantics (DESIGN.md); every other
+The NumPy backend is the executable definition of minigraph's semantics (docs/backends.md); every other
 backend must give the same results: float32 within ~1e-5 relative, float16 within a few ulp,
 integers and bools exactly, NaN where NumPy has NaN. ``CASES`` holds small graphs per op type
 (several shapes, dtypes, descriptor options, NaN/Inf inputs); a test fails when an op of

@@ -1,4 +1,4 @@
-"""Grouped 2D convolution: forward, data gradient, weights gradient (MPSGRAPH.md §3, §6).
+"""Grouped 2D convolution: forward, data gradient, weights gradient (docs/mpsgraph-spec.md §3, §6).
 
 References share no code with the kernels: the naive loops of ``naive_conv`` (written from the
 formulas), the adjoint identity, finite differences, and PyTorch / JAX when installed.
@@ -147,7 +147,7 @@ def test_adjoint_identity(backend, style, layouts):
 
 
 def test_worked_padding_example_same_styles():
-    """H = 6, k = 3, s = 2 (MPSGRAPH.md §3): TF_SAME pads (0, 1), ONNX_SAME_LOWER (1, 0), both O = 3."""
+    """H = 6, k = 3, s = 2 (docs/mpsgraph-spec.md §3): TF_SAME pads (0, 1), ONNX_SAME_LOWER (1, 0), both O = 3."""
     x = np.arange(6, dtype=np.float64).reshape(1, 1, 1, 6) + 1
     w = np.array([1.0, 10.0, 100.0]).reshape(1, 1, 1, 3)
     got = {}

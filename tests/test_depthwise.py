@@ -1,4 +1,4 @@
-"""Depthwise 2D convolution family: forward, data gradient, weights gradient (MPSGRAPH.md §2-§4).
+"""Depthwise 2D convolution family: forward, data gradient, weights gradient (docs/mpsgraph-spec.md §2-§4).
 
 References share no code with the kernels: ``naive_conv`` loops written from §4.1, padding tables
 from §3 typed in by hand, finite differences, the adjoint identity, and PyTorch / JAX when

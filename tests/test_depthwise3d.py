@@ -1,4 +1,4 @@
-"""Depthwise 3D convolution family (MPSGRAPH.md §5): forward, data gradient, weights gradient.
+"""Depthwise 3D convolution family (docs/mpsgraph-spec.md §5): forward, data gradient, weights gradient.
 
 References: the naive loops of ``naive_conv3d_pool`` (canonical [B, C, D, H, W], weights
 [C*M, kD, kH, kW]), per-axis padding from ``naive_conv.pads_for``, the adjoint identity, finite

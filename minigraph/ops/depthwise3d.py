@@ -1,4 +1,4 @@
-"""Depthwise 3D convolution and its data and weights gradients (MPSGraph, macOS 12; MPSGRAPH.md §5).
+"""Depthwise 3D convolution and its data and weights gradients (MPSGraph, macOS 12; docs/mpsgraph-spec.md §5).
 
 The channel axis sits at ``channel_dimension_index`` (-4..-1) within the **last 4 axes** of both
 source and weights; the other three of those axes are spatial (D, H, W, slowest first). Axes

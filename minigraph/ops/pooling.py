@@ -1,6 +1,6 @@
 """2D max and average pooling and their gradients (MPSGraph ``maxPooling2D``/``avgPooling2D``).
 
-Windows follow the convolution geometry (MPSGRAPH.md §3) with the descriptor's kernel size,
+Windows follow the convolution geometry (docs/mpsgraph-spec.md §3) with the descriptor's kernel size,
 strides, dilations and padding; ``ceil_mode`` rounds the output size up, but the last window
 must start inside the input or the padding before it. Semantics chosen here (and tested):
 
