@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import minigraph as mg
+from minigraph.ops import OPS
 
 FLOATS = ("float32", "float16")
 SIGNED = ("int8", "int16", "int32", "int64")
@@ -366,76 +367,118 @@ class Program:
 
 
 # ----------------------------------------------------------------------- valid ops (one per kind)
-def _float_unary(p, a, name):
-    dt, u, fl = a.dtype, U[a.dtype], ABS_FLOOR[a.dtype]
+# Bounds of each float unary op: (a, unit roundoff, absolute floor) -> (lo, hi, error bound), or None to refuse.
+def _fu_exponent(a, u, fl):
     lo, hi, e, M = a.lo, a.hi, a.err, a.M
-    ref = {"exponent": "np.exp", "logarithm": "np.log", "square_root": "np.sqrt", "reciprocal": "1.0 / ",
-           "tanh": "np.tanh", "sigmoid": "1.0 / (1.0 + np.exp(-", "sin": "np.sin", "cos": "np.cos",
-           "negative": "-", "absolute": "np.abs", "square": "np.square", "relu": "np.maximum(0.0, ",
-           "sign": "np.sign", "identity": ""}[name]
-    r = a.ref
-    if name == "exponent":
-        if hi > (8.0 if dt == "float16" else 20.0):
-            return None
-        nlo, nhi = math.exp(lo), math.exp(hi)
-        err = nhi * math.expm1(e) + (3 + 2 * M + C) * u * nhi
-    elif name == "logarithm":
-        if lo - e < 0.05:
-            return None
-        nlo, nhi = math.log(lo), math.log(hi)
-        err = e / (lo - e) + 3 * u * max(abs(nlo), abs(nhi)) + fl
-    elif name == "square_root":
-        if lo - e < 0.01:
-            return None
-        nlo, nhi = math.sqrt(lo), math.sqrt(hi)
-        err = e / (2 * math.sqrt(lo - e)) + C * u * nhi
-    elif name == "reciprocal":
-        m = lo if lo > 0 else -hi
-        if m - e < 0.1:
-            return None
-        nlo, nhi = 1.0 / hi, 1.0 / lo
-        err = e / (m * (m - e)) + C * u / m
-    elif name == "tanh":
-        nlo, nhi, err = math.tanh(lo), math.tanh(hi), e + C * u + fl
-    elif name == "sigmoid":
-        s = lambda x: 0.5 * (1 + math.tanh(x / 2))  # noqa: E731
-        nlo, nhi, err = s(lo), s(hi), e / 4 + C * u + fl
-    elif name in ("sin", "cos"):
-        nlo, nhi, err = -1.0, 1.0, e + fl + 2 * C * u * (1 + M)
-    elif name == "negative":
-        nlo, nhi, err = -hi, -lo, e
-    elif name == "absolute":
-        nlo, nhi, err = (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), M, e
-    elif name == "square":
-        nlo = 0.0 if lo <= 0 <= hi else min(lo * lo, hi * hi)
-        nhi, err = M * M, 2 * M * e + e * e + C * u * M * M
-    elif name == "relu":
-        nlo, nhi, err = max(lo, 0.0), max(hi, 0.0), e
-    elif name == "sign":
-        if e:
-            return None
-        nlo, nhi, err = -1.0, 1.0, 0.0
-    else:  # identity
-        nlo, nhi, err = lo, hi, e
-    if name == "reciprocal":
-        reftxt = f"1.0 / {r}"
-    elif name == "sigmoid":
-        reftxt = f"1.0 / (1.0 + np.exp(-{r}))"
-    elif name == "relu":
-        reftxt = f"np.maximum(0.0, {r})"
-    elif name == "negative":
-        reftxt = f"-{r}"
-    elif name == "identity":
-        reftxt = f"{r}.copy()"
-    else:
-        reftxt = f"{ref}({r})"
+    if hi > (8.0 if a.dtype == "float16" else 20.0):
+        return None
+    nlo, nhi = math.exp(lo), math.exp(hi)
+    return nlo, nhi, nhi * math.expm1(e) + (3 + 2 * M + C) * u * nhi
+
+
+def _fu_logarithm(a, u, fl):
+    lo, hi, e = a.lo, a.hi, a.err
+    if lo - e < 0.05:
+        return None
+    nlo, nhi = math.log(lo), math.log(hi)
+    return nlo, nhi, e / (lo - e) + 3 * u * max(abs(nlo), abs(nhi)) + fl
+
+
+def _fu_square_root(a, u, fl):
+    lo, hi, e = a.lo, a.hi, a.err
+    if lo - e < 0.01:
+        return None
+    nlo, nhi = math.sqrt(lo), math.sqrt(hi)
+    return nlo, nhi, e / (2 * math.sqrt(lo - e)) + C * u * nhi
+
+
+def _fu_reciprocal(a, u, fl):
+    lo, hi, e = a.lo, a.hi, a.err
+    m = lo if lo > 0 else -hi
+    if m - e < 0.1:
+        return None
+    return 1.0 / hi, 1.0 / lo, e / (m * (m - e)) + C * u / m
+
+
+def _fu_tanh(a, u, fl):
+    return math.tanh(a.lo), math.tanh(a.hi), a.err + C * u + fl
+
+
+def _fu_sigmoid(a, u, fl):
+    s = lambda x: 0.5 * (1 + math.tanh(x / 2))  # noqa: E731
+    return s(a.lo), s(a.hi), a.err / 4 + C * u + fl
+
+
+def _fu_sin_cos(a, u, fl):
+    return -1.0, 1.0, a.err + fl + 2 * C * u * (1 + a.M)
+
+
+def _fu_negative(a, u, fl):
+    return -a.hi, -a.lo, a.err
+
+
+def _fu_absolute(a, u, fl):
+    lo, hi = a.lo, a.hi
+    return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), a.M, a.err
+
+
+def _fu_square(a, u, fl):
+    lo, hi, e, M = a.lo, a.hi, a.err, a.M
+    nlo = 0.0 if lo <= 0 <= hi else min(lo * lo, hi * hi)
+    return nlo, M * M, 2 * M * e + e * e + C * u * M * M
+
+
+def _fu_relu(a, u, fl):
+    return max(a.lo, 0.0), max(a.hi, 0.0), a.err
+
+
+def _fu_sign(a, u, fl):
+    if a.err:
+        return None
+    return -1.0, 1.0, 0.0
+
+
+def _fu_identity(a, u, fl):
+    return a.lo, a.hi, a.err
+
+
+# name -> (bounds, reference text with {r} for the operand's reference)
+FLOAT_UNARY = {
+    "exponent": (_fu_exponent, "np.exp({r})"),
+    "logarithm": (_fu_logarithm, "np.log({r})"),
+    "square_root": (_fu_square_root, "np.sqrt({r})"),
+    "reciprocal": (_fu_reciprocal, "1.0 / {r}"),
+    "tanh": (_fu_tanh, "np.tanh({r})"),
+    "sigmoid": (_fu_sigmoid, "1.0 / (1.0 + np.exp(-{r}))"),
+    "sin": (_fu_sin_cos, "np.sin({r})"),
+    "cos": (_fu_sin_cos, "np.cos({r})"),
+    "negative": (_fu_negative, "-{r}"),
+    "absolute": (_fu_absolute, "np.abs({r})"),
+    "square": (_fu_square, "np.square({r})"),
+    "relu": (_fu_relu, "np.maximum(0.0, {r})"),
+    "sign": (_fu_sign, "np.sign({r})"),
+    "identity": (_fu_identity, "{r}.copy()"),
+}
+
+
+def _float_unary_build(p, a, name):
+    """The graph call: an operator for some negatives and absolutes (one coin draw for those two ops)."""
     if name == "negative" and p.d.coin(0.5):
-        build = f"-{a.t}"
-    elif name == "absolute" and p.d.coin(0.3):
-        build = f"abs({a.t})"
-    else:
-        build = f"g.{name}({a.t}, name='n{p.n}')"
-    return p.op(build, reftxt, a.shape, dt, nlo, nhi, err, a.phs, name)
+        return f"-{a.t}"
+    if name == "absolute" and p.d.coin(0.3):
+        return f"abs({a.t})"
+    return f"g.{name}({a.t}, name='n{p.n}')"
+
+
+def _float_unary(p, a, name):
+    u, fl = U[a.dtype], ABS_FLOOR[a.dtype]
+    bounds, ref = FLOAT_UNARY[name]
+    b = bounds(a, u, fl)
+    if b is None:
+        return None
+    nlo, nhi, err = b
+    build = _float_unary_build(p, a, name)
+    return p.op(build, ref.format(r=a.ref), a.shape, a.dtype, nlo, nhi, err, a.phs, name)
 
 
 def _int_unary(p, a, name):
@@ -1594,8 +1637,6 @@ def op_pool(p):
 
 
 def _register_conv_family():
-    from minigraph.ops import OPS
-
     table = [("depthwise_convolution_2d", op_depthwise2d, 1.5), ("convolution_2d", op_conv2d, 1.2),
              ("depthwise_convolution_3d", op_depthwise3d, 0.8), ("max_pooling_2d", op_pool, 1.0)]
     for opname, gen, w in table:
@@ -1705,60 +1746,98 @@ def compare(out, ref, err, shape, dtype, what):
 def check_case(ns, backends=("numpy",), stats=None, src=None):
     """Run a valid case on every backend and check every property; raise FuzzFailure on the first break."""
     stats = stats if stats is not None else {}
-    N = ns["N"]
-    for i, (t, R, err, shape, dtype) in N.items():
+    _check_build_time(ns)
+    for bi, backend in enumerate(backends):
+        if bi:
+            ns = _exec(src)
+        _check_backend(ns, backend, stats)
+    return stats
+
+
+def _check_build_time(ns):
+    """Every node's build-time dtype and shape agree with its reference values."""
+    for i, (t, R, err, shape, dtype) in ns["N"].items():
         if t.dtype.name != dtype:
             raise FuzzFailure(f"build-time dtype of t{i} is {t.dtype.name}, expected {dtype}")
         ok = _compatible(t.shape, shape) if ns["DYNAMIC"] else tuple(t.shape) == tuple(shape)
         if not ok:
             raise FuzzFailure(f"build-time shape of t{i} is {t.shape}, but its values have shape {shape}")
-    for bi, backend in enumerate(backends):
-        if bi:
-            ns = _exec(src)
-            N = ns["N"]
-        g = ns["g"]
-        feeds_before = {i: np.array(a, copy=True) for i, a in ns["P"].items()}
-        vars_before = {i: g.value_of(N[i][0]) for i in N if N[i][0].operation.type == "variable"}
-        try:
-            outs, exe = run_mode(ns, backend)
-        except DECLINED as e:
-            if backend == "numpy":
-                raise FuzzFailure(f"numpy declined a valid graph: {type(e).__name__}: {e}") from e
-            stats.setdefault("declined", {}).setdefault(backend, 0)
-            stats["declined"][backend] += 1
-            continue
-        except mg.MiniGraphError as e:
-            raise FuzzFailure(f"{backend}: a valid graph raised {type(e).__name__}: {e}") from e
-        except Exception as e:
-            raise FuzzFailure(f"{backend}: a valid graph raised non-MiniGraphError {type(e).__name__}: {e}") from e
-        stats["compared"] = stats.get("compared", 0) + 1
-        stats.setdefault("by_backend", {}).setdefault(backend, 0)
-        stats["by_backend"][backend] += 1
-        if len(outs) != len(ns["T"]):
-            raise FuzzFailure(f"{backend}: {len(outs)} results for {len(ns['T'])} targets")
-        for k, (i, out) in enumerate(zip(ns["T"], outs)):
-            t, R, err, shape, dtype = N[i]
-            compare(out, R, err, shape, dtype, f"{backend}: target {k} (t{i}, {t.operation.type} {t.name!r})")
-        for i, a in ns["P"].items():
-            if not np.array_equal(a, feeds_before[i], equal_nan=a.dtype.kind == "f"):
-                raise FuzzFailure(f"{backend}: feed x{i} was mutated")
-        for j, o in enumerate(outs):
-            for i in ns["F"]:
-                if o.size and np.shares_memory(o, ns["P"][i]):
-                    raise FuzzFailure(f"{backend}: result {j} shares memory with feed x{i}")
-            for k in range(j):
-                if o.size and np.shares_memory(o, outs[k]) and ns["MODE"] != "run":
-                    raise FuzzFailure(f"{backend}: results {k} and {j} share memory")
-        assigned = {v for v, _ in ns["A"]}
-        for v, x in ns["A"]:
-            _, Rx, errx, shape, dtype = N[x]
-            compare(g.value_of(N[v][0]), Rx, errx, shape, dtype, f"{backend}: variable v{v} after assign")
-        for i, before in vars_before.items():
-            if i not in assigned and not np.array_equal(g.value_of(N[i][0]), before):
-                raise FuzzFailure(f"{backend}: variable v{i} changed without an assign")
-        if backend == "numpy" and not ns["A"]:
-            _rerun_checks(ns, backend, outs, exe)
-    return stats
+
+
+def _check_backend(ns, backend, stats):
+    """Run the case on one backend and check its results, feeds, aliasing and variables."""
+    N, g = ns["N"], ns["g"]
+    feeds_before = {i: np.array(a, copy=True) for i, a in ns["P"].items()}
+    vars_before = {i: g.value_of(N[i][0]) for i in N if N[i][0].operation.type == "variable"}
+    ran = _run_valid(ns, backend, stats)
+    if ran is None:
+        return
+    outs, exe = ran
+    stats["compared"] = stats.get("compared", 0) + 1
+    stats.setdefault("by_backend", {}).setdefault(backend, 0)
+    stats["by_backend"][backend] += 1
+    _check_targets(ns, backend, outs)
+    _check_feeds_unchanged(ns, backend, feeds_before)
+    _check_no_aliasing(ns, backend, outs)
+    _check_variables(ns, backend, vars_before)
+    if backend == "numpy" and not ns["A"]:
+        _rerun_checks(ns, backend, outs, exe)
+
+
+def _run_valid(ns, backend, stats):
+    """``run_mode``'s (outs, exe); None (counted in stats) when a backend other than numpy declined."""
+    try:
+        outs, exe = run_mode(ns, backend)
+        return outs, exe
+    except DECLINED as e:
+        if backend == "numpy":
+            raise FuzzFailure(f"numpy declined a valid graph: {type(e).__name__}: {e}") from e
+        stats.setdefault("declined", {}).setdefault(backend, 0)
+        stats["declined"][backend] += 1
+        return None
+    except mg.MiniGraphError as e:
+        raise FuzzFailure(f"{backend}: a valid graph raised {type(e).__name__}: {e}") from e
+    except Exception as e:
+        raise FuzzFailure(f"{backend}: a valid graph raised non-MiniGraphError {type(e).__name__}: {e}") from e
+
+
+def _check_targets(ns, backend, outs):
+    """One result per target, each matching its reference."""
+    N = ns["N"]
+    if len(outs) != len(ns["T"]):
+        raise FuzzFailure(f"{backend}: {len(outs)} results for {len(ns['T'])} targets")
+    for k, (i, out) in enumerate(zip(ns["T"], outs)):
+        t, R, err, shape, dtype = N[i]
+        compare(out, R, err, shape, dtype, f"{backend}: target {k} (t{i}, {t.operation.type} {t.name!r})")
+
+
+def _check_feeds_unchanged(ns, backend, feeds_before):
+    for i, a in ns["P"].items():
+        if not np.array_equal(a, feeds_before[i], equal_nan=a.dtype.kind == "f"):
+            raise FuzzFailure(f"{backend}: feed x{i} was mutated")
+
+
+def _check_no_aliasing(ns, backend, outs):
+    """No result shares memory with a feed, nor (except in run mode) with another result."""
+    for j, o in enumerate(outs):
+        for i in ns["F"]:
+            if o.size and np.shares_memory(o, ns["P"][i]):
+                raise FuzzFailure(f"{backend}: result {j} shares memory with feed x{i}")
+        for k in range(j):
+            if o.size and np.shares_memory(o, outs[k]) and ns["MODE"] != "run":
+                raise FuzzFailure(f"{backend}: results {k} and {j} share memory")
+
+
+def _check_variables(ns, backend, vars_before):
+    """Assigned variables hold their assigned values; the others are unchanged."""
+    N, g = ns["N"], ns["g"]
+    assigned = {v for v, _ in ns["A"]}
+    for v, x in ns["A"]:
+        _, Rx, errx, shape, dtype = N[x]
+        compare(g.value_of(N[v][0]), Rx, errx, shape, dtype, f"{backend}: variable v{v} after assign")
+    for i, before in vars_before.items():
+        if i not in assigned and not np.array_equal(g.value_of(N[i][0]), before):
+            raise FuzzFailure(f"{backend}: variable v{i} changed without an assign")
 
 
 def _rerun_checks(ns, backend, outs, exe):
@@ -2438,10 +2517,20 @@ def _bad_desc_field(d, kind):
                     + (["groups=0"] if kind == "conv" else []))
 
 
+def _fields_txt(fields):
+    return ", ".join(f"{a}={b}" for a, b in fields.items())
+
+
+def _x_dtype(case):
+    return "int32" if case == "dtype_int" else "float32"
+
+
+def _w_dtype(case):
+    return "float16" if case == "dtype" else "int32" if case == "dtype_int" else "float32"
+
+
 def inv_conv_family(p, d):
     """Bad descriptors, ranks, channels, dtypes, output_shape, empty outputs for the conv family."""
-    from minigraph.ops import OPS
-
     fams = [f for f, op in (("dw", "depthwise_convolution_2d"), ("conv", "convolution_2d"),
                             ("3d", "depthwise_convolution_3d"), ("pool", "max_pooling_2d")) if op in OPS]
     if not fams:
@@ -2449,88 +2538,126 @@ def inv_conv_family(p, d):
     fam = d.choice(fams)
     nm = _name(d)
     k = p.fresh()
-    n, c, h, w = d.int(1, 2), d.int(1, 3), d.int(3, 5), d.int(3, 5)
+    dims = n, c, h, w = d.int(1, 2), d.int(1, 3), d.int(3, 5), d.int(3, 5)
     case = d.choice(["desc", "rank", "channels", "dtype", "empty", "dtype_int", "wrong_class"]
                     + (["data_shape", "weights_shape"] if fam != "pool" else ["grad_shape"]))
-    classes = "mg.ShapeError"
     if fam == "pool":
-        kind = d.choice(["max", "avg"])
-        op = f"{kind}_pooling_2d"
-        fields = {"kernel_width": "2", "kernel_height": "2"}
-        xs = (n, c, h, w)
-        if case == "desc":
-            fields.update([_bad_desc_field(d, "pool").split("=", 1)])
-            classes = "mg.DescriptorError"
-        elif case == "rank":
-            xs = (c, h, w)
-        elif case == "empty":
-            fields.update(padding_top="3", padding_bottom="0", kernel_height="1", kernel_width="1")
-        elif case == "wrong_class":
-            p.emit(f"d{k} = mg.DepthwiseConvolution2DOpDescriptor()")
-        elif case in ("dtype", "dtype_int"):
-            classes = "mg.DTypeError"
-        if case != "wrong_class":
-            p.emit(f"d{k} = mg.Pooling2DOpDescriptor(" + ", ".join(f"{a}={b}" for a, b in fields.items()) + ")")
-        else:
-            classes = "mg.DescriptorError"
-        x = p.leaf(xs, "int32" if case in ("dtype", "dtype_int") else "float32", kind="constant")
-        if case == "grad_shape":
-            op += "_gradient"
-            dy = p.leaf((n, c, h + 1, w), "float32", kind="constant")
-            call = f"g.{op}({dy.t}, {x.t}, d{k}, name={nm!r})"
-        elif case == "channels":  # pooling has no weights: a gradient of the wrong channel count instead
-            op += "_gradient"
-            dy = p.leaf((n, c + 1, h - 1, w - 1), "float32", kind="constant")
-            call = f"g.{op}({dy.t}, {x.t}, d{k}, name={nm!r})"
-        else:
-            call = f"g.{op}({x.t}, d{k}, name={nm!r})"
-        _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
-        return True
+        return _inv_pool(p, d, k, nm, dims, case)
     if fam == "3d":
-        op = "depthwise_convolution_3d"
-        m = d.int(1, 2)
-        xs, ws = (n, c, h, h, w), (c * m, 2, 2, 2)
-        fields = {"strides": "[1, 1, 1]"}
-        if case == "desc":
-            fields.update([_bad_desc_field(d, "3d").split("=", 1)])
-            classes = "mg.DescriptorError"
-        elif case == "rank":
-            xs = (c, h, w)
-        elif case == "channels":
-            ws = (c * m + 1, 2, 2, 2) if c > 1 or m > 1 else (c + 1, 2, 2, 2)
-            if (c * m + 1) % c == 0 and c > 1:
-                ws = (c * m + 1 + (c - 1), 2, 2, 2)
-            if ws[0] % c == 0:
-                return False
-        elif case == "empty":
-            ws = (c * m, h + 3, 2, 2)
-            fields["padding_style"] = "mg.PaddingStyle.TF_VALID"
-        elif case in ("dtype", "dtype_int"):
-            classes = "mg.DTypeError"
-        desc_txt = "mg.DepthwiseConvolution3DOpDescriptor(" + ", ".join(f"{a}={b}" for a, b in fields.items()) + ")"
-        if case == "wrong_class":
-            desc_txt, classes = "mg.Convolution2DOpDescriptor()", "mg.DescriptorError"
-        p.emit(f"d{k} = {desc_txt}")
-        x = p.leaf(xs, "int32" if case == "dtype_int" else "float32", kind="constant")
-        wt = p.leaf(ws, "float16" if case == "dtype" else "int32" if case == "dtype_int" else "float32",
-                    kind="constant")
-        if case == "data_shape":
-            op += "_data_gradient"
-            dy = p.leaf((n, c * m, h - 1, h - 1, w - 1), "float32", kind="constant")
-            bad = d.choice([repr([n, c, h, h]), repr([n, c, h + 2, h, w]), repr([n, c, h, h, 1.5]), "'abc'"])
-            call = f"g.{op}({dy.t}, {wt.t}, {bad}, d{k}, name={nm!r})"
-        elif case == "weights_shape":
-            op += "_weights_gradient"
-            dy = p.leaf((n, c * m, h - 1, h - 1, w - 1), "float32", kind="constant")
-            bad = d.choice([repr([c * m, 2, 2]), repr([c * m, 3, 2, 2]), repr([c * m + (c if c > 1 else 1) + 1, 2, 2, 2])
-                            if c > 1 else repr([c * m, 2, 2, 4]), "[None, 2, 2, 2]"])
-            call = f"g.{op}({dy.t}, {x.t}, {bad}, d{k}, name={nm!r})"
-        else:
-            call = f"g.{op}({x.t}, {wt.t}, d{k}, name={nm!r})"
-        _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
-        return True
-    # 2D depthwise / grouped convolution, NCHW + OIHW
-    conv = fam == "conv"
+        return _inv_conv3d(p, d, k, nm, dims, case)
+    return _inv_conv2d(p, d, k, nm, dims, case, fam == "conv")
+
+
+# ------------------------------------------------------------- invalid pooling (max / avg)
+def _inv_pool(p, d, k, nm, dims, case):
+    op = f"{d.choice(['max', 'avg'])}_pooling_2d"
+    xs, classes = _inv_pool_descriptor(p, d, k, dims, case)
+    x = p.leaf(xs, "int32" if case in ("dtype", "dtype_int") else "float32", kind="constant")
+    op, call = _inv_pool_call(p, op, k, nm, dims, case, x)
+    _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
+    return True
+
+
+def _inv_pool_descriptor(p, d, k, dims, case):
+    """Emit descriptor ``d{k}``; return the input shape and the expected error class."""
+    fields = {"kernel_width": "2", "kernel_height": "2"}
+    xs, classes = dims, "mg.ShapeError"
+    if case == "desc":
+        fields.update([_bad_desc_field(d, "pool").split("=", 1)])
+        classes = "mg.DescriptorError"
+    elif case == "rank":
+        xs = dims[1:]
+    elif case == "empty":
+        fields.update(padding_top="3", padding_bottom="0", kernel_height="1", kernel_width="1")
+    elif case in ("dtype", "dtype_int"):
+        classes = "mg.DTypeError"
+    if case == "wrong_class":
+        p.emit(f"d{k} = mg.DepthwiseConvolution2DOpDescriptor()")
+        classes = "mg.DescriptorError"
+    else:
+        p.emit(f"d{k} = mg.Pooling2DOpDescriptor(" + _fields_txt(fields) + ")")
+    return xs, classes
+
+
+def _inv_pool_call(p, op, k, nm, dims, case, x):
+    """(op name, call text); a gradient with a bad dy for grad_shape, and for channels (pooling has no weights)."""
+    n, c, h, w = dims
+    if case not in ("grad_shape", "channels"):
+        return op, f"g.{op}({x.t}, d{k}, name={nm!r})"
+    op += "_gradient"
+    dys = (n, c, h + 1, w) if case == "grad_shape" else (n, c + 1, h - 1, w - 1)
+    dy = p.leaf(dys, "float32", kind="constant")
+    return op, f"g.{op}({dy.t}, {x.t}, d{k}, name={nm!r})"
+
+
+# ------------------------------------------------------------- invalid depthwise 3D convolution
+def _inv_conv3d(p, d, k, nm, dims, case):
+    n, c, h, w = dims
+    op = "depthwise_convolution_3d"
+    m = d.int(1, 2)
+    spec = _inv_conv3d_spec(d, dims, m, case)
+    if spec is None:
+        return False
+    xs, ws, fields, classes = spec
+    desc_txt = "mg.DepthwiseConvolution3DOpDescriptor(" + _fields_txt(fields) + ")"
+    if case == "wrong_class":
+        desc_txt, classes = "mg.Convolution2DOpDescriptor()", "mg.DescriptorError"
+    p.emit(f"d{k} = {desc_txt}")
+    x = p.leaf(xs, _x_dtype(case), kind="constant")
+    wt = p.leaf(ws, _w_dtype(case), kind="constant")
+    op, call = _inv_conv3d_call(p, d, op, k, nm, dims, m, case, x, wt)
+    _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
+    return True
+
+
+def _inv_conv3d_spec(d, dims, m, case):
+    """(input shape, weights shape, descriptor fields, expected class); None when no bad channel count fits."""
+    n, c, h, w = dims
+    xs, ws = (n, c, h, h, w), (c * m, 2, 2, 2)
+    fields, classes = {"strides": "[1, 1, 1]"}, "mg.ShapeError"
+    if case == "desc":
+        fields.update([_bad_desc_field(d, "3d").split("=", 1)])
+        classes = "mg.DescriptorError"
+    elif case == "rank":
+        xs = (c, h, w)
+    elif case == "channels":
+        ws = _bad_channels_3d(c, m)
+        if ws[0] % c == 0:
+            return None
+    elif case == "empty":
+        ws = (c * m, h + 3, 2, 2)
+        fields["padding_style"] = "mg.PaddingStyle.TF_VALID"
+    elif case in ("dtype", "dtype_int"):
+        classes = "mg.DTypeError"
+    return xs, ws, fields, classes
+
+
+def _bad_channels_3d(c, m):
+    ws = (c * m + 1, 2, 2, 2) if c > 1 or m > 1 else (c + 1, 2, 2, 2)
+    if (c * m + 1) % c == 0 and c > 1:
+        ws = (c * m + 1 + (c - 1), 2, 2, 2)
+    return ws
+
+
+def _inv_conv3d_call(p, d, op, k, nm, dims, m, case, x, wt):
+    """(op name, call text); a gradient with a bad output_shape for data_shape and weights_shape."""
+    n, c, h, w = dims
+    if case not in ("data_shape", "weights_shape"):
+        return op, f"g.{op}({x.t}, {wt.t}, d{k}, name={nm!r})"
+    dy = p.leaf((n, c * m, h - 1, h - 1, w - 1), "float32", kind="constant")
+    if case == "data_shape":
+        op += "_data_gradient"
+        bad = d.choice([repr([n, c, h, h]), repr([n, c, h + 2, h, w]), repr([n, c, h, h, 1.5]), "'abc'"])
+        return op, f"g.{op}({dy.t}, {wt.t}, {bad}, d{k}, name={nm!r})"
+    op += "_weights_gradient"
+    bad = d.choice([repr([c * m, 2, 2]), repr([c * m, 3, 2, 2]), repr([c * m + (c if c > 1 else 1) + 1, 2, 2, 2])
+                    if c > 1 else repr([c * m, 2, 2, 4]), "[None, 2, 2, 2]"])
+    return op, f"g.{op}({dy.t}, {x.t}, {bad}, d{k}, name={nm!r})"
+
+
+# ------------------------------------------- invalid 2D depthwise / grouped convolution, NCHW + OIHW
+def _inv_conv2d(p, d, k, nm, dims, case, conv):
+    n, c, h, w = dims
     op = "convolution_2d" if conv else "depthwise_convolution_2d"
     cls = "Convolution2DOpDescriptor" if conv else "DepthwiseConvolution2DOpDescriptor"
     groups = d.int(1, 2) if conv else 1
@@ -2540,7 +2667,22 @@ def inv_conv_family(p, d):
     ws = (m * groups, c, 2, 2) if conv else (m, c, 2, 2)
     cout = m * groups if conv else c * m
     ys = (n, cout, h - 1, w - 1)
-    extra = f", groups={groups}" if conv else ""
+    xs, ws, extra, classes = _inv_conv2d_spec(d, conv, groups, xs, ws, case)
+    desc_txt = f"mg.{cls}({extra.lstrip(', ')})"
+    if case == "wrong_class":
+        desc_txt, classes = "mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2)", "mg.DescriptorError"
+    p.emit(f"d{k} = {desc_txt}")
+    x = p.leaf(xs, _x_dtype(case), kind="constant")
+    wt = p.leaf(ws, _w_dtype(case), kind="constant")
+    op, call = _inv_conv2d_call(p, d, op, k, nm, (n, cin, h, w), ws, ys, case, x, wt)
+    _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
+    return True
+
+
+def _inv_conv2d_spec(d, conv, groups, xs, ws, case):
+    """(input shape, weights shape, descriptor arguments text, expected class) for one case."""
+    n, cin, h, w = xs
+    extra, classes = (f", groups={groups}" if conv else ""), "mg.ShapeError"
     if case == "desc":
         extra, classes = extra + ", " + _bad_desc_field(d, "conv" if conv else "dw"), "mg.DescriptorError"
         if conv and "groups=0" in extra:
@@ -2554,28 +2696,24 @@ def inv_conv_family(p, d):
         extra += ", padding_style=mg.PaddingStyle.TF_VALID"
     elif case in ("dtype", "dtype_int"):
         classes = "mg.DTypeError"
-    desc_txt = f"mg.{cls}({extra.lstrip(', ')})"
-    if case == "wrong_class":
-        desc_txt, classes = "mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2)", "mg.DescriptorError"
-    p.emit(f"d{k} = {desc_txt}")
-    x = p.leaf(xs, "int32" if case == "dtype_int" else "float32", kind="constant")
-    wt = p.leaf(ws, "float16" if case == "dtype" else "int32" if case == "dtype_int" else "float32", kind="constant")
+    return xs, ws, extra, classes
+
+
+def _inv_conv2d_call(p, d, op, k, nm, xdims, ws, ys, case, x, wt):
+    """(op name, call text); a gradient with a bad output_shape for data_shape and weights_shape."""
+    n, cin, h, w = xdims
+    if case not in ("data_shape", "weights_shape"):
+        return op, f"g.{op}({x.t}, {wt.t}, d{k}, name={nm!r})"
+    dy = p.leaf(ys, "float32", kind="constant")
     if case == "data_shape":
         op += "_data_gradient"
-        dy = p.leaf(ys, "float32", kind="constant")
         bad = d.choice([repr([n, cin, h]), repr([n, cin, h + 3, w]), repr([n + 1, cin, h, w]),
                         repr([n, cin + 1, h, w]), repr([n, cin, h, 1.5]), "'abc'", "None"])
-        call = f"g.{op}({dy.t}, {wt.t}, {bad}, d{k}, name={nm!r})"
-    elif case == "weights_shape":
-        op += "_weights_gradient"
-        dy = p.leaf(ys, "float32", kind="constant")
-        bad = d.choice([repr(list(ws[:3])), repr([ws[0], ws[1], 4, 2]), repr([ws[0], ws[1] + 1, 2, 2]),
-                        repr([ws[0], ws[1], 2, "a"]), "None"])
-        call = f"g.{op}({dy.t}, {x.t}, {bad}, d{k}, name={nm!r})"
-    else:
-        call = f"g.{op}({x.t}, {wt.t}, d{k}, name={nm!r})"
-    _expect(p, call, [op, nm], classes, f"conv family: {op} {case}")
-    return True
+        return op, f"g.{op}({dy.t}, {wt.t}, {bad}, d{k}, name={nm!r})"
+    op += "_weights_gradient"
+    bad = d.choice([repr(list(ws[:3])), repr([ws[0], ws[1], 4, 2]), repr([ws[0], ws[1] + 1, 2, 2]),
+                    repr([ws[0], ws[1], 2, "a"]), "None"])
+    return op, f"g.{op}({dy.t}, {x.t}, {bad}, d{k}, name={nm!r})"
 
 
 INVALID_TABLE = [
