@@ -221,7 +221,7 @@ def test_chained_gradient_rules_match_finite_differences(rule):
     elif rule == "shape":
         y = g.permute(g.reshape(g.slice(x, 1, 1, 2), [2, 2, 25]), [2, 0, 1])
         y = g.concat([y, g.transpose(y, 1, 2)], dimension=0)
-        y = g.squeeze(g.expand_dims(g.broadcast(y, [2, 50, 2, 2]), axis=0), axes=[0])
+        y = g.squeeze(g.expand_dims(g.broadcast(y, [2, 50, 2, 2]), axes=0), axes=[0])
     elif rule == "activations":
         y = g.relu(x) + g.sigmoid(x) * g.tanh(x) + g.exponent(g.sin(x)) + g.cos(x)
     else:

@@ -49,14 +49,15 @@ def test_executable_results_in_target_order():
     assert list(exe.target_tensors) == [b, a]
 
 
-def test_executable_run_accepts_feeds_keyword(rng):
+def test_executable_run_takes_inputs_and_the_deprecated_feeds_keyword(rng):
     g = mg.Graph()
     x = g.placeholder(shape=[3], dtype=mg.float32, name="x")
     y = g.square(x)
     exe = g.compile(feeds={x: mg.ShapedType([3], mg.float32)}, target_tensors=[y])
     v = f32(rng, 3)
-    (a,) = exe.run(feeds={x: v})
-    (b,) = exe.run({x: v})
+    with pytest.warns(DeprecationWarning, match="feeds= is deprecated; use inputs="):
+        (a,) = exe.run(feeds={x: v})
+    (b,) = exe.run(inputs={x: v})
     np.testing.assert_allclose(a, v * v, rtol=1e-6)
     np.testing.assert_array_equal(a, b)
 
@@ -462,7 +463,7 @@ def test_executable_reuse_and_run_cache(rng):
     assert (info.hits, info.misses, info.compiles) == (2, 1, 1)
     g.run({x: np.ones((4, 2), np.float32)}, [y])
     assert "new feed shape for 'x': (2, 2) -> (4, 2)" in g.last_compile_reason
-    g.set_cache_size(1)
+    g.cache_size = 1
     assert g.cache_info().currsize == 1
     # one compile for repeated runs; other targets compile once more
     g = mg.Graph()

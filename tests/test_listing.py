@@ -227,7 +227,7 @@ def test_cache_is_bounded_lru_and_explains_evictions():
     g = mg.Graph()
     x = g.placeholder([-1, 2], name="x")
     y = g.tanh(x)
-    g.set_cache_size(2)
+    g.cache_size = 2
     feeds = {n: np.full((n, 2), 0.5, np.float32) for n in (1, 2, 3)}
     for n in (1, 2, 3):
         g.run({x: feeds[n]}, [y])
@@ -238,7 +238,7 @@ def test_cache_is_bounded_lru_and_explains_evictions():
     g.run({x: feeds[1]}, [y])  # the oldest was evicted
     assert g.cache_info().misses == 4
     assert "evicted" in g.last_compile_reason and "maxsize 2" in g.last_compile_reason
-    g.set_cache_size(0)
+    g.cache_size = 0
     assert g.cache_info().currsize == 0
     r = g.run({x: feeds[2]}, [y])[y]
     np.testing.assert_allclose(r, np.tanh(feeds[2]), rtol=1e-6)
@@ -260,7 +260,7 @@ def test_cache_is_bounded_lru_and_explains_evictions():
     assert (hits, misses, maxsize, currsize) == (1, 2, 2, 2)
     g.run({x: np.ones((5, 3, 8, 8), np.float32)}, [y])
     assert g.cache_info().currsize == 2  # bounded
-    g.set_cache_size(1)
+    g.cache_size = 1
     assert g.cache_info().maxsize == 1 and g.cache_info().currsize == 1
 
 

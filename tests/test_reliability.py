@@ -91,7 +91,7 @@ def _bad_calls():
         ("concat_dtype", lambda: (lambda g, x: g.concat([x, g.placeholder([2, 3], mg.int32)], 0, name="cc"))(*_g()), ["cc"]),
         ("concat_empty", lambda: mg.Graph().concat([], 0, name="cc"), ["cc"]),
         ("broadcast_bad", lambda: (lambda g, x: g.broadcast(x, [4, 4], name="bc"))(*_g()), ["bc"]),
-        ("expand_axis", lambda: (lambda g, x: g.expand_dims(x, axis=9, name="ed"))(*_g()), ["ed"]),
+        ("expand_axis", lambda: (lambda g, x: g.expand_dims(x, axes=9, name="ed"))(*_g()), ["ed"]),
         ("squeeze_non1", lambda: (lambda g, x: g.squeeze(x, axes=[0], name="sq"))(*_g()), ["sq"]),
         ("select_shapes", lambda: (lambda g, x: g.select(x > 0, x, g.placeholder([4]), name="sel"))(*_g()), ["sel"]),
         ("cast_unknown", lambda: (lambda g, x: g.cast(x, "complex128", name="cst"))(*_g()), ["complex128"]),
@@ -300,7 +300,7 @@ def test_targets_that_are_feeds_constants_or_variables_come_back_as_copies(backe
     y = x + v
     flat = g.reshape(y, [12])
     tp = g.transpose(y, 0, 1)
-    targets = [x, ident, v, k, y, flat, tp, g.read(v), g.squeeze(g.expand_dims(y, axis=0), axes=[0])]
+    targets = [x, ident, v, k, y, flat, tp, g.read(v), g.squeeze(g.expand_dims(y, axes=0), axes=[0])]
     exe = g.compile({x: mg.ShapedType([3, 4], mg.float32)}, targets, backend=backend)
     xv = rng.standard_normal((3, 4)).astype(np.float32)
     first = exe.run({x: xv})
@@ -364,8 +364,8 @@ def _families(rng):
     def shapes(g, p):
         a, b = p
         return [g.reshape(a, [-1]), g.transpose(a, 0, 1), g.permute(a, [1, 0]), g.slice(a, 1, 1, 2),
-                g.concat([a, b], 0), g.broadcast(g.reshape(a, [1, 4, 6]), [2, 4, 6]), g.expand_dims(a, axis=0),
-                g.squeeze(g.expand_dims(a, axis=0), axes=[0]), a @ g.transpose(b, 0, 1)]
+                g.concat([a, b], 0), g.broadcast(g.reshape(a, [1, 4, 6]), [2, 4, 6]), g.expand_dims(a, axes=0),
+                g.squeeze(g.expand_dims(a, axes=0), axes=[0]), a @ g.transpose(b, 0, 1)]
 
     def conv(g, p):
         x, w = p
@@ -423,7 +423,7 @@ def test_feeds_compared_after_run_through_an_executable(backend, rng):
     xv = rng.standard_normal((3, 5)).astype(np.float32)
     keep = xv.copy()
     exe.run({x: xv})
-    exe.run(feeds={x: xv})
+    exe.run(inputs={x: xv})
     assert np.array_equal(xv, keep)
 
 
@@ -878,7 +878,7 @@ def test_graph_run_from_many_threads_while_its_cache_evicts(backend, rng):
     g = mg.Graph()
     x = g.placeholder([-1, 4], name="x")
     y = g.reduction_sum(g.exponent(x), axes=[1])
-    g.set_cache_size(2)
+    g.cache_size = 2
     rng = np.random.default_rng(10)
     feeds = [rng.uniform(-1, 1, (1 + k % 5, 4)).astype(np.float32) for k in range(8)]
     barrier = threading.Barrier(8)
