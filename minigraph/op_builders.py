@@ -608,7 +608,7 @@ class OpBuilders:
         return _builder('max_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
 
     def maximum(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
-        """Elementwise max; NaN propagates (MPSGraph ``maximum(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+        """Elementwise max ignoring NaN: max(NaN, 1) = 1, NaN only where both are NaN (MPSGraph ``maximum(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
         Args:
             primary: A tensor of this graph (the op's ``primary`` input).
@@ -622,6 +622,22 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('maximum')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def maximum_with_nan_propagation(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise max, NaN where either operand is NaN (MPSGraph ``maximumWithNaNPropagation(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maximumWithNaNPropagation(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('maximum_with_nan_propagation')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def mean(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
         """Arithmetic mean over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``mean(of:axes:name:)``).
@@ -641,7 +657,7 @@ class OpBuilders:
         return _builder('mean')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
     def minimum(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
-        """Elementwise min; NaN propagates (MPSGraph ``minimum(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+        """Elementwise min ignoring NaN: min(NaN, 1) = 1, NaN only where both are NaN (MPSGraph ``minimum(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
         Args:
             primary: A tensor of this graph (the op's ``primary`` input).
@@ -655,6 +671,22 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('minimum')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def minimum_with_nan_propagation(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise min, NaN where either operand is NaN (MPSGraph ``minimumWithNaNPropagation(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``minimumWithNaNPropagation(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('minimum_with_nan_propagation')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def multiplication(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a * b (MPSGraph ``multiplication(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
@@ -785,7 +817,7 @@ class OpBuilders:
         return _builder('reciprocal')(self, tensor, name)  # type: ignore[no-any-return]
 
     def reduction_maximum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
-        """Maximum (NaN propagates) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMaximum(with:axes:name:)``).
+        """Maximum skipping NaN (a slice of only NaN, or an empty one, gives -inf) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMaximum(with:axes:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -801,8 +833,25 @@ class OpBuilders:
         """
         return _builder('reduction_maximum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
+    def reduction_maximum_propagate_nan(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Maximum, NaN where the slice holds a NaN (an empty slice gives -inf) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMaximumPropagateNaN(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionMaximumPropagateNaN(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_maximum_propagate_nan')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
     def reduction_minimum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
-        """Minimum (NaN propagates) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMinimum(with:axes:name:)``).
+        """Minimum skipping NaN (a slice of only NaN, or an empty one, gives +inf) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMinimum(with:axes:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -817,6 +866,23 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('reduction_minimum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def reduction_minimum_propagate_nan(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Minimum, NaN where the slice holds a NaN (an empty slice gives +inf) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMinimumPropagateNaN(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionMinimumPropagateNaN(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_minimum_propagate_nan')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
     def reduction_sum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
         """Sum over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionSum(with:axes:name:)``).

@@ -83,8 +83,16 @@ for _t, _s, _o, _k, _d in [
     ("subtraction", "subtraction(_:_:name:)", "subtractionWithPrimaryTensor:secondaryTensor:name:", "numeric", "Elementwise a - b"),
     ("multiplication", "multiplication(_:_:name:)", "multiplicationWithPrimaryTensor:secondaryTensor:name:", "numeric", "Elementwise a * b"),
     ("division", "division(_:_:name:)", "divisionWithPrimaryTensor:secondaryTensor:name:", "float", "Elementwise a / b (floating point only)"),
-    ("maximum", "maximum(_:_:name:)", "maximumWithPrimaryTensor:secondaryTensor:name:", "numeric", "Elementwise max; NaN propagates"),
-    ("minimum", "minimum(_:_:name:)", "minimumWithPrimaryTensor:secondaryTensor:name:", "numeric", "Elementwise min; NaN propagates"),
+    ("maximum", "maximum(_:_:name:)", "maximumWithPrimaryTensor:secondaryTensor:name:", "numeric",
+     "Elementwise max ignoring NaN: max(NaN, 1) = 1, NaN only where both are NaN"),
+    ("minimum", "minimum(_:_:name:)", "minimumWithPrimaryTensor:secondaryTensor:name:", "numeric",
+     "Elementwise min ignoring NaN: min(NaN, 1) = 1, NaN only where both are NaN"),
+    ("maximum_with_nan_propagation", "maximumWithNaNPropagation(_:_:name:)",
+     "maximumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:", "numeric",
+     "Elementwise max, NaN where either operand is NaN"),
+    ("minimum_with_nan_propagation", "minimumWithNaNPropagation(_:_:name:)",
+     "minimumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:", "numeric",
+     "Elementwise min, NaN where either operand is NaN"),
     ("power", "power(_:_:name:)", "powerWithPrimaryTensor:secondaryTensor:name:", "float", "Elementwise a ** b"),
     ("equal", "equal(_:_:name:)", "equalWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a == b, a bool tensor"),
     ("not_equal", "notEqual(_:_:name:)", "notEqualWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a != b, a bool tensor"),
@@ -212,8 +220,22 @@ def _minmax(pick_first):
     return rule
 
 
-gradient("maximum")(_minmax(lambda g, a, b: g.greater_than_or_equal_to(a, b)))
-gradient("minimum")(_minmax(lambda g, a, b: g.less_than_or_equal_to(a, b)))
+def _picked_first(g, op):
+    """Where the result is the first operand: the NaN-ignoring ops pick the one that is not NaN."""
+    return g.equal(op.inputs[0], op.outputs[0])
+
+
+def _minmax_gradient(g, op, dy, wanted):
+    """The whole gradient goes to the operand the result came from; at a tie, to the first."""
+    mask = _picked_first(g, op)
+    zero = g.constant(0, dtype=dy.dtype)
+    return _ub(g, op, wanted, lambda: g.select(mask, dy, zero), lambda: g.select(mask, zero, dy))
+
+
+gradient("maximum")(_minmax_gradient)
+gradient("minimum")(_minmax_gradient)
+gradient("maximum_with_nan_propagation")(_minmax(lambda g, a, b: g.greater_than_or_equal_to(a, b)))
+gradient("minimum_with_nan_propagation")(_minmax(lambda g, a, b: g.less_than_or_equal_to(a, b)))
 
 
 @gradient("power")

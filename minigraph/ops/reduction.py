@@ -47,9 +47,15 @@ def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
 
 _reduction("reduction_sum", "reductionSum(with:axes:name:)", "reductionSumWithTensor:axes:name:", "sum", "Sum")
 _reduction("reduction_maximum", "reductionMaximum(with:axes:name:)", "reductionMaximumWithTensor:axes:name:",
-           "ordered", "Maximum (NaN propagates)")
+           "ordered", "Maximum skipping NaN (a slice of only NaN, or an empty one, gives -inf)")
 _reduction("reduction_minimum", "reductionMinimum(with:axes:name:)", "reductionMinimumWithTensor:axes:name:",
-           "ordered", "Minimum (NaN propagates)")
+           "ordered", "Minimum skipping NaN (a slice of only NaN, or an empty one, gives +inf)")
+_reduction("reduction_maximum_propagate_nan", "reductionMaximumPropagateNaN(with:axes:name:)",
+           "reductionMaximumPropagateNaNWithTensor:axes:name:", "ordered",
+           "Maximum, NaN where the slice holds a NaN (an empty slice gives -inf)")
+_reduction("reduction_minimum_propagate_nan", "reductionMinimumPropagateNaN(with:axes:name:)",
+           "reductionMinimumPropagateNaNWithTensor:axes:name:", "ordered",
+           "Minimum, NaN where the slice holds a NaN (an empty slice gives +inf)")
 _reduction("mean", "mean(of:axes:name:)", "meanOfTensor:axes:name:", "float", "Arithmetic mean")
 
 
@@ -84,8 +90,9 @@ def _extremum(g, op, dy, wanted):
     return [g.multiplication(mask, g.division(dy, ties))]
 
 
-gradient("reduction_maximum")(_extremum)
-gradient("reduction_minimum")(_extremum)
+for _t in ("reduction_maximum", "reduction_minimum", "reduction_maximum_propagate_nan",
+           "reduction_minimum_propagate_nan"):
+    gradient(_t)(_extremum)
 
 
 def _one_axis(axis) -> None:

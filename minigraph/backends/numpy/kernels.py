@@ -8,7 +8,8 @@ from .registry import numpy_kernel
 
 _BINARY = {
     "addition": np.add, "subtraction": np.subtract, "multiplication": np.multiply,
-    "division": np.true_divide, "maximum": np.maximum, "minimum": np.minimum,
+    "division": np.true_divide, "maximum": np.fmax, "minimum": np.fmin,  # MPSGraph's ignore NaN
+    "maximum_with_nan_propagation": np.maximum, "minimum_with_nan_propagation": np.minimum,
     "equal": np.equal, "not_equal": np.not_equal, "less_than": np.less,
     "less_than_or_equal_to": np.less_equal, "greater_than": np.greater,
     "greater_than_or_equal_to": np.greater_equal,
@@ -101,9 +102,30 @@ def _reduce_factory(fn):
     return factory
 
 
+def _lowest(dt: np.dtype, highest: bool):
+    """The identity of a maximum (``highest=False``) or minimum: the seed MPSGraph's reductions start from."""
+    if dt.kind == "f":
+        return dt.type(np.inf if highest else -np.inf)
+    info = np.iinfo(dt)
+    return dt.type(info.max if highest else info.min)
+
+
+def _extremum_factory(ufunc, highest: bool):
+    """A maximum/minimum reduction seeded with its identity, so an empty slice gives -inf/+inf;
+    with np.fmax/np.fmin a NaN is skipped and a slice of only NaN gives the seed too."""
+    def factory(step):
+        axes = normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
+        dt = step.out_types[0].dtype.np_dtype
+        seed = _lowest(dt, highest)
+        return lambda x: np.asarray(ufunc.reduce(x, axis=axes, keepdims=True, initial=seed), dtype=dt)
+    return factory
+
+
 numpy_kernel("reduction_sum")(_reduce_factory(np.sum))
-numpy_kernel("reduction_maximum")(_reduce_factory(np.max))
-numpy_kernel("reduction_minimum")(_reduce_factory(np.min))
+numpy_kernel("reduction_maximum")(_extremum_factory(np.fmax, False))
+numpy_kernel("reduction_minimum")(_extremum_factory(np.fmin, True))
+numpy_kernel("reduction_maximum_propagate_nan")(_extremum_factory(np.maximum, False))
+numpy_kernel("reduction_minimum_propagate_nan")(_extremum_factory(np.minimum, True))
 numpy_kernel("mean")(_reduce_factory(np.mean))
 
 

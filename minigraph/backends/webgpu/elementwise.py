@@ -1,8 +1,9 @@
 """Elementwise kernels: arithmetic, unary math, comparisons, select, cast (one WGSL family).
 
 Each op is a WGSL expression over compute-typed values (f32 for float32 and float16, i32,
-u32 for uint32 and bool); the template adds broadcasting. NaN behaves as in NumPy: maximum,
-minimum and relu propagate it, comparisons with NaN are false (``not_equal`` true), and the
+u32 for uint32 and bool); the template adds broadcasting. NaN behaves as in MPSGraph: maximum
+and minimum skip it (np.fmax), their ``_with_nan_propagation`` forms and relu propagate it,
+comparisons with NaN are false (``not_equal`` true), and the
 transcendental functions are minigraph's own (``kernels/math.wgsl``), not the driver's.
 """
 from __future__ import annotations
@@ -29,10 +30,12 @@ def _arith(op):
     return fn
 
 
-def _minmax(which):
+def _minmax(which, nan: str):
+    """``max``/``min``; on floats ``mg_f{which}`` skips a NaN (MPSGraph's maximum), ``mg_{which}``
+    propagates it (maximumWithNaNPropagation)."""
     def fn(v, ct, out):
         if ct[0] == _F:
-            return f"mg_{which}({v[0]}, {v[1]})"
+            return f"mg_{'f' if nan == 'ignore' else ''}{which}({v[0]}, {v[1]})"
         return f"{which}({v[0]}, {v[1]})"
     return fn
 
@@ -112,7 +115,9 @@ def _cast(v, ct, out):
 
 BINARY = {
     "addition": _arith("+"), "subtraction": _arith("-"), "multiplication": _arith("*"),
-    "division": _float_only("({0} / {1})"), "maximum": _minmax("max"), "minimum": _minmax("min"),
+    "division": _float_only("({0} / {1})"), "maximum": _minmax("max", "ignore"),
+    "minimum": _minmax("min", "ignore"), "maximum_with_nan_propagation": _minmax("max", "propagate"),
+    "minimum_with_nan_propagation": _minmax("min", "propagate"),
     "power": _float_only("mg_pow({0}, {1})"),
     "equal": _compare("=="), "not_equal": _compare("!="), "less_than": _compare("<"),
     "less_than_or_equal_to": _compare("<="), "greater_than": _compare(">"),

@@ -20,6 +20,19 @@ fn mg_min(a: f32, b: f32) -> f32 {
   return min(a, b);
 }
 
+// NaN-ignoring maximum/minimum (MPSGraph's maximum/minimum, NumPy's np.fmax / np.fmin):
+// NaN only where both are NaN
+fn mg_fmax(a: f32, b: f32) -> f32 {
+  if (mg_isnan(a)) { return b; }
+  if (mg_isnan(b)) { return a; }
+  return max(a, b);
+}
+fn mg_fmin(a: f32, b: f32) -> f32 {
+  if (mg_isnan(a)) { return b; }
+  if (mg_isnan(b)) { return a; }
+  return min(a, b);
+}
+
 // x * 2^n for n in [-300, 300] without overflowing the exponent argument
 fn mg_ldexp(x: f32, n: i32) -> f32 {
   let h = n / 2;
