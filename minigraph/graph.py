@@ -90,13 +90,17 @@ class Graph(GraphBuilder):
                    beta2: float = 0.999, epsilon: float = 1e-8, name: Optional[str] = None) -> Operation:
         """One Adam step on ``variable`` as one operation (MPSGraph ``adam(learningRate:...)``, wrapped with its state).
 
+        MPSGraph's formula: ``lr_t = learning_rate * sqrt(1 - beta2^t) / (1 - beta1^t)``,
+        ``variable -= lr_t * m / (sqrt(v) + epsilon)``; epsilon sits outside the bias correction,
+        unlike Kingma & Ba's (PyTorch's) ``sqrt(v / (1 - beta2^t)) + epsilon``.
+
         Args:
             variable: A variable tensor (made by ``g.variable``).
             gradient: A tensor of the variable's shape and dtype, e.g. from ``g.gradients``.
             learning_rate: The step size (MPSGraph's ``learningRate``).
             beta1: Decay of the first moment estimate.
             beta2: Decay of the second moment estimate.
-            epsilon: Added to the denominator for stability.
+            epsilon: Added to ``sqrt(v)``, the uncorrected second moment's root.
             name: The operation's name (default ``adam_<variable>``); it also scopes the state variables.
 
         Returns:

@@ -48,20 +48,29 @@ def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name
 
 def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999, epsilon=1e-8,
                name: Optional[str] = None) -> Operation:
-    """One Adam step on ``variable`` (Kingma & Ba, with bias correction), as one operation.
+    """One Adam step on ``variable``, with MPSGraph's formula, as one operation.
 
-    The moment estimates and the step count live in variables named ``<name>/m``, ``/v``, ``/t``.
     MPSGraph's ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:
-    velocity:maximumVelocity:gradient:name:)`` returns the new tensors; this wraps the same update
-    with its own state so a training loop needs only ``target_operations=[step]``.
+    velocity:maximumVelocity:gradient:name:)`` documents, for step ``t`` (1 on the first run)::
+
+        lr[t]    = learning_rate * sqrt(1 - beta2^t) / (1 - beta1^t)
+        m[t]     = beta1 * m[t-1] + (1 - beta1) * g
+        v[t]     = beta2 * v[t-1] + (1 - beta2) * g^2
+        variable = variable - lr[t] * m[t] / (sqrt(v[t]) + epsilon)
+
+    epsilon is added to ``sqrt(v[t])``, before bias correction; Kingma & Ba's algorithm (and
+    PyTorch's ``torch.optim.Adam``) adds it to ``sqrt(v[t] / (1 - beta2^t))``, after it. The
+    two agree when epsilon is small against ``sqrt(v)``; docs/graphs.md compares them. MPSGraph's op
+    returns the new tensors; this one keeps the moments and ``t`` in variables named
+    ``<name>/m``, ``/v``, ``/t`` so a training loop needs only ``target_operations=[step]``.
 
     Args:
         variable: A variable tensor (made by ``g.variable``).
         gradient: A tensor of the variable's shape and dtype, e.g. from ``g.gradients``.
-        learning_rate: The step size (MPSGraph's ``learningRate``).
-        beta1: Decay of the first moment estimate.
-        beta2: Decay of the second moment estimate.
-        epsilon: Added to the denominator for stability.
+        learning_rate: The step size (MPSGraph's ``learningRate``): a number or scalar tensor.
+        beta1: Decay of the first moment estimate ``m``.
+        beta2: Decay of the second moment estimate ``v``.
+        epsilon: Added to ``sqrt(v[t])`` in the denominator.
         name: The operation's name (default ``adam_<variable>``); it also scopes the state variables.
 
     Returns:
@@ -76,12 +85,15 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
         m = g.variable(np.zeros(v.shape, dt), name="m")
         s = g.variable(np.zeros(v.shape, dt), name="v")
         t = g.variable(np.zeros((), dt), name="t")
+        lr = g.as_tensor(learning_rate, base, like=v)
         t_new = g.addition(g.read(t), 1.0)
         m_new = g.addition(g.multiplication(g.read(m), beta1), g.multiplication(gradient, 1.0 - beta1))
         s_new = g.addition(g.multiplication(g.read(s), beta2), g.multiplication(g.square(gradient), 1.0 - beta2))
-        m_hat = g.division(m_new, g.subtraction(1.0, g.power(g.constant(beta1, dtype=v.dtype), t_new)))
-        s_hat = g.division(s_new, g.subtraction(1.0, g.power(g.constant(beta2, dtype=v.dtype), t_new)))
-        update = g.division(g.multiplication(m_hat, learning_rate), g.addition(g.square_root(s_hat), epsilon))
+        beta1_power = g.power(g.constant(beta1, dtype=v.dtype), t_new)
+        beta2_power = g.power(g.constant(beta2, dtype=v.dtype), t_new)
+        lr_t = g.division(g.multiplication(lr, g.square_root(g.subtraction(1.0, beta2_power))),
+                          g.subtraction(1.0, beta1_power), name="learning_rate_t")
+        update = g.division(g.multiplication(m_new, lr_t), g.addition(g.square_root(s_new), epsilon))
         deps = [g.assign(m, m_new), g.assign(s, s_new), g.assign(t, t_new)]
     with g.control_dependencies(deps), g.name_scope(base):
         new = g.subtraction(g.read(v), update, name="update")

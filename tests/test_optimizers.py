@@ -93,18 +93,85 @@ def test_adam_takes_one_argument_order_and_trains():
     assert np.abs(g.value_of(w)).max() < 1.0
 
 
-def test_adam_matches_reference(rng):
+def adam_mpsgraph(w, grad_fn, steps, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+    """MPSGraph's documented Adam in float64: lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t),
+    w -= lr_t * m / (sqrt(v) + eps); the value after each step."""
+    w, m, v, out = np.array(w, np.float64), 0.0, 0.0, []
+    for t in range(1, steps + 1):
+        g = grad_fn(w)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        w = w - lr * np.sqrt(1 - beta2 ** t) / (1 - beta1 ** t) * m / (np.sqrt(v) + eps)
+        out.append(w)
+    return out
+
+
+def adam_kingma_ba(w, grad_fn, steps, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+    """Kingma & Ba's Adam (PyTorch's placement of eps): w -= lr * m_hat / (sqrt(v_hat) + eps)."""
+    w, m, v, out = np.array(w, np.float64), 0.0, 0.0, []
+    for t in range(1, steps + 1):
+        g = grad_fn(w)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        w = w - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps)
+        out.append(w)
+    return out
+
+
+def _adam_tolerance(backend):
+    return (mg.float64, 1e-12) if backend == "numpy" else (mg.float32, 2e-6)
+
+
+def test_adam_one_step_is_mpsgraphs_formula(backend):
+    """w = 1, g = 1e-4, lr = 0.1, eps = 1e-3: 0.999685 by MPSGraph's formula (Kingma & Ba: 0.990909)."""
+    dtype, rtol = _adam_tolerance(backend)
     g = mg.Graph()
-    w0 = rng.standard_normal(3)
-    w = g.variable(w0, name="w")
-    loss = g.reduction_sum(g.square(w - 1.0))
+    w = g.variable(np.ones(1, dtype.np_dtype), name="w")
+    step = g.apply_adam(w, g.constant(np.full(1, 1e-4, dtype.np_dtype)), learning_rate=0.1, epsilon=1e-3)
+    g.run(target_operations=[step], backend=backend)
+    (want,) = adam_mpsgraph(1.0, lambda _: 1e-4, 1, lr=0.1, eps=1e-3)
+    (kingma_ba,) = adam_kingma_ba(1.0, lambda _: 1e-4, 1, lr=0.1, eps=1e-3)
+    assert round(float(want[()]), 6) == 0.999685 and round(float(kingma_ba[()]), 6) == 0.990909
+    np.testing.assert_allclose(g.value_of(w), [want], rtol=rtol)
+
+
+@pytest.mark.parametrize("lr_kind", ["number", "tensor"])
+def test_adam_matches_mpsgraphs_formula_over_several_steps(backend, rng, lr_kind):
+    """Random start, a quadratic loss, eps large enough against sqrt(v) that the placement of
+    eps matters: every step matches MPSGraph's formula, and not Kingma & Ba's."""
+    dtype, rtol = _adam_tolerance(backend)
+    w0 = rng.standard_normal(6) * 1e-3
+    target = rng.standard_normal(6) * 1e-3
+    scale = np.linspace(0.5, 2.0, 6)
+    lr, eps, b1, b2 = 0.01, 1e-3, 0.8, 0.95
+    g = mg.Graph()
+    w = g.variable(w0.astype(dtype.np_dtype), name="w")
+    loss = g.reduction_sum(g.multiplication(g.constant(scale.astype(dtype.np_dtype)), g.square(w - target.astype(dtype.np_dtype))))
     (gw,) = g.gradients(loss, [w]).values()
-    step = g.apply_adam(w, gw, learning_rate=0.1)
-    ref, m, s = w0.copy(), np.zeros(3), np.zeros(3)
-    for t in range(1, 4):
+    lr_arg = lr if lr_kind == "number" else g.constant(lr, dtype=dtype)
+    step = g.apply_adam(w, gw, learning_rate=lr_arg, beta1=b1, beta2=b2, epsilon=eps)
+    grad_fn = lambda x: 2 * scale * (x - target)  # noqa: E731
+    want = adam_mpsgraph(w0, grad_fn, 6, lr, b1, b2, eps)
+    other = adam_kingma_ba(w0, grad_fn, 6, lr, b1, b2, eps)
+    for ref, kb in zip(want, other):
+        g.run(target_operations=[step], backend=backend)
+        np.testing.assert_allclose(g.value_of(w), ref, rtol=rtol, atol=rtol * np.max(np.abs(ref)))
+        assert np.max(np.abs(ref - kb)) > 100 * rtol * np.max(np.abs(ref))  # the two formulas differ here
+
+
+def test_adam_with_zero_epsilon_matches_pytorch(rng):
+    """With eps = 0 the two placements of eps coincide, so torch.optim.Adam is an oracle."""
+    torch = pytest.importorskip("torch")
+    w0 = rng.standard_normal(5)
+    g = mg.Graph()
+    w = g.variable(w0, name="w")
+    (gw,) = g.gradients(g.reduction_sum(g.square(w - 1.0)), [w]).values()
+    step = g.apply_adam(w, gw, learning_rate=0.05, epsilon=0.0)
+    tw = torch.tensor(w0, requires_grad=True)
+    opt = torch.optim.Adam([tw], lr=0.05, eps=0.0)
+    for _ in range(5):
+        opt.zero_grad()
+        ((tw - 1.0) ** 2).sum().backward()
+        opt.step()
         g.run(target_operations=[step])
-        grad = 2 * (ref - 1)
-        m = 0.9 * m + 0.1 * grad
-        s = 0.999 * s + 0.001 * grad ** 2
-        ref = ref - 0.1 * (m / (1 - 0.9 ** t)) / (np.sqrt(s / (1 - 0.999 ** t)) + 1e-8)
-        np.testing.assert_allclose(g.value_of(w), ref, rtol=1e-10)
+        np.testing.assert_allclose(g.value_of(w), tw.detach().numpy(), rtol=1e-12)
