@@ -196,6 +196,76 @@ def test_windows_of_only_padding():
     np.testing.assert_array_equal(g.run({x: np.ones((1, 1, 1, 1), np.float32)}, [y])[y], [[[[0.0]]]])
 
 
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("pads,axis,window", [((0, 2, 0, 0), "H", 3), ((0, 0, 0, 2), "W", 3),
+                                              ((0, 3, 0, 0), "H", 3), ((0, 0, 1, 4), "W", 4)])
+def test_windows_of_only_trailing_padding(backend, kind, pads, axis, window):
+    """padding_bottom / padding_right that hold a whole window are rejected like the leading
+    side, naming the op, the axis and the window; with include_zero_pad_to_average the average
+    of such a window is 0, as the naive loops give."""
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 3, 3], mg.float32, name="x")
+    with pytest.raises(mg.ShapeError) as info:
+        getattr(g, f"{kind}_pooling_2d")(x, make_desc((2, 2), pads=pads), name="p")
+    msg = str(info.value)
+    for part in (f"{kind}_pooling_2d op 'p'", f"{axis}: window {window}", "no element", "size 3"):
+        assert part in msg, (part, msg)
+    with pytest.raises(mg.ShapeError, match=f"{kind}_pooling_2d_gradient op 'pg'.*window {window}"):
+        getattr(g, f"{kind}_pooling_2d_gradient")(g.placeholder([1, 2, 4, 4]), x, make_desc((2, 2), pads=pads),
+                                                  name="pg")
+    if kind == "avg":
+        xv = np.random.default_rng(1).standard_normal((1, 2, 3, 3))
+        d = make_desc((2, 2), pads=pads, include_pad=True)
+        dy = np.ones(g.avg_pooling_2d(x, d).shape)
+        y, _ = run_pool("avg", xv, dy, d, backend)
+        want = nv.pool2d(xv, (2, 2), (1, 1), (1, 1), pads, "avg", include_pad=True)
+        np.testing.assert_allclose(y, want, **precision(backend)[1])
+        assert (want[..., window:] == 0).all() if axis == "W" else (want[..., window:, :] == 0).all()
+
+
+def _brute_empty_window(size, k, s, d, pb, out):
+    """The first window none of whose taps lands in [0, size), by looking at every tap."""
+    for o in range(out):
+        if not any(0 <= o * s - pb + i * d < size for i in range(k)):
+            return o
+    return None
+
+
+def test_empty_windows_found_on_every_side(backend):
+    """Random geometries (every style, ceil mode, dilation, stride): the op is rejected exactly
+    when a window reads no input element, and what is accepted runs to finite values."""
+    rng = np.random.default_rng(7)
+    seen = {"rejected": 0, "accepted": 0}
+    for _ in range(150):
+        size, k, s, d = (int(v) for v in (rng.integers(1, 6), rng.integers(1, 4), rng.integers(1, 4),
+                                          rng.integers(1, 4)))
+        style = STYLES[int(rng.integers(0, 4))]
+        before, after = (int(v) for v in rng.integers(0, 7, 2))
+        ceil_mode = style in ("EXPLICIT", "TF_VALID") and bool(rng.integers(0, 2))
+        pb, pa, out = nv.pads_for(style, size, k, s, d, before, after)
+        if size + pb + pa < (k - 1) * d + 1 or out <= 0:
+            continue  # the output would be empty: another error
+        if ceil_mode:
+            out = n3.pool_out_size(size, k, s, d, pb, pa, True)
+        empty = _brute_empty_window(size, k, s, d, pb, out)
+        desc = make_desc((k, 1), (s, 1), (d, 1), (before, after, 0, 0), style, ceil_mode=ceil_mode)
+        g = mg.Graph()
+        x = g.placeholder([1, 1, size, 2], mg.float32)
+        if empty is not None:
+            seen["rejected"] += 1
+            with pytest.raises(mg.ShapeError, match=rf"H: window {empty} has its taps"):
+                g.max_pooling_2d(x, desc)
+            continue
+        seen["accepted"] += 1
+        y = g.max_pooling_2d(x, desc)
+        z = g.avg_pooling_2d(x, desc)
+        assert y.shape[2] == out
+        r = g.run({x: np.random.default_rng(0).standard_normal((1, 1, size, 2)).astype(np.float32)}, [y, z],
+                  backend=backend)
+        assert np.isfinite(r[y]).all() and np.isfinite(r[z]).all()
+    assert min(seen.values()) > 10, seen
+
+
 # ----------------------------------------------------------------------------- oracles
 @pytest.mark.parametrize("ceil_mode", [False, True])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])

@@ -255,6 +255,30 @@ class ConvGeometry:
             self.input_size, self.padding_before, self.padding_after, self.output_size, self.strides,
             self.dilated_kernel))
 
+    def window_without_input(self, axis: int) -> Optional[int]:
+        """The first output index along spatial ``axis`` whose window reads no input element
+        (every tap in the padding, before or after the input, or between taps), or None; None
+        too while a size is unknown. Pooling rejects such windows: their max or mean is undefined.
+
+        Only windows that start before the input can straddle it; a window that starts inside
+        it reads its own first tap, and one that starts at or past its end reads nothing, which
+        only trailing padding of at least the dilated kernel can make (the last window counts).
+        """
+        size, k, s, d = self.input_size[axis], self.kernel_size[axis], self.strides[axis], self.dilations[axis]
+        before, out = self.padding_before[axis], self.output_size[axis]
+        if size < 0 or out < 0:
+            return None
+        for o in range(out):
+            start = o * s - before
+            if start >= 0:
+                break
+            first = -(-(-start) // d)  # smallest tap i with start + i*d >= 0
+            if first >= k or start + first * d >= size:
+                return o
+        if (out - 1) * s - before >= size:
+            return -(-(size + before) // s)  # the first window that starts at or past the end
+        return None
+
     # -------------------------------------------------------------- layouts
     @cached_property
     def data_permutation(self) -> tuple:

@@ -9,8 +9,11 @@ must start inside the input or the padding before it. Semantics chosen here (and
   ``include_zero_pad_to_average``, by the number of taps inside the padded extent (zero padding
   counted; the overhang that ``ceil_mode`` adds is never counted), as PyTorch's
   ``count_include_pad``;
-- a window that holds no input element is rejected at build time (its maximum or average would
-  be undefined), except for average pooling with ``include_zero_pad_to_average``;
+- a window that holds no input element, whether its taps fall in the padding before the input,
+  after it (``padding_bottom``/``padding_right`` of at least the dilated kernel can hold a whole
+  window) or around it (dilation), is rejected at build time (its maximum or average would be
+  undefined), except for average pooling with ``include_zero_pad_to_average``, where it
+  averages zeros;
 - the max-pooling gradient goes, per window, to the **first** maximal element in row-major tap
   order (kernel row, then column), NaN counting as maximal; overlapping windows add up.
 """
@@ -26,22 +29,6 @@ from .geometry import ConvGeometry
 from .registry import defop, gradient
 
 
-def _empty_window(size: int, k: int, s: int, d: int, pb: int, out: int):
-    """The first output index whose window reads only padding, or None.
-
-    Only windows that start before the input can miss it (the ceil-mode rule keeps every start
-    below the input's end), so the scan stops at the first start >= 0.
-    """
-    for o in range(out):
-        start = o * s - pb
-        if start >= 0:
-            return None
-        first = -(-(-start) // d)  # smallest tap i with start + i*d >= 0
-        if first >= k or start + first * d >= size:
-            return o
-    return None
-
-
 def _infer_pool(kind: str):
     def infer(in_types, attrs):
         x = in_types[0]
@@ -50,19 +37,25 @@ def _infer_pool(kind: str):
         check_rank(x, 4, "source", d.data_layout.name)
         geo = ConvGeometry.for_pooling_2d(d, x.shape)
         if kind == "max" or not d.include_zero_pad_to_average:
-            for axis, size, k, s, dl, pb, out in zip(("H", "W"), geo.input_size, geo.kernel_size, geo.strides,
-                                                     geo.dilations, geo.padding_before, geo.output_size):
-                if size < 0 or out < 0:
-                    continue
-                o = _empty_window(size, k, s, dl, pb, out)
+            for axis, name in enumerate(("H", "W")):
+                o = geo.window_without_input(axis)
                 if o is not None:
-                    raise ShapeError(f"{axis}: window {o} (kernel {k}, stride {s}, dilation {dl}, padding before "
-                                     f"{pb}) covers no element of the input of size {size}, so its "
-                                     f"{'maximum' if kind == 'max' else 'average'} is undefined; use padding "
-                                     "smaller than the dilated kernel"
-                                     + ("" if kind == "max" else " or include_zero_pad_to_average=True"))
+                    raise ShapeError(_empty_window_message(geo, axis, name, o, kind))
         return [ShapedType(geo.result_shape, x.dtype)]
     return infer
+
+
+def _empty_window_message(geo: ConvGeometry, axis: int, name: str, o: int, kind: str) -> str:
+    k, s, dl = geo.kernel_size[axis], geo.strides[axis], geo.dilations[axis]
+    pb, pa, size = geo.padding_before[axis], geo.padding_after[axis], geo.input_size[axis]
+    start = o * s - pb
+    sides = ("top", "bottom") if name == "H" else ("left", "right")
+    return (f"{name}: window {o} has its taps at positions {start} to {start + (k - 1) * dl} (kernel {k}, "
+            f"stride {s}, dilation {dl}, padding {sides[0]} {pb}, {sides[1]} {pa}) and covers no element of the "
+            f"input of size {size} (positions 0 to {size - 1}), so its "
+            f"{'maximum' if kind == 'max' else 'average'} is undefined; every window must read the input: use "
+            f"less padding (below the dilated kernel {(k - 1) * dl + 1} on each side) or a smaller dilation"
+            + ("" if kind == "max" else ", or include_zero_pad_to_average=True"))
 
 
 def _infer_pool_grad(kind: str):
