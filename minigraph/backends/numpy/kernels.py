@@ -67,11 +67,18 @@ def _relu(step):
 
 @numpy_kernel("sigmoid")
 def _sigmoid(step):
+    """1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, through e^-|x| only: nothing
+    overflows, and for x < 0 the result keeps its relative precision down to e^x's underflow
+    (0.5 * (1 + tanh(x / 2)) cancels to 0 from x = -18, so log(sigmoid(-20)) was -inf).
+    float16 is computed in float32 and rounded once, as on the webgpu backend."""
     dt = step.out_types[0].dtype.np_dtype
-    half = dt.type(0.5)
+    ct = np.dtype(np.float32) if dt == np.float16 else dt
+    one = ct.type(1)
 
-    def sigmoid(x):  # 0.5 * (1 + tanh(x / 2)) never overflows
-        return np.asarray(half * (np.tanh(x * half) + 1), dtype=dt)
+    def sigmoid(x):
+        x = x.astype(ct, copy=False)
+        e = np.exp(-np.abs(x))
+        return np.asarray(np.where(x < 0, e, one) / (one + e), dtype=dt)
     return sigmoid
 
 

@@ -33,10 +33,11 @@ fn mg_fmin(a: f32, b: f32) -> f32 {
   return min(a, b);
 }
 
-// x * 2^n for n in [-300, 300] without overflowing the exponent argument
+// x * 2^n for n in [-252, 254], as two multiplications by powers of two: exact, except for the
+// one rounding of a subnormal result (WGSL's ldexp may flush those to zero)
 fn mg_ldexp(x: f32, n: i32) -> f32 {
   let h = n / 2;
-  return ldexp(ldexp(x, h), n - h);
+  return x * bitcast<f32>(u32(h + 127) << 23u) * bitcast<f32>(u32(n - h + 127) << 23u);
 }
 
 fn mg_exp(x: f32) -> f32 {
@@ -56,14 +57,29 @@ fn mg_exp(x: f32) -> f32 {
   return mg_ldexp(p * r2 + r + 1.0, i32(n));
 }
 
+// frexp(x) for finite x > 0 from the bits: (fraction in [0.5, 1), exponent); a subnormal is
+// normalised first (frexp and arithmetic may flush it to zero; log(1e-40) is -92.1, not -88.0)
+fn mg_frexp(x: f32) -> vec2<f32> {
+  let bits = bitcast<u32>(x);
+  var mant = bits & 0x7fffffu;
+  var ex = i32(bits >> 23u) - 126;
+  if ((bits >> 23u) == 0u) {
+    let s = countLeadingZeros(mant) - 8u;
+    mant = (mant << s) & 0x7fffffu;
+    ex = -125 - i32(s);
+  }
+  return vec2<f32>(bitcast<f32>(0x3f000000u | mant), f32(ex));
+}
+
 fn mg_log(x: f32) -> f32 {
+  let bits = bitcast<u32>(x);
   if (mg_isnan(x)) { return x; }
-  if (x < 0.0) { return mg_nan(); }
-  if (x == 0.0) { return -mg_inf(); }
+  if ((bits & 0x7fffffffu) == 0u) { return -mg_inf(); }
+  if ((bits >> 31u) != 0u) { return mg_nan(); }
   if (mg_isinf(x)) { return x; }
-  let fr = frexp(x);
-  var m = fr.fract;
-  var e = f32(fr.exp);
+  let fr = mg_frexp(x);
+  var m = fr.x;
+  var e = fr.y;
   if (m < 0.70710678118654752440) {
     e = e - 1.0;
     m = m + m - 1.0;
@@ -86,75 +102,164 @@ fn mg_log(x: f32) -> f32 {
   return (m + y) + e * 0.693359375;
 }
 
-fn mg_sin_poly(z: f32, zz: f32) -> f32 {
-  return ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1) * zz * z + z;
+// sin(z + zl) and cos(z + zl) for |z| <= pi/4 and a tail |zl| <= ulp(z) / 2 (0 when z is exact)
+fn mg_sin_poly(z: f32, zz: f32, zl: f32) -> f32 {
+  return (((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1) * zz * z
+          + zl * (1.0 - 0.5 * zz)) + z;
 }
-fn mg_cos_poly(zz: f32) -> f32 {
-  return ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2) * zz * zz
-         - 0.5 * zz + 1.0;
+fn mg_cos_poly(z: f32, zz: f32, zl: f32) -> f32 {
+  return ((((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2) * zz * zz
+          - zl * z) - 0.5 * zz) + 1.0;
 }
 
-// octant j (0..7) of |x| and the reduced argument, Cody-Waite in three parts
-fn mg_reduce(ax: f32) -> vec2<f32> {
-  var j = u32(ax * 1.27323954473516);
-  var y = f32(j);
-  if ((j & 1u) == 1u) {
-    j = j + 1u;
-    y = y + 1.0;
+// 2/pi in 32-bit words, most significant first: bits 2^-1 to 2^-224
+const MG_TWO_OVER_PI = array<u32, 7>(0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u,
+                                     0x3c439041u, 0xfe5163abu);
+
+// a * b as (low word, high word), from 16-bit halves
+fn mg_mul_wide(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let p00 = a0 * b0;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((mid << 16u) | (p00 & 0xffffu), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+
+// (hi, lo) + (hi2, lo2), 64-bit, as (lo, hi)
+fn mg_add_wide(hi: u32, lo: u32, hi2: u32, lo2: u32) -> vec2<u32> {
+  let l = lo + lo2;
+  return vec2<u32>(l, hi + hi2 + select(0u, 1u, l < lo));
+}
+
+// Payne-Hanek reduction of a finite ax >= pi/4: (r, tail, q) with ax = (4k + q) * pi/2 + r + tail,
+// |r| <= pi/4, |tail| <= ulp(r) / 2.
+// All in integers, so no rounding, fused multiply-add or flushing in the driver can change it:
+// the 24-bit significand times the 128 bits of 2/pi its exponent selects (earlier bits only add
+// multiples of 4) gives ax * 2/pi mod 4 with 62 fraction bits; the fraction times pi/2 (64-bit
+// fixed point) is rounded to f32, the rest kept as the tail. The closest a float32 comes to a multiple of pi/2 is
+// about 2^-29 away, so r keeps more than 30 exact bits.
+fn mg_reduce(ax: f32) -> vec3<f32> {
+  let bits = bitcast<u32>(ax);
+  let m = (bits & 0x7fffffu) | 0x800000u;
+  let e = i32(bits >> 23u) - 150;                 // ax = m * 2^e, e in [-24, 104]
+  let i0 = u32(max(e - 2, 0)) / 32u;              // first word of 2/pi that matters, 0..3
+  var t = MG_TWO_OVER_PI;
+  var p: array<u32, 5>;                           // m * words i0..i0+3, least significant first
+  var carry = 0u;
+  for (var k = 0u; k < 4u; k = k + 1u) {
+    let w = mg_mul_wide(m, t[i0 + 3u - k]);
+    let l = w.x + carry;
+    carry = w.y + select(0u, 1u, l < w.x);
+    p[k] = l;
   }
-  let z = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
-  return vec2<f32>(z, f32(j & 7u));
+  p[4] = carry;
+  // ax * 2/pi = p * 2^-f with f in [95, 152]: the 64 bits from 2^1 down to 2^-62
+  let low = u32(128 + 32 * i32(i0) - e) - 62u;
+  let wi = low / 32u;
+  let sh = low % 32u;
+  var lo = p[wi];
+  var hi = p[wi + 1u];
+  if (sh != 0u) {
+    lo = (lo >> sh) | (hi << (32u - sh));
+    hi = (hi >> sh) | (p[wi + 2u] << (32u - sh));
+  }
+  var q = hi >> 30u;
+  hi = (hi << 2u) | (lo >> 30u);
+  lo = lo << 2u;
+  // a fraction of one half or more goes to the next multiple: r = -(1 - fraction) * pi/2
+  let up = (hi >> 31u) == 1u;
+  if (up) {
+    q = q + 1u;
+    hi = ~hi;
+    lo = ~lo;
+  }
+  // fraction (2^-64 units) times pi/2 (0xc90fdaa22168c235 = pi/2 * 2^63): the top 64 bits
+  let a = mg_mul_wide(hi, 0xc90fdaa2u);
+  let b = mg_mul_wide(hi, 0x2168c235u);
+  let c = mg_mul_wide(lo, 0xc90fdaa2u);
+  let s1 = mg_add_wide(a.y, a.x, 0u, b.y);
+  let s2 = mg_add_wide(s1.y, s1.x, 0u, c.y);
+  var rh = s2.y;                                  // r = (rh, rl) * 2^-63
+  var rl = s2.x;
+  if (rh == 0u && rl == 0u) { return vec3<f32>(0.0, 0.0, f32(q & 3u)); }
+  var lz = countLeadingZeros(rh);
+  if (rh == 0u) {
+    lz = 32u + countLeadingZeros(rl);
+    rh = rl << (lz - 32u);
+    rl = 0u;
+  } else if (lz > 0u) {
+    rh = (rh << lz) | (rl >> (32u - lz));
+    rl = rl << lz;
+  }
+  // r = (rh + rl * 2^-32) * 2^(-31 - lz), rh's top bit set: rounded to 24 bits (the carry may
+  // bump the exponent), the rest in units of 2^(-31 - lz) scaled by a power of two
+  let rnd = (rh >> 7u) & 1u;
+  let r = bitcast<f32>(((126u - lz) << 23u) + (rh >> 8u) + rnd);
+  let rest = (f32(rh & 0xffu) - 256.0 * f32(rnd)) + f32(rl) * 2.3283064365386963e-10;
+  let tail = rest * bitcast<f32>((96u - lz) << 23u);
+  return vec3<f32>(select(r, -r, up), select(tail, -tail, up), f32(q & 3u));
 }
 
+// (reduced argument, its tail, quadrant) of |x|; no reduction below pi/4
+fn mg_quadrant(ax: f32) -> vec3<f32> {
+  if (ax < 0.785398163397448) { return vec3<f32>(ax, 0.0, 0.0); }
+  return mg_reduce(ax);
+}
+
+// sin and cos are exact for every finite float32 up to the polynomials' rounding (see
+// docs/backends.md for the measured error); below 2^-12 sin(x) rounds to x (and keeps -0)
 fn mg_sin(x: f32) -> f32 {
   if (mg_isnan(x) || mg_isinf(x)) { return mg_nan(); }
-  var sgn = 1.0;
-  if (x < 0.0) { sgn = -1.0; }
-  let red = mg_reduce(abs(x));
-  var j = u32(red.y);
-  if (j > 3u) {
-    sgn = -sgn;
-    j = j - 4u;
-  }
+  let ax = abs(x);
+  if (ax < 2.44140625e-4) { return x; }
+  let red = mg_quadrant(ax);
+  let q = u32(red.z);
   let z = red.x;
   let zz = z * z;
-  if (j == 1u || j == 2u) { return sgn * mg_cos_poly(zz); }
-  return sgn * mg_sin_poly(z, zz);
+  var s = select(mg_sin_poly(z, zz, red.y), mg_cos_poly(z, zz, red.y), (q & 1u) == 1u);
+  if (q >= 2u) { s = -s; }
+  return select(s, -s, x < 0.0);
 }
 
 fn mg_cos(x: f32) -> f32 {
   if (mg_isnan(x) || mg_isinf(x)) { return mg_nan(); }
-  let red = mg_reduce(abs(x));
-  var j = u32(red.y);
-  var sgn = 1.0;
-  if (j > 3u) {
-    j = j - 4u;
-    sgn = -sgn;
-  }
-  if (j > 1u) { sgn = -sgn; }
+  let red = mg_quadrant(abs(x));
+  let q = u32(red.z);
   let z = red.x;
   let zz = z * z;
-  if (j == 1u || j == 2u) { return sgn * mg_sin_poly(z, zz); }
-  return sgn * mg_cos_poly(zz);
+  var c = select(mg_cos_poly(z, zz, red.y), mg_sin_poly(z, zz, red.y), (q & 1u) == 1u);
+  if (q == 1u || q == 2u) { c = -c; }
+  return c;
 }
 
+// below 2^-12 tanh(x) rounds to x (and keeps -0); above 9.01 to 1
 fn mg_tanh(x: f32) -> f32 {
   if (mg_isnan(x)) { return x; }
   let ax = abs(x);
+  if (ax < 2.44140625e-4) { return x; }
   if (ax < 0.625) {
     let z = x * x;
     return x + x * z * ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
                           + 1.33314422036e-1) * z - 3.33332819422e-1);
   }
   var r = 1.0;
-  if (ax < 9.0) {
+  if (ax < 10.0) {
     r = 1.0 - 2.0 / (mg_exp(2.0 * ax) + 1.0);
   }
   return select(r, -r, x < 0.0);
 }
 
-// As the NumPy backend: 0.5 * (1 + tanh(x / 2)), which never overflows
-fn mg_sigmoid(x: f32) -> f32 { return 0.5 * (mg_tanh(0.5 * x) + 1.0); }
+// As the NumPy backend: 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below, through e^-|x| only:
+// nothing overflows, and for x < 0 the result keeps its relative precision down to
+// e^x's underflow (log(sigmoid(-80)) is -80, not -inf)
+fn mg_sigmoid(x: f32) -> f32 {
+  let e = mg_exp(-abs(x));
+  return select(1.0, e, x < 0.0) / (1.0 + e);
+}
 
 // 0, -0 and +inf are returned as they are: some GPUs compute sqrt as x * rsqrt(x)
 fn mg_sqrt(x: f32) -> f32 {
@@ -163,15 +268,28 @@ fn mg_sqrt(x: f32) -> f32 {
   return sqrt(x);
 }
 
-// NumPy's power: x**0 == 1 and 1**y == 1 even for NaN; a negative base needs an integer exponent
+// IEEE pow (C99 Annex F, NumPy's power): x**0 == 1 and 1**y == 1 even for NaN; a negative base
+// needs an integer exponent; zeros and infinities keep their sign under an odd integer exponent.
+// Signs and zeros are read from the bits, so a subnormal base is not taken for zero.
 fn mg_pow(a: f32, b: f32) -> f32 {
   if (b == 0.0 || a == 1.0) { return 1.0; }
   if (mg_isnan(a) || mg_isnan(b)) { return mg_nan(); }
+  let ua = bitcast<u32>(a);
+  let aa = bitcast<f32>(ua & 0x7fffffffu);
+  let neg = (ua >> 31u) == 1u;
   let binf = mg_isinf(b);
-  let is_int = !binf && floor(b) == b;
-  if (a < 0.0 && !is_int && !binf) { return mg_nan(); }
-  if (a == -1.0 && binf) { return 1.0; }
-  var r = mg_exp(b * mg_log(abs(a)));
-  if (a < 0.0 && is_int && abs(b) < 16777216.0 && (i32(b) & 1) == 1) { r = -r; }
-  return r;
+  let is_int = binf || floor(b) == b;
+  let odd = !binf && is_int && abs(b) < 16777216.0 && (i32(b) & 1) != 0;
+  if ((ua & 0x7fffffffu) == 0u || mg_isinf(a)) {
+    // 0**y and inf**y: 0 or inf by the sign of y (flipped for a zero base), -0/-inf for an odd y
+    let r = select(0.0, mg_inf(), (b < 0.0) == ((ua & 0x7fffffffu) == 0u));
+    return select(r, -r, neg && odd);
+  }
+  if (binf) {
+    if (aa == 1.0) { return 1.0; }
+    return select(0.0, mg_inf(), (aa > 1.0) == (b > 0.0));
+  }
+  if (neg && !is_int) { return mg_nan(); }
+  let r = mg_exp(b * mg_log(aa));
+  return select(r, -r, neg && odd);
 }
