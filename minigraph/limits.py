@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 MAX_ELEMENTS = 1 << 34  # 16 Gi elements: anything larger is a declared-shape mistake
 
@@ -15,3 +16,13 @@ def physical_memory() -> int:
 
 
 MAX_BYTES = physical_memory()
+
+# The most bytes the arrays of a loaded graph file may declare in total (its constants and
+# variables), checked before any of them is read: None means MAX_BYTES (or 1 TiB where the
+# memory size is unknown). Set it lower to load files from elsewhere within a smaller budget.
+MAX_LOAD_BYTES: Optional[int] = None
+
+
+def load_budget() -> int:
+    """The byte budget of ``mg.load``: ``MAX_LOAD_BYTES``, else ``MAX_BYTES``, else 1 TiB."""
+    return MAX_LOAD_BYTES if MAX_LOAD_BYTES is not None else (MAX_BYTES or 1 << 40)

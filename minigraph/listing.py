@@ -8,11 +8,24 @@ and reloaded graph lists identically. MPSGraph has no textual dump of this kind;
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any, cast
 
 import numpy as np
 
 from .ir import OPS, Operation
+from .ops.memory import filled_scalar
+
+# Characters that must never reach a terminal raw: C0 and C1 controls and DEL (escape sequences,
+# carriage returns and newlines that forge lines), line and paragraph separators, and the
+# bidirectional overrides and isolates that reorder what is shown.
+UNSAFE_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def escape(text: str) -> str:
+    """``text`` with each unsafe character written as ``\\xNN`` or ``\\uNNNN`` (names in listings)."""
+    return UNSAFE_CHARS.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
 
 _LEAVES = [t for t, d in OPS.items() if d.kind == "memory" and not d.inputs]  # placeholder, constant, variable
 
@@ -67,20 +80,23 @@ def fmt_value(v: Any) -> str:
 
 def _scalar(x: np.generic) -> str:
     if isinstance(x, np.floating):
-        return np.format_float_positional(x, trim="-") if abs(x) < 1e16 else repr(float(x))
+        return np.format_float_positional(x, trim="-") if abs(float(x)) < 1e16 else repr(float(x))
     return repr(x.item())
 
 
 def op_attrs(op: Operation) -> dict:
     """The attributes a listing shows: everything but what the output type already says
     (a memory op's shape and dtype) and large arrays (a small constant shows its value)."""
-    out = {}
+    out: dict = {}
     for k, v in op.attrs.items():
         if is_leaf(op) and k in ("shape", "dtype"):
             continue
         if k in _ARRAY_ATTRS:
+            fill = filled_scalar(v) if op.type == "constant" else None  # constant(_:shape:dataType:)
             if op.type == "constant" and isinstance(v, np.ndarray) and v.size <= 4:
                 out[k] = v
+            elif fill is not None:
+                out[k] = fill
             continue
         out[k] = v
     return out
@@ -97,13 +113,13 @@ def _outputs(op: Operation, types=None) -> str:
 
 def op_line_parts(op: Operation, out_types=None) -> tuple:
     """(name, "type(inputs)", "-> outputs", "attrs and tags") for one op."""
-    call = f"{op.type}({', '.join(t.name for t in op.inputs)})"
-    extra = [f"{k}={fmt_value(v)}" for k, v in op_attrs(op).items()]
+    call = f"{op.type}({', '.join(escape(t.name) for t in op.inputs)})"
+    extra = [f"{k}={escape(fmt_value(v))}" for k, v in op_attrs(op).items()]
     if op.control_dependencies:
-        extra.append("after=[" + ", ".join(d.name for d in op.control_dependencies) + "]")
+        extra.append("after=[" + ", ".join(escape(d.name) for d in op.control_dependencies) + "]")
     if is_gradient_op(op):
         extra.append("(gradient)")
-    return op.name, call, "-> " + _outputs(op, out_types), "  ".join(extra)
+    return escape(op.name), call, "-> " + _outputs(op, out_types), "  ".join(extra)
 
 
 def _table(rows: list, prefix: list) -> list:
@@ -148,7 +164,7 @@ def describe_plan(plan, backend_name: str = "") -> list:
     name_of = {}
     for st in plan.steps:
         for t, s in zip(st.op.outputs, st.outputs):
-            name_of[s] = t.name
+            name_of[s] = escape(t.name)
     rows, prefix = [], []
     live = peak = 0
     for i, st in enumerate(plan.steps):
@@ -163,12 +179,12 @@ def describe_plan(plan, backend_name: str = "") -> list:
         prefix.append(f"  {i:>3}  ")
     lines = [f"steps ({len(plan.steps)}), in execution order; 'free:' lists the buffers whose last use is that step:"]
     lines += _table(rows, prefix)
-    kept = [t.name for t, _ in plan.targets]
+    kept = [escape(t.name) for t, _ in plan.targets]
     lines.append(f"buffers: {plan.num_slots} tensors, peak {peak} bytes live; kept for the caller: "
                  + (", ".join(kept) if kept else "none"))
     if plan.pruned:
         lines.append(f"pruned ({len(plan.pruned)}, not needed by the targets): "
-                     + ", ".join(op.name for op in plan.pruned))
+                     + ", ".join(escape(op.name) for op in plan.pruned))
     else:
         lines.append("pruned: nothing")
     return lines
@@ -180,9 +196,9 @@ def describe_executable(exe) -> str:
     lines = [f"Executable on {exe.backend_name}: {len(exe.feed_types)} feeds, "
              f"{len(exe.target_tensors)} target tensors, {len(exe.target_operations)} target operations"]
     feeds = sorted(exe.feed_types.items(), key=lambda kv: kv[0].operation.index)
-    lines.append("feeds: " + (", ".join(f"{t.name} {fmt_type(ty)}" for t, ty in feeds) or "none"))
-    lines.append("targets: " + (", ".join(t.name for t in exe.target_tensors) or "none")
-                 + ("; operations: " + ", ".join(o.name for o in exe.target_operations)
+    lines.append("feeds: " + (", ".join(f"{escape(t.name)} {fmt_type(ty)}" for t, ty in feeds) or "none"))
+    lines.append("targets: " + (", ".join(escape(t.name) for t in exe.target_tensors) or "none")
+                 + ("; operations: " + ", ".join(escape(o.name) for o in exe.target_operations)
                     if exe.target_operations else ""))
     plan = exe.plan
     if plan is None:
@@ -193,6 +209,6 @@ def describe_executable(exe) -> str:
             return "\n".join(lines)
         plan = specialised[-1][0]
         lines.append(f"specialised for {len(specialised)} feed shape(s); the latest: "
-                     + ", ".join(f"{t.name} {fmt_type(ty)}" for t, _, ty in plan.feeds))
+                     + ", ".join(f"{escape(t.name)} {fmt_type(ty)}" for t, _, ty in plan.feeds))
     lines += describe_plan(plan, exe.backend_name)
     return "\n".join(lines)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-import io
 import json
 import math
 import os
+import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -29,13 +29,17 @@ from typing import Any, NamedTuple, NoReturn, Optional
 import numpy as np
 
 from . import descriptors as _descriptors
+from . import limits
 from .errors import MiniGraphError, SerializationError
 from .ir import OPS
 from .limits import MAX_ELEMENTS
-from .types import ALL_DTYPES, DataType, ShapedType, num_elements
+from .listing import UNSAFE_CHARS, escape
+from .ops.memory import filled_scalar, variable_operand_problem
+from .types import ALL_DTYPES, DataType, ShapedType, as_dtype, num_elements
 
 FORMAT = "minigraph.graph"
-VERSION = 1
+VERSION = 2  # 2: a constant filled from a scalar is stored as {"$": "fill"}
+READABLE_VERSIONS = (1, 2)
 MAX_JSON_BYTES = 1 << 30
 MAX_DEPTH = 16  # nesting of attribute values
 MAX_RANK = 64
@@ -68,9 +72,15 @@ def register_class(cls: type) -> type:
 
 
 def _paths(path) -> tuple:
-    p = os.fspath(path)
-    if not isinstance(p, str):
-        p = os.fsdecode(p)
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise SerializationError(f"a graph file path must be a str, bytes or os.PathLike, got "
+                                 f"{type(path).__name__} {_short(path)}")
+    try:
+        p = os.fsdecode(os.fspath(path))
+    except (TypeError, ValueError) as e:  # a PathLike whose __fspath__ returns something else
+        raise SerializationError(f"invalid graph file path {_short(path)}: {e}") from None
+    if "\0" in p:
+        raise SerializationError(f"invalid graph file path {_short(p)}: it holds a NUL character")
     if os.path.isdir(p):  # a directory holds graph.json and graph.npz
         p = os.path.join(p, "graph.json")
     root, ext = os.path.splitext(p)
@@ -98,6 +108,15 @@ class _Encoder:
             self.arrays[key] = (a, np.asarray(a, order="C"))  # keeps `a` alive, so its id stays unique
             self.by_id[id(a)] = key
         return {"$": "array", "key": key, "dtype": a.dtype.name, "shape": list(a.shape)}
+
+    def constant_value(self, a: np.ndarray, where: str) -> dict:
+        """A constant's value: its one element and shape if it was filled from a scalar, else an array."""
+        x = filled_scalar(a)
+        if x is None:
+            return self.array(a, where)
+        if x.dtype.name not in _DTYPES:
+            raise SerializationError(f"{where}: arrays of dtype {x.dtype} cannot be saved")
+        return {"$": "fill", "dtype": x.dtype.name, "shape": list(a.shape), "v": self.value(x.item(), where, 1)}
 
     def value(self, v: Any, where: str, depth: int = 0) -> Any:
         """The JSON form of an attribute value: the first entry of ``_ENCODERS`` that ``v`` is an
@@ -198,6 +217,7 @@ def to_json_dict(g) -> tuple:
     ops = []
     for op in g.operations:
         where = f"{op.type} op {op.name!r}"
+        _check_saved_names(op, g.user_name_of(op), where)
         ops.append({
             "name": op.name,
             "type": op.type,
@@ -206,9 +226,10 @@ def to_json_dict(g) -> tuple:
             "from_gradients": op.from_gradients,
             "inputs": [[t.operation.name, t.index] for t in op.inputs],
             "control_dependencies": [d.name for d in op.control_dependencies],
-            "attrs": {k: enc.value(v, f"{where} attribute {k!r}") for k, v in op.attrs.items()},
+            "attrs": {k: enc.constant_value(v, f"{where} attribute {k!r}") if (op.type, k) == ("constant", "value")
+                      else enc.value(v, f"{where} attribute {k!r}") for k, v in op.attrs.items()},
             "outputs": [{"shape": list(t.shape), "dtype": t.dtype.name} for t in op.outputs],
-            "location": op.location,
+            "location": escape(op.location) if isinstance(op.location, str) else op.location,  # informative only
         })
     variables = {}
     for op, v in g.variables.values.items():
@@ -217,6 +238,14 @@ def to_json_dict(g) -> tuple:
     doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
            "ops": ops, "variables": variables}
     return doc, {k: a for k, (_, a) in enc.arrays.items()}
+
+
+def _check_saved_names(op: Any, user_name: Optional[str], where: str) -> None:
+    """Names with control characters would make a file that load refuses: refuse them now."""
+    for what, v in (("name", op.name), ("requested name", op.requested_name), ("user name", user_name)):
+        if isinstance(v, str) and UNSAFE_CHARS.search(v):
+            raise SerializationError(f"{escape(where)}: its {what} {escape(repr(v))} holds a control or "
+                                     "bidirectional character, which a graph file cannot hold; rename the op")
 
 
 def _atomic_write(path: str, write) -> None:
@@ -309,6 +338,7 @@ class _Decoder:
     def __init__(self, arrays: dict):
         self.arrays = arrays  # key -> (dtype, shape), filled with ndarrays after the npz is read
         self.used: set = set()
+        self.fill_ok = False  # a fill is a constant's value, nothing else (a huge lazy array elsewhere is a trap)
 
     def value(self, v: Any, where: str, depth: int = 0) -> Any:
         """The Python value of a JSON attribute value: plain JSON by its type (``_PLAIN``), an
@@ -396,10 +426,26 @@ def _decode_shaped_type(dec: _Decoder, v: dict, where: str, depth: int) -> Shape
 
 def _decode_scalar(dec: _Decoder, v: dict, where: str, depth: int) -> Any:
     _keys(v, {"$", "dtype", "v"}, set(), where)
+    return _scalar(dec, _dtype(v["dtype"], where), v["v"], where, depth)
+
+
+def _decode_fill(dec: _Decoder, v: dict, where: str, depth: int) -> np.ndarray:
+    """A constant filled from a scalar: a read-only broadcast view of the one element."""
+    _keys(v, {"$", "dtype", "shape", "v"}, set(), where)
+    if not (dec.fill_ok and depth == 0):
+        _fail(where, "a fill is only valid as the value of a constant op")
     dt = _dtype(v["dtype"], where)
-    x = dec.value(v["v"], where, depth + 1)
+    shape = _shape(v["shape"], where, dynamic=False)
+    return np.broadcast_to(np.array(_scalar(dec, dt, v["v"], where, depth), dt.np_dtype), shape)
+
+
+def _scalar(dec: _Decoder, dt: DataType, raw: Any, where: str, depth: int) -> Any:
+    """The value ``raw`` as a NumPy scalar of ``dt``; refused if it does not fit exactly."""
+    x = dec.value(raw, where, depth + 1)
     if isinstance(x, (tuple, list, dict)) or x is None or isinstance(x, str):
-        _fail(where, f"scalar value must be a number or bool, got {_short(v['v'])}")
+        _fail(where, f"scalar value must be a number or bool, got {_short(raw)}")
+    if (dt.np_dtype.kind == "b" and not isinstance(x, bool)) or (dt.np_dtype.kind in "iu" and not isinstance(x, int)):
+        _fail(where, f"{_short(x)} is not a {dt.name} value")
     try:
         with np.errstate(all="raise"):
             return dt.np_dtype.type(x)
@@ -462,40 +508,66 @@ _DECODERS: dict = {
     "enum": _decode_enum,
     "descriptor": _decode_descriptor,
     "array": _decode_array,
+    "fill": _decode_fill,
 }
 
 
 # ------------------------------------------------------------------------------------ the arrays
-def _read_npz(npz_path: str, specs: dict, sha256: Any) -> dict:
-    """The arrays of the npz, each checked against its declared dtype and shape before reading."""
+_NPZ_MEMBER_OVERHEAD = 1 << 17  # per array: the .npy header (at most 64 KiB here) and zip headers
+_ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+
+
+def _read_npz(npz_path: str, specs: dict, sha256: Any, budget: int) -> dict:
+    """The arrays of the npz, each checked against its declared dtype and shape before reading.
+
+    The declared sizes must fit ``budget`` and the file must be no larger than they need; the
+    file is hashed and read in place (never whole in memory), and each array is read into the
+    one array that is returned.
+    """
     if not specs:
         return {}
     where = f"{npz_path!r}"
-    data = _read_npz_bytes(npz_path, where, len(specs), sha256)
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            _check_members(zf, specs, where)
-        return _load_arrays(data, specs, where)
-    except SerializationError:
-        raise
-    except Exception as e:  # hostile bytes (bad zip, unsupported compression, bad header) never escape raw
-        _fail(where, f"corrupt or truncated .npz: {type(e).__name__}: {e}")
+    declared = sum(dt.itemsize * num_elements(shape) for dt, shape in specs.values())
+    if declared > budget:
+        _fail(where, f"the .json declares {len(specs)} arrays of {declared} bytes in total, more than the "
+              f"load budget of {budget} bytes (minigraph.limits.MAX_LOAD_BYTES; this machine's memory "
+              "by default)")
+    missing = (f"missing: the .json refers to {len(specs)} arrays (constants and variables) that are "
+               "stored in this .npz next to it")
+    with _open_regular(npz_path, where, missing) as f:
+        limit = declared + declared // 1024 + _NPZ_MEMBER_OVERHEAD * (len(specs) + 1)
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            _fail(where, f"is {size} bytes, more than its {len(specs)} declared arrays can take ({limit} bytes)")
+        if sha256 is not None and _sha256(f, limit, where) != sha256:
+            _fail(where, "does not match its .json (checksum differs): the two files were not saved together, "
+                  "or one was modified")
+        try:
+            f.seek(0)
+            with zipfile.ZipFile(f) as zf:
+                _check_members(zf, specs, where)
+                return _load_arrays(zf, specs, where)
+        except SerializationError:
+            raise
+        except Exception as e:  # hostile bytes (bad zip, bad header, short data) never escape raw
+            _fail(where, f"corrupt or truncated .npz: {type(e).__name__}: {e}")
 
 
-def _read_npz_bytes(npz_path: str, where: str, count: int, sha256: Any) -> bytes:
-    """The bytes of the npz, which must match the checksum the .json recorded."""
+def _sha256(f: Any, limit: int, where: str) -> str:
+    """The SHA-256 of the file's bytes, read in 1 MiB blocks (at most ``limit`` of them)."""
+    h = hashlib.sha256()
+    total = 0
     try:
-        with open(npz_path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        _fail(where, f"missing: the .json refers to {count} arrays (constants and variables) that "
-              "are stored in this .npz next to it")
+        while True:
+            block = f.read(1 << 20)
+            if not block:
+                return h.hexdigest()
+            total += len(block)
+            if total > limit:
+                _fail(where, f"is more than its declared arrays can take ({limit} bytes)")
+            h.update(block)
     except OSError as e:
         _fail(where, f"cannot read: {e}")
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
-        _fail(where, "does not match its .json (checksum differs): the two files were not saved together, "
-              "or one was modified")
-    return data
 
 
 def _check_members(zf: zipfile.ZipFile, specs: dict, where: str) -> None:
@@ -513,35 +585,48 @@ def _check_member(zf: zipfile.ZipFile, names: set, key: str, dt: DataType, shape
     if member not in names:
         _fail(where, f"array {key!r} is missing")
     info = zf.getinfo(member)
+    if info.flag_bits & 0x1:
+        _fail(where, f"array {key!r} is encrypted; graph files hold plain (stored or deflated) arrays")
+    if info.compress_type not in _ZIP_METHODS:
+        _fail(where, f"array {key!r} uses zip compression method {info.compress_type}; graph files "
+              f"hold {' or '.join(_ZIP_METHODS.values())} arrays")
     nbytes = dt.itemsize * num_elements(shape)
     if info.file_size > nbytes + 65536:
         _fail(where, f"array {key!r} declares {info.file_size} bytes, but a {dt.name}{list(shape)} "
               f"array needs {nbytes}")
     with zf.open(member) as f:
-        version = np.lib.format.read_magic(f)
-        read_header = _NPY_HEADER_READERS.get(version)
-        if read_header is None:
-            _fail(where, f"array {key!r} has an unsupported .npy version {version}")
-        hshape, _fortran, hdtype = read_header(f)
+        hshape, hdtype = _npy_header(f, key, where)
     if hdtype.hasobject or hdtype != dt.np_dtype or tuple(hshape) != tuple(shape):
         _fail(where, f"array {key!r} is {hdtype}{list(hshape)}, but the .json declares "
               f"{dt.name}{list(shape)}")
+
+
+def _npy_header(f: Any, key: str, where: str) -> tuple:
+    """(shape, dtype) from a .npy header of a version this loader reads."""
+    version = np.lib.format.read_magic(f)
+    read_header = _NPY_HEADER_READERS.get(version)
+    if read_header is None:
+        _fail(where, f"array {key!r} has an unsupported .npy version {version}")
+    hshape, _fortran, hdtype = read_header(f)
+    return hshape, hdtype
 
 
 _NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0,
                        (2, 0): np.lib.format.read_array_header_2_0}
 
 
-def _load_arrays(data: bytes, specs: dict, where: str) -> dict:
-    """The checked arrays, read without pickle, copied and read-only."""
+def _load_arrays(zf: zipfile.ZipFile, specs: dict, where: str) -> dict:
+    """The checked arrays, read without pickle straight into the arrays returned, read-only."""
     out = {}
-    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-        for key, (dt, shape) in specs.items():
-            a = np.array(npz[key], dtype=dt.np_dtype, copy=True)
-            if a.shape != tuple(shape):
-                _fail(where, f"array {key!r} has shape {a.shape}, expected {tuple(shape)}")
-            a.setflags(write=False)
-            out[key] = a
+    for key, (dt, shape) in specs.items():
+        with zf.open(key + ".npy") as f:
+            a = np.lib.format.read_array(f, allow_pickle=False)
+        if a.dtype != dt.np_dtype or a.shape != tuple(shape):
+            _fail(where, f"array {key!r} is {a.dtype}{list(a.shape)}, expected {dt.name}{list(shape)}")
+        if not a.flags.c_contiguous:  # a Fortran-order array (save never writes one) becomes C order
+            a = a.copy(order="C")
+        a.setflags(write=False)
+        out[key] = a
     return out
 
 
@@ -572,7 +657,7 @@ class Document:
     arrays: dict
 
 
-def read(path: Any) -> Document:
+def read(path: Any, max_bytes: Optional[int] = None) -> Document:
     """Read and check a graph saved with ``g.save(path)``; ``SerializationError`` on any bad input.
 
     Parse the JSON, check every op entry and the variables (decoding attributes into values with
@@ -580,6 +665,8 @@ def read(path: Any) -> Document:
 
     Args:
         path: The JSON file ``g.save`` wrote (its ``.npz`` must sit next to it).
+        max_bytes: The most bytes the arrays may declare in total (default:
+            ``minigraph.limits.load_budget()``), checked before any is read.
     """
     json_path, npz_path = _paths(path)
     where = repr(json_path)
@@ -587,7 +674,8 @@ def read(path: Any) -> Document:
     dec = _Decoder({})
     entries, seen = _check_ops(doc["ops"], dec, where)
     var_keys = _check_variables(doc["variables"], entries, seen, dec, where)
-    arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, doc.get("npz_sha256"))
+    budget = limits.load_budget() if max_bytes is None else max_bytes
+    arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, doc.get("npz_sha256"), budget)
     return Document(where, doc.get("cache_size", 64), entries, var_keys, arrays)
 
 
@@ -611,18 +699,63 @@ def _parse_document(json_path: str, where: str) -> dict:
 
 
 def _read_json_bytes(json_path: str, where: str) -> bytes:
-    try:
-        size = os.path.getsize(json_path)
+    with _open_regular(json_path, where, "no such file") as f:
+        size = os.fstat(f.fileno()).st_size
         if size > MAX_JSON_BYTES:
             _fail(where, f"is {size} bytes, more than the limit {MAX_JSON_BYTES}")
-        with open(json_path, "rb") as f:
-            return f.read()
+        data = _read_at_most(f, MAX_JSON_BYTES, where)
+    if len(data) > MAX_JSON_BYTES:
+        _fail(where, f"is more than the limit {MAX_JSON_BYTES} bytes")
+    return data
+
+
+def _open_regular(path: str, where: str, missing: str) -> Any:
+    """``path`` opened for reading, which must be a regular file (after following links): a
+    device such as /dev/zero never ends, and a FIFO blocks, so neither is opened for reading."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            _fail(where, f"is not a regular file ({_file_kind(st.st_mode)}); graph files are regular files")
+        # O_NONBLOCK: a FIFO swapped in since the stat cannot block the open; fstat then refuses it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except SerializationError:
         raise
     except FileNotFoundError:
-        _fail(where, "no such file")
+        _fail(where, missing)
+    except (OSError, ValueError) as e:
+        _fail(where, f"cannot read: {e}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            _fail(where, f"is not a regular file ({_file_kind(st.st_mode)}); graph files are regular files")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a plain file"
+
+
+def _read_at_most(f: Any, limit: int, where: str) -> bytes:
+    """Up to ``limit + 1`` bytes of ``f`` (one more than allowed tells the caller it is too long),
+    read in 1 MiB blocks so that memory follows the file's real size."""
+    blocks, total = [], 0
+    try:
+        while total <= limit:
+            block = f.read(min(1 << 20, limit + 1 - total))
+            if not block:
+                break
+            blocks.append(block)
+            total += len(block)
     except OSError as e:
         _fail(where, f"cannot read: {e}")
+    return b"".join(blocks)
 
 
 def _parse_json(raw: bytes, where: str) -> dict:
@@ -641,9 +774,9 @@ def _check_format(doc: dict, where: str) -> None:
     version = doc.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
         _fail(where, f"version must be an int, got {_short(version)}")
-    if version != VERSION:
-        _fail(where, f"schema version {version} is not supported by this minigraph (it reads version "
-              f"{VERSION}){'; upgrade minigraph' if version > VERSION else ''}")
+    if version not in READABLE_VERSIONS:
+        _fail(where, f"schema version {version} is not supported by this minigraph (it reads versions "
+              f"{', '.join(map(str, READABLE_VERSIONS))}){'; upgrade minigraph' if version > VERSION else ''}")
 
 
 # ------------------------------------------------------------------------------------ check
@@ -682,12 +815,13 @@ def _check_entry(i: int, e: Any, ops: list, seen: dict, dec: _Decoder, where: st
     _keys(e, {"name", "type", "inputs", "control_dependencies", "attrs", "outputs"},
           {"requested_name", "user_name", "location", "from_gradients"}, w)
     name, typ, w = _check_name_and_type(e, seen, w, where, i)
+    opdef = OPS[typ]
     inputs = _check_inputs(e, ops, seen, w)
+    _check_operands(opdef, inputs, ops, seen, w)
     deps = _check_deps(e, seen, w)
-    attrs = {k: dec.value(x, f"{w} attribute {k!r}") for k, x in _want(e["attrs"], dict, w, "attrs").items()}
+    attrs = _check_attrs(opdef, _want(e["attrs"], dict, w, "attrs"), dec, w)
     outs = _check_outputs(e, w)
     _check_strings(e, w)
-    opdef = OPS[typ]
     if opdef.internal and not opdef.inputs:  # placeholder, constant, variable: a declared type
         _check_source_attrs(typ, attrs, dec, w)
     return _Entry(name, typ, inputs, deps, attrs, outs, e)
@@ -698,6 +832,7 @@ def _check_name_and_type(e: dict, seen: dict, w: str, where: str, i: int) -> tup
     name = _want(e["name"], str, w, "name")
     if not name or len(name) > 1024:
         _fail(w, "name must be a non-empty string of at most 1024 characters")
+    _printable(name, w, "name")
     w = f"{where}: op #{i} {name!r}"
     typ = _want(e["type"], str, w, "type")
     if typ not in OPS:
@@ -725,6 +860,38 @@ def _check_inputs(e: dict, ops: list, seen: dict, w: str) -> list:
     return inputs
 
 
+def _check_operands(opdef: Any, inputs: list, ops: list, seen: dict, w: str) -> None:
+    """As many inputs as the op declares (one or more for a list of ``tensors``, as concat takes),
+    each of a kind the op accepts (read and assign take a variable)."""
+    if opdef.inputs == ("tensors",):
+        if not inputs:
+            _fail(w, f"has no inputs; {opdef.type} takes a non-empty list of tensors")
+    elif len(inputs) != len(opdef.inputs):
+        _fail(w, f"has {len(inputs)} input(s), but {opdef.type} takes {len(opdef.inputs)}"
+              + (f" ({', '.join(opdef.inputs)})" if opdef.inputs else ""))
+    if inputs:
+        problem = variable_operand_problem(opdef.type, ops[seen[inputs[0][0]]]["type"])
+        if problem:
+            _fail(w, f"input 0 ({inputs[0][0]!r}): {problem}")
+
+
+def _check_attrs(opdef: Any, raw: dict, dec: _Decoder, w: str) -> dict:
+    """The decoded attributes, whose names the op declares (a constant's value may be a fill)."""
+    known = set(opdef.attrs) | ({_ARRAY_ATTR[opdef.type]} if opdef.type in _ARRAY_ATTR else set())
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        _fail(w, f"unknown attribute(s) {_short(unknown)}; {opdef.type} has "
+              + (", ".join(sorted(known)) if known else "none"))
+    attrs = {}
+    for k, x in raw.items():
+        dec.fill_ok = (opdef.type, k) == ("constant", "value")
+        try:
+            attrs[k] = dec.value(x, f"{w} attribute {k!r}")
+        finally:
+            dec.fill_ok = False
+    return attrs
+
+
 def _check_deps(e: dict, seen: dict, w: str) -> list:
     deps = []
     for d in _want(e["control_dependencies"], list, w, "control_dependencies"):
@@ -749,6 +916,15 @@ def _check_strings(e: dict, w: str) -> None:
             _want(e[k], str, w, k)
             if len(e[k]) > 4096:
                 _fail(w, f"{k} is longer than 4096 characters")
+            _printable(e[k], w, k)
+
+
+def _printable(text: str, w: str, what: str) -> None:
+    """Names and locations reach listings and messages: no control or bidirectional characters."""
+    m = UNSAFE_CHARS.search(text)
+    if m:
+        _fail(w, f"{what} {escape(repr(text))[:80]} holds the control character {ascii(m[0])}; "
+              "names and locations must be printable")
 
 
 def _check_source_attrs(typ: str, attrs: dict, dec: _Decoder, w: str) -> None:
@@ -762,6 +938,11 @@ def _check_source_attrs(typ: str, attrs: dict, dec: _Decoder, w: str) -> None:
     if key is None:
         return
     ref = attrs.get(key)
+    if isinstance(ref, np.ndarray):  # a constant filled from a scalar
+        if as_dtype(ref.dtype) != attrs["dtype"] or ref.shape != attrs["shape"]:
+            _fail(w, f"the fill is {ref.dtype.name}{list(ref.shape)} but the op is "
+                  f"{attrs['dtype'].name}{list(attrs['shape'])}")
+        return
     if not isinstance(ref, _ArrayRef):
         _fail(w, f"attribute {key!r} must be an array reference")
     dt, shp = dec.arrays[ref.key]

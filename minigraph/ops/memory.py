@@ -9,7 +9,7 @@ from ..errors import DTypeError, ResourceLimitError, ShapeError
 from ..ir import Operation
 from ..types import ShapedType, as_dtype, as_shape, float32, num_elements
 from ..coerce import frozen_array
-from ..limits import MAX_ELEMENTS
+from ..limits import MAX_BYTES, MAX_ELEMENTS
 from .registry import defop, gradient
 
 
@@ -34,7 +34,7 @@ def placeholder(g, shape, dtype=float32, name: Optional[str] = None):
 
 @defop("constant", swift="constant(_:shape:dataType:)", objc="constantWithData:shape:dataType:",
        inputs=(), infer=_no_inputs, family="memory", kind="memory", differentiable=False,
-       attrs=("shape", "dtype"), internal=True)
+       attrs=("shape", "dtype"), hidden_attrs=("value",), internal=True)
 def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
     """A constant from a scalar or array (MPSGraph ``constant``).
 
@@ -44,14 +44,7 @@ def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
     try:
         arr = frozen_array(value, dtype)
         if shape is not None:
-            shp = as_shape(shape)
-            if -1 in shp:
-                raise ShapeError(f"shape {list(shp)} must be static (no -1) to fill a constant")
-            if num_elements(shp) > MAX_ELEMENTS:
-                raise ResourceLimitError(f"shape {list(shp)} has {num_elements(shp)} elements, more than "
-                                         f"the limit {MAX_ELEMENTS}")
-            arr = np.broadcast_to(arr, shp).copy()
-            arr.setflags(write=False)
+            arr = _filled(arr, as_shape(shape))
     except (DTypeError, ShapeError, ResourceLimitError) as e:
         raise type(e)(f"constant op {name or 'constant'!r}: {e}") from None
     except ValueError as e:
@@ -60,9 +53,38 @@ def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
     return g.add_op("constant", [], {"shape": arr.shape, "dtype": as_dtype(arr.dtype), "value": arr}, name).output
 
 
+def _filled(arr: np.ndarray, shp: tuple) -> np.ndarray:
+    """``arr`` filled to ``shp``: one value stays one element (a read-only broadcast view, filled
+    only when a run needs it); other arrays are copied, within the memory limit."""
+    if -1 in shp:
+        raise ShapeError(f"shape {list(shp)} must be static (no -1) to fill a constant")
+    n = num_elements(shp)
+    if n > MAX_ELEMENTS:
+        raise ResourceLimitError(f"shape {list(shp)} has {n} elements, more than the limit {MAX_ELEMENTS}")
+    if arr.size == 1 and n > 1:
+        return np.broadcast_to(arr.reshape(()), shp)  # read-only, strides all 0
+    if MAX_BYTES and n * arr.itemsize > MAX_BYTES:
+        raise ResourceLimitError(f"filling shape {list(shp)} with a {list(arr.shape)} array needs "
+                                 f"{n * arr.itemsize} bytes, more than this machine's memory ({MAX_BYTES})")
+    out = np.broadcast_to(arr, shp).copy()
+    out.setflags(write=False)
+    return out
+
+
+def filled_scalar(value: np.ndarray) -> Optional[np.ndarray]:
+    """The one element (0-d) of a constant filled from a scalar, or None for a constant of its own data.
+
+    A filled constant's value is a broadcast view of one element (every stride 0): it costs one
+    element until a run fills it, and a saved file stores the element, not the array.
+    """
+    if isinstance(value, np.ndarray) and value.size > 1 and not any(value.strides):
+        return value[(0,) * value.ndim + (Ellipsis,)]  # a 0-d view: nothing is copied
+    return None
+
+
 @defop("variable", swift="variable(with:shape:dataType:name:)",
        objc="variableWithData:shape:dataType:name:", inputs=(), infer=_no_inputs,
-       family="memory", kind="memory", differentiable=True, attrs=("shape", "dtype"), internal=True)
+       family="memory", kind="memory", differentiable=True, attrs=("shape", "dtype"), hidden_attrs=("initial_value",), internal=True)
 def variable(g, value, dtype=None, name: Optional[str] = None):
     """A variable whose value persists across runs (MPSGraph ``variable(with:shape:dataType:name:)``).
 
@@ -82,6 +104,19 @@ def read(g, variable, name: Optional[str] = None):
     """The variable's value at this point of the run (MPSGraph ``read(_:name:)``)."""
     op = g.variable_operation(variable, f"read op {name or 'read'!r}")
     return g.add_op("read", [op.outputs[0]], {}, name).output
+
+
+# read and assign take a variable's tensor as their first input (MPSGraph's read(_:) and
+# assign(_:tensor:) take an MPSGraphVariableOp's): the builders check it, and so does the loader.
+VARIABLE_OPERAND_OPS = frozenset({"read", "assign"})
+
+
+def variable_operand_problem(type: str, producer_type: str) -> Optional[str]:
+    """Why an op of ``type`` cannot take the output of a ``producer_type`` op as its first input (None: it can)."""
+    if type in VARIABLE_OPERAND_OPS and producer_type != "variable":
+        return (f"{type} needs a variable (made by g.variable) as its first input, got the output of a "
+                f"{producer_type} op")
+    return None
 
 
 def _infer_assign(in_types, attrs):

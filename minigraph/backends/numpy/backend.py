@@ -58,7 +58,7 @@ class _Runner:
         self.num_slots = plan.num_slots
         self.feed_slots = [slot for _, slot, _ in plan.feeds]
         self.target_slots = [slot for _, slot in plan.targets]
-        self.const_slots = []  # (slot, value), loaded at the start of each run
+        self.const_slots = []  # (slot, value, the op if filled from a scalar), loaded at the start of each run
         self.var_slots = []  # (slot, variable op)
         self.steps = []  # (closure, op)
         for st in plan.steps:
@@ -66,7 +66,9 @@ class _Runner:
             if t == "placeholder":
                 continue
             if t == "constant":
-                self.const_slots.append((st.outputs[0], st.op.attrs["value"]))
+                value = st.op.attrs["value"]  # a filled constant is a view of one element (strides 0)
+                filled = value.size > 1 and not any(value.strides)
+                self.const_slots.append((st.outputs[0], value, st.op if filled else None))
                 continue
             if t == "variable":
                 self.var_slots.append((st.outputs[0], st.op))
@@ -91,8 +93,8 @@ class _Runner:
         env = [None] * self.num_slots
         for s, v in zip(self.feed_slots, feed_values):
             env[s] = v
-        for s, v in self.const_slots:
-            env[s] = v
+        for s, v, filled in self.const_slots:
+            env[s] = v if filled is None else _fill(filled, v)  # for this run only: kernels see plain arrays
         for s, op in self.var_slots:
             env[s] = variables[op]
         assigned = {}
@@ -109,6 +111,14 @@ class _Runner:
             raise ExecutionError(f"{op.type} op {op.name!r} (built at {op.location}) failed while "
                                  f"running on numpy: {type(e).__name__}: {e}; no variable was changed") from e
         return [env[s] for s in self.target_slots], assigned
+
+
+def _fill(op, value):
+    try:
+        return np.array(value)
+    except MemoryError:
+        raise ExecutionError(f"constant op {op.name!r} (built at {op.location}): no memory to fill its "
+                             f"{value.dtype}{list(value.shape)} on numpy; no variable was changed") from None
 
 
 def _read_step(var_op, src, out, free):

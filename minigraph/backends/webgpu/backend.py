@@ -253,7 +253,19 @@ class _Runner:
 
     def _constant_step(self, st) -> None:
         ref, ty = self._source(st)
-        self._upload(ref, np.asarray(st.op.attrs["value"]), ty.dtype.name)
+        value = np.asarray(st.op.attrs["value"])
+        if value.size <= 1 << 20 or any(value.strides):
+            self._upload(ref, value, ty.dtype.name)
+            return
+        # filled from a scalar (a view of one element, strides 0): written 1 Mi elements at a time,
+        # never whole on the host
+        step = 1 << 20
+        chunk = to_device(np.full(step, value.flat[0], value.dtype), ty.dtype.name)
+        itemsize = chunk.nbytes // step  # on the device (bool is 4 bytes)
+        for start in range(0, value.size, step):
+            n = min(step, value.size - start)
+            data = chunk if n == step else to_device(np.full(n, value.flat[0], value.dtype), ty.dtype.name)
+            self.ctx.device.queue.write_buffer(ref.buffer, start * itemsize, data)
 
     def _variable_step(self, st) -> None:
         ref, ty = self._source(st)
