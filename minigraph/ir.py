@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator, Literal, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Optional
 
 from .errors import RegistrationError, SymbolicValueError
 from .types import DataType
@@ -32,6 +32,8 @@ class OpDef:
     ``role``: ``"forward"``, or ``"data_gradient"`` / ``"weights_gradient"`` for MPSGraph's
     gradient ops of a convolution-family op (``forward`` names that op).
     ``internal``: the executor handles the op itself (no backend kernel).
+    ``attrs`` are the attribute names listings and docs show; ``hidden_attrs`` the others (a
+    constant's value); ``attr_names`` both: an op with any other attribute is refused.
     """
 
     type: str
@@ -48,6 +50,17 @@ class OpDef:
     grad: Optional[GradientRule] = None
     builder: Optional[Callable] = None
     attrs: tuple = ()  # attribute names shown in listings and docs
+    hidden_attrs: tuple = ()  # attribute names not shown (arrays such as a constant's value)
+
+    @property
+    def attr_names(self) -> tuple:
+        """Every attribute name an op of this type may have."""
+        return self.attrs + self.hidden_attrs
+
+    @property
+    def variadic(self) -> bool:
+        """Whether the op takes a list of tensors (``inputs == ("tensors",)``, e.g. concat)."""
+        return self.inputs == ("tensors",)
 
 
 OPS: dict[str, OpDef] = {}
@@ -128,20 +141,54 @@ class KernelTable:
         return sorted(d.type for d in self._kernels)
 
 
+class OpAttrs(Mapping):
+    """An op's attributes, read-only: they are fixed when the op is built, so a plan compiled later
+    sees what the op was built with (a live dict would change the next compile silently)."""
+
+    __slots__ = ("_items", "_label")
+
+    def __init__(self, items: Mapping, label: str):
+        self._items = dict(items)
+        self._label = label
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise SymbolicValueError(f"{self._label}: attributes are fixed when the op is built (cannot set "
+                                 f"{key!r}); build a new op instead")
+
+    def __delitem__(self, key: str) -> None:
+        raise SymbolicValueError(f"{self._label}: attributes are fixed when the op is built (cannot delete "
+                                 f"{key!r}); build a new op instead")
+
+    def __repr__(self) -> str:
+        return f"OpAttrs({self._items!r})"
+
+
 class Operation:
-    """One node of a graph (MPSGraphOperation): a typed op with named inputs and outputs."""
+    """One node of a graph (MPSGraphOperation): a typed op with named inputs and outputs.
+
+    ``attrs`` is a read-only mapping, fixed when the op is built.
+    """
 
     __slots__ = ("graph", "name", "type", "inputs", "outputs", "control_dependencies",
                  "attrs", "index", "location", "requested_name", "from_gradients")
 
-    def __init__(self, graph: Graph, type: str, name: str, inputs: tuple, attrs: dict,
+    def __init__(self, graph: Graph, type: str, name: str, inputs: tuple, attrs: Mapping,
                  control_dependencies: tuple, index: int, location: str, requested_name: str,
                  from_gradients: bool = False):
         self.graph = graph
         self.type = type
         self.name = name
         self.inputs = inputs
-        self.attrs = attrs
+        self.attrs: Mapping[str, Any] = attrs if isinstance(attrs, OpAttrs) else OpAttrs(attrs, f"{type} op {name!r}")
         self.control_dependencies = control_dependencies
         self.index = index
         self.location = location

@@ -7,7 +7,7 @@ shapes, so dynamic (-1) dimensions are resolved here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import networkx as nx
 
@@ -30,7 +30,7 @@ class Step:
         return self.op.type
 
     @property
-    def attrs(self) -> dict:
+    def attrs(self) -> Mapping[str, Any]:
         return self.op.attrs
 
 
@@ -185,7 +185,7 @@ def _feed_type(graph, dg: nx.DiGraph, op: Operation, fed: dict) -> ShapedType:
 
 def _infer(op: Operation, in_types: tuple) -> tuple:
     try:
-        return tuple(OPS[op.type].infer(list(in_types), op.attrs))
+        return tuple(OPS[op.type].infer(list(in_types), dict(op.attrs)))
     except MiniGraphError as e:
         raise type(e)(f"{_label(op)}: {e}") from None
 
