@@ -566,3 +566,83 @@ def test_errors_also_subclass_the_builtins_one_may_expect(case):
         fn()
     for b in builtins:
         assert isinstance(ei.value, b), (label, type(ei.value).__mro__, b)
+
+
+# ---------------------------------------------------------------------- constants filled from a scalar
+def _span(a):
+    """Bytes between the first and last byte an array can reach (its memory, for a view)."""
+    from numpy.lib.array_utils import byte_bounds
+
+    lo, hi = byte_bounds(a)
+    return hi - lo
+
+
+@pytest.mark.parametrize("value, dtype, shape", [
+    (1.5, mg.float32, [3, 5]), (-0.0, mg.float32, [2, 2, 2]), (np.nan, mg.float32, [9]), (-np.inf, mg.float16, [4, 3]),
+    (7, mg.int32, [6]), (-128, mg.int8, [5]), (True, mg.bool, [3, 3]), (4_000_000_000, mg.uint32, [7]),
+    (1e-45, mg.float32, [8]),  # a subnormal
+    (2.5, mg.float32, [(1 << 20) + 3]), (-1.0, mg.float16, [(1 << 20) + 1]), (False, mg.bool, [(1 << 20) + 5]),
+])
+def test_a_filled_constant_runs_as_its_full_array(backend, value, dtype, shape):
+    g = mg.Graph()
+    c = g.constant(value, dtype=dtype, shape=shape, name="c")
+    assert _span(c.operation.attrs["value"]) == dtype.itemsize  # one element until a run fills it
+    y = g.identity(c, name="y")
+    try:
+        out = g.run({}, [c, y], backend=backend)
+    except mg.UnsupportedDTypeError:
+        pytest.skip(f"{backend} has no {dtype.name}")
+    expect = np.full(shape, value, dtype.np_dtype)
+    for t in (c, y):
+        r = out[t]
+        assert r.dtype == expect.dtype and r.shape == expect.shape and r.flags.writeable
+        np.testing.assert_array_equal(r, expect)
+        assert np.array_equal(np.signbit(r), np.signbit(expect)) if r.dtype.kind == "f" else True
+        r[...] = 0  # results are the caller's: the constant keeps its value
+    np.testing.assert_array_equal(g.run({}, [y], backend=backend)[y], expect)
+
+
+def test_huge_filled_constants_and_gradient_seeds_cost_one_element(monkeypatch):
+    from minigraph.compiler import plan
+
+    g = mg.Graph()
+    c = g.constant(1.0, shape=[2 ** 33])  # 32 GiB if it were filled now
+    assert c.shape == (2 ** 33,) and _span(c.operation.attrs["value"]) == 4
+    x = g.placeholder([2 ** 17, 2 ** 17], name="x")  # 64 GiB of float32
+    dx = g.gradients(g.square(x), [x, c], name="grad")
+    seed = g.operation("grad/square/seed").attrs["value"]
+    zeros = dx[c].operation.attrs["value"]
+    assert seed.shape == (2 ** 17, 2 ** 17) and _span(seed) == 4 and not seed.flags.writeable
+    assert zeros.shape == (2 ** 33,) and _span(zeros) == 4 and float(zeros[0]) == 0.0
+    monkeypatch.setattr(plan, "MAX_BYTES", 1 << 30)
+    with pytest.raises(mg.ResourceLimitError, match="constant"):
+        g.compile({}, [c])
+    with pytest.raises(mg.ResourceLimitError):
+        g.constant(1.0, shape=[2 ** 35])  # beyond the element limit: a shape mistake
+
+
+def test_the_gradient_of_a_large_activation_stores_no_array_of_ones(backend, rng):
+    g = mg.Graph()
+    x = g.placeholder([1 << 28], name="x")  # a 1 GiB activation
+    (dx,) = g.gradients(g.tanh(x), [x]).values()
+    consts = [op for op in g.operations if op.type == "constant"]
+    assert sum(_span(op.attrs["value"]) for op in consts) < 64
+    # the same graph at a size that runs: the seed's ones reach the result
+    g = mg.Graph()
+    x = g.placeholder([3, 4], name="x")
+    y = g.tanh(x)
+    dx = g.gradients(y, [x])[x]
+    xv = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(g.run({x: xv}, [dx], backend=backend)[dx], 1 - np.tanh(xv.astype(np.float64)) ** 2,
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_filling_a_constant_from_an_array_respects_the_memory_limit(monkeypatch):
+    from minigraph.ops import memory
+
+    monkeypatch.setattr(memory, "MAX_BYTES", 1 << 20)
+    g = mg.Graph()
+    c = g.constant(np.array([1.0, 2.0], np.float32), shape=[3, 2])  # a row, repeated: copied
+    np.testing.assert_array_equal(c.operation.attrs["value"], [[1, 2]] * 3)
+    with pytest.raises(mg.ResourceLimitError, match="more than this machine's memory"):
+        g.constant(np.array([1.0, 2.0], np.float32), shape=[1 << 18, 2])  # 2 MiB

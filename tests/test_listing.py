@@ -103,6 +103,30 @@ def test_listing_shows_control_dependencies_and_small_constants():
     assert r.shape == ()
 
 
+def test_a_filled_constant_lists_as_its_scalar_and_shape():
+    """MPSGraph's constant(_:shape:dataType:): one value and a shape, however large the shape."""
+    g = mg.Graph()
+    g.constant(0.5, shape=[1000, 1000], name="half")
+    g.constant(np.arange(6, dtype=np.float32), name="row")
+    lines = str(g).splitlines()
+    assert re.search(r"half += constant\(\) +-> float32\[1000,1000\]  value=0\.5$", lines[1]), lines[1]
+    assert lines[2].endswith("-> float32[6]"), lines[2]  # an array of its own data: too long to show
+
+
+@pytest.mark.parametrize("char", ["\x1b", "\n", "\r", "\x00", "\x7f", "\x9b", "\u202e", "\u2028", "\u2066"])
+def test_control_characters_in_names_are_escaped_in_listings(char):
+    g = mg.Graph()
+    x = g.placeholder([2], name=f"x{char}[2J")
+    with g.control_dependencies([x]):
+        y = g.tanh(x, name=f"t{char}")
+    exe = g.compile({x: mg.ShapedType([2], mg.float32)}, [y])
+    escaped = f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    for text in (str(g), exe.describe()):
+        assert not any(char in line for line in text.split("\n"))
+        assert f"x{escaped}[2J" in text and f"t{escaped}" in text
+    assert len(str(g).split("\n")) == 1 + len(g.operations)  # no forged lines
+
+
 def test_executable_listing_shows_pruned_and_buffer_plan():
     g, t = build()
     exe = g.compile({t["x"]: mg.ShapedType([2, 3, 8, 8])}, [t["loss"]], [t["step"]])
