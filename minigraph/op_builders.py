@@ -358,8 +358,13 @@ class OpBuilders:
         (MPSGraph ``depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)``).
 
         ``output_shape`` is the forward source shape. It is nullable, as in MPSGraph; when None,
-        minigraph assumes M = 1 (C = the weights' channel count) and the input size of
-        ``conventional_input_size`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
+        minigraph assumes M = 1 (C = the weights' channel count) and, per spatial axis with O the
+        incoming gradient's size and K the dilated kernel: EXPLICIT and TF_VALID
+        ``(O - 1) * stride + K - pad_before - pad_after``, the smallest integer that the output-size
+        formula maps to O (PyTorch's transposed-convolution size; the next ``stride - 1`` sizes give
+        O too); the SAME styles ``O * stride``, the largest size that gives O. When padding makes the
+        first 0 or less (``pad_before + pad_after >= (O - 1) * stride + K``), no size is assumed: the
+        op raises ``ShapeError`` naming the axis, and ``output_shape`` must be given.
 
         Args:
             incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
@@ -640,7 +645,7 @@ class OpBuilders:
         return _builder('maximum_with_nan_propagation')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def mean(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
-        """Arithmetic mean over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``mean(of:axes:name:)``).
+        """Arithmetic mean (of an integer tensor, the quotient truncated toward zero, as MPSGraph) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``mean(of:axes:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -902,7 +907,7 @@ class OpBuilders:
         return _builder('reduction_sum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
     def relu(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
-        """Elementwise max(x, 0); NaN propagates (MPSGraph ``reLU(with:name:)``).
+        """Elementwise max(x, 0) with the NaN-ignoring maximum, so relu(NaN) = 0 (MPSGraph ``reLU(with:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -966,7 +971,7 @@ class OpBuilders:
         return _builder('sigmoid')(self, tensor, name)  # type: ignore[no-any-return]
 
     def sign(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
-        """Elementwise sign (-1, 0, 1; NaN stays NaN) (MPSGraph ``sign(with:name:)``).
+        """Elementwise sign: -1, 1, a zero keeps its sign, and NaN gives 0 (MPSGraph ``sign(with:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).

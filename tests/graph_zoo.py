@@ -29,7 +29,8 @@ def every_op_graph(seed: int = 0):
 
     with g.name_scope("elementwise"):
         a, b = m, g.constant(rng.uniform(0.5, 2.0, (3, 4)).astype(f32), name="b")
-        for t in ("addition", "subtraction", "multiplication", "division", "maximum", "minimum", "power"):
+        for t in ("addition", "subtraction", "multiplication", "division", "maximum", "minimum", "power",
+                  "maximum_with_nan_propagation", "minimum_with_nan_propagation"):
             outs.append(getattr(g, t)(a, b))
         cmps = [getattr(g, t)(a, b) for t in ("equal", "not_equal", "less_than", "less_than_or_equal_to",
                                                "greater_than", "greater_than_or_equal_to")]
@@ -44,6 +45,8 @@ def every_op_graph(seed: int = 0):
         outs.append(g.reduction_sum(a, axes=1))
         outs.append(g.reduction_maximum(a, axes=[0]))
         outs.append(g.reduction_minimum(a))
+        outs.append(g.reduction_maximum_propagate_nan(a, axes=[1]))
+        outs.append(g.reduction_minimum_propagate_nan(a, axes=[0, -1]))
         outs.append(g.mean(a, axes=(0, 1)))
         outs.append(g.softmax(a, axis=-1))
         labels = g.constant(np.eye(3, 4, dtype=f32), name="labels")

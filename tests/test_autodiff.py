@@ -33,6 +33,8 @@ CASES = {
     "division": (lambda g, a, b: g.division(a, b), [(2, 3), (3,)], (0.5, 2)),
     "maximum": (lambda g, a, b: g.maximum(a, b), [(2, 3), (2, 3)], (-2, 2)),
     "minimum": (lambda g, a, b: g.minimum(a, b), [(3,), (2, 3)], (-2, 2)),
+    "maximum_with_nan_propagation": (lambda g, a, b: g.maximum_with_nan_propagation(a, b), [(2, 3), (3,)], (-2, 2)),
+    "minimum_with_nan_propagation": (lambda g, a, b: g.minimum_with_nan_propagation(a, b), [(2, 3), (2, 3)], (-2, 2)),
     "power": (lambda g, a, b: g.power(a, b), [(2, 3), (2, 3)], (0.5, 2)),
     "negative": (lambda g, a: g.negative(a), [(4,)], (-2, 2)),
     "absolute": (lambda g, a: g.absolute(a), [(4,)], (0.2, 2)),
@@ -53,6 +55,9 @@ CASES = {
     "reduction_sum": (lambda g, a: g.reduction_sum(a, axes=[0, 2]), [(2, 3, 4)], (-2, 2)),
     "reduction_maximum": (lambda g, a: g.reduction_maximum(a, axes=[1]), [(2, 5)], (-2, 2)),
     "reduction_minimum": (lambda g, a: g.reduction_minimum(a, axes=None), [(2, 5)], (-2, 2)),
+    "reduction_maximum_propagate_nan": (lambda g, a: g.reduction_maximum_propagate_nan(a, axes=[0]), [(3, 4)], (-2, 2)),
+    "reduction_minimum_propagate_nan": (lambda g, a: g.reduction_minimum_propagate_nan(a, axes=[1, 0]), [(2, 5)],
+                                        (-2, 2)),
     "mean": (lambda g, a: g.mean(a, axes=[-1]), [(2, 3, 4)], (-2, 2)),
     "softmax": (lambda g, a: g.softmax(a, axis=1), [(3, 4)], (-2, 2)),
     "softmax_cross_entropy": (lambda g, a, b: g.softmax_cross_entropy(a, b, axis=-1, reduction="mean"),
@@ -107,7 +112,7 @@ def _fd_check(op_type, seed=0):
     loss = g.reduction_sum(g.multiplication(y, weights), axes=None, name="loss")
     grads = g.gradients(loss, xs, name="grad")
     vals = [rng.uniform(lo, hi, s) for s in shapes]
-    if op_type in ("maximum", "minimum", "reduction_maximum", "reduction_minimum", "relu", "select"):
+    if op_type.startswith(("maximum", "minimum", "reduction_maximum", "reduction_minimum", "relu", "select")):
         vals = [v + np.sign(v) * 0.05 for v in vals]  # stay away from kinks
     eps = 1e-6
     if op_type == "cast":  # float32 round trip: use values and steps that float32 holds exactly
@@ -498,3 +503,71 @@ def test_demo_network_gradients_match_torch_autograd():
     np.testing.assert_allclose(out[loss], tl.item(), rtol=1e-12)
     for k, t in v.items():
         np.testing.assert_allclose(out[grads[t]], tp[k].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+# ----------------------------------------------------------------------- conventions at ties (docs/autodiff.md)
+def _grads(g, loss, xs, feeds, backend):
+    grads = g.gradients(loss, xs, name="grad")
+    out = g.run(feeds, [grads[x] for x in xs], backend=backend)
+    return [out[grads[x]] for x in xs]
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum", "maximum_with_nan_propagation", "minimum_with_nan_propagation"])
+def test_maximum_minimum_send_a_tie_to_the_first_operand(op, backend):
+    """At a == b the whole gradient goes to the first operand; the NaN-ignoring ops send it to the
+    operand that is not NaN. torch.fmax/fmin do the same; torch.maximum splits a tie in halves."""
+    torch = pytest.importorskip("torch")
+    av = np.array([1.0, 2.0, -0.5, 3.0, np.nan, 0.0, 4.0], np.float32)
+    bv = np.array([1.0, 1.0, -0.5, np.nan, 2.0, -0.0, 5.0], np.float32)
+    wv = np.arange(1, 8, dtype=np.float32)
+    g = mg.Graph()
+    a, b = g.placeholder([7], name="a"), g.placeholder([7], name="b")
+    loss = g.reduction_sum(g.multiplication(getattr(g, op)(a, b), wv))
+    da, db = _grads(g, loss, [a, b], {a: av, b: bv}, backend)
+    ties = av == bv
+    np.testing.assert_array_equal(da[ties], wv[ties])
+    np.testing.assert_array_equal(db[ties], 0)
+    if "propagation" in op:
+        return
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in (av, bv))
+    (getattr(torch, "fmax" if op == "maximum" else "fmin")(ta, tb) * torch.from_numpy(wv)).sum().backward()
+    np.testing.assert_array_equal(da, ta.grad.numpy())
+    np.testing.assert_array_equal(db, tb.grad.numpy())
+
+
+def test_absolute_has_gradient_zero_at_zero(backend):
+    """d|x|/dx is sign(x), 0 at ±0 (MPSGraph's own rule multiplies by sign; torch.abs agrees)."""
+    torch = pytest.importorskip("torch")
+    xv = np.array([0.0, -0.0, 2.0, -3.0, 1e-30], np.float32)
+    g = mg.Graph()
+    x = g.placeholder([5], name="x")
+    (dx,) = _grads(g, g.reduction_sum(g.absolute(x)), [x], {x: xv}, backend)
+    tx = torch.tensor(xv, requires_grad=True)
+    tx.abs().sum().backward()
+    np.testing.assert_array_equal(dx, tx.grad.numpy())
+    np.testing.assert_array_equal(dx[:2], [0.0, 0.0])
+
+
+@pytest.mark.parametrize("op,ref", [("reduction_maximum", "amax"), ("reduction_minimum", "amin"),
+                                    ("reduction_maximum_propagate_nan", "amax"),
+                                    ("reduction_minimum_propagate_nan", "amin")])
+def test_extremum_reduction_splits_ties_evenly(op, ref, backend):
+    """k elements equal to the extremum get 1/k of the gradient each, as torch.amax/amin."""
+    torch = pytest.importorskip("torch")
+    xv = np.array([[3.0, 1.0, 3.0, 3.0], [-1.0, -1.0, 5.0, 0.0], [2.0, 2.0, 2.0, 2.0]], np.float32)
+    wv = np.array([[1.0], [2.0], [3.0]], np.float32)
+    g = mg.Graph()
+    x = g.placeholder(xv.shape, name="x")
+    (dx,) = _grads(g, g.reduction_sum(g.multiplication(getattr(g, op)(x, axes=[1]), wv)), [x], {x: xv}, backend)
+    tx = torch.tensor(xv, requires_grad=True)
+    (getattr(torch, ref)(tx, dim=1, keepdim=True) * torch.from_numpy(wv)).sum().backward()
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-6)
+
+
+def test_extremum_reduction_of_only_nan_has_gradient_zero(backend):
+    """A slice with nothing equal to its result (only NaN) gets a zero gradient, not 0 / 0."""
+    xv = np.array([[np.nan, np.nan], [1.0, np.nan]], np.float32)
+    g = mg.Graph()
+    x = g.placeholder(xv.shape, name="x")
+    (dx,) = _grads(g, g.reduction_sum(g.reduction_maximum(x, axes=[1])), [x], {x: xv}, backend)
+    np.testing.assert_array_equal(dx, [[0.0, 0.0], [1.0, 0.0]])

@@ -97,7 +97,8 @@ def feed(g, arr, name=None):
 # ----------------------------------------------------------------------------- elementwise
 BIN_SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (5,)), ((1, 5), (4, 1))]
 DOMAINS = {"division": ((-2, 2), (0.5, 2)), "power": ((0.1, 3), (-2, 2))}
-for _op in ("addition", "subtraction", "multiplication", "division", "maximum", "minimum", "power"):
+MINMAX = ("maximum", "minimum", "maximum_with_nan_propagation", "minimum_with_nan_propagation")
+for _op in ("addition", "subtraction", "multiplication", "division", "power") + MINMAX:
     for _sa, _sb in BIN_SHAPES:
         def _b(g, rng, op=_op, sa=_sa, sb=_sb):
             (la, ha), (lb, hb) = DOMAINS.get(op, ((-2, 2), (-2, 2)))
@@ -116,19 +117,27 @@ for _op in ("addition", "subtraction", "multiplication", "division", "maximum", 
                 b, fb = feed(g, rng.integers(lo, 2 ** 31 - 1, (5,), dtype=np.int64).astype(dt))
                 return [getattr(g, op)(a, b)], {**fa, **fb}  # wraps around as NumPy does
             case(_op, np.dtype(_dt).name)(_b)
-    if _op in ("addition", "multiplication", "division", "maximum", "power"):
+    if _op in ("addition", "multiplication", "division", "maximum", "power", "minimum_with_nan_propagation"):
         def _b(g, rng, op=_op):
             lo, hi = DOMAINS.get(op, ((-2, 2), (-2, 2)))[0]
             a, fa = feed(g, uniform(rng, (3, 4), lo, hi, dtype=F16))
             b, fb = feed(g, uniform(rng, (4,), 0.5, 2, dtype=F16))
             return [getattr(g, op)(a, b)], {**fa, **fb}
         case(_op, "f16", tol=(2e-3, 1e-3))(_b)
-for _op in ("maximum", "minimum"):
+MINMAX_SPECIALS = np.array([np.nan, np.nan, 1.0, np.nan, -np.inf, np.inf, 0.0, -0.0, -2.0, np.inf], F32)
+for _op in MINMAX:
     def _b(g, rng, op=_op):
         a, fa = feed(g, with_nan(uniform(rng, (4, 5)), 3))
         b, fb = feed(g, with_nan(uniform(rng, (4, 5)), 4))
         return [getattr(g, op)(a, b), getattr(g, op)(b, a)], {**fa, **fb}
     case(_op, "nan")(_b)
+
+    def _b(g, rng, op=_op):
+        a, fa = feed(g, MINMAX_SPECIALS)
+        b, fb = feed(g, MINMAX_SPECIALS[::-1].copy())
+        h, fh = feed(g, MINMAX_SPECIALS.astype(F16))
+        return [getattr(g, op)(a, b), getattr(g, op)(b, a), getattr(g, op)(h, np.float16(1))], {**fa, **fb, **fh}
+    case(_op, "special-values")(_b)
 
 
 @case("power", "negative-base-integer-exponent")
@@ -254,7 +263,9 @@ for _src, _dst in itertools.product(("float32", "float16", "int32", "uint32", "b
 # ----------------------------------------------------------------------------- reductions
 RED_AXES = [((3, 4, 5), None), ((3, 4, 5), 1), ((3, 4, 5), [0, 2]), ((3, 4, 5), -1), ((2, 600), 1),
             ((700,), None), ((300, 3), 0), ((2, 3), [])]
-for _op in ("reduction_sum", "reduction_maximum", "reduction_minimum", "mean"):
+EXTREMA = ("reduction_maximum", "reduction_minimum", "reduction_maximum_propagate_nan",
+           "reduction_minimum_propagate_nan")
+for _op in ("reduction_sum", "mean") + EXTREMA:
     for _shape, _axes in RED_AXES:
         def _b(g, rng, op=_op, shape=_shape, axes=_axes):
             x, fx = feed(g, uniform(rng, shape))
@@ -270,12 +281,34 @@ for _op in ("reduction_sum", "reduction_maximum", "reduction_minimum", "mean"):
         x, fx = feed(g, uniform(rng, (5, 40), dtype=F16))
         return [getattr(g, op)(x, axes=[1])], fx
     case(_op, "f16", tol=(3e-3, "scaled"))(_b)
-    if _op != "mean":
-        for _dt in (np.int32, np.uint32):
-            def _b(g, rng, op=_op, dt=_dt):
-                x, fx = feed(g, ints(rng, (6, 300), 0 if dt == np.uint32 else -1000, 1000, dt))
-                return [getattr(g, op)(x, axes=[1]), getattr(g, op)(x, axes=None)], fx
-            case(_op, np.dtype(_dt).name)(_b)
+    for _dt in (np.int32, np.uint32):
+        def _b(g, rng, op=_op, dt=_dt):  # a mean of ints is the quotient truncated toward zero
+            x, fx = feed(g, ints(rng, (6, 300), 0 if dt == np.uint32 else -1000, 1000, dt))
+            return [getattr(g, op)(x, axes=[1]), getattr(g, op)(x, axes=None)], fx
+        case(_op, np.dtype(_dt).name)(_b)
+
+    def _b(g, rng, op=_op):  # axes are a set: a repeated axis reduces once
+        x, fx = feed(g, uniform(rng, (3, 4, 5)))
+        return [getattr(g, op)(x, axes=[1, 1]), getattr(g, op)(x, axes=[2, 0, -1])], fx
+    case(_op, "repeated-axes", tol=(1e-5, "scaled"))(_b)
+
+
+for _op in EXTREMA:
+    def _b(g, rng, op=_op):  # rows of only NaN, and zero-length axes: the seed, -inf or +inf
+        v = with_nan(uniform(rng, (4, 6)), 5)
+        v[1] = np.nan
+        x, fx = feed(g, v)
+        e, fe = feed(g, np.zeros((3, 0, 2), F32))
+        i, fi = feed(g, np.zeros((0, 4), np.int32))
+        return [getattr(g, op)(x, axes=[1]), getattr(g, op)(x, axes=[0]), getattr(g, op)(e, axes=[1]),
+                getattr(g, op)(e), getattr(g, op)(i, axes=[0])], {**fx, **fe, **fi}
+    case(_op, "all-nan-and-empty")(_b)
+
+
+@case("mean", "int32-negative-quotients")
+def _(g, rng):
+    x, fx = feed(g, np.array([[1, 2, 4], [-1, -2, -4], [-7, 0, 0], [7, 0, 0]], np.int32))
+    return [g.mean(x, axes=[1])], fx
 
 
 @case("reduction_sum", "bool-counts-as-int32")
@@ -301,6 +334,18 @@ for _shape, _axis in [((3, 4, 5), -1), ((3, 4, 5), 0), ((3, 4, 5), 1), ((2, 300)
 def _(g, rng):
     x, fx = feed(g, with_nan(uniform(rng, (3, 5)), 7))
     return [g.softmax(x)], fx
+
+
+@case("softmax", "empty-axis")
+def _(g, rng):
+    x, fx = feed(g, np.zeros((3, 0), F32))
+    return [g.softmax(x, axis=1)], fx
+
+
+@case("softmax_cross_entropy", "empty-axis")
+def _(g, rng):
+    x, fx = feed(g, np.zeros((3, 0), F32))
+    return [g.softmax_cross_entropy(x, x, axis=1, reduction=r) for r in ("none", "sum", "mean")], fx
 
 
 @case("softmax", "f16", tol=(3e-3, 1e-4))

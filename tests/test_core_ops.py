@@ -275,8 +275,6 @@ def test_bad_axes_errors():
     x = g.placeholder([2, 3])
     with pytest.raises(mg.ShapeError, match="reduction_sum op 'r'.*axis 2 is out of range"):
         g.reduction_sum(x, axes=[2], name="r")
-    with pytest.raises(mg.ShapeError, match="repeat"):
-        g.mean(x, axes=[1, -1])
     with pytest.raises(mg.MiniGraphError) as ei:
         g.reduction_sum(x, axes=[2], name="s")
     assert isinstance(ei.value, ValueError)
@@ -488,3 +486,178 @@ def test_integer_and_bool_ops_on_every_backend(backend, rng):
     got = g.run({u: uv}, [us], backend=backend)[us]
     assert got.dtype == np.uint32
     np.testing.assert_array_equal(got, uv + uv)
+
+
+# ----------------------------------------------------------------------- NaN in maximum and minimum
+# MPSGraph's maximum/minimum and reductionMaximum/Minimum skip NaN; the *WithNaNPropagation /
+# *PropagateNaN ops propagate it (docs/mpsgraph-spec.md §15.1). References: torch (fmax/fmin for the
+# plain ops, maximum/minimum/amax/amin for the propagating ones) and NumPy in float64.
+NAN_EDGES = np.array([np.nan, np.nan, 1.0, np.nan, -np.inf, np.inf, 0.5, -2.0, 3.0, np.inf], np.float32)
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("op,ref", [("maximum", "fmax"), ("minimum", "fmin"),
+                                    ("maximum_with_nan_propagation", "maximum"),
+                                    ("minimum_with_nan_propagation", "minimum")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_minimum_maximum_nan_rules(op, ref, dtype, backend, rng):
+    torch = _torch()
+    g = mg.Graph()
+    av = np.concatenate([NAN_EDGES, rand(rng, 20)]).astype(dtype)
+    bv = np.concatenate([NAN_EDGES[::-1], rand(rng, 20)]).astype(dtype)
+    a, b = g.placeholder(av.shape, dtype, name="a"), g.placeholder(bv.shape, dtype, name="b")
+    ys = [getattr(g, op)(a, b), getattr(g, op)(b, a), getattr(g, op)(a, 1.0)]
+    out = g.run({a: av, b: bv}, ys, backend=backend)
+    ta, tb = torch.from_numpy(av.astype(np.float64)), torch.from_numpy(bv.astype(np.float64))
+    fn = getattr(torch, ref)
+    for y, want in zip(ys, [fn(ta, tb), fn(tb, ta), fn(ta, torch.ones_like(ta))]):
+        np.testing.assert_array_equal(out[y], want.numpy().astype(dtype), err_msg=op)
+    if op == "maximum":
+        assert out[ys[2]][0] == 1.0  # max(NaN, 1) = 1
+
+
+def _skip_nan(x, axes, highest):
+    """The NaN-ignoring extremum in float64: NaN replaced by the seed (-inf for a maximum, +inf for
+    a minimum, ``highest``), which an empty or all-NaN slice gives."""
+    seed = np.inf if highest else -np.inf
+    w = np.where(np.isnan(x), seed, x).astype(np.float64)
+    fn = np.min if highest else np.max
+    return fn(w, axis=axes, keepdims=True, initial=seed)
+
+
+@pytest.mark.parametrize("op", ["reduction_maximum", "reduction_minimum",
+                                "reduction_maximum_propagate_nan", "reduction_minimum_propagate_nan"])
+def test_extremum_reductions_nan_all_nan_and_empty(op, backend, rng):
+    torch = _torch()
+    g = mg.Graph()
+    xv = rand(rng, 4, 6)
+    xv[0, 2] = xv[2, ::2] = np.nan
+    xv[1] = np.nan
+    x = g.placeholder(xv.shape, name="x")
+    e = g.placeholder([3, 0, 2], name="e")
+    ys = [getattr(g, op)(x, axes=[1]), getattr(g, op)(x, axes=[0]), getattr(g, op)(x),
+          getattr(g, op)(e, axes=[1]), getattr(g, op)(e)]
+    out = g.run({x: xv, e: np.zeros((3, 0, 2), np.float32)}, ys, backend=backend)
+    highest = "minimum" in op  # the minimum's seed is +inf
+    seed = np.inf if highest else -np.inf
+    for y, axes in zip(ys[:3], [1, 0, (0, 1)]):
+        if "propagate" in op:
+            fn = torch.amin if highest else torch.amax
+            want = fn(torch.from_numpy(xv.astype(np.float64)), dim=axes, keepdim=True).numpy()
+        else:
+            want = _skip_nan(xv, axes, highest)
+        np.testing.assert_array_equal(out[y], want.astype(np.float32), err_msg=f"{op} axes={axes}")
+    if "propagate" not in op:
+        assert out[ys[0]][1, 0] == seed  # a row of only NaN gives the seed, not NaN
+    np.testing.assert_array_equal(out[ys[3]], np.full((3, 1, 2), seed, np.float32))
+    np.testing.assert_array_equal(out[ys[4]], np.full((1, 1, 1), seed, np.float32))
+
+
+@pytest.mark.parametrize("op", ["reduction_maximum", "reduction_minimum_propagate_nan"])
+def test_integer_extremum_over_an_empty_axis_is_the_type_extreme(op, backend):
+    g = mg.Graph()
+    i = g.placeholder([0, 3], mg.int32, name="i")
+    u = g.placeholder([2, 0], mg.uint32, name="u")
+    out = g.run({i: np.zeros((0, 3), np.int32), u: np.zeros((2, 0), np.uint32)},
+                [getattr(g, op)(i, axes=0), getattr(g, op)(u, axes=[1])], backend=backend)
+    ri, ru = out.values()
+    lo = "maximum" in op
+    np.testing.assert_array_equal(ri, np.full((1, 3), -2 ** 31 if lo else 2 ** 31 - 1, np.int32))
+    np.testing.assert_array_equal(ru, np.full((2, 1), 0 if lo else 2 ** 32 - 1, np.uint32))
+
+
+def test_relu_and_sign_of_nan_and_signed_zero(backend):
+    """relu is max(x, 0) with the NaN-ignoring maximum, so relu(NaN) = 0; sign(NaN) = 0 and a
+    zero keeps its sign (Apple's header for signWithTensor)."""
+    g = mg.Graph()
+    xv = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 2.5, -2.5, 1e-40, -1e-40], np.float32)
+    x = g.placeholder(xv.shape, name="x")
+    h = g.placeholder(xv.shape, mg.float16, name="h")
+    ys = [g.relu(x), g.sign(x), g.relu(h), g.sign(h)]
+    out = g.run({x: xv, h: xv.astype(np.float16)}, ys, backend=backend)
+    relu = np.array([0, 0, 0, 0, np.inf, 0, 2.5, 0, 1e-40, 0], np.float64)
+    sign = np.array([0, 0, 0.0, -0.0, 1, -1, 1, -1, 1, -1], np.float64)
+    np.testing.assert_array_equal(out[ys[0]], relu.astype(np.float32))
+    np.testing.assert_array_equal(out[ys[1]], sign.astype(np.float32))
+    assert list(np.signbit(out[ys[1]][2:4])) == [False, True]
+    np.testing.assert_array_equal(out[ys[2]], relu.astype(np.float16))
+    sign16 = sign.copy()
+    sign16[8:] = 0.0, -0.0  # 1e-40 is 0 in float16
+    np.testing.assert_array_equal(out[ys[3]], sign16.astype(np.float16))
+
+
+# ----------------------------------------------------------------------- reductions as MPSGraph has them
+@pytest.mark.parametrize("op,fn", [("reduction_sum", np.sum), ("reduction_maximum", np.max),
+                                   ("mean", np.mean), ("reduction_minimum_propagate_nan", np.min)])
+def test_reduction_axes_are_a_set(op, fn, backend, rng):
+    g = mg.Graph()
+    xv = rand(rng, 3, 4, 5)
+    x = g.placeholder(xv.shape, name="x")
+    ys = [getattr(g, op)(x, axes=[0, 0]), getattr(g, op)(x, axes=[1, -2, 1]), getattr(g, op)(x, axes=(2, 0, -1))]
+    out = g.run({x: xv}, ys, backend=backend)
+    for y, axes in zip(ys, [(0,), (1,), (0, 2)]):
+        want = fn(xv.astype(np.float64), axis=axes, keepdims=True)
+        assert y.shape == want.shape
+        np.testing.assert_allclose(out[y], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_mean_of_integers_is_the_truncated_quotient(dtype, backend, rng):
+    torch = _torch()
+    g = mg.Graph()
+    lo = 0 if dtype == np.uint32 else -1000
+    xv = rng.integers(lo, 1000, (5, 7)).astype(dtype)
+    if dtype == np.int32:
+        xv[0] = [-1, -2, -4, 0, 0, 0, 0]  # -7 / 7 = -1; row 1: a negative quotient with a remainder
+        xv[1] = [-1, -1, -1, 0, 0, 0, 0]  # -3 / 7 truncates to 0 (floor would be -1)
+    x = g.placeholder(xv.shape, dtype, name="x")
+    ys = [g.mean(x, axes=[1]), g.mean(x, axes=0), g.mean(x)]
+    assert all(y.dtype == mg.as_dtype(dtype) for y in ys)
+    out = g.run({x: xv}, ys, backend=backend)
+    t = torch.from_numpy(xv.astype(np.int64))
+    for y, dims in zip(ys, [(1,), (0,), (0, 1)]):
+        n = int(np.prod([xv.shape[d] for d in dims]))
+        want = torch.div(t.sum(dim=dims, keepdim=True), n, rounding_mode="trunc").numpy().astype(dtype)
+        np.testing.assert_array_equal(out[y], want)
+    with pytest.raises(mg.DTypeError, match="mean"):
+        g.mean(g.placeholder([3], mg.bool_))
+
+
+def test_softmax_and_cross_entropy_over_a_zero_length_axis_match_jax(backend):
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    g = mg.Graph()
+    x = g.placeholder([3, 0], name="x")
+    xv = np.zeros((3, 0), np.float32)
+    s = g.softmax(x, axis=1)
+    ces = [g.softmax_cross_entropy(x, x, axis=1, reduction=r) for r in ("none", "sum", "mean")]
+    out = g.run({x: xv}, [s] + ces, backend=backend)
+    want_s = np.asarray(jax.nn.softmax(jnp.asarray(xv), axis=1))
+    rows = np.asarray(-jnp.sum(jnp.asarray(xv) * jax.nn.log_softmax(jnp.asarray(xv), axis=1), axis=1, keepdims=True))
+    assert out[s].shape == want_s.shape == (3, 0)
+    np.testing.assert_array_equal(out[ces[0]], rows)
+    np.testing.assert_array_equal(out[ces[1]], rows.sum().reshape(1, 1))
+    np.testing.assert_array_equal(out[ces[2]], rows.mean().reshape(1, 1))
+
+
+def test_float16_softmax_rounds_once(backend, rng):
+    """float16 softmax accumulates in float32: within one ulp of the float64 result."""
+    g = mg.Graph()
+    xv = rng.uniform(-3, 3, (4, 2000)).astype(np.float16)
+    x = g.placeholder(xv.shape, mg.float16, name="x")
+    lv = rng.dirichlet(np.ones(2000), 4).astype(np.float16)
+    lab = g.placeholder(lv.shape, mg.float16, name="l")
+    s, ce = g.softmax(x, axis=1), g.softmax_cross_entropy(x, lab, axis=1, reduction="none")
+    out = g.run({x: xv, lab: lv}, [s, ce], backend=backend)
+    w = xv.astype(np.float64)
+    e = np.exp(w - w.max(1, keepdims=True))
+    want = e / e.sum(1, keepdims=True)
+    ulps = np.abs(out[s].astype(np.float64) - want) / np.spacing(want.astype(np.float16)).astype(np.float64)
+    assert out[s].dtype == np.float16 and ulps.max() <= 1.0, ulps.max()
+    lsm = w - w.max(1, keepdims=True) - np.log(e.sum(1, keepdims=True))
+    rows = -(lv.astype(np.float64) * lsm).sum(1, keepdims=True)
+    ulps = np.abs(out[ce].astype(np.float64) - rows) / np.spacing(rows.astype(np.float16)).astype(np.float64)
+    assert ulps.max() <= 1.0, ulps.max()

@@ -253,3 +253,29 @@ def test_dynamic_placeholders_get_size_one_feeds_and_export_from_the_cli(tmp_pat
     g.save(tmp_path / "g.json")
     assert show_main([str(tmp_path / "g.json"), "--swift"]) == 0
     assert capsys.readouterr().out == text
+
+
+def test_nan_rules_export_under_their_own_names():
+    """maximum/minimum and their reductions are MPSGraph's NaN-ignoring ops; the propagating ones
+    have their own names, and maximumWithNaNPropagation needs macOS 12 / iOS 15."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3], name="x")
+    ys = [g.maximum(x, 1.0, name="mx"), g.minimum(x, 1.0, name="mn"),
+          g.maximum_with_nan_propagation(x, 1.0, name="mxp"), g.minimum_with_nan_propagation(x, 1.0, name="mnp"),
+          g.reduction_maximum(x, axes=[1, 1], name="rmx"), g.reduction_minimum(x, name="rmn"),
+          g.reduction_maximum_propagate_nan(x, axes=[-1], name="rmxp"),
+          g.reduction_minimum_propagate_nan(x, axes=[0], name="rmnp")]
+    text = g.to_swift(target_tensors=ys)
+    for line in ['let mx = graph.maximum(x, constant, name: "mx")',
+                 'let mn = graph.minimum(x, constant_1, name: "mn")',
+                 'let mxp = graph.maximumWithNaNPropagation(x, constant_2, name: "mxp")',
+                 'let mnp = graph.minimumWithNaNPropagation(x, constant_3, name: "mnp")',
+                 'let rmx = graph.reductionMaximum(with: x, axes: [1], name: "rmx")',
+                 'let rmn = graph.reductionMinimum(with: x, axes: [0, 1], name: "rmn")',
+                 'let rmxp = graph.reductionMaximumPropagateNaN(with: x, axes: [1], name: "rmxp")',
+                 'let rmnp = graph.reductionMinimumPropagateNaN(with: x, axes: [0], name: "rmnp")']:
+        assert line in text, line
+    assert "// Needs macOS 12 / iOS 15 or later (maximumWithNaNPropagation, minimumWithNaNPropagation)." in text
+    plain = mg.Graph()
+    x = plain.placeholder([2, 3], name="x")
+    assert "// Needs" not in plain.to_swift(target_tensors=[plain.maximum(x, 1.0), plain.reduction_maximum(x)])

@@ -106,7 +106,8 @@ for _t, _s, _o, _k, _d in [
 for _t, _s, _o, _k, _d in [
     ("negative", "negative(with:name:)", "negativeWithTensor:name:", "numeric", "Elementwise -x"),
     ("absolute", "absolute(with:name:)", "absoluteWithTensor:name:", "numeric", "Elementwise |x|"),
-    ("sign", "sign(with:name:)", "signWithTensor:name:", "numeric", "Elementwise sign (-1, 0, 1; NaN stays NaN)"),
+    ("sign", "sign(with:name:)", "signWithTensor:name:", "numeric",
+     "Elementwise sign: -1, 1, a zero keeps its sign, and NaN gives 0"),
     ("exponent", "exponent(with:name:)", "exponentWithTensor:name:", "float", "Elementwise e ** x"),
     ("logarithm", "logarithm(with:name:)", "logarithmWithTensor:name:", "float", "Elementwise natural log"),
     ("square", "square(with:name:)", "squareWithTensor:name:", "numeric", "Elementwise x * x"),
@@ -114,7 +115,8 @@ for _t, _s, _o, _k, _d in [
     ("reciprocal", "reciprocal(with:name:)", "reciprocalWithTensor:name:", "float", "Elementwise 1 / x"),
     ("tanh", "tanh(with:name:)", "tanhWithTensor:name:", "float", "Elementwise tanh(x)"),
     ("sigmoid", "sigmoid(with:name:)", "sigmoidWithTensor:name:", "float", "Elementwise 1 / (1 + e ** -x)"),
-    ("relu", "reLU(with:name:)", "reLUWithTensor:name:", "numeric", "Elementwise max(x, 0); NaN propagates"),
+    ("relu", "reLU(with:name:)", "reLUWithTensor:name:", "numeric",
+     "Elementwise max(x, 0) with the NaN-ignoring maximum, so relu(NaN) = 0"),
     ("sin", "sin(with:name:)", "sinWithTensor:name:", "float", "Elementwise sin(x)"),
     ("cos", "cos(with:name:)", "cosWithTensor:name:", "float", "Elementwise cos(x)"),
 ]:

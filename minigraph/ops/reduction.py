@@ -17,12 +17,24 @@ def _infer_reduce(kind: str):
         axes = normalize_axes(attrs["axes"], len(t.shape))
         if kind == "float" and not t.dtype.is_floating:
             raise DTypeError(f"needs a floating-point tensor, got {t.dtype.name}; cast it first")
-        if kind == "ordered" and t.dtype.is_bool:
+        if kind in ("ordered", "mean") and t.dtype.is_bool:
             raise DTypeError("is not defined for bool tensors; cast first")
         shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
         dtype = int32 if (t.dtype.is_bool and kind == "sum") else t.dtype  # MPSGraph casts bool to int32
         return [ShapedType(shape, dtype)]
     return infer
+
+
+def _as_set(axes: tuple, rank: int) -> tuple:
+    """MPSGraph's axes are a set: drop an axis named again (``[0, 0]``, or ``[1, -1]`` at rank 2),
+    keeping the first spelling; what is not a valid axis is left for the infer rule to reject."""
+    out, seen = [], set()
+    for a in axes:
+        key = a % rank if isinstance(a, int) and not isinstance(a, bool) and -rank <= a < rank else object()
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return tuple(out)
 
 
 def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
@@ -33,7 +45,7 @@ def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
             axes = int(axes)  # a NumPy integer scalar: store a plain int
         if axes is not None and not isinstance(axes, int):
             try:
-                axes = tuple(int(a) if isinstance(a, np.integer) else a for a in axes)
+                axes = _as_set(tuple(int(a) if isinstance(a, np.integer) else a for a in axes), len(tensor.shape))
             except TypeError:
                 pass
         return g.add_op(type, [tensor], {"axes": axes}, name).output
@@ -56,7 +68,8 @@ _reduction("reduction_maximum_propagate_nan", "reductionMaximumPropagateNaN(with
 _reduction("reduction_minimum_propagate_nan", "reductionMinimumPropagateNaN(with:axes:name:)",
            "reductionMinimumPropagateNaNWithTensor:axes:name:", "ordered",
            "Minimum, NaN where the slice holds a NaN (an empty slice gives +inf)")
-_reduction("mean", "mean(of:axes:name:)", "meanOfTensor:axes:name:", "float", "Arithmetic mean")
+_reduction("mean", "mean(of:axes:name:)", "meanOfTensor:axes:name:", "mean",
+           "Arithmetic mean (of an integer tensor, the quotient truncated toward zero, as MPSGraph)")
 
 
 def _count(op) -> float:
@@ -79,14 +92,19 @@ def _reduction_sum_gradient(g, op, dy, wanted):
 @gradient("mean")
 def _mean_gradient(g, op, dy, wanted):
     x = op.inputs[0]
-    return [g.broadcast(g.division(dy, _count(op)), x.shape)]
+    if not x.dtype.is_floating:
+        return [None]
+    return [g.broadcast(g.division(dy, max(_count(op), 1.0)), x.shape)]
 
 
 def _extremum(g, op, dy, wanted):
-    """Split the gradient evenly between tied extreme elements (as torch.amax does)."""
+    """Split the gradient evenly between tied extreme elements (as torch.amax does); a slice with
+    no element equal to the result (empty, or only NaN) gets none."""
     x, y = op.inputs[0], op.outputs[0]
+    if not x.dtype.is_floating:
+        return [None]
     mask = g.cast(g.equal(x, y), x.dtype)
-    ties = g.reduction_sum(mask, axes=op.attrs["axes"])
+    ties = g.maximum(g.reduction_sum(mask, axes=op.attrs["axes"]), 1.0)
     return [g.multiplication(mask, g.division(dy, ties))]
 
 

@@ -2,8 +2,8 @@
 
 Each op is a WGSL expression over compute-typed values (f32 for float32 and float16, i32,
 u32 for uint32 and bool); the template adds broadcasting. NaN behaves as in MPSGraph: maximum
-and minimum skip it (np.fmax), their ``_with_nan_propagation`` forms and relu propagate it,
-comparisons with NaN are false (``not_equal`` true), and the
+and minimum skip it (np.fmax), their ``_with_nan_propagation`` forms propagate it, ``relu``
+(max(x, 0)) and ``sign`` give 0 for it, comparisons with NaN are false (``not_equal`` true), and the
 transcendental functions are minigraph's own (``kernels/math.wgsl``), not the driver's.
 """
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _sign(v, ct, out):
         return f"select(0u, 1u, {a} > 0u)"
     if ct[0] == _I:
         return f"select(select(0i, 1i, {a} > 0i), -1i, {a} < 0i)"
-    return f"select(select(select(0.0, 1.0, {a} > 0.0), -1.0, {a} < 0.0), {a}, mg_isnan({a}))"
+    return f"select(select(select({a}, 1.0, {a} > 0.0), -1.0, {a} < 0.0), 0.0, mg_isnan({a}))"
 
 
 def _relu(v, ct, out):
@@ -82,7 +82,7 @@ def _relu(v, ct, out):
         return a
     if ct[0] == _I:
         return f"max({a}, 0i)"
-    return f"select(0.0, {a}, {a} > 0.0 || mg_isnan({a}))"
+    return f"select(0.0, {a}, {a} > 0.0)"
 
 
 def _square(v, ct, out):
