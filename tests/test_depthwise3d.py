@@ -248,6 +248,52 @@ def test_data_gradient_without_output_shape():
                                atol=1e-6)
 
 
+@pytest.mark.parametrize("style,stride,dilation,pads", [
+    ("EXPLICIT", 1, 1, (1, 2)), ("EXPLICIT", 3, 2, (2, 1)), ("EXPLICIT", 2, 1, (0, 3)), ("TF_VALID", 2, 2, (0, 0)),
+    ("TF_SAME", 3, 1, (0, 0)), ("ONNX_SAME_LOWER", 2, 2, (0, 0))])
+def test_data_gradient_without_output_shape_size_is_extreme(backend, style, stride, dilation, pads):
+    """Per axis the assumed size is, among the input sizes whose forward output has O elements,
+    the smallest (EXPLICIT, TF_VALID) or the largest (SAME styles), found here by building the
+    forward op for every size; the gradient equals the one with that output_shape given."""
+    k, O = 2, 3
+    d = D3(strides=(1, 1, stride), dilation_rates=(1, 1, dilation), padding_values=(0, 0, 0, 0) + pads,
+           padding_style=P[style])
+    g = mg.Graph()
+    giving_o = []
+    for n in range(1, 20):
+        try:
+            y = g.depthwise_convolution_3d(g.placeholder([1, 2, 1, 1, n]), g.placeholder([2, 1, 1, k]), d)
+        except mg.ShapeError:
+            continue
+        if y.shape[-1] == O:
+            giving_o.append(n)
+    want = min(giving_o) if style in ("EXPLICIT", "TF_VALID") else max(giving_o)
+    dt, tol = precision(backend)
+    rng = np.random.default_rng(5)
+    dyv, wv = rng.standard_normal((1, 2, 1, 1, O)), rng.standard_normal((2, 1, 1, k))
+    a = g.depthwise_convolution_3d_data_gradient(g.placeholder(dyv.shape, dt), g.placeholder(wv.shape, dt), None, d)
+    assert a.shape == (1, 2, 1, 1, want), (giving_o, a.shape)
+    feeds = {a.operation.inputs[0]: dyv.astype(dt.np_dtype), a.operation.inputs[1]: wv.astype(dt.np_dtype)}
+    before, after, _ = nv.pads_for(style, want, k, stride, dilation, *pads)
+    np.testing.assert_allclose(g.run(feeds, [a], backend=backend)[a],
+                               n3.dw3d_data_grad(dyv, wv, a.shape, (1, 1, stride), (1, 1, dilation),
+                                                 (0, 0, 0, 0, before, after)), **tol)
+
+
+@pytest.mark.parametrize("pads,size", [((1, 0), 0), ((2, 0), -1), ((1, 1), -1), ((3, 1), -3)])
+def test_data_gradient_without_output_shape_rejects_padding_that_leaves_no_size(pads, size):
+    """(O-1)*s + K - pads <= 0 is not a size: -1 among them, which must not read as "unknown"."""
+    g = mg.Graph()
+    d = D3(padding_values=(0, 0, 0, 0) + pads)
+    with pytest.raises(mg.ShapeError) as info:
+        g.depthwise_convolution_3d_data_gradient(g.placeholder([1, 2, 1, 1, 1]), g.placeholder([2, 1, 1, 1]),
+                                                 None, d, name="dx")
+    msg = str(info.value)
+    for part in ("depthwise_convolution_3d_data_gradient op 'dx'", "along W", f"= {size} is not a size",
+                 "pass output_shape"):
+        assert part in msg, (part, msg)
+
+
 def test_dynamic_batch_and_stride_one_inversion(backend):
     rng = np.random.default_rng(37)
     d = D3(strides=(1, 1, 1), padding_values=(1, 1, 0, 0, 1, 0))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..descriptors import DepthwiseConvolution3DOpDescriptor, frozen_copy
+from ..descriptors import DepthwiseConvolution3DOpDescriptor, PaddingStyle, frozen_copy
 from ..errors import ShapeError
 from ..types import ShapedType
 from .conv_gradients import register_convolution_gradients
@@ -92,6 +92,13 @@ def depthwise_convolution_3d(g, source, weights, descriptor: Optional[DepthwiseC
 
 
 # ------------------------------------------------------------------ data gradient
+def _size_formula(o: int, kernel: int, stride: int, dilation: int, style: PaddingStyle, before: int, after: int) -> str:
+    """``conventional_input_size`` written out with its numbers, for error messages."""
+    if style in (PaddingStyle.TF_SAME, PaddingStyle.ONNX_SAME_LOWER):
+        return f"O*stride = {o}*{stride}"
+    return f"(O-1)*stride + dilated kernel - padding = ({o}-1)*{stride} + {(kernel - 1) * dilation + 1} - {before + after}"
+
+
 def _infer_data_grad(in_types, attrs):
     dy, w = in_types
     d = attrs["descriptor"]
@@ -115,9 +122,10 @@ def _infer_data_grad(in_types, attrs):
         out[ca] = cw
         for k, (a, kernel, stride, dilation, before, after) in enumerate(per_axis):
             out[a] = conventional_input_size(dy.shape[a], kernel, stride, dilation, d.padding_style, before, after)
-            if out[a] == 0 or out[a] < -1:
+            if out[a] < 1 and dy.shape[a] >= 0:  # -1 too: it is a size the formula gave, not an unknown one
+                formula = _size_formula(dy.shape[a], kernel, stride, dilation, d.padding_style, before, after)
                 raise ShapeError(f"cannot infer the forward source size along {_AXES[k]} from incoming_gradient "
-                                 f"{dy.shape} (it would be {out[a]}); pass output_shape")
+                                 f"{dy.shape}: {formula} = {out[a]} is not a size; pass output_shape")
     else:
         if len(shp) != rank:
             raise ShapeError(f"output_shape {list(shp)} must have the rank of incoming_gradient {dy.shape} "
@@ -149,8 +157,13 @@ def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output
     (MPSGraph ``depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)``).
 
     ``output_shape`` is the forward source shape. It is nullable, as in MPSGraph; when None,
-    minigraph assumes M = 1 (C = the weights' channel count) and the input size of
-    ``conventional_input_size`` (the smallest for EXPLICIT/TF_VALID, ``out * stride`` for the SAME styles).
+    minigraph assumes M = 1 (C = the weights' channel count) and, per spatial axis with O the
+    incoming gradient's size and K the dilated kernel: EXPLICIT and TF_VALID
+    ``(O - 1) * stride + K - pad_before - pad_after``, the smallest integer that the output-size
+    formula maps to O (PyTorch's transposed-convolution size; the next ``stride - 1`` sizes give
+    O too); the SAME styles ``O * stride``, the largest size that gives O. When padding makes the
+    first 0 or less (``pad_before + pad_after >= (O - 1) * stride + K``), no size is assumed: the
+    op raises ``ShapeError`` naming the axis, and ``output_shape`` must be given.
     """
     label = f"depthwise_convolution_3d_data_gradient op {name or 'depthwise_convolution_3d_data_gradient'!r}"
     desc = _desc(descriptor, label)
