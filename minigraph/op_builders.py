@@ -645,7 +645,7 @@ class OpBuilders:
         return _builder('maximum_with_nan_propagation')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def mean(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
-        """Arithmetic mean over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``mean(of:axes:name:)``).
+        """Arithmetic mean (of an integer tensor, the quotient truncated toward zero, as MPSGraph) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``mean(of:axes:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -907,7 +907,7 @@ class OpBuilders:
         return _builder('reduction_sum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
     def relu(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
-        """Elementwise max(x, 0); NaN propagates (MPSGraph ``reLU(with:name:)``).
+        """Elementwise max(x, 0) with the NaN-ignoring maximum, so relu(NaN) = 0 (MPSGraph ``reLU(with:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -971,7 +971,7 @@ class OpBuilders:
         return _builder('sigmoid')(self, tensor, name)  # type: ignore[no-any-return]
 
     def sign(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
-        """Elementwise sign (-1, 0, 1; NaN stays NaN) (MPSGraph ``sign(with:name:)``).
+        """Elementwise sign: -1, 1, a zero keeps its sign, and NaN gives 0 (MPSGraph ``sign(with:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
