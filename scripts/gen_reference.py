@@ -86,6 +86,21 @@ def _kernel(opdef, table) -> str:
     return "yes" if opdef.type in table else "—"
 
 
+APPLE_DOCS = "https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/"
+
+# Ops whose Swift name is what they export to, not an MPSGraph op of their own
+NO_COUNTERPART = {"stop_gradient": "no MPSGraph counterpart; `g.to_swift()` writes an identity"}
+
+
+def _apple_link(opdef) -> str:
+    """The Swift name, linked to its page on Apple's documentation site: the page path is the
+    method's Swift signature in lower case (``.../mpsgraph/reductionsum(with:axes:name:)``)."""
+    if opdef.type in NO_COUNTERPART or not opdef.swift:
+        note = NO_COUNTERPART.get(opdef.type, "no MPSGraph counterpart")
+        return f"`{_esc(opdef.swift)}`: {note}" if opdef.swift else note
+    return f"[`{_esc(opdef.swift)}`]({APPLE_DOCS}{opdef.swift.lower()})"
+
+
 def _esc(s: str) -> str:
     return s.replace("|", "\\|")
 
@@ -111,7 +126,9 @@ def render() -> str:
         "",
         f"{len(OPS)} op types, each declared once in `minigraph/ops/` (see [the tour](index.md)). "
         "For each: the Python builder (a `Graph` method), the MPSGraph Swift name and Objective-C "
-        "selector it mirrors, its tensor inputs and attributes, whether `g.gradients` can go "
+        "selector it mirrors (the Swift name links to the op's page on Apple's documentation "
+        "site; an op without an MPSGraph counterpart says so), its tensor inputs and attributes, "
+        "whether `g.gradients` can go "
         "through it ([autodiff](autodiff.md)), and which backends have a kernel for it "
         "([backends](backends.md)).",
         "",
@@ -133,7 +150,7 @@ def render() -> str:
         for d in ops:
             out.append("| " + " | ".join([
                 f"`{_esc(_builder_call(d))}`",
-                f"`{_esc(d.swift)}`",
+                _apple_link(d),
                 f"`{_esc(d.objc)}`",
                 ", ".join(d.inputs) or "—",
                 ", ".join(d.attrs) or "—",

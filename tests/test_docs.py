@@ -147,6 +147,29 @@ def test_reference_lists_every_registered_op_with_its_names():
             assert d.objc in text, (t, d.objc)
 
 
+APPLE_MPSGRAPH = "https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/"
+
+
+def test_reference_links_every_op_to_apples_page_or_says_there_is_none():
+    """Each op's row links its Swift name to Apple's page for it (the page path is the Swift
+    signature in lower case, as on developer.apple.com), or says it has no MPSGraph counterpart."""
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `g\.(\w+)\(.*$", _read("reference.md"), re.M)}
+    for t, d in OPS.items():
+        row = rows[d.builder.__name__]
+        cell = row.split(" | ")[1]
+        if "no MPSGraph counterpart" in cell:
+            assert "](" not in cell, row
+            continue
+        assert cell == f"[`{d.swift}`]({APPLE_MPSGRAPH}{d.swift.lower()})", (t, cell)
+    # pages as Apple's site names them
+    text = _read("reference.md")
+    for page in ("absolute(with:name:)", "depthwiseconvolution2dweightsgradient(_:source:outputshape:descriptor:name:)",
+                 "maxpooling2dgradient(withgradienttensor:sourcetensor:descriptor:name:)",
+                 "softmaxcrossentropy(_:labels:axis:reuctiontype:name:)"):
+        assert f"]({APPLE_MPSGRAPH}{page})" in text, page
+    assert "no MPSGraph counterpart" in rows["stop_gradient"]
+
+
 def test_reference_has_no_missing_gradient_declaration():
     """Each op either has a gradient rule or is declared not differentiable (or has no inputs)."""
     bad = sorted(t for t, d in OPS.items() if d.inputs and d.differentiable and d.grad is None)
