@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minigraph as mg
 from minigraph.ops.registry import OPS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,6 +263,23 @@ def test_depthwise_page_explains_the_three_ops_and_output_shape():
     assert re.search(r"stride", text, re.I)
     m = re.search(r"(\d+) -> \(1, 1, (\d+), \2\)\n(\d+) -> \(1, 1, (\d+), \4\)", text)
     assert m and m.group(1) != m.group(3), "no printed example where two input sizes share one dy"
+
+
+def test_depthwise_page_gives_both_descriptor_defaults_and_follows_the_header():
+    """Apple's header says "Default value: 1" for strides and dilations; a bare new has them 0.
+    The page says both and which one minigraph follows, and the descriptor does what it says."""
+    text = " ".join(_read("depthwise.md").split())
+    assert '"Default value: 1"' in text and "descriptorWithDataLayout:weightsLayout:" in text
+    assert re.search(r"stride and dilation 0", text) and "#155-descriptor-defaults" in text
+    assert "minigraph follows the documented default" in text
+    d = mg.DepthwiseConvolution2DOpDescriptor()
+    assert (d.stride_in_x, d.stride_in_y, d.dilation_rate_in_x, d.dilation_rate_in_y) == (1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("page", ["depthwise.md", "convolution.md"])
+def test_padding_style_tables_say_onnx_same_lower_needs_macos_13(page):
+    rows = [line for line in _read(page).splitlines() if line.startswith("| `padding_style`")]
+    assert rows and all("macOS 13 / iOS 16" in r for r in rows), rows
 
 
 def test_depthwise_page_channel_multiplier_and_the_oihw_o_trap():
