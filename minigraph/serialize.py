@@ -277,7 +277,7 @@ def save(g, path) -> str:
     try:
         _atomic_write(npz_path, lambda f: np.savez(f, **arrays))
         with open(npz_path, "rb") as f:
-            doc["npz_sha256"] = hashlib.sha256(f.read()).hexdigest()
+            doc["npz_sha256"] = _sha256(f, os.fstat(f.fileno()).st_size, repr(npz_path))
         text = json.dumps(doc, indent=1, allow_nan=False)
         _atomic_write(json_path, lambda f: f.write(text.encode("utf-8")))
     except OSError as e:
