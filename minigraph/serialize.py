@@ -5,9 +5,11 @@ rebuilds the graph through ``add_op``, op by op, so every shape and dtype is inf
 checked again exactly as when the graph was built. Loading is ``read`` (parse the JSON, check
 every op entry and the variables, read the arrays; nothing is built until all of it passed),
 then ``rebuild``. Nothing is unpickled or evaluated: the JSON is read by a strict decoder (a
-closed set of tagged values; descriptor and enum classes from a whitelist), and the arrays with
-``np.load(..., allow_pickle=False)`` after their headers were checked against the declared
-shapes and dtypes. Any problem raises ``SerializationError`` that names the op and the field.
+closed set of tagged values; descriptor and enum classes from a whitelist), and the arrays
+without pickle, after their headers were checked against the declared shapes and dtypes and
+their total against the load budget (``minigraph.limits.MAX_LOAD_BYTES``). Both files must be
+regular files, and every read is bounded. A constant filled from a scalar is stored as the
+scalar. Any problem raises ``SerializationError`` that names the op and the field.
 
 MPSGraph's nearest equivalent is ``MPSGraphExecutable.serialize(package:descriptor:)``, which
 writes a compiled ``.mpsgraphpackage``; this saves the (uncompiled) graph instead.
