@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 import minigraph as mg
+from minigraph.compiler import plan
+from minigraph.ops import memory
 
 
 def f32(rng, *shape):
@@ -571,8 +573,7 @@ def test_errors_also_subclass_the_builtins_one_may_expect(case):
 # ---------------------------------------------------------------------- constants filled from a scalar
 def _span(a):
     """Bytes between the first and last byte an array can reach (its memory, for a view)."""
-    from numpy.lib.array_utils import byte_bounds
-
+    byte_bounds = getattr(np, "byte_bounds", None) or np.lib.array_utils.byte_bounds  # NumPy 1 / 2
     lo, hi = byte_bounds(a)
     return hi - lo
 
@@ -603,8 +604,6 @@ def test_a_filled_constant_runs_as_its_full_array(backend, value, dtype, shape):
 
 
 def test_huge_filled_constants_and_gradient_seeds_cost_one_element(monkeypatch):
-    from minigraph.compiler import plan
-
     g = mg.Graph()
     c = g.constant(1.0, shape=[2 ** 33])  # 32 GiB if it were filled now
     assert c.shape == (2 ** 33,) and _span(c.operation.attrs["value"]) == 4
@@ -638,8 +637,6 @@ def test_the_gradient_of_a_large_activation_stores_no_array_of_ones(backend, rng
 
 
 def test_filling_a_constant_from_an_array_respects_the_memory_limit(monkeypatch):
-    from minigraph.ops import memory
-
     monkeypatch.setattr(memory, "MAX_BYTES", 1 << 20)
     g = mg.Graph()
     c = g.constant(np.array([1.0, 2.0], np.float32), shape=[3, 2])  # a row, repeated: copied

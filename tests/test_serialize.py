@@ -6,12 +6,16 @@ import io
 import json
 import os
 import pickle
+import struct
+import threading
+import tracemalloc
 import zipfile
 
 import numpy as np
 import pytest
 
 import minigraph as mg
+from minigraph import limits, serialize
 from graph_zoo import every_op_graph, scoped_cnn_graph
 
 
@@ -463,8 +467,6 @@ def test_a_device_in_place_of_a_graph_file_is_refused_without_reading_it(tmp_pat
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 @pytest.mark.parametrize("which", ["graph.json", "graph.npz"])
 def test_a_fifo_in_place_of_a_graph_file_is_refused_without_blocking(tmp_path, which):
-    import threading
-
     d = tmp_path / "model"
     d.mkdir()
     g = mg.Graph()
@@ -527,8 +529,6 @@ def test_an_npz_declaring_more_than_the_load_budget_is_refused_before_reading(tm
 
 
 def test_the_load_budget_is_configurable(tmp_path, monkeypatch):
-    from minigraph import limits, serialize
-
     path, _, g = _constant_file(tmp_path, [1024])  # 4 KiB of arrays
     assert str(serialize.read(path, max_bytes=4096).entries[0].name) == "k"
     with pytest.raises(mg.SerializationError, match="4096 bytes in total, more than the load budget of 4095"):
@@ -541,8 +541,6 @@ def test_the_load_budget_is_configurable(tmp_path, monkeypatch):
 
 
 def test_a_deflate_bomb_loads_into_one_array_without_a_second_copy(tmp_path):
-    import tracemalloc
-
     n = 1 << 24  # 64 MiB of float32 zeros, deflated to about 64 KiB
     path, doc, _ = _constant_file(tmp_path, [n])
     arrays = _arrays(path)
@@ -577,8 +575,6 @@ def test_an_npz_much_larger_than_its_arrays_is_refused(tmp_path):
 
 def _patch_zip(raw, local_offset, central_offset, value_of):
     """Rewrite one 16-bit field of every local and central zip header."""
-    import struct
-
     b = bytearray(raw)
     for sig, off in ((b"PK\x03\x04", local_offset), (b"PK\x01\x02", central_offset)):
         i = b.find(sig)
