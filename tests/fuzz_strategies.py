@@ -1935,7 +1935,7 @@ def inv_float_only(p, d):
         a = p.leaf(p.rand_shape(), d.choice(INTS + ("bool",)))
     nm = _name(d)
     op = d.choice(["exponent", "logarithm", "square_root", "reciprocal", "tanh", "sigmoid", "sin", "cos",
-                   "mean", "softmax", "division", "power"])
+                   "mean" if a.dtype == "bool" else "exponent", "softmax", "division", "power"])  # mean of ints is valid
     if op in ("division", "power"):
         call = f"g.{op}({a.t}, {a.t}, name={nm!r})"
     elif op == "softmax":
@@ -1963,8 +1963,8 @@ def inv_axes(p, d):
     a = p.pick(lambda n: n.kind == "float") or p.leaf(p.rand_shape(), "float32")
     r = a.rank
     op = d.choice(["reduction_sum", "reduction_maximum", "reduction_minimum", "mean"])
-    bad = d.choice([repr(r), repr(-r - 1), repr([0, 0]) if r else "[0]", repr([r + 3]), "1.5", "'ab'",
-                    "[None]", "[[0]]", repr([0, -r] if r else [1])])
+    bad = d.choice([repr(r), repr(-r - 1), repr([0, r]) if r else "[0]", repr([r + 3]), "1.5", "'ab'",
+                    "[None]", "[[0]]", repr([-r - 1, 0] if r else [1])])  # a repeated axis is valid (a set)
     nm = _name(d)
     _expect(p, f"g.{op}({a.t}, axes={bad}, name={nm!r})", [op, nm], "mg.ShapeError, mg.DTypeError", "bad axes")
     return True
