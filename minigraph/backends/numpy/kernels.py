@@ -15,7 +15,7 @@ _BINARY = {
     "greater_than_or_equal_to": np.greater_equal,
 }
 _UNARY = {
-    "negative": np.negative, "absolute": np.absolute, "sign": np.sign, "exponent": np.exp,
+    "negative": np.negative, "absolute": np.absolute, "exponent": np.exp,
     "logarithm": np.log, "square": np.square, "square_root": np.sqrt,
     "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
 }
@@ -58,11 +58,20 @@ def _power(step):
 
 @numpy_kernel("relu")
 def _relu(step):
+    """max(x, 0) with MPSGraph's NaN-ignoring maximum: relu(NaN) = 0."""
     dt = step.out_types[0].dtype.np_dtype
     zero = dt.type(0)
-    if dt.kind == "f":  # NaN propagates: where(x > 0 or NaN)
-        return lambda x: np.where(np.isnan(x) | (x > zero), x, zero)
-    return lambda x: np.maximum(x, zero)
+    return lambda x: np.asarray(np.where(x > zero, x, zero), dtype=dt)
+
+
+@numpy_kernel("sign")
+def _sign(step):
+    """-1, 0 or 1; a zero keeps its sign and NaN gives 0 (Apple's header for signWithTensor)."""
+    dt = step.out_types[0].dtype.np_dtype
+    zero = dt.type(0)
+    if dt.kind != "f":
+        return _typed(np.sign, dt)
+    return lambda x: np.asarray(np.where(x == zero, x, np.where(np.isnan(x), zero, np.sign(x))), dtype=dt)
 
 
 @numpy_kernel("sigmoid")
@@ -70,13 +79,13 @@ def _sigmoid(step):
     """1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, through e^-|x| only: nothing
     overflows, and for x < 0 the result keeps its relative precision down to e^x's underflow
     (0.5 * (1 + tanh(x / 2)) cancels to 0 from x = -18, so log(sigmoid(-20)) was -inf).
-    float16 is computed in float32 and rounded once, as on the webgpu backend."""
+    float16 and float32 are computed in float64 and rounded once (NumPy's float32 exp alone can
+    be 2 ulp off), so the reference backend's sigmoid is within about half an ulp."""
     dt = step.out_types[0].dtype.np_dtype
-    ct = np.dtype(np.float32) if dt == np.float16 else dt
-    one = ct.type(1)
+    one = np.float64(1)
 
     def sigmoid(x):
-        x = x.astype(ct, copy=False)
+        x = x.astype(np.float64, copy=False)
         e = np.exp(-np.abs(x))
         return np.asarray(np.where(x < 0, e, one) / (one + e), dtype=dt)
     return sigmoid
@@ -133,16 +142,45 @@ numpy_kernel("reduction_maximum")(_extremum_factory(np.fmax, False))
 numpy_kernel("reduction_minimum")(_extremum_factory(np.fmin, True))
 numpy_kernel("reduction_maximum_propagate_nan")(_extremum_factory(np.maximum, False))
 numpy_kernel("reduction_minimum_propagate_nan")(_extremum_factory(np.minimum, True))
-numpy_kernel("mean")(_reduce_factory(np.mean))
+
+
+@numpy_kernel("mean")
+def _mean(step):
+    """Float: np.mean. Integer: the sum in the tensor's dtype (wrapping) divided by the count, the
+    quotient truncated toward zero, as MPSGraph does; an empty slice gives 0."""
+    axes = normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
+    dt = step.out_types[0].dtype.np_dtype
+    if dt.kind == "f":
+        return lambda x: np.asarray(np.mean(x, axis=axes, keepdims=True), dtype=dt)
+
+    def mean(x):
+        count = max(int(np.prod([x.shape[a] for a in axes], dtype=np.int64)), 1)
+        total = np.sum(x, axis=axes, keepdims=True, dtype=dt).astype(np.int64)
+        q = np.abs(total) // count
+        return np.asarray(np.where(total < 0, -q, q), dtype=dt)
+    return mean
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    """float16 computed in float32 and rounded once at the end (as the convolutions and the webgpu
+    backend do)."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _row_max(x: np.ndarray, axis: int) -> np.ndarray:
+    """The shift of a stable softmax; -inf over a zero-length axis, so the result is empty (as JAX)."""
+    return np.max(x, axis=axis, keepdims=True, initial=-np.inf)
 
 
 @numpy_kernel("softmax")
 def _softmax(step):
     axis = step.attrs["axis"]
+    dt = step.out_types[0].dtype.np_dtype
 
     def softmax(x):
-        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-        return e / np.sum(e, axis=axis, keepdims=True)
+        w = _wide(x)
+        e = np.exp(w - _row_max(w, axis))
+        return np.asarray(e / np.sum(e, axis=axis, keepdims=True), dtype=dt)
     return softmax
 
 
@@ -154,11 +192,13 @@ def _sce(step):
     shape = step.out_types[0].shape
 
     def sce(x, labels):
-        m = np.max(x, axis=axis, keepdims=True)
-        lsm = x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
-        rows = -np.sum(labels * lsm, axis=axis, keepdims=True)
+        x, labels = _wide(x), _wide(labels)
+        m = _row_max(x, axis)
+        with np.errstate(divide="ignore"):  # log(0) of a zero-length axis, which has no terms
+            lsm = x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+        rows = -np.sum(labels * lsm, axis=axis, keepdims=True)  # -0 over a zero-length axis, as JAX
         if red == "sum":
-            return np.sum(rows, dtype=dt).reshape(shape)
+            return np.asarray(np.sum(rows), dtype=dt).reshape(shape)
         if red == "mean":
             return np.asarray(np.mean(rows), dtype=dt).reshape(shape)
         return np.asarray(rows, dtype=dt)
