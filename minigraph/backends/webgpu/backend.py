@@ -303,8 +303,6 @@ class _Runner:
 
     def _plan_readback(self) -> None:
         """Targets, then assigned variables, packed into one staging buffer."""
-        import wgpu
-
         wanted = [(self.slot_ref[slot], self.plan.types[slot].shape, self.plan.types[slot].dtype.name)
                   for _tensor, slot in self.plan.targets]
         self.assigned: list = []  # (variable op, its index in reads)
@@ -316,9 +314,32 @@ class _Runner:
         for ref, shape, dtype in wanted:
             self.reads.append((ref, off, shape, dtype))
             off += (ref.nbytes + 255) // 256 * 256
-        self.staging = None
-        if off:
-            self.staging = self.ctx.device.create_buffer(size=off, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        self._staging_size = off
+        self.staging = self._new_staging() if off else None
+
+    def _new_staging(self):
+        import wgpu
+
+        return self.ctx.device.create_buffer(size=self._staging_size,
+                                             usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+
+    def _settle_staging(self) -> None:
+        """Leave the staging buffer unmapped. A run interrupted (Ctrl-C) while it was mapped, or
+        while its map was pending, would otherwise make the next run copy into a mapped buffer,
+        which wgpu-native answers by aborting the process. A pending map cannot be undone, and an
+        unmap interrupted half-way leaves wgpu-py's idea of the state wrong, so such a buffer is
+        replaced (the new one first, so an interruption here still leaves a usable one)."""
+        st = self.staging
+        if st is None or st.map_state == "unmapped":
+            return
+        if st.map_state == "mapped":
+            try:
+                st.unmap()
+                return
+            except Exception:  # wgpu-native had unmapped it already
+                pass
+        self.staging = self._new_staging()
+        st.destroy()
 
     # --- allocation
     def _new(self, nbytes, label):
@@ -391,6 +412,7 @@ class _Runner:
         import wgpu
 
         dev = self.ctx.device
+        self._settle_staging()
         for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
             self._upload(ref, arr, dtype)
         for op, ref, dtype in self.variables:
@@ -411,11 +433,11 @@ class _Runner:
         dev.queue.submit([enc.finish()])
         arrays = []
         if self.staging is not None:
-            self.staging.map_sync(wgpu.MapMode.READ)
             try:
+                self.staging.map_sync(wgpu.MapMode.READ)
                 data = self.staging.read_mapped(copy=True)
             finally:
-                self.staging.unmap()
+                self._settle_staging()
             for ref, off, shape, dtype in self.reads:
                 arrays.append(from_device(data, off, shape, dtype))
         results = arrays[: len(self.plan.targets)]

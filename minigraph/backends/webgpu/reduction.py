@@ -1,16 +1,28 @@
-"""Reduction kernels (sum, maximum, minimum, mean), softmax and softmax cross entropy.
+"""Reduction kernels (sum, maximum, minimum and their NaN-propagating forms, mean), softmax and
+softmax cross entropy.
 
-Short reductions run one thread per output; long ones (>= 256 elements) one workgroup per
-output with a tree in workgroup memory. Float maximum/minimum propagate NaN as NumPy does;
-float16 accumulates in f32; bool sums count in i32 (MPSGraph casts bool to int32).
+No kernel loop runs longer than a fixed bound, whatever the size (Mesa's llvmpipe silently stops
+a shader loop after 65,535 iterations). Short reductions (< 256 elements) run one thread per
+output; long ones a workgroup per chunk of 256 * ``_PER`` elements (each thread combines at most
+``_PER`` in order, then a tree in workgroup memory), and with more than one chunk per output the
+partial results are reduced again by the same kernels: a pairwise-like order, so long float sums
+stay accurate. Rows of softmax longer than ``_ROW_MAX`` go through the same bounded passes.
+
+``reduction_maximum``/``minimum`` skip NaN (MPSGraph's reductionMaximum; a slice of only NaN, or
+an empty one, gives the seed -inf/+inf); the ``_propagate_nan`` forms give NaN for a slice holding
+one. float16 accumulates in f32; bool sums count in i32 (MPSGraph casts bool to int32).
 """
 from __future__ import annotations
 
-from ...errors import ExecutionError
 from ...ops._util import normalize_axes
 from ...types import num_elements
 from .registry import webgpu_kernel
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
+
+_PER = 64  # elements one thread of the chunked reduction combines in order
+_CHUNK = 256 * _PER  # elements per workgroup of the chunked reduction
+_ROW_PER = 256  # elements one lane of a softmax row (or of a long row's chunk) takes
+_ROW_MAX = 256 * _ROW_PER  # longer softmax rows take the multi-pass path
 
 _MAX_I32, _MIN_I32 = "bitcast<i32>(0x7fffffffu)", "bitcast<i32>(0x80000000u)"
 _INIT = {
@@ -20,50 +32,83 @@ _INIT = {
 }
 _COMBINE = {
     ("sum", "f32"): "a + b", ("sum", "i32"): "a + b", ("sum", "u32"): "a + b",
-    ("max", "f32"): "mg_max(a, b)", ("max", "i32"): "max(a, b)", ("max", "u32"): "max(a, b)",
-    ("min", "f32"): "mg_min(a, b)", ("min", "i32"): "min(a, b)", ("min", "u32"): "min(a, b)",
+    ("max", "f32"): "mg_fmax(a, b)", ("max", "i32"): "max(a, b)", ("max", "u32"): "max(a, b)",
+    ("min", "f32"): "mg_fmin(a, b)", ("min", "i32"): "min(a, b)", ("min", "u32"): "min(a, b)",
+    ("maxp", "f32"): "mg_max(a, b)", ("minp", "f32"): "mg_min(a, b)",
 }
-_KIND = {"reduction_sum": "sum", "reduction_maximum": "max", "reduction_minimum": "min", "mean": "sum"}
+_DIVIDE = {"f32": "a / f32(div)", "i32": "a / i32(div)", "u32": "a / div"}  # integer: truncated
+PARTIAL_DTYPE = {"f32": "float32", "i32": "int32", "u32": "uint32"}
+_KIND = {"reduction_sum": "sum", "reduction_maximum": "max", "reduction_minimum": "min",
+         "reduction_maximum_propagate_nan": "maxp", "reduction_minimum_propagate_nan": "minp", "mean": "sum"}
 
 
-def reduce_dispatch(kb, src, dst, in_dtype: str, out_dtype: str, kind: str, kept, reduced, mean=False):
-    """Record ``dst[o] = reduce_{j} src[base(o) + off(j)]``; ``kept``/``reduced``: (shape, strides)."""
+def _combine(kind: str, acc: str) -> str:
+    return _COMBINE.get((kind, acc)) or _COMBINE[(kind[:3], acc)]  # integers have no NaN to propagate
+
+
+def reduce_dispatch(kb, src, dst, in_dtype: str, out_dtype: str, kind: str, kept, reduced, mean=False,
+                    divisor=None):
+    """Record ``dst[o] = reduce_{j} src[base(o) + off(j)]``; ``kept``/``reduced``: (shape, strides).
+
+    ``kind``: "sum", "max"/"min" (NaN skipped), "maxp"/"minp" (NaN propagated). A mean divides by
+    ``divisor`` (the reduced count). Reductions longer than one chunk first write one partial
+    result per chunk to scratch memory, then reduce those.
+    """
+    n_out = num_elements(kept[0])
+    count = num_elements(reduced[0])
+    divisor = count if divisor is None else divisor
+    acc = COMPUTE[out_dtype]
+    chunks = -(-count // _CHUNK) if count >= 256 else 1
+    if chunks > 1:
+        part_dtype = PARTIAL_DTYPE[acc]
+        part = kb.scratch(4 * n_out * chunks)
+        _record(kb, src, part, in_dtype, part_dtype, kind, kept, reduced, chunks, "a", 0)
+        reduce_dispatch(kb, part, dst, part_dtype, out_dtype, kind, ((n_out,), (chunks,)), ((chunks,), (1,)),
+                        mean, divisor)
+        return
+    fin = _DIVIDE[acc] if mean else "a"
+    if out_dtype == "float16":
+        fin = f"f16({fin})"
+    _record(kb, src, dst, in_dtype, out_dtype, kind, kept, reduced, chunks, fin, divisor)
+
+
+def _record(kb, src, dst, in_dtype, out_dtype, kind, kept, reduced, chunks, fin, divisor):
     n_out = num_elements(kept[0])
     count = num_elements(reduced[0])
     acc = COMPUTE[out_dtype]
     kshape, (kst,) = collapse(*kept)
     rshape, (rst,) = collapse(*reduced)
-    params = [n_out, count]
+    params = [n_out, count, chunks, divisor]
     for k in reversed(range(len(kshape))):
         params += [kshape[k], kst[k]]
     for k in reversed(range(len(rshape))):
         params += [rshape[k], rst[k]]
     load = "f32" if in_dtype == "float16" else ("i32" if acc == "i32" and in_dtype == "bool" else "")
-    fin = "a / f32(count)" if mean else "a"
-    if out_dtype == "float16":
-        fin = f"f16({fin})"
     common = render("reduce_common", PARAMS=params_decl(len(params)), TIN=STORAGE[in_dtype],
                     TOUT=STORAGE[out_dtype], KR=len(kshape), RR=len(rshape), ACC=acc,
-                    COMBINE=_COMBINE[(kind, acc)], FINISH=fin)
+                    COMBINE=_combine(kind, acc), FINISH=fin)
     common = common.replace("enable f16;\n", "")
-    wide = count >= 256
-    src_code = render("reduce_wg" if wide else "reduce_rows", COMMON=common, ACC=acc, INIT=_INIT[(kind, acc)],
-                      LOAD=load)
-    groups = n_out if wide else -(-n_out // 256)
+    init = _INIT[(kind[:3], acc)]
+    if count >= 256:
+        src_code = render("reduce_wg", COMMON=common, ACC=acc, INIT=init, LOAD=load, PER=_PER)
+        groups = n_out * chunks
+    else:
+        src_code = render("reduce_rows", COMMON=common, ACC=acc, INIT=init, LOAD=load)
+        groups = -(-n_out // 256)
     kb.dispatch(src_code, [("u", params), ("ro", src), ("rw", dst)], groups)
 
 
-@webgpu_kernel("reduction_sum", "reduction_maximum", "reduction_minimum", "mean")
+@webgpu_kernel("reduction_sum", "reduction_maximum", "reduction_minimum", "reduction_maximum_propagate_nan",
+               "reduction_minimum_propagate_nan", "mean")
 def _reduce(step, kb):
+    """An empty slice gives the seed: 0 for a sum, -inf/+inf (or the integer extremes) for a
+    maximum/minimum, NaN for a float mean (0 / 0) and 0 for an integer one."""
     t = step.op.type
     x, out = step.in_types[0], step.out_types[0]
     axes = normalize_axes(step.attrs["axes"], len(x.shape))
     st = contiguous_strides(x.shape)
     kept = (tuple(d for i, d in enumerate(x.shape) if i not in axes), tuple(s for i, s in enumerate(st) if i not in axes))
     red = (tuple(x.shape[i] for i in axes), tuple(st[i] for i in axes))
-    if num_elements(red[0]) == 0 and t in ("reduction_maximum", "reduction_minimum") and num_elements(out.shape):
-        raise ExecutionError(f"{kb.label}: {t} over axes {list(axes)} of shape {x.shape} reduces zero elements, "
-                             "and the maximum/minimum of nothing is undefined (as in NumPy)")
     reduce_dispatch(kb, kb.input(0), kb.output(), x.dtype.name, out.dtype.name, _KIND[t], kept, red, mean=(t == "mean"))
 
 
@@ -85,16 +130,46 @@ def _rows_common(params, lanes):
     return render("rows_common", PARAMS=params_decl(len(params)), LANES=lanes)
 
 
+def _row_axes(rows, L, inner):
+    """(kept, reduced) of the rows of an (outer, L, inner) tensor, for ``reduce_dispatch``."""
+    return ((rows // max(inner, 1), inner), (L * inner, 1)), ((L,), (inner,))
+
+
+def _long_rows(kb, x, dt, rows, L, inner):
+    """The maximum ``m`` and the sum ``s`` of exp(x - m) of every row, in bounded passes:
+    returns (m, s, chunks, partial kernel source, params)."""
+    kept, red = _row_axes(rows, L, inner)
+    m, s = kb.scratch(4 * rows), kb.scratch(4 * rows)
+    reduce_dispatch(kb, x, m, dt, "float32", "maxp", kept, red)
+    chunks = -(-L // _ROW_MAX)
+    params = [rows, L, inner, chunks]
+    part = kb.scratch(4 * rows * chunks)
+    src = render("softmax_partial", PARAMS=params_decl(len(params)), T=STORAGE[dt], PER=_ROW_PER,
+                 LABELS="", PART=4, TERM="mg_exp(xv - mr)")
+    kb.dispatch(src, [("u", params), ("ro", x), ("ro", m), ("ro", s), ("rw", part)], rows * chunks)
+    reduce_dispatch(kb, part, s, "float32", "float32", "sum", ((rows,), (chunks,)), ((chunks,), (1,)))
+    return m, s, chunks, params
+
+
 @webgpu_kernel("softmax")
 def _softmax(step, kb):
     x = step.in_types[0]
+    dt = x.dtype.name
     axis = normalize_axes(step.attrs["axis"], len(x.shape))[0]
     rows, L, inner = _rows(x.shape, axis)
     if rows == 0 or L == 0:
         return
+    if L > _ROW_MAX:
+        m, s, _, _ = _long_rows(kb, kb.input(0), dt, rows, L, inner)
+        n = rows * L
+        params = [n, L, inner]
+        src = render("softmax_write", PARAMS=params_decl(len(params)), T=STORAGE[dt])
+        kb.dispatch(src, [("u", params), ("ro", kb.input(0)), ("ro", m), ("ro", s), ("rw", kb.output())],
+                    -(-n // 256))
+        return
     lanes = _lanes(L)
     params = [rows, L, inner]
-    src = render("softmax", COMMON=_rows_common(params, lanes), T=STORAGE[x.dtype.name])
+    src = render("softmax", COMMON=_rows_common(params, lanes), T=STORAGE[dt])
     kb.dispatch(src, [("u", params), ("ro", kb.input(0)), ("rw", kb.output())], -(-rows * lanes // 256))
 
 
@@ -105,16 +180,31 @@ def _softmax_cross_entropy(step, kb):
     axis = normalize_axes(step.attrs["axis"], len(x.shape))[0]
     red = step.attrs["reduction"]
     rows, L, inner = _rows(x.shape, axis)
-    lanes = _lanes(L)
-    params = [rows, L, inner]
     if red == "none":
         dst, tout = kb.output(), dt
     else:
         dst, tout = kb.scratch(4 * max(rows, 1)), "float32"
-    src = render("softmax_cross_entropy", COMMON=_rows_common(params, lanes), T=STORAGE[dt], TOUT=STORAGE[tout])
-    if rows:
+    if rows and L > _ROW_MAX:
+        _long_cross_entropy(kb, dt, tout, dst, rows, L, inner)
+    elif rows:
+        lanes = _lanes(L)
+        params = [rows, L, inner]
+        src = render("softmax_cross_entropy", COMMON=_rows_common(params, lanes), T=STORAGE[dt], TOUT=STORAGE[tout])
         kb.dispatch(src, [("u", params), ("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", dst)],
                     -(-rows * lanes // 256))
     if red != "none":
         reduce_dispatch(kb, dst, kb.output(), "float32", out.dtype.name, "sum", ((), ()), ((rows,), (1,)),
                         mean=(red == "mean"))
+
+
+def _long_cross_entropy(kb, dt, tout, dst, rows, L, inner):
+    """loss[row] = -sum(labels * (x - m - log(s))) of rows longer than ``_ROW_MAX``, chunk by chunk."""
+    x, labels = kb.input(0), kb.input(1)
+    m, s, chunks, params = _long_rows(kb, x, dt, rows, L, inner)
+    part = kb.scratch(4 * rows * chunks)
+    decl = f"@group(0) @binding(4) var<storage, read> labels: array<{STORAGE[dt]}>;"
+    src = render("softmax_partial", PARAMS=params_decl(len(params)), T=STORAGE[dt], PER=_ROW_PER,
+                 LABELS=decl, PART=5, TERM="-(f32(labels[k]) * (xv - mr - mg_log(s[row])))")
+    kb.dispatch(src, [("u", params), ("ro", x), ("ro", m), ("ro", s), ("ro", labels), ("rw", part)],
+                rows * chunks)
+    reduce_dispatch(kb, part, dst, "float32", tout, "sum", ((rows,), (chunks,)), ((chunks,), (1,)))
