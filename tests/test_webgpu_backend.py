@@ -231,15 +231,15 @@ def test_sum_of_2_to_the_24_ones_is_exact(gpu):
 
 
 def test_long_float_sums_are_pairwise(gpu):
-    """10^7 x float32(0.1): a sequential float32 sum drifts to about 1,000,374; the exact value is
-    1,000,000.0149 and NumPy's pairwise sum gives 1,000,000.06 (float32 ulps are 0.0625 there)."""
+    """10^7 x float32(0.1): a sequential float32 sum drifts to 1,000,374; the exact value is
+    1,000,000.0149 and NumPy's pairwise sum gives 1,000,000.125 (float32 ulps are 0.0625 there)."""
     n = 10 ** 7
     g = mg.Graph()
     x = g.placeholder([n], name="x")
     s, m = g.reduction_sum(x, axes=None), g.mean(x, axes=None)
     r = g.run({x: np.full(n, 0.1, np.float32)}, [s, m], backend="webgpu")
     exact = float(np.float32(0.1)) * n
-    assert abs(float(r[s][0]) - exact) <= 0.125
+    assert abs(float(r[s][0]) - exact) <= 0.25
     assert abs(float(r[m][0]) - exact / n) <= 2e-8
 
 
