@@ -31,6 +31,17 @@ def run(backend, op, *arrays):
         raise
 
 
+_FLUSHES: dict = {}
+
+
+def flushes_subnormals(backend):
+    """Whether the backend's arithmetic flushes subnormal results to zero (GPUs may; lavapipe and
+    NumPy do not): e^-100 is 3.7e-44 exactly computed, 0 flushed."""
+    if backend not in _FLUSHES:
+        _FLUSHES[backend] = bool(run(backend, "exponent", np.array([-100.0], F32))[0] == 0)
+    return _FLUSHES[backend]
+
+
 def every_magnitude(rng, n, dtype=F32, positive=False):
     """n finite values, uniform over the bit patterns: every exponent equally often."""
     bits = np.dtype(dtype).itemsize * 8
@@ -48,10 +59,14 @@ def ulp_error(got, ref, dtype):
     return np.abs(got.astype(np.float64) - ref) / np.exp2(e - fi.nmant)
 
 
-def assert_ulps(x, got, ref, bound, what):
+def assert_ulps(x, got, ref, bound, what, backend=None):
     """Within ``bound`` ulps of ``ref`` where ``ref`` rounds to a finite value; the same NaN, ±inf
-    and signed zero where it does not or is zero."""
+    and signed zero where it does not or is zero. On a backend that flushes subnormal results, a
+    zero of the right sign is accepted for a subnormal ``ref``."""
     dtype = got.dtype
+    if backend is not None and flushes_subnormals(backend):
+        keep = ~((np.abs(ref) < float(np.finfo(dtype).tiny)) & (got == 0) & (np.signbit(got) == np.signbit(ref)))
+        x, got, ref = x[keep], got[keep], ref[keep]
     with np.errstate(over="ignore"):
         want = ref.astype(dtype)
     exact = ~np.isfinite(want) | (want == 0)
@@ -79,7 +94,7 @@ def test_sigmoid_every_magnitude_and_edges(backend, rng, dtype, bound):
         x = np.concatenate([x, every_magnitude(rng, 20000, dtype), np.array(EDGES, F32).astype(dtype)])
     got = run(backend, "sigmoid", x)
     assert got.dtype == dtype
-    assert_ulps(x, got, sigmoid64(x), bound, f"sigmoid {np.dtype(dtype).name} on {backend}")
+    assert_ulps(x, got, sigmoid64(x), bound, f"sigmoid {np.dtype(dtype).name} on {backend}", backend)
     edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype)
     np.testing.assert_array_equal(run(backend, "sigmoid", edges), np.array([0.5, 0.5, 1.0, 0.0, np.nan], dtype))
 
@@ -163,7 +178,7 @@ def test_exponent_every_magnitude(backend, rng):
                         np.array(EDGES, F32)])
     with np.errstate(over="ignore", invalid="ignore"):
         ref = np.exp(x.astype(np.float64))
-    assert_ulps(x, run(backend, "exponent", x), ref, 3.0, f"exponent on {backend}")
+    assert_ulps(x, run(backend, "exponent", x), ref, 3.0, f"exponent on {backend}", backend)
 
 
 def test_logarithm_every_magnitude_and_subnormals(backend, rng):
@@ -190,7 +205,7 @@ def test_power_special_values(backend):
     got = run(backend, "power", a, b)
     with np.errstate(all="ignore"):
         ref = np.power(a.astype(np.float64), b.astype(np.float64))
-    assert_ulps(a, got, ref, 200.0, f"power on {backend}")
+    assert_ulps(a, got, ref, 200.0, f"power on {backend}", backend)
     # the cases named by IEEE 754's pow
     cases = {(-np.inf, 2.5): np.inf, (-np.inf, -2.5): 0.0, (-np.inf, 3.0): -np.inf, (-np.inf, -3.0): -0.0,
              (-0.0, -1.0): -np.inf, (-0.0, -3.0): -np.inf, (-0.0, -2.0): np.inf, (-0.0, 3.0): -0.0,
@@ -220,4 +235,4 @@ def test_power_every_magnitude(backend, rng):
     a = a[(a != 0) & (a != 1)]
     b = (rng.uniform(-80, 80, a.size) / np.log(a.astype(np.float64))).astype(F32)
     ref = np.power(a.astype(np.float64), b.astype(np.float64))
-    assert_ulps(a, run(backend, "power", a, b), ref, 200.0, f"power on {backend}")
+    assert_ulps(a, run(backend, "power", a, b), ref, 200.0, f"power on {backend}", backend)

@@ -273,6 +273,7 @@ fn mg_sqrt(x: f32) -> f32 {
 // Signs and zeros are read from the bits, so a subnormal base is not taken for zero.
 fn mg_pow(a: f32, b: f32) -> f32 {
   if (b == 0.0 || a == 1.0) { return 1.0; }
+  if (b == 1.0) { return a; }  // exactly, a subnormal too where the GPU flushes arithmetic
   if (mg_isnan(a) || mg_isnan(b)) { return mg_nan(); }
   let ua = bitcast<u32>(a);
   let aa = bitcast<f32>(ua & 0x7fffffffu);
