@@ -19,7 +19,7 @@ from ...types import num_elements
 from .registry import webgpu_kernel
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
 
-_PER = 64  # elements one thread of the chunked reduction combines in order
+_PER = 64  # elements one thread of the chunked reduction combines (in groups of 8)
 _CHUNK = 256 * _PER  # elements per workgroup of the chunked reduction
 _ROW_PER = 256  # elements one lane of a softmax row (or of a long row's chunk) takes
 _ROW_MAX = 256 * _ROW_PER  # longer softmax rows take the multi-pass path

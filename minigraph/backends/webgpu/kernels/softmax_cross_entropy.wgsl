@@ -1,4 +1,5 @@
 // loss[row] = -sum(labels * (x - m - log(sum(exp(x - m))))), m = max(x), along the row
+// Rows of at most 65,536 (a lane takes at most 256 steps per loop); longer ones take softmax_partial.
 {{COMMON}}
 @group(0) @binding(1) var<storage, read> x: array<{{T}}>;
 @group(0) @binding(2) var<storage, read> labels: array<{{T}}>;
