@@ -291,10 +291,14 @@ def test_chunked_reductions_match_float64(gpu, rng, small_chunks, axes):
     x[1, :, 0] = np.nan  # a whole slice of NaN along axis 1
     big = rng.uniform(0, 1, 600_000).astype(np.float32)  # 293 partials: a second chunked pass
     ints = rng.integers(-2 ** 31, 2 ** 31, (3, 2500, 7)).astype(np.int32)
+    uints = rng.integers(0, 2 ** 32, (3, 2500, 7)).astype(np.uint32)
+    wrapped = _np_reduce(ints.astype(np.int64), np.sum, axes).astype(np.int32).astype(np.int64)
+    count = x.size // wrapped.size
     g = mg.Graph()
     xp = g.placeholder(list(x.shape), name="x")
     bp = g.placeholder([600_000], name="big")
     ip = g.placeholder(list(x.shape), mg.int32, name="ints")
+    up = g.placeholder(list(x.shape), mg.uint32, name="uints")
     clean = g.select(g.not_equal(xp, xp), 0.5, xp)
     cases = {
         g.reduction_sum(clean, axes=axes): _np_reduce(np.where(np.isnan(x), 0.5, x).astype(np.float64), np.sum, axes),
@@ -304,11 +308,14 @@ def test_chunked_reductions_match_float64(gpu, rng, small_chunks, axes):
         g.reduction_maximum_propagate_nan(xp, axes=axes): _np_reduce(x, np.maximum.reduce, axes, -np.inf),
         g.reduction_minimum_propagate_nan(xp, axes=axes): _np_reduce(x, np.minimum.reduce, axes, np.inf),
         g.reduction_sum(bp, axes=[0]): np.sum(big.astype(np.float64), keepdims=True),
-        g.reduction_sum(ip, axes=axes): _np_reduce(ints.astype(np.int64), np.sum, axes).astype(np.int32),  # wraps
+        g.reduction_sum(ip, axes=axes): wrapped.astype(np.int32),  # wraps, as NumPy's int32 sum
+        g.mean(ip, axes=axes): (np.sign(wrapped) * (np.abs(wrapped) // count)).astype(np.int32),  # truncated
         g.reduction_maximum(ip, axes=axes): _np_reduce(ints, np.max, axes),
+        g.reduction_sum(up, axes=axes): _np_reduce(uints.astype(np.uint64), np.sum, axes).astype(np.uint32),
+        g.reduction_minimum(up, axes=axes): _np_reduce(uints, np.min, axes),
         g.reduction_sum(g.greater_than(xp, 0.0), axes=axes): _np_reduce(x > 0, np.sum, axes),
     }
-    got = g.run({xp: x, bp: big, ip: ints}, list(cases), backend="webgpu")
+    got = g.run({xp: x, bp: big, ip: ints, up: uints}, list(cases), backend="webgpu")
     for t, want in cases.items():
         if want.dtype.kind == "f":
             np.testing.assert_allclose(got[t], want, rtol=2e-6, atol=1e-4, err_msg=t.name)  # sums cancel
