@@ -15,10 +15,11 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .coerce import exact_array, is_array
 from .errors import AmbiguousNameError, GraphMismatchError, MiniGraphError, NameLookupError, TargetError
-from .ir import OPS, Operation, Tensor
+from .ir import OPS, OpDef, Operation, Tensor
 from .op_builders import OpBuilders
-from .types import DataType, ShapedType, as_dtype
+from .types import DataType, ShapedType
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -254,12 +255,14 @@ class GraphBuilder(OpBuilders):
                   dtype: Optional[DataType] = None) -> Tensor:
         """A tensor of this graph for an op's operand: tensors pass through, numbers and arrays become constants.
 
-        Python scalars take the dtype of ``like`` (the other operand), as MPSGraph users cast.
+        A scalar (a Python number, a NumPy scalar or a 0-d array) takes the dtype of ``like`` (the
+        other operand), as MPSGraph users cast, and must keep its value in it: ``x_int8 + 300``,
+        ``x_int8 + np.int64(300)``, ``x_bool == 2`` and ``x_float16 + 70000`` are refused.
 
         Args:
             value: A tensor of this graph, a number, a nested list or an array.
             label: The op being built, for messages.
-            like: The other operand, whose dtype a Python scalar takes.
+            like: The other operand, whose dtype a scalar takes.
             dtype: The constant's dtype (overrides ``like``).
         """
         if isinstance(value, Tensor):
@@ -267,14 +270,11 @@ class GraphBuilder(OpBuilders):
             return value
         if isinstance(value, Operation):
             raise TargetError(f"{label}: expected a tensor, got operation {value.name!r}")
-        if dtype is None:
-            if like is not None and np.ndim(value) == 0:
-                dtype = like.dtype
-            elif isinstance(value, (np.ndarray, np.generic)):
-                dtype = as_dtype(value.dtype)
-            else:
-                dtype = like.dtype if like is not None else None
         try:
+            if dtype is None and like is not None and np.ndim(value) == 0:
+                value, dtype = exact_array(value, like.dtype), like.dtype
+            elif dtype is None and like is not None and not (is_array(value) or isinstance(value, np.generic)):
+                dtype = like.dtype  # a list takes the other operand's dtype; arrays keep their own
             return self.constant(value, dtype=dtype)
         except MiniGraphError as e:  # e.g. x + 300 with an int8 x: name the op being built
             raise type(e)(f"{label}: operand {value!r:.60} cannot be made a tensor: {e}") from None
@@ -310,6 +310,7 @@ class GraphBuilder(OpBuilders):
         if name is not None and not isinstance(name, str):
             raise NameLookupError(f"{type}: name must be a string or None, got {name!r}")
         label = op_label(type, name or type)
+        inputs, attrs = _checked_signature(opdef, inputs, attrs, label)
         for t in inputs:
             if not isinstance(t, Tensor):
                 raise TargetError(f"{label}: inputs must be tensors, got {t!r}")
@@ -324,8 +325,8 @@ class GraphBuilder(OpBuilders):
             raise type_of(e)(f"{label}: {e}") from None
         rebuilding = control_dependencies is not None
         base = (name or type) if rebuilding else self._scoped(name or type)
-        if user_name is None and name is not None and not rebuilding:
-            user_name = base
+        if user_name is None and name is not None and not rebuilding and not self._stack("gradient"):
+            user_name = base  # autodiff's own names ("accumulate", "seed") are not the user's
         deps = tuple(control_dependencies or ()) if rebuilding else \
             tuple(o for group in self._stack("control") for o in group)
         with self._build_lock:
@@ -374,3 +375,25 @@ class GraphBuilder(OpBuilders):
 
 def type_of(e: MiniGraphError) -> type:
     return type(e)
+
+
+def _checked_signature(opdef: OpDef, inputs: Any, attrs: Any, label: str) -> tuple:
+    """(inputs as a list, attrs as a dict) if they fit the declaration: one tensor per declared
+    input (at least one for a list of tensors) and only declared attribute names. A kernel bound
+    by arity would take an extra input as its ``out=`` and write into it."""
+    if isinstance(inputs, (str, bytes, Tensor)) or not isinstance(inputs, Sequence):
+        raise TargetError(f"{label}: inputs must be a list of tensors, got {type(inputs).__name__}")
+    inputs = list(inputs)
+    want = len(opdef.inputs)
+    if (len(inputs) < 1) if opdef.variadic else (len(inputs) != want):
+        expected = "one or more tensors" if opdef.variadic else \
+            f"{want} input{'s' if want != 1 else ''} ({', '.join(opdef.inputs) or 'none'})"
+        raise TargetError(f"{label}: takes {expected}, got {len(inputs)}")
+    if not isinstance(attrs, Mapping):
+        raise TargetError(f"{label}: attributes must be a dict, got {type(attrs).__name__}")
+    unknown = [k for k in attrs if k not in opdef.attr_names]
+    if unknown:
+        raise TargetError(f"{label}: unknown attribute{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(repr(k) for k in unknown)}; {opdef.type} takes "
+                          f"{', '.join(repr(k) for k in opdef.attr_names) or 'no attributes'}")
+    return inputs, dict(attrs)

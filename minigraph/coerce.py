@@ -1,7 +1,19 @@
-"""Turning user values (numbers, lists, arrays) into arrays: constants, variables and feeds."""
+"""Turning user values (numbers, lists, arrays) into arrays: constants, variables and feeds.
+
+Two kinds of value, one rule each:
+
+- Python numbers, nested lists and NumPy scalars *take* a dtype (the one asked for, or a
+  default), and the conversion must be exact: 300 as int8, 0.5 as int32, 2 as bool or 70000 as
+  float16 (inf) is refused, whether it came as ``300`` or ``np.int64(300)``.
+- Arrays (NumPy arrays and array-likes: torch tensors, memoryviews, anything ``np.asarray``
+  reads through ``__array__`` or the buffer protocol) *keep* their own dtype: a feed must match
+  its placeholder, and a constant or variable is a copy (``dtype=`` given to ``g.constant`` is an
+  explicit cast). Subclasses are dropped (an ``np.matrix`` is its data); a masked array with
+  masked elements is refused, since every backend would read the values under the mask.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -11,32 +23,87 @@ from .types import as_dtype
 
 KNOWN_DTYPES = {np.dtype(n) for n in ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
                                 "uint8", "uint16", "uint32", "uint64", "bool")}
+_PYTHON_VALUES = (bool, int, float, complex, str, bytes, list, tuple, range)
+
+
+def is_array(value: Any) -> bool:
+    """Whether ``value`` keeps its own dtype: an ndarray or an array-like, not a number or a list."""
+    if isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, (np.generic, *_PYTHON_VALUES)) or value is None:
+        return False
+    return True  # torch tensors, memoryviews, array interfaces: read as np.asarray reads them
+
+
+def plain_array(value: Any, what: str) -> Any:
+    """``value`` without an ndarray subclass (a view, nothing copied); other values unchanged.
+
+    A masked array with masked elements is refused: a backend would compute with the hidden values.
+    """
+    if not isinstance(value, np.ndarray) or type(value) is np.ndarray:
+        return value
+    if isinstance(value, np.ma.MaskedArray):
+        if np.ma.count_masked(value):
+            raise DTypeError(f"{what}: a masked array with {np.ma.count_masked(value)} masked element(s); "
+                             "minigraph has no masks: give value.filled(fill_value), or a plain array")
+        return np.ma.getdata(value)
+    return value.view(np.ndarray)
 
 
 def frozen_array(value: Any, dtype: Any) -> np.ndarray:
     """A read-only native-order copy of ``value`` (the value of a constant or a variable).
 
-    Python floats give float32 and ints int32, as in MPSGraph; None, strings and inexact
-    conversions to integer dtypes are refused.
+    Without ``dtype``, Python floats give float32 and ints int32, as in MPSGraph; NumPy scalars,
+    arrays and array-likes keep their dtype. None, strings and conversions of Python numbers or
+    NumPy scalars that are not exact (see the module docstring) are refused.
     """
+    value = plain_array(value, type(value).__name__)
     npd = None if dtype is None else as_dtype(dtype).np_dtype  # an unknown dtype keeps its own error
     if npd is not None:
         non_numbers(value)  # np.array(None, float32) is NaN and np.array("2", float32) is 2.0: refuse
+    elif not is_array(value) and not isinstance(value, np.generic):
+        npd = _python_default(value)
     try:
-        arr = np.array(value, dtype=npd, copy=True)
+        if is_array(value) and not isinstance(value, np.ndarray):
+            value = plain_array(np.asarray(value), type(value).__name__)  # a torch tensor's __array__ takes no copy=
+        with np.errstate(all="ignore"):  # what a cast changed is checked below, not warned about
+            arr = np.array(value, dtype=npd, copy=True)
     except (TypeError, ValueError, OverflowError) as e:  # OverflowError: 300 as int8
-        raise DTypeError(f"cannot make an array of {dtype!r} from {type(value).__name__} {value!r:.80}: {e}") from None
-    if dtype is None:
-        if arr.dtype == np.float64 and not isinstance(value, np.ndarray):
-            arr = arr.astype(np.float32)  # Python floats default to float32, as in MPSGraph
-        elif arr.dtype == np.int64 and not isinstance(value, (np.ndarray, np.generic)):
-            arr = arr.astype(np.int32)
+        what = repr(dtype) if dtype is not None else npd.name if npd is not None else "numbers"
+        raise DTypeError(f"cannot make an array of {what} from {type(value).__name__} {value!r:.80}: {e}") from None
     as_dtype(arr.dtype)  # rejects object/str/complex arrays with a clear error
-    if dtype is not None and not isinstance(value, np.ndarray):
+    if not is_array(value):
         inexact_conversion(value, arr)
     if not arr.dtype.isnative:  # keep values in native byte order, so results are too
         arr = arr.astype(arr.dtype.newbyteorder("="))
     arr.setflags(write=False)
+    return arr
+
+
+def _python_default(value: Any) -> Optional[np.dtype]:
+    """float32 for Python floats and int32 for ints (nested lists too), as in MPSGraph; None keeps NumPy's."""
+    non_numbers(value)
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        return None  # the conversion itself reports it
+    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32)}.get(raw.dtype.kind) \
+        if raw.dtype in (np.float64, np.int64) else None
+
+
+def exact_array(value: Any, dtype: Any) -> np.ndarray:
+    """``value`` as an array of ``dtype``, refused unless the conversion is exact, whatever the
+    value is (a number, a NumPy scalar, an array): an operand takes the other operand's dtype
+    this way, which the user did not ask for, so it must not change the value."""
+    npd = as_dtype(dtype).np_dtype
+    non_numbers(value)
+    try:
+        with np.errstate(all="ignore"):
+            arr = np.asarray(plain_array(value, type(value).__name__), dtype=npd)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise DTypeError(f"cannot make an array of {as_dtype(dtype).name} from {type(value).__name__} "
+                         f"{value!r:.80}: {e}") from None
+    inexact_conversion(value, arr)
     return arr
 
 
@@ -56,35 +123,60 @@ def non_numbers(value: Any) -> None:
 
 
 def inexact_conversion(value: Any, arr: np.ndarray) -> None:
-    """Python numbers and lists must convert exactly to an integer or bool dtype: ``x + 0.5`` on an
-    int32 tensor would otherwise add 0 (NumPy arrays are explicit casts and are left alone)."""
-    if arr.dtype.kind not in "iub":
-        return
-    raw = np.asarray(value)
-    if raw.dtype.kind in "fc" and not np.array_equal(arr, raw):
-        raise DTypeError(f"{value!r:.60} is not exactly a {arr.dtype.name} value (it would become "
-                         f"{arr.tolist()!r:.40}); use a whole number, or cast a float tensor explicitly")
+    """Refuse a conversion of ``value`` into ``arr`` that changed a value: to an integer or bool
+    dtype it must be exact (``x + 0.5`` on an int32 tensor would add 0, ``np.int64(300)`` as int8
+    would be 44, 2 as bool would be True); to a float dtype a finite value must stay finite
+    (70000 as float16 would be inf). Rounding to the nearest float is a conversion, not a change."""
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind == "O":
+            raw = raw.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raw = None  # a Python int beyond float64: only a float target can take it, as inf
+    if arr.dtype.kind in "iub":
+        if raw is not None and raw.dtype.kind in "fciub" and not np.array_equal(arr, raw):
+            raise DTypeError(f"{value!r:.60} is not exactly a {arr.dtype.name} value (it would become "
+                             f"{arr.tolist()!r:.40}); use a value the dtype holds, or cast a tensor explicitly")
+    elif arr.dtype.kind == "f":
+        finite = np.ones(arr.shape, bool) if raw is None else (
+            np.isfinite(raw) if raw.dtype.kind in "fiub" else np.zeros(arr.shape, bool))
+        if np.any(finite & np.isinf(arr)):
+            raise DTypeError(f"{value!r:.60} does not fit {arr.dtype.name} (its largest value is "
+                             f"{np.finfo(arr.dtype).max}; it would become inf); use a value in range, "
+                             "or a wider dtype")
 
 
 def coerce_feed(t: Any, v: Any) -> np.ndarray:
     """An ndarray for a feed value; lists and scalars take the placeholder's dtype.
 
-    An ndarray keeps its own dtype (and must match the placeholder): no silent casts. One of
-    non-native byte order is converted to native order (a copy: the same values, the feed intact).
+    An ndarray or array-like keeps its own dtype (and must match the placeholder): no silent
+    casts. One of non-native byte order is converted to native order (a copy: the same values,
+    the feed intact). NumPy scalars keep their dtype too.
     """
+    name = t.name if isinstance(t, Tensor) else repr(t)
     if v is None:  # np.asarray(None, float32) would be NaN
-        raise FeedError(f"feed for {t.name if isinstance(t, Tensor) else t!r}: got None; give an array or a number")
-    if isinstance(v, np.ndarray):
-        if not v.dtype.isnative and v.dtype.newbyteorder("=") in KNOWN_DTYPES:
-            return v.astype(v.dtype.newbyteorder("="))
-        return v
+        raise FeedError(f"feed for {name}: got None; give an array or a number")
     if isinstance(v, np.generic):
         return np.asarray(v)
+    if is_array(v):
+        try:
+            arr = plain_array(v if isinstance(v, np.ndarray) else np.asarray(v), f"feed for {name!r}")
+        except DTypeError as e:
+            raise FeedError(str(e)) from None
+        except Exception as e:  # an array-like that cannot be read (a tensor on a GPU, ...)
+            raise FeedError(f"feed for {name!r}: a {type(v).__name__} cannot be read as an array: "
+                            f"{type(e).__name__}: {e}") from None
+        if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in KNOWN_DTYPES:
+            return arr.astype(arr.dtype.newbyteorder("="))
+        if arr.dtype not in KNOWN_DTYPES and not isinstance(v, np.ndarray):
+            raise FeedError(f"feed for {name!r}: a {type(v).__name__} of dtype {arr.dtype} cannot be fed; "
+                            "give numbers or a numeric array")
+        return arr
     dtype = t.dtype.np_dtype if isinstance(t, Tensor) else None
-    name = t.name if isinstance(t, Tensor) else repr(t)
     try:
         non_numbers(v)  # [None, 1.0] would become [nan, 1.0]
-        arr = np.asarray(v, dtype=dtype)
+        with np.errstate(all="ignore"):
+            arr = np.asarray(v, dtype=dtype)
     except DTypeError as e:
         raise FeedError(f"feed for {name!r}: {e}") from None
     except (TypeError, ValueError, OverflowError) as e:

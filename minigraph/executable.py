@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from .backends import get_backend
 from .coerce import KNOWN_DTYPES, coerce_feed
 from .compiler.plan import build_plan, check_feed_type
-from .errors import ExecutionError, FeedDTypeError, FeedError, MiniGraphError, MissingFeedError
+from .errors import ExecutionError, FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, TargetError
 from .ir import Operation, Tensor
 from .listing import describe_executable
 from .ops.registry import renamed
@@ -21,8 +22,12 @@ class Executable:
     """A compiled graph (MPSGraphExecutable): ``run(inputs)`` returns the targets as a list, in ``target_tensors`` order.
 
     Compiling with dynamic (-1) feed dimensions specialises lazily per concrete feed shape;
-    ``compile_count`` says how many plans were built.
+    ``compile_count`` says how many plans were built. The specialisations are kept in an LRU
+    cache of ``cache_size`` entries (64 by default, as ``g.run``'s cache), so a loop over ever
+    new shapes does not keep every plan (and its device buffers) alive.
     """
+
+    DEFAULT_CACHE_SIZE = 64
 
     def __init__(self, graph, feed_types: Mapping[Tensor, ShapedType], target_tensors: Sequence[Tensor],
                  target_operations: Sequence[Operation], backend: str = "numpy"):
@@ -32,7 +37,8 @@ class Executable:
         self.feed_types = dict(feed_types)
         self.target_tensors = list(target_tensors)
         self.target_operations = list(target_operations)
-        self._specialised: dict = {}
+        self._specialised: OrderedDict = OrderedDict()
+        self._cache_size = self.DEFAULT_CACHE_SIZE
         self._lock = threading.Lock()
         self.compile_count = 0
         self.plan = None
@@ -71,8 +77,24 @@ class Executable:
 
         Returns:
             A list of arrays in ``target_tensors`` order.
+
+        Raises:
+            ExecutionError: a kernel failed, or the backend returned results or assignments that are
+                not what the plan declares (count, shapes, dtypes); no variable changes.
         """
         inputs = renamed("Executable.run", "feeds", "inputs", feeds, inputs)
+        return self._run(inputs, check=True)
+
+    def run_unchecked(self, inputs: Any = None) -> list:
+        """``run``, returning what the backend returns even where it is not what the plan declares
+        (not in MPSGraph): ``compare_backends`` shows such a backend's wrong shapes and dtypes.
+
+        Args:
+            inputs: As for ``run``.
+        """
+        return self._run(inputs, check=False)
+
+    def _run(self, inputs: Any, check: bool) -> list:
         arrays = self._arrays({} if inputs is None else inputs)
         plan, runner = self._specialise(arrays)
         feed_values = []
@@ -84,7 +106,7 @@ class Executable:
                     f"{as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else a.dtype}, but the "
                     f"executable was compiled for {ty}")
             feed_values.append(a)
-        return _execute(self.graph, plan, runner, feed_values)
+        return _execute(self.graph, plan, runner, feed_values, self.backend_name, check)
 
     def _arrays(self, inputs: Any) -> dict:
         """``{placeholder: ndarray}`` from a dict or a list in ``feed_tensors`` order, every feed checked."""
@@ -128,7 +150,33 @@ class Executable:
             if got is None:
                 got = self._prepare(types)
                 self._specialised[key] = got
+                while len(self._specialised) > self._cache_size:
+                    self._specialised.popitem(last=False)
+            else:
+                self._specialised.move_to_end(key)
         return got
+
+    @property
+    def cache_size(self) -> int:
+        """How many specialisations (one per concrete feed shape) a dynamic executable keeps, LRU; not in MPSGraph.
+
+        Assigning it (an int >= 1) evicts at once; an evicted shape compiles again when it comes back.
+        """
+        return self._cache_size
+
+    @cache_size.setter
+    def cache_size(self, size: int) -> None:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise TargetError(f"Executable.cache_size must be an int >= 1, got {size!r}")
+        with self._lock:
+            self._cache_size = int(size)
+            while len(self._specialised) > self._cache_size:
+                self._specialised.popitem(last=False)
+
+    @property
+    def specialisations(self) -> int:
+        """How many specialised plans this executable holds now (at most ``cache_size``)."""
+        return len(self._specialised)
 
     def describe(self) -> str:
         """A listing of the compiled plan: feeds, targets, steps with concrete shapes, frees, pruned ops (not in MPSGraph)."""
@@ -146,20 +194,62 @@ def _order(t):
     return t.operation.index if isinstance(t, Tensor) else 0
 
 
-def _call(runner, plan, feed_values, variables):
-    """The backend's runner; a raw exception from it (a third-party backend, a lost device) becomes
-    an ExecutionError, so only MiniGraphErrors escape a run (nothing is committed either way)."""
+def _call(runner, plan, feed_values, variables, backend: str, check: bool):
+    """The backend's runner, its output checked against the plan; a raw exception from it (a
+    third-party backend, a lost device) becomes an ExecutionError, so only MiniGraphErrors escape
+    a run (nothing is committed either way)."""
     try:
-        return runner(feed_values, variables)
+        out = runner(feed_values, variables)
     except MiniGraphError:
         raise
     except Exception as e:
         names = [t.name for t, _ in plan.targets] or ["(target operations only)"]
         raise ExecutionError(f"the backend failed while running the plan for targets {names}: "
                              f"{type(e).__name__}: {e}") from e
+    return _checked(plan, backend, check, out)
 
 
-def _execute(graph, plan, runner, feed_values):
+def _checked(plan, backend: str, check_results: bool, out) -> tuple:
+    """(results, assigned) if they are what the plan declares: one array per target, each of the
+    target's specialised shape and dtype (unless ``run_unchecked``), and assignments only to the
+    variables the plan assigns, of each variable's shape and dtype. A backend that breaks this
+    would commit wrong values."""
+    where = f"backend {backend!r}"
+    try:
+        results, assigned = out
+        results = [np.asarray(r) for r in results]
+    except Exception as e:
+        raise ExecutionError(f"{where} returned {type(out).__name__}, not (results, assigned): {e}") from e
+    if len(results) != len(plan.targets):
+        raise ExecutionError(f"{where} returned {len(results)} result(s) for {len(plan.targets)} target(s) "
+                             f"{[t.name for t, _ in plan.targets]}")
+    for (t, slot), r in zip(plan.targets, results if check_results else ()):
+        _check_value(r, plan.types[slot], f"{where} returned for target {t.name!r} "
+                                          f"({t.operation.type} op {t.operation.name!r})")
+    if not isinstance(assigned, Mapping):
+        raise ExecutionError(f"{where} returned assignments as {type(assigned).__name__}, not a dict "
+                             "{variable op: value}")
+    allowed = plan.assigned_variables
+    checked = {}
+    for op, v in assigned.items():
+        if op not in allowed:
+            raise ExecutionError(f"{where} assigned {op!r}, which the plan does not assign (it assigns "
+                                 f"{sorted(o.name for o in allowed)})")
+        var = op.outputs[0]
+        checked[op] = _check_value(np.asarray(v), ShapedType(var.shape, var.dtype),
+                                   f"{where} assigned to variable {op.name!r}")
+    return results, checked
+
+
+def _check_value(a: np.ndarray, want: ShapedType, what: str) -> np.ndarray:
+    if a.shape != tuple(want.shape) or a.dtype != want.dtype.np_dtype:
+        got = as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else str(a.dtype)
+        raise ExecutionError(f"{what} {got}{list(a.shape)}, but the plan computes "
+                             f"{want.dtype.name}{list(want.shape)}; nothing was committed")
+    return a
+
+
+def _execute(graph, plan, runner, feed_values, backend: str, check: bool):
     """Run, then commit assignments only if the whole run succeeded; never alias results.
 
     Runs that assign are serialised per graph. The commit builds a new {variable: value} dict and
@@ -169,14 +259,13 @@ def _execute(graph, plan, runner, feed_values):
     store = graph.variables
     if plan.has_assignments:
         with store.lock:  # runs that assign are serialised per graph
-            results, assigned = _call(runner, plan, feed_values, store.values)
+            results, assigned = _call(runner, plan, feed_values, store.values, backend, check)
             store.commit(assigned)
     else:
-        results, assigned = _call(runner, plan, feed_values, store.values)
+        results, assigned = _call(runner, plan, feed_values, store.values, backend, check)
     out = []
     seen = set()
     for (t, _), r in zip(plan.targets, results):
-        r = np.asarray(r)
         if r.base is not None or not r.flags.writeable or id(r) in seen or any(r is f for f in feed_values):
             try:
                 r = r.copy()

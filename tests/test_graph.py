@@ -169,6 +169,61 @@ def test_duplicate_explicit_name_is_ambiguous_on_lookup():
     assert "r_1" in str(ei.value)
 
 
+class _CountingDict(dict):
+    """A name table that counts whole-table walks (a walk per built op makes gradients quadratic)."""
+
+    walks = 0
+
+    def _walk(self):
+        type(self).walks += 1
+
+    def __iter__(self):
+        self._walk()
+        return super().__iter__()
+
+    def items(self):
+        self._walk()
+        return super().items()
+
+    def keys(self):
+        self._walk()
+        return super().keys()
+
+    def values(self):
+        self._walk()
+        return super().values()
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_gradients_cost_does_not_grow_with_user_named_ops(named, monkeypatch):
+    """Gradients of a chain of user-named ops never walk the name tables (an earlier version walked
+    them once per gradient op: 10,000 named ops took minutes); the gradient has as many ops for
+    named and unnamed chains, so its cost is linear in the graph, named or not."""
+    sizes = {}
+    for n in (250, 1000):
+        g = mg.Graph()
+        x = g.placeholder([3], name="x")
+        t = x
+        for i in range(n):
+            t = g.tanh(g.multiplication(t, 1.0, name=f"m{i}" if named else None), name=f"t{i}" if named else None)
+        loss = g.reduction_sum(t, name="loss")
+        for attr in ("_by_name", "_requested", "_user_names"):
+            monkeypatch.setattr(g, attr, _CountingDict(getattr(g, attr)))
+        monkeypatch.setattr(_CountingDict, "walks", 0)
+        before = len(g.operations)
+        (dx,) = g.gradients(loss, [x]).values()
+        assert _CountingDict.walks == 0
+        sizes[n] = len(g.operations) - before
+        feed = np.array([0.3, -0.2, 1.0], np.float32)
+        v, want = feed.astype(np.float64), np.ones(3)
+        for _ in range(n):  # the chain rule in float64: d tanh(v) = 1 - tanh(v)^2
+            v = np.tanh(v)
+            want *= 1 - v ** 2
+        np.testing.assert_allclose(g.run({x: feed}, [dx])[dx], want, rtol=1e-3)
+    assert sizes[1000] <= 4 * sizes[250] + 8
+    assert g.user_name_of(dx.operation) is None  # autodiff's own names are not recorded as the user's
+
+
 # ---------------------------------------------------------------------------------------- dtypes
 ALL_DTYPES = ["float32", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
               "uint64", "bool"]
@@ -211,6 +266,34 @@ def test_dtype_compares_equal_to_its_name_and_numpy_dtype():
     assert x.dtype == mg.float16 and x.dtype == "float16" and x.dtype == np.float16
     assert x.dtype == np.dtype("float16") and x.dtype != mg.float32 and x.dtype != "float32"
     assert np.zeros(2, dtype=mg.int8).dtype == np.int8 and np.dtype(mg.uint16) == np.uint16
+
+
+def test_constant_dtype_one_rule_python_values_default_numpy_values_keep_theirs():
+    """Python numbers and lists default to float32 / int32 (MPSGraph has no float64); NumPy scalars,
+    0-d and n-d arrays and other array-likes keep their own dtype, whatever their rank. A Python
+    value the default dtype cannot hold exactly is refused, not wrapped or turned into inf."""
+    torch = pytest.importorskip("torch")
+    g = mg.Graph()
+    cases = [(1.5, mg.float32), (3, mg.int32), (True, mg.bool), ([1.5, 2], mg.float32), ([[1, 2]], mg.int32),
+             ((0.5,), mg.float32), (np.float64(1.5), mg.float64), (np.array(1.5), mg.float64),
+             (np.array([1.5]), mg.float64), (np.float32(1.5), mg.float32), (np.float16(1.5), mg.float16),
+             (np.int64(3), mg.int64), (np.array(3), mg.int64), (np.int16(3), mg.int16), (np.uint8(3), mg.uint8),
+             (np.bool_(True), mg.bool), (torch.tensor(1.5, dtype=torch.float64), mg.float64),
+             (torch.tensor([1, 2], dtype=torch.int16), mg.int16), (memoryview(np.ones(2, np.float16)), mg.float16)]
+    for value, dtype in cases:
+        c = g.constant(value)
+        assert c.dtype == dtype, (value, c.dtype)
+        np.testing.assert_array_equal(c.operation.attrs["value"], np.asarray(value))
+    assert g.constant(np.float64(1.5)).dtype == g.constant(np.array(1.5)).dtype == mg.float64
+    for value in (2 ** 31, -2 ** 31 - 1, [1, 2 ** 40], 1e39, [0.5, -1e39]):
+        with pytest.raises(mg.DTypeError, match="constant op 'c'"):
+            g.constant(value, name="c")
+    assert g.constant(2 ** 31 - 1).dtype == mg.int32 and g.constant(2 ** 40, dtype=mg.int64).dtype == mg.int64
+    # an explicit dtype casts an array (as NumPy's astype) but takes a number only exactly
+    assert g.constant(np.array([1.7, 300.0]), dtype=mg.float16).dtype == mg.float16
+    for value, dtype in ((np.float64(1.5), mg.int32), (np.int64(300), mg.int8), (70000, mg.float16), (2, mg.bool)):
+        with pytest.raises(mg.DTypeError, match="constant op 'c'"):
+            g.constant(value, dtype=dtype, name="c")
 
 
 # ---------------------------------------------------------------------------------------- variables

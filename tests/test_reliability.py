@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -234,6 +235,156 @@ def test_feeding_a_non_placeholder_and_bad_targets():
         g.compile({x: mg.ShapedType([2, 3], mg.int32)}, [z])
     with pytest.raises(mg.MiniGraphError):
         g.compile({x: "float32"}, [z])
+
+
+def test_an_op_is_made_only_with_its_declared_inputs_and_attributes():
+    """add_op (used by builders, autodiff and the loader) refuses an input count other than the
+    declaration's, and attribute names it does not know: a NumPy ufunc bound by arity would take
+    an extra input as its out= and write the result into it."""
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    y = g.placeholder([3], name="y")
+    bad = [("exponent", [x, y], {}, "takes 1 input .tensor., got 2"),
+           ("addition", [x], {}, r"takes 2 inputs \(primary, secondary\), got 1"),
+           ("select", [x, y], {}, "takes 3 inputs"),
+           ("placeholder", [x], {"shape": (3,), "dtype": mg.float32}, "takes 0 inputs"),
+           ("concat", [], {"dimension": 0}, "one or more tensors, got 0"),
+           ("exponent", [x], {"out": y}, "unknown attribute 'out'; exponent takes no attributes"),
+           ("reshape", [x], {"shape": (3,), "order": "F"}, "unknown attribute 'order'; reshape takes 'shape'"),
+           ("constant", [], {"shape": (), "dtype": mg.float32, "value": np.float32(1), "fill": 2}, "unknown attribute 'fill'"),
+           ("exponent", x, {}, "inputs must be a list of tensors"),
+           ("exponent", [x], [("out", y)], "attributes must be a dict")]
+    for typ, ins, attrs, words in bad:
+        with pytest.raises(mg.MiniGraphError, match=words):
+            g.add_op(typ, ins, attrs, name="crafted")
+    assert [op.name for op in g.operations] == ["x", "y"]  # nothing was added
+    assert g.add_op("concat", [x, y, x], {"dimension": 0}).output.shape == (9,)
+    for op in every_op_graph()[0].operations:  # every declaration knows its builder's attributes
+        assert set(op.attrs) <= set(op.opdef.attr_names), op
+    assert "value" not in mg.ir.OPS["constant"].attrs and "value" in mg.ir.OPS["constant"].attr_names
+
+
+def test_a_crafted_op_cannot_write_into_a_feed(backend, tmp_path):
+    """An exponent op given a second input (by add_op or in a graph file) is refused, so no run
+    can pass a feed to the kernel as its out= argument."""
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    y = g.placeholder([3], name="y")
+    e = g.exponent(x, name="e")
+    path = g.save(tmp_path / "g.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    [entry] = [o for o in doc["ops"] if o["name"] == "e"]
+    entry["inputs"].append(["y", 0])
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    with pytest.raises(mg.SerializationError, match="'e'"):
+        mg.load(path)
+    with pytest.raises(mg.MiniGraphError, match="exponent op 'e2': takes 1 input"):
+        g.add_op("exponent", [x, y], {}, name="e2")
+    xv, yv = np.ones(3, np.float32), np.zeros(3, np.float32)
+    out = g.run({x: xv, y: yv}, [e], backend=backend)[e]
+    np.testing.assert_allclose(out, np.exp(np.ones(3)), rtol=1e-6)
+    np.testing.assert_array_equal(yv, np.zeros(3))
+
+
+_SCALARS_REFUSED = [  # (operand dtype, scalar, builder): each conversion would change the value
+    (mg.int8, 300, "addition"), (mg.int8, np.int64(300), "addition"), (mg.int8, np.array(300), "addition"),
+    (mg.int8, np.int16(-129), "subtraction"), (mg.uint8, np.int64(-1), "addition"), (mg.uint8, -1, "addition"),
+    (mg.int32, np.float64(0.5), "multiplication"), (mg.int32, np.float32(np.nan), "addition"),
+    (mg.int32, np.uint64(2 ** 63), "addition"), (mg.bool, 2, "equal"), (mg.bool, np.int64(2), "equal"),
+    (mg.bool, 0.5, "not_equal"), (mg.bool, np.array(-1), "equal"),
+    (mg.float16, 70000, "addition"), (mg.float16, np.float64(1e5), "addition"), (mg.float16, np.int64(65520), "maximum"),
+    (mg.float32, 1e39, "addition"), (mg.float32, np.float64(-1e300), "addition"), (mg.float32, 10 ** 400, "addition"),
+]
+_SCALARS_KEPT = [  # (operand dtype, scalar, its value in that dtype)
+    (mg.int8, np.int64(-128), -128), (mg.int8, np.array(127), 127), (mg.uint8, np.uint64(255), 255),
+    (mg.int32, np.float64(3.0), 3), (mg.bool, 1, True), (mg.bool, np.int64(0), False), (mg.bool, True, True),
+    (mg.float16, 65504, 65504.0), (mg.float16, np.float64(65519.0), 65504.0), (mg.float16, 1e-8, 0.0),
+    (mg.float32, np.float64(0.1), np.float32(0.1)), (mg.float32, np.inf, np.inf), (mg.float32, np.float64(-np.inf), -np.inf),
+    (mg.float32, np.float64(np.nan), np.nan), (mg.float32, 16777217, 16777216.0),
+]
+
+
+@pytest.mark.parametrize("dtype, scalar, builder", _SCALARS_REFUSED, ids=lambda v: repr(v)[:24])
+def test_a_scalar_that_changes_in_the_operand_dtype_is_refused(dtype, scalar, builder):
+    """Python numbers, NumPy scalars and 0-d arrays take the other operand's dtype only exactly:
+    no wrap (np.int64(300) as int8), no truth value (2 as bool), no overflow to inf (70000 as float16)."""
+    g = mg.Graph()
+    x = g.placeholder([2], dtype, name="x")
+    with pytest.raises(mg.DTypeError, match=f"{builder} op 'op': operand .* cannot be made a tensor"):
+        getattr(g, builder)(x, scalar, name="op")
+    assert len(g.operations) == 1  # no constant was left behind
+
+
+@pytest.mark.parametrize("dtype, scalar, value", _SCALARS_KEPT, ids=lambda v: repr(v)[:24])
+def test_a_scalar_that_fits_the_operand_dtype_is_used(backend, dtype, scalar, value):
+    g = mg.Graph()
+    x = g.placeholder([2], dtype, name="x")
+    y = g.select(g.constant(np.array([True, False])), g.identity(x), scalar, name="y")
+    c = y.operation.inputs[2]
+    assert c.dtype == dtype and c.operation.attrs["value"].dtype == dtype.np_dtype
+    feed = np.zeros(2, dtype.np_dtype)
+    try:
+        out = g.run({x: feed}, [y], backend=backend)[y]
+    except mg.KernelMissingError:
+        pytest.skip(f"{backend} does not compute {dtype.name}")
+    np.testing.assert_array_equal(out, np.array([0, value], dtype.np_dtype))
+
+
+def test_feeds_of_numbers_lists_and_array_likes_follow_one_rule(backend):
+    """Numbers and lists take the placeholder's dtype, exactly; arrays and array-likes (torch
+    tensors, memoryviews) keep theirs and must match it, as ndarrays must: nothing is cast."""
+    torch = pytest.importorskip("torch")
+    g = mg.Graph()
+    f32 = g.placeholder([2], mg.float32, name="f32")
+    i32 = g.placeholder([2], mg.int32, name="i32")
+    b = g.placeholder([2], mg.bool, name="b")
+    f16 = g.placeholder([2], mg.float16, name="f16")
+    ys = {f32: f32 * 2.0, i32: i32 + 1, b: g.not_equal(b, False), f16: f16 + g.constant(np.float16(0))}
+    refused = [(f32, torch.tensor([1.5, 2.5], dtype=torch.float64), "float64"),
+               (f32, memoryview(np.array([1.5, 2.5])), "float64"),
+               (i32, torch.tensor([2 ** 40, 1]), "int64"),
+               (i32, memoryview(np.array([1, 2], np.int64)), "int64"),
+               (i32, [np.int64(2 ** 40), 1], "2 ?\\*\\* ?40|1099511627776"),
+               (i32, [0.5, 1], "0.5"), (b, [2, 0], "2"), (f16, [70000, 1], "70000"),
+               (f32, np.float64(1.5), "float64")]
+    for t, v, words in refused:
+        with pytest.raises(mg.FeedError, match=t.name):
+            g.run({t: v}, [ys[t]], backend=backend)
+        with pytest.raises(mg.FeedError, match=words):
+            g.run({t: v}, [ys[t]], backend=backend)
+    accepted = [(f32, torch.tensor([1.5, 2.5]), [3.0, 5.0]), (f32, memoryview(np.array([1.5, 2.5], np.float32)), [3.0, 5.0]),
+                (f32, [1.5, 2.5], [3.0, 5.0]), (i32, torch.tensor([1, 2], dtype=torch.int32), [2, 3]),
+                (i32, [np.int64(1), 2.0], [2, 3]), (f32, (np.float64(0.5), 1), [1.0, 2.0])]
+    for t, v, want in accepted:
+        np.testing.assert_array_equal(g.run({t: v}, [ys[t]], backend=backend)[ys[t]], want)
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_array_subclasses_are_fed_as_plain_arrays_on_every_backend(backend):
+    """np.matrix and a masked array without masked elements are their data, on every backend
+    alike; a masked array hiding elements is refused (a backend would read the hidden values)."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3], name="x")
+    s = g.reduction_sum(x, axes=[1], name="s")
+    sq = g.multiplication(x, x, name="sq")
+    mm = g.matrix_multiplication(x, g.transpose(x, 0, 1), name="mm")
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = {s: data.sum(axis=1, keepdims=True), sq: data * data, mm: data @ data.T}
+    for feed in (np.matrix(data), np.ma.masked_array(data), np.ma.masked_array(data, mask=np.zeros((2, 3), bool))):
+        out = g.run({x: feed}, [s, sq, mm], backend=backend)
+        for t, w in want.items():
+            assert type(out[t]) is np.ndarray, (type(feed), t.name, type(out[t]))
+            np.testing.assert_array_equal(out[t], w)
+    hidden = np.ma.masked_array(data, mask=[[0, 1, 0], [0, 0, 0]])
+    for run in (lambda: g.run({x: hidden}, [s], backend=backend),
+                lambda: g.compile({x: mg.ShapedType([2, 3], mg.float32)}, [s], backend=backend).run({x: hidden})):
+        with pytest.raises(mg.FeedError, match="'x'.*masked array with 1 masked element"):
+            run()
+    with pytest.raises(mg.DTypeError, match="constant op 'c'.*masked"):
+        g.constant(hidden, name="c")
+    assert g.constant(np.matrix(data), name="m").shape == (2, 3)
 
 
 # =============================================================================== nothing lost
@@ -605,6 +756,88 @@ def test_a_custom_backend_that_raises_midway_changes_nothing():
     np.testing.assert_array_equal(g.value_of(v), [1, 1])
 
 
+def _tampering_backend(name, tamper):
+    """A third-party backend: the numpy backend's runner, its output passed through ``tamper``."""
+    class Tampering:
+        def available(self):
+            return True, "test backend"
+
+        def prepare(self, plan):
+            runner = mg.get_backend("numpy").prepare(plan)
+            return lambda feeds, variables: tamper(plan, *runner(feeds, variables))
+
+    Tampering.name = name
+    mg.register_backend(name, Tampering)  # unregistered after the test by conftest
+    return name
+
+
+def test_what_a_backend_returns_is_checked_against_the_plan_before_anything_is_committed():
+    g = mg.Graph()
+    v = g.variable(np.ones((2, 3), np.float32), name="v")
+    x = g.placeholder([2, 3], name="x")
+    y = g.tanh(x + v, name="y")
+    step = g.assign(v, v * 2.0, name="step")
+    feed = np.zeros((2, 3), np.float32)
+    other = g.variable(np.zeros(1, np.float32), name="other")
+    bad = {
+        "transposed": (lambda p, r, a: ([r[0].T], a), r"returned for target 'y' \(tanh op 'y'\) float32\[3, 2\], "
+                                                       r"but the plan computes float32\[2, 3\]; nothing was committed"),
+        "float64": (lambda p, r, a: ([r[0].astype(np.float64)], a), "returned for target 'y'.*float64"),
+        "missing": (lambda p, r, a: ([], a), r"returned 0 result\(s\) for 1 target"),
+        "extra": (lambda p, r, a: (r + r, a), r"returned 2 result\(s\) for 1 target"),
+        "list": (lambda p, r, a: ([r[0].tolist()], a), "float64"),
+        "reshaped_variable": (lambda p, r, a: (r, {k: val.reshape(3, 2) for k, val in a.items()}),
+                              r"assigned to variable 'v' float32\[3, 2\], but the plan computes float32\[2, 3\]"),
+        "int_variable": (lambda p, r, a: (r, {k: val.astype(np.int32) for k, val in a.items()}), "variable 'v' int32"),
+        "foreign_variable": (lambda p, r, a: (r, {**a, other.operation: np.ones(1, np.float32)}),
+                             "assigned <Operation 'other'.*which the plan does not assign"),
+        "not_a_pair": (lambda p, r, a: r, "not \\(results, assigned\\)"),
+        "assigned_list": (lambda p, r, a: (r, list(a.items())), "assignments as list"),
+    }
+    for name, (tamper, words) in bad.items():
+        b = _tampering_backend(f"tamper_{name}", tamper)
+        for run in (lambda: g.run({x: feed}, [y], [step], backend=b),
+                    lambda: g.compile({x: mg.ShapedType([2, 3], mg.float32)}, [y], [step], backend=b).run([feed])):
+            with pytest.raises(mg.ExecutionError, match=f"backend 'tamper_{name}' .*{words}"):
+                run()
+            np.testing.assert_array_equal(g.value_of(v), np.ones((2, 3)))  # nothing committed
+            assert g.value_of(other).shape == (1,)
+    fine = _tampering_backend("tamper_none", lambda p, r, a: (r, a))
+    np.testing.assert_allclose(g.run({x: feed}, [y], [step], backend=fine)[y], np.tanh(np.ones((2, 3))), rtol=1e-6)
+    np.testing.assert_array_equal(g.value_of(v), np.full((2, 3), 2.0))
+    # compare_backends shows a backend's wrong shapes: run_unchecked keeps the results (never the assignments)
+    exe = g.compile({x: mg.ShapedType([2, 3], mg.float32)}, [y], backend="tamper_transposed")
+    assert exe.run_unchecked({x: feed})[0].shape == (3, 2)
+    exe = g.compile({x: mg.ShapedType([2, 3], mg.float32)}, [], [step], backend="tamper_reshaped_variable")
+    with pytest.raises(mg.ExecutionError, match="variable 'v'"):
+        exe.run_unchecked({x: feed})
+    np.testing.assert_array_equal(g.value_of(v), np.full((2, 3), 2.0))
+
+
+def test_op_attributes_are_fixed_when_the_op_is_built(backend, tmp_path):
+    """Operation.attrs is read-only, and a dict given to add_op is copied: a compile after the op
+    was built sees what it was built with."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3], name="x")
+    attrs = {"axes": (1,)}
+    s = g.add_op("reduction_sum", [x], attrs, name="s").output
+    attrs["axes"] = (0,)
+    op = s.operation
+    for mutate in (lambda: op.attrs.__setitem__("axes", (0,)), lambda: op.attrs.__delitem__("axes"),
+                   lambda: op.attrs.update({"axes": (0,)}), lambda: op.attrs.clear()):
+        with pytest.raises((mg.MiniGraphError, AttributeError)):
+            mutate()
+    with pytest.raises(mg.SymbolicValueError, match="reduction_sum op 's': attributes are fixed"):
+        op.attrs["axes"] = (0,)
+    assert isinstance(op.attrs["axes"], tuple) and dict(op.attrs) == {"axes": (1,)} and len(op.attrs) == 1
+    feed = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(g.run({x: feed}, [s], backend=backend)[s], [[3.0], [12.0]])
+    zoo = every_op_graph()[0]  # listings, pictures, Swift and save/load read the read-only attrs
+    assert str(zoo) and zoo.to_dot() and zoo.to_swift()
+    zoo.save(tmp_path / "zoo.json")
+    assert str(mg.load(tmp_path / "zoo.json")) == str(zoo)
+
+
 # ================================================================================ concurrency
 def _model(g):
     x = g.placeholder([2, 3, 6, 6], name="x")
@@ -766,8 +999,7 @@ def test_building_the_graph_while_another_thread_runs_it(backend, rng):
 
 
 def test_two_threads_building_without_scopes_get_unique_names():
-    """Building from several threads is safe for ops and names; name_scope and control_dependencies
-    are graph-wide state, so they must not be used by concurrent builders (docs/reliability.md)."""
+    """Building from several threads is safe for ops and names (docs/reliability.md)."""
     g = mg.Graph()
     c = g.constant(np.ones(2, np.float32))
     barrier = threading.Barrier(4)
@@ -784,6 +1016,96 @@ def test_two_threads_building_without_scopes_get_unique_names():
         t.join()
     names = [op.name for op in g.operations if op.type == "negative"]
     assert len(names) == 800 and len(set(names)) == 800
+
+
+def test_gradients_in_one_thread_while_another_builds_loses_no_op(tmp_path):
+    """autodiff only adds ops (it never edits or deletes one), and name scopes belong to their
+    thread: a builder thread and a gradients thread share a graph, no op is lost, every name is
+    unique, indices are dense, the plans compile and run, and the saved file loads back."""
+    g = mg.Graph()
+    x = g.placeholder([4], name="x")
+    w = g.variable(np.linspace(-1, 1, 4).astype(np.float32), name="w")
+    loss = g.reduction_sum(g.square(g.tanh(x * w)), name="loss")
+    built, grads, errors = [], [], []
+    start, done = threading.Barrier(2), threading.Event()
+
+    def builder():
+        try:
+            start.wait()
+            t = x
+            with g.name_scope("chain"):
+                for _ in range(1000):
+                    t = g.addition(t, 1.0, name="add")
+                    built.append(t.operation)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+        finally:
+            done.set()
+
+    def differentiate():
+        try:
+            start.wait()
+            while not done.is_set() or len(grads) < 3:
+                grads.append(g.gradients(loss, [w, x], name="grad"))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=builder), threading.Thread(target=differentiate)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    ops = g.operations
+    assert {id(o) for o in built} <= {id(o) for o in ops}, "ops built meanwhile were lost"
+    assert len({o.name for o in ops}) == len(ops)
+    assert [o.index for o in ops] == list(range(len(ops)))
+    assert all(g.operation(o.name) is o for o in ops if o.name != "chain/add")  # "chain/add" was asked 1000 times
+    assert g.user_name_of(grads[-1][w].operation) is None  # autodiff's names are not the user's
+    later = ops[loss.operation.index + 1:]  # the builder's scope never leaked into the gradient thread's ops, nor the reverse
+    assert all(o.name.startswith("chain/") != o.from_gradients for o in later)
+    assert all(o.name.startswith("grad/") == o.from_gradients for o in later)
+    assert sum(o.name.startswith("chain/") for o in later) == 2000  # 1000 additions and their constants
+    feed = np.array([0.5, -1.0, 2.0, 0.0], np.float32)
+    last = built[-1].output
+    np.testing.assert_array_equal(g.run({x: feed}, [last])[last], feed + 1000)
+    wv = g.value_of(w).astype(np.float64)
+    sech2 = 1 - np.tanh(feed * wv) ** 2
+    want_w, want_x = 2 * np.tanh(feed * wv) * sech2 * feed, 2 * np.tanh(feed * wv) * sech2 * wv
+    for gr in (grads[0], grads[len(grads) // 2], grads[-1]):
+        out = g.run({x: feed}, [gr[w], gr[x]])
+        np.testing.assert_allclose(out[gr[w]], want_w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out[gr[x]], want_x, rtol=1e-5, atol=1e-6)
+    g2 = mg.load(g.save(tmp_path / "g.json"))
+    assert [(o.name, o.type) for o in g2.operations] == [(o.name, o.type) for o in ops]
+    last2 = g2.tensor(last.name)
+    np.testing.assert_array_equal(g2.run({g2.tensor("x"): feed}, [last2])[last2], feed + 1000)
+
+
+def test_name_scopes_and_control_dependencies_belong_to_their_thread():
+    """Four threads build at once, each in its own name scope and control dependency block: every
+    op gets its own thread's scope and dependencies, and every name is unique."""
+    g = mg.Graph()
+    c = g.constant(np.ones(2, np.float32))
+    gates = [g.identity(c, name=f"gate{k}") for k in range(4)]
+    barrier = threading.Barrier(4)
+
+    def build(k):
+        barrier.wait()
+        with g.name_scope(f"t{k}"), g.control_dependencies([gates[k]]):
+            for _ in range(200):
+                g.negative(c, name="neg")
+
+    threads = [threading.Thread(target=build, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    negs = [op for op in g.operations if op.type == "negative"]
+    assert len(negs) == 800 and len({op.name for op in negs}) == 800
+    for k in range(4):
+        mine = [op for op in negs if op.name.startswith(f"t{k}/neg")]
+        assert len(mine) == 200 and all(op.control_dependencies == (gates[k].operation,) for op in mine)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
@@ -941,6 +1263,35 @@ def test_a_dynamic_executable_specialises_safely_from_many_threads():
 
 
 # ===================================================================================== limits
+def test_a_dynamic_executable_keeps_a_bounded_lru_of_specialisations(backend):
+    """One plan per concrete feed shape, but at most ``cache_size`` (64 by default, as g.run's
+    cache) kept: a loop over ever new batch sizes does not keep every plan alive."""
+    g = mg.Graph()
+    x = g.placeholder([-1, 3], name="x")
+    y = g.reduction_sum(g.square(x), axes=[1], name="y")
+    exe = g.compile({x: mg.ShapedType([-1, 3], mg.float32)}, [y], backend=backend)
+    assert exe.cache_size == 64 == mg.Graph().cache_size
+    exe.cache_size = 8
+    for n in range(1, 31):
+        feed = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
+        np.testing.assert_allclose(exe.run({x: feed})[0], np.sum(feed.astype(np.float64) ** 2, axis=1, keepdims=True),
+                                   rtol=1e-6)
+        assert exe.specialisations == min(n, 8)
+    assert exe.compile_count == 30
+    for n in (30, 23, 30):  # the most recent shapes are kept, in LRU order
+        exe.run({x: np.ones((n, 3), np.float32)})
+    assert exe.compile_count == 30
+    exe.run({x: np.ones((1, 3), np.float32)})  # evicted long ago: compiled again, correctly
+    assert exe.compile_count == 31 and exe.specialisations == 8
+    exe.cache_size = 2
+    assert exe.specialisations == 2
+    exe.run({x: np.ones((30, 3), np.float32)})  # one of the two most recent
+    assert exe.compile_count == 31
+    for bad in (0, -1, 1.5, None, True):
+        with pytest.raises(mg.MiniGraphError, match="cache_size"):
+            exe.cache_size = bad
+
+
 def test_huge_declared_shapes_fail_at_compile_with_a_resource_limit_error(backend):
     g = mg.Graph()
     big = g.placeholder([2 ** 20, 2 ** 20], name="big")

@@ -48,10 +48,16 @@ class Plan:
 
     @property
     def has_assignments(self) -> bool:
+        return bool(self.assigned_variables)
+
+    @property
+    def assigned_variables(self) -> frozenset:
+        """The variable ops the plan's ``assign`` steps write (a runner may assign only these)."""
         # asked on every run: scan the steps once, not once per run (O(steps) per call)
-        got = self.__dict__.get("_has_assignments")
+        got = self.__dict__.get("_assigned_variables")
         if got is None:
-            got = self.__dict__["_has_assignments"] = any(s.op.type == "assign" for s in self.steps)
+            got = self.__dict__["_assigned_variables"] = frozenset(
+                s.op.inputs[0].operation for s in self.steps if s.op.type == "assign")
         return got
 
 
