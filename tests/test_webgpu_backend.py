@@ -150,6 +150,24 @@ def test_pipelines_are_cached_across_executables_and_shapes(gpu, rng):
     assert gpu.context.compiled == before
 
 
+def test_matmul_pipelines_are_shared_across_batch_sizes(gpu, rng):
+    """Only K is baked into the matmul kernel (for lavapipe's sake): a new M, N or batch count
+    reuses the pipeline."""
+    def run(m, n, batch):
+        g = mg.Graph()
+        a = g.placeholder([batch, m, 24], name="a")
+        b = g.placeholder([24, n], name="b")
+        c = g.matrix_multiplication(a, b)
+        av = rng.standard_normal((batch, m, 24)).astype(np.float32)
+        bv = rng.standard_normal((24, n)).astype(np.float32)
+        np.testing.assert_allclose(g.run({a: av, b: bv}, [c], backend="webgpu")[c], av @ bv, rtol=1e-5, atol=1e-5)
+    run(5, 7, 2)
+    before = gpu.context.compiled
+    for m, n, batch in ((17, 7, 2), (64, 64, 3), (1, 130, 1)):
+        run(m, n, batch)
+    assert gpu.context.compiled == before
+
+
 def test_large_grids_wrap_into_two_dimensions(gpu, rng, monkeypatch):
     """More workgroups than the per-dimension limit: every kernel family linearises a 2D grid."""
     monkeypatch.setattr(gpu.context, "max_groups", 8)
@@ -532,8 +550,8 @@ for n, runs in ((64, 500), (128, 150)):
 
 
 def test_matmul_runs_do_not_grow_memory(gpu, run_python):
-    """On lavapipe a 64x64 or 128x128 matmul reading its sizes from a uniform leaked about
-    270 KiB per run inside the driver (130 MiB over 500 runs, 40 MiB over 150)."""
+    """On lavapipe a 64x64 or 128x128 matmul reading K from a uniform leaked about 270 KiB per
+    run inside the driver (130 MiB over 500 runs, 40 MiB over 150)."""
     if not sys.platform.startswith("linux"):
         pytest.skip("reads /proc/self/statm")
     r = run_python("-c", _DRIVER_MEMORY, timeout=300)

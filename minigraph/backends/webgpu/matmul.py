@@ -1,10 +1,11 @@
 """Batched matrix multiplication with broadcast batch axes (MPSGraph ``matrixMultiplication``).
 
 16x16 tiles staged in workgroup memory; float16 accumulates in f32; integers wrap as in NumPy.
-Every size is baked into the kernel source: with the sizes read from a uniform, lavapipe leaked
-about 270 KiB per dispatch for some shapes (64x64, 128x128). A K axis longer than ``_KCH`` is
-cut into pieces (one tile loop never runs more than ``_KCH / 16`` steps: llvmpipe stops a shader
-loop after 65,535), whose partial products a reduction adds up in a pairwise-like order.
+K is baked into the kernel source: with it read from a uniform, lavapipe leaked about 270 KiB
+per dispatch for some shapes (64x64, 128x128); M, N and the batch axes stay parameters, so a
+new batch size reuses the pipeline. A K axis longer than ``_KCH`` is cut into pieces (one tile
+loop never runs more than ``_KCH / 16`` steps: llvmpipe stops a shader's loops after 65,535),
+whose partial products a reduction adds up in a pairwise-like order.
 """
 from __future__ import annotations
 
@@ -12,19 +13,9 @@ from ...ops._util import broadcast_shapes
 from ...types import num_elements
 from .reduction import PARTIAL_DTYPE, reduce_dispatch
 from .registry import webgpu_kernel
-from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, render
+from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
 
 _KCH = 16 * 1024  # longest piece of K one workgroup multiplies
-
-
-def _batch_decode(bshape, ast, bst) -> str:
-    """WGSL that turns ``r`` (the batch index) into the A and B offsets, last axis first."""
-    lines = []
-    for k in reversed(range(len(bshape))):
-        lines += [f"  a_off = a_off + (r % {bshape[k]}u) * {ast[k]}u;",
-                  f"  b_off = b_off + (r % {bshape[k]}u) * {bst[k]}u;",
-                  f"  r = r / {bshape[k]}u;"]
-    return "\n".join(lines)
 
 
 @webgpu_kernel("matrix_multiplication")
@@ -45,20 +36,23 @@ def _matmul(step, kb):
     batch = num_elements(batch_shape)
     dt = out.dtype.name
     acc = COMPUTE[dt]
+    axes = []
+    for k in reversed(range(len(bshape))):
+        axes += [bshape[k], ast[k], bst[k]]
     pieces = max(1, -(-K // _KCH))
     dst, tc = kb.output(), STORAGE[dt]
     if pieces > 1:
         tc = acc
         dst = kb.scratch(4 * pieces * batch * M * N)
     zero = {"f32": "0.0", "i32": "0i", "u32": "0u"}[acc]
+    src = render("matmul", PARAMS=params_decl(4 + len(axes)), T=STORAGE[dt], TC=tc, ACC=acc, ZERO=zero, K=K,
+                 TILES=_KCH // 16, KCHUNKS=pieces, BR=len(bshape))
     gx, gy = -(-N // 16), -(-M // 16)
     zmax = kb.ctx.max_groups
     total = batch * pieces
     for z0 in range(0, total, zmax):
-        src = render("matmul", T=STORAGE[dt], TC=tc, ACC=acc, ZERO=zero, M=M, N=N, K=K, TILES=_KCH // 16,
-                     KCHUNKS=pieces, BATCH=batch, Z0=z0, BATCH_DECODE=_batch_decode(bshape, ast, bst))
-        kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", dst)], (gx, gy, min(zmax, total - z0)))
+        kb.dispatch(src, [("u", [M, N, z0, batch] + axes), ("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", dst)],
+                    (gx, gy, min(zmax, total - z0)))
     if pieces > 1:
         n = batch * M * N
         reduce_dispatch(kb, dst, kb.output(), PARTIAL_DTYPE[acc], dt, "sum", ((n,), (1,)), ((pieces,), (n,)))
-

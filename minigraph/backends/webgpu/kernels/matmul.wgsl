@@ -1,31 +1,38 @@
-// C[b] = A[b] @ B[b] with 16x16 tiles in workgroup memory; batch axes broadcast. Every size is
-// baked into the source (lavapipe leaked memory on every dispatch of this kernel when they came
-// from a uniform). The K axis is cut into KCHUNKS pieces of at most 16 * TILES (so the tile loop
-// has a fixed bound): wid.z = batch * KCHUNKS + piece, and with more than one piece each writes
-// its partial product to C[piece][batch] for a reduction to add up. Each tile's 16 products are
-// summed before they join the running sum (two levels: shorter rounding chains than one).
-// Batch axis k: size BSIZE_k, A stride, B stride (BATCH_DECODE unrolls them, last axis first).
-@group(0) @binding(0) var<storage, read> A: array<{{T}}>;
-@group(0) @binding(1) var<storage, read> B: array<{{T}}>;
-@group(0) @binding(2) var<storage, read_write> C: array<{{TC}}>;
+// C[b] = A[b] @ B[b] with 16x16 tiles in workgroup memory; batch axes broadcast.
+// params: M, N, z offset, batch count, then per batch axis (size, A stride, B stride), last first.
+// K is baked into the source: with K read from the uniform, lavapipe leaked memory on every
+// dispatch of this kernel (a loop bound from a uniform around barriers). The K axis is cut into
+// KCHUNKS pieces of at most 16 * TILES, so the tile loop has a fixed bound: wid.z = batch *
+// KCHUNKS + piece, and with more than one piece each writes its partial product to C[piece][batch]
+// for a reduction to add up. Each tile's 16 products are summed before they join the running sum
+// (two levels: shorter rounding chains than one).
+{{PARAMS}}
+@group(0) @binding(1) var<storage, read> A: array<{{T}}>;
+@group(0) @binding(2) var<storage, read> B: array<{{T}}>;
+@group(0) @binding(3) var<storage, read_write> C: array<{{TC}}>;
 var<workgroup> ta: array<array<{{ACC}}, 16>, 16>;
 var<workgroup> tb: array<array<{{ACC}}, 16>, 16>;
-const M: u32 = {{M}}u;
-const N: u32 = {{N}}u;
 const K: u32 = {{K}}u;
 const TILES: u32 = {{TILES}}u;
 const KCHUNKS: u32 = {{KCHUNKS}}u;
-const BATCH: u32 = {{BATCH}}u;
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let z = wid.z + {{Z0}}u;
+  let M = prm(0u);
+  let N = prm(1u);
+  let z = wid.z + prm(2u);
   let batch = z / KCHUNKS;
   let piece = z % KCHUNKS;
   var r = batch;
   var a_off = 0u;
   var b_off = 0u;
-{{BATCH_DECODE}}
+  for (var k = 0u; k < {{BR}}u; k = k + 1u) {
+    let size = prm(4u + 3u * k);
+    let q = r % size;
+    r = r / size;
+    a_off = a_off + q * prm(5u + 3u * k);
+    b_off = b_off + q * prm(6u + 3u * k);
+  }
   let row = wid.y * 16u + lid.y;
   let col = wid.x * 16u + lid.x;
   var acc: {{ACC}} = {{ZERO}};
@@ -44,5 +51,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     acc = acc + tile;
     workgroupBarrier();
   }
-  if (row < M && col < N) { C[(piece * BATCH + batch) * M * N + row * N + col] = {{TC}}(acc); }
+  if (row < M && col < N) { C[(piece * prm(3u) + batch) * M * N + row * N + col] = {{TC}}(acc); }
 }
