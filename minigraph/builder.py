@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .coerce import exact_array, is_array
+from .coerce import as_ndarray, exact_array, is_array
 from .errors import AmbiguousNameError, GraphMismatchError, MiniGraphError, NameLookupError, TargetError
 from .ir import OPS, OpDef, Operation, Tensor
 from .op_builders import OpBuilders
@@ -271,6 +271,8 @@ class GraphBuilder(OpBuilders):
         if isinstance(value, Operation):
             raise TargetError(f"{label}: expected a tensor, got operation {value.name!r}")
         try:
+            if is_array(value) and not isinstance(value, np.ndarray):
+                value = as_ndarray(value)  # a torch tensor, a memoryview: read once, as NumPy reads it
             if dtype is None and like is not None and np.ndim(value) == 0:
                 value, dtype = exact_array(value, like.dtype), like.dtype
             elif dtype is None and like is not None and not (is_array(value) or isinstance(value, np.generic)):

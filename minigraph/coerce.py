@@ -50,6 +50,16 @@ def plain_array(value: Any, what: str) -> Any:
     return value.view(np.ndarray)
 
 
+def as_ndarray(value: Any) -> np.ndarray:
+    """An array-like (a torch tensor, a memoryview) read as NumPy reads it, subclass dropped; a
+    value NumPy cannot read (a tensor on a GPU, one that requires grad) is a DTypeError."""
+    try:
+        arr = np.asarray(value)  # no copy= keyword: a torch tensor's __array__ does not take one
+    except Exception as e:
+        raise DTypeError(f"a {type(value).__name__} cannot be read as an array: {type(e).__name__}: {e}") from None
+    return plain_array(arr, type(value).__name__)
+
+
 def frozen_array(value: Any, dtype: Any) -> np.ndarray:
     """A read-only native-order copy of ``value`` (the value of a constant or a variable).
 
@@ -63,12 +73,15 @@ def frozen_array(value: Any, dtype: Any) -> np.ndarray:
         non_numbers(value)  # np.array(None, float32) is NaN and np.array("2", float32) is 2.0: refuse
     elif not is_array(value) and not isinstance(value, np.generic):
         npd = _python_default(value)
+    if is_array(value) and not isinstance(value, np.ndarray):
+        value = as_ndarray(value)
     try:
-        if is_array(value) and not isinstance(value, np.ndarray):
-            value = plain_array(np.asarray(value), type(value).__name__)  # a torch tensor's __array__ takes no copy=
         with np.errstate(all="ignore"):  # what a cast changed is checked below, not warned about
             arr = np.array(value, dtype=npd, copy=True)
-    except (TypeError, ValueError, OverflowError) as e:  # OverflowError: 300 as int8
+    except OverflowError as e:  # 300 as int8
+        raise (does_not_fit(value, npd) if npd is not None else DTypeError(
+            f"cannot make an array from {type(value).__name__} {value!r:.80}: {e}")) from None
+    except (TypeError, ValueError) as e:
         what = repr(dtype) if dtype is not None else npd.name if npd is not None else "numbers"
         raise DTypeError(f"cannot make an array of {what} from {type(value).__name__} {value!r:.80}: {e}") from None
     as_dtype(arr.dtype)  # rejects object/str/complex arrays with a clear error
@@ -100,7 +113,9 @@ def exact_array(value: Any, dtype: Any) -> np.ndarray:
     try:
         with np.errstate(all="ignore"):
             arr = np.asarray(plain_array(value, type(value).__name__), dtype=npd)
-    except (TypeError, ValueError, OverflowError) as e:
+    except OverflowError:
+        raise does_not_fit(value, npd) from None
+    except (TypeError, ValueError) as e:
         raise DTypeError(f"cannot make an array of {as_dtype(dtype).name} from {type(value).__name__} "
                          f"{value!r:.80}: {e}") from None
     inexact_conversion(value, arr)
@@ -114,8 +129,8 @@ def non_numbers(value: Any) -> None:
         return
     try:
         raw = np.asarray(value)
-    except (TypeError, ValueError, OverflowError):
-        return  # ragged and the like: the conversion itself reports it
+    except Exception:  # ragged and the like: the conversion itself reports it
+        return
     if raw.dtype.kind in "USV" or (raw.dtype.kind == "O" and not all(
             isinstance(e, (int, float, bool, np.number, np.bool_)) for e in raw.ravel())):
         raise DTypeError(f"{type(value).__name__} {value!r:.60} holds non-numbers (None, strings or "
@@ -135,15 +150,26 @@ def inexact_conversion(value: Any, arr: np.ndarray) -> None:
         raw = None  # a Python int beyond float64: only a float target can take it, as inf
     if arr.dtype.kind in "iub":
         if raw is not None and raw.dtype.kind in "fciub" and not np.array_equal(arr, raw):
-            raise DTypeError(f"{value!r:.60} is not exactly a {arr.dtype.name} value (it would become "
-                             f"{arr.tolist()!r:.40}); use a value the dtype holds, or cast a tensor explicitly")
+            raise does_not_fit(value, arr.dtype, arr)
     elif arr.dtype.kind == "f":
         finite = np.ones(arr.shape, bool) if raw is None else (
             np.isfinite(raw) if raw.dtype.kind in "fiub" else np.zeros(arr.shape, bool))
         if np.any(finite & np.isinf(arr)):
-            raise DTypeError(f"{value!r:.60} does not fit {arr.dtype.name} (its largest value is "
-                             f"{np.finfo(arr.dtype).max}; it would become inf); use a value in range, "
-                             "or a wider dtype")
+            raise does_not_fit(value, arr.dtype, arr)
+
+
+def does_not_fit(value: Any, dt: np.dtype, became: Optional[np.ndarray] = None) -> DTypeError:
+    """The error for a number (or list) that ``dt`` cannot hold: what it holds, and what the value would become."""
+    exactly = " exactly"
+    if dt.kind == "b":
+        holds = "bool holds only False and True, 0 and 1"
+    elif dt.kind in "iu":
+        holds = f"{dt.name} holds the whole numbers {np.iinfo(dt).min} to {np.iinfo(dt).max}"
+    else:
+        holds, exactly = f"the largest finite {dt.name} is {np.finfo(dt).max}", ""
+    then = "" if became is None else f"; it would become {became.tolist()!r:.40}"
+    return DTypeError(f"{value!r:.60} does not fit {dt.name}{exactly} ({holds}){then}: give a value "
+                      "the dtype holds, or cast explicitly")
 
 
 def coerce_feed(t: Any, v: Any) -> np.ndarray:
@@ -160,12 +186,9 @@ def coerce_feed(t: Any, v: Any) -> np.ndarray:
         return np.asarray(v)
     if is_array(v):
         try:
-            arr = plain_array(v if isinstance(v, np.ndarray) else np.asarray(v), f"feed for {name!r}")
+            arr = plain_array(v, f"feed for {name!r}") if isinstance(v, np.ndarray) else as_ndarray(v)
         except DTypeError as e:
-            raise FeedError(str(e)) from None
-        except Exception as e:  # an array-like that cannot be read (a tensor on a GPU, ...)
-            raise FeedError(f"feed for {name!r}: a {type(v).__name__} cannot be read as an array: "
-                            f"{type(e).__name__}: {e}") from None
+            raise FeedError(e.args[0] if isinstance(v, np.ndarray) else f"feed for {name!r}: {e}") from None
         if not arr.dtype.isnative and arr.dtype.newbyteorder("=") in KNOWN_DTYPES:
             return arr.astype(arr.dtype.newbyteorder("="))
         if arr.dtype not in KNOWN_DTYPES and not isinstance(v, np.ndarray):

@@ -359,6 +359,11 @@ def test_feeds_of_numbers_lists_and_array_likes_follow_one_rule(backend):
                 (i32, [np.int64(1), 2.0], [2, 3]), (f32, (np.float64(0.5), 1), [1.0, 2.0])]
     for t, v, want in accepted:
         np.testing.assert_array_equal(g.run({t: v}, [ys[t]], backend=backend)[ys[t]], want)
+    needs_grad = torch.ones(2, requires_grad=True)  # NumPy cannot read it: a clear error, never a raw one
+    for attempt in (lambda: g.run({f32: needs_grad}, [ys[f32]], backend=backend), lambda: g.constant(needs_grad),
+                    lambda: f32 + needs_grad, lambda: f32 + torch.tensor(1.0, requires_grad=True)):
+        with pytest.raises(mg.MiniGraphError, match="Tensor cannot be read as an array"):
+            attempt()
 
 
 @pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
@@ -1665,7 +1670,7 @@ def test_python_scalars_that_do_not_fit_the_dtype_are_rejected_not_wrapped():
     i = g.placeholder([2], mg.int32, name="i")
     with pytest.raises(mg.DTypeError, match="addition op 'half'.*0.5"):  # not a silent + 0
         g.addition(i, 0.5, name="half")
-    with pytest.raises(mg.FeedError, match="'i'.*not exactly"):  # not a silent truncation to [1, 2]
+    with pytest.raises(mg.FeedError, match="'i'.*does not fit int32 exactly"):  # not a silent truncation to [1, 2]
         g.run({i: [1.5, 2.0]}, [g.identity(i)])
     same = g.identity(i)
     np.testing.assert_array_equal(g.run({i: [1.0, 2.0]}, [same])[same], [1, 2])  # whole numbers are fine
