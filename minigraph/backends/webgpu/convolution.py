@@ -14,14 +14,27 @@ use (``geometry_of(step)``), so padding styles agree by construction.
   see the partial kernel's header. This is the kernel ``benchmarks/gpu_depthwise.py`` times.
 
 Sizes are baked into the WGSL, so each geometry compiles once (pipeline cache).
+
+No invocation's loops run longer than a fixed bound (llvmpipe stops a shader's loops after
+65,535 iterations in all, silently): a forward or data-gradient output whose loops would run
+more than ``_LOOP_MAX`` iterations takes the multi-pass path, its taps cut into chunks of at
+most ``_CHUNK`` (``conv_part.wgsl``, one invocation per output and chunk), whose partial sums
+``reduce_dispatch`` adds up; the weights gradient caps each thread's positions at
+``_WGRAD_STEPS`` strips and reduces many chunks the same way.
 """
 from __future__ import annotations
 
 from math import prod
 
 from ...ops.geometry import ConvGeometry, geometry_of
+from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
+
+_LOOP_MAX = 32768  # loop iterations one invocation of a single-pass kernel may run
+_CHUNK = 4096  # taps one invocation of the multi-pass path takes (a multiple of 8)
+_WGRAD_STEPS = 4096  # strips one thread of the weights gradient's pass 1 may take
+_WGRAD_CHUNKS = 1024  # more chunks than this are added up by reduce_dispatch, not conv_wgrad_reduce
 
 # tuning of the weights-gradient reduction (benchmarks/gpu_depthwise.py sweeps these)
 # defaults picked from sweeps on the H200 (benchmarks/gpu_depthwise.py --sweep): longer position
@@ -82,25 +95,134 @@ def constants(geo: ConvGeometry) -> dict:
     return c
 
 
+def reach(geo: ConvGeometry) -> dict:
+    """NKD, NKH, NKW: per axis, how many consecutive taps can land one input position in some
+    window (a gradient's gather visits only those: one for a global pooling)."""
+    sizes = zip("DHW", _volume(geo.output_size, 1), _volume(geo.strides, 1), _volume(geo.dilations, 1),
+                _volume(geo.kernel_size, 1))
+    return {"NK" + a: min(k, (out - 1) * s // d + 1) for a, out, s, d, k in sizes}
+
+
+def nested_iterations(*trips: int) -> int:
+    """Loop iterations of nested loops of these trip counts, outermost first (every level counts)."""
+    total, outer = 0, 1
+    for t in trips:
+        outer *= t
+        total += outer
+    return total
+
+
+def split(taps: int) -> tuple:
+    """(chunks, CH): ``taps`` cut into chunks of CH <= ``_CHUNK`` (a multiple of 8) taps."""
+    chunks = -(-taps // _CHUNK)
+    ch = -(-(-(-taps // chunks)) // 8) * 8
+    return -(-taps // ch), ch
+
+
+def record_parts(kb, src_for, inputs, out, total: int, taps: int, dtype: str) -> None:
+    """The multi-pass path: ``src_for(chunks, CH)`` writes one f32 partial sum per (chunk, output);
+    ``reduce_dispatch`` adds each output's partials (pairwise-like) into ``out``."""
+    chunks, ch = split(taps)
+    part = kb.scratch(4 * total * chunks)
+    kb.dispatch(src_for(chunks, ch), [("ro", i) for i in inputs] + [("rw", part)], -(-total * chunks // 256))
+    reduce_dispatch(kb, part, out, "float32", dtype, "sum", ((total,), (1,)), ((chunks,), (total,)))
+
+
+def part_source(chunks: int, ch: int, total: int, taps: int, decode_src: str, setup: str, term: str,
+                write: str, common: str = "", tb: str = "", tp: str = "f32", t: str = "f32") -> str:
+    return render("conv_part", COMMON=common, T=t, TB=tb or t, TP=tp, TOTAL=total, CHUNKS=chunks, CH=ch, R=taps,
+                  DECODE=decode_src, SETUP=setup, TERM=term, WRITE=write)
+
+
+_FWD_SETUP = """  let g = a_c / {OG}u;
+  let og = a_c % {OG}u;
+  let id0 = i32(a_d * {SD}u) - {PD};
+  let ih0 = i32(a_h * {SH}u) - {PH};
+  let iw0 = i32(a_w * {SW}u) - {PW};
+  let xb = a_n * {XSN}u + g * {CI}u * {XSC}u;
+  let wb = g * {WSG}u + og * {WSOG}u;"""
+_FWD_TERM = """      let kw = t % {KW}u;
+      t = t / {KW}u;
+      let kh = t % {KH}u;
+      t = t / {KH}u;
+      let kd = t % {KD}u;
+      let ci = t / {KD}u;
+      let id = u32(id0 + i32(kd * {DD}u));
+      let ih = u32(ih0 + i32(kh * {DH}u));
+      let iw = u32(iw0 + i32(kw * {DW}u));
+      if (id < {D}u && ih < {H}u && iw < {W}u) {{
+        blk = blk + f32(a[xb + ci * {XSC}u + id * {XSD}u + ih * {XSH}u + iw * {XSW}u])
+                  * f32(b[wb + ci * {WSCI}u + kd * {WSKD}u + kh * {WSKH}u + kw * {WSKW}u]);
+      }}"""
+
+
 @webgpu_kernel("convolution_2d", "depthwise_convolution_2d", "depthwise_convolution_3d")
 def _forward(step, kb):
     geo = geometry_of(step)
+    dt = step.out_types[0].dtype.name
     total = prod(step.out_types[0].shape)
-    src = render("conv_forward", T=STORAGE[step.out_types[0].dtype.name], TOTAL=total,
-                 DECODE=decode(axis_sizes(geo, geo.out_channels, geo.output_size), axis_strides(geo, geo.result_shape)),
-                 **constants(geo))
-    kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
+    c = constants(geo)
+    dec = decode(axis_sizes(geo, geo.out_channels, geo.output_size), axis_strides(geo, geo.result_shape))
+    inputs = [kb.input(0), kb.input(1)]
+    if nested_iterations(c["CI"], c["KD"], c["KH"], c["KW"]) > _LOOP_MAX:
+        taps = c["CI"] * c["KD"] * c["KH"] * c["KW"]
+        record_parts(kb, lambda chunks, ch: part_source(
+            chunks, ch, total, taps, dec, _FWD_SETUP.format(**c), _FWD_TERM.format(**c), "  part[gid] = acc;",
+            t=STORAGE[dt]), inputs, kb.output(), total, taps, dt)
+        return
+    src = render("conv_forward", T=STORAGE[dt], TOTAL=total, DECODE=dec, **c)
+    kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", kb.output())], -(-total // 256))
+
+
+_DGRAD_SETUP = """  let g = a_c / {CI}u;
+  let ci = a_c % {CI}u;
+  let td0 = i32(a_d) + {PD};
+  let th0 = i32(a_h) + {PH};
+  let tw0 = i32(a_w) + {PW};
+  let kd0 = first_tap(td0, {OD}u - 1u, {SD}u, {DD}u);
+  let kh0 = first_tap(th0, {OH}u - 1u, {SH}u, {DH}u);
+  let kw0 = first_tap(tw0, {OW}u - 1u, {SW}u, {DW}u);
+  let yb = a_n * {YSN}u + g * {OG}u * {YSC}u;
+  let wb = g * {WSG}u + ci * {WSCI}u;"""
+_DGRAD_TERM = """      let kw = kw0 + t % {NKW}u;
+      t = t / {NKW}u;
+      let kh = kh0 + t % {NKH}u;
+      t = t / {NKH}u;
+      let kd = kd0 + t % {NKD}u;
+      let og = t / {NKD}u;
+      let td = td0 - i32(kd * {DD}u);
+      let th = th0 - i32(kh * {DH}u);
+      let tw = tw0 - i32(kw * {DW}u);
+      if (kd < {KD}u && kh < {KH}u && kw < {KW}u && td >= 0 && th >= 0 && tw >= 0
+          && td % {SD} == 0 && th % {SH} == 0 && tw % {SW} == 0) {{
+        let od = u32(td / {SD});
+        let oh = u32(th / {SH});
+        let ow = u32(tw / {SW});
+        if (od < {OD}u && oh < {OH}u && ow < {OW}u) {{
+          blk = blk + f32(a[yb + og * {YSC}u + od * {YSD}u + oh * {YSH}u + ow * {YSW}u])
+                    * f32(b[wb + og * {WSOG}u + kd * {WSKD}u + kh * {WSKH}u + kw * {WSKW}u]);
+        }}
+      }}"""
 
 
 @webgpu_kernel("convolution_2d_data_gradient", "depthwise_convolution_2d_data_gradient",
                "depthwise_convolution_3d_data_gradient")
 def _data_gradient(step, kb):
     geo = geometry_of(step)
+    dt = step.out_types[0].dtype.name
     total = prod(step.out_types[0].shape)
-    src = render("conv_data_grad", T=STORAGE[step.out_types[0].dtype.name], TOTAL=total,
-                 DECODE=decode(axis_sizes(geo, geo.in_channels, geo.input_size), axis_strides(geo, geo.source_shape)),
-                 **constants(geo))
-    kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
+    c = dict(constants(geo), **reach(geo))
+    dec = decode(axis_sizes(geo, geo.in_channels, geo.input_size), axis_strides(geo, geo.source_shape))
+    inputs = [kb.input(0), kb.input(1)]
+    taps_src = render("conv_taps")
+    if nested_iterations(c["OG"], c["NKD"], c["NKH"], c["NKW"]) > _LOOP_MAX:
+        taps = c["OG"] * c["NKD"] * c["NKH"] * c["NKW"]
+        record_parts(kb, lambda chunks, ch: part_source(
+            chunks, ch, total, taps, dec, _DGRAD_SETUP.format(**c), _DGRAD_TERM.format(**c), "  part[gid] = acc;",
+            common=taps_src, t=STORAGE[dt]), inputs, kb.output(), total, taps, dt)
+        return
+    src = render("conv_data_grad", T=STORAGE[dt], TOTAL=total, DECODE=dec, TAPS=taps_src, **c)
+    kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", kb.output())], -(-total // 256))
 
 
 def wgrad_plan(geo: ConvGeometry, tuning=None) -> dict:
@@ -122,7 +244,8 @@ def wgrad_plan(geo: ConvGeometry, tuning=None) -> dict:
     tap_chunks = -(-T // tc)
     base = fb * tap_chunks
     max_chunks = max(1, -(-P // (py * tu["wgrad_min_items"])))
-    chunks = max(1, min(max_chunks, -(-tu["wgrad_target_groups"] // base), 65535))
+    chunks = max(1, min(max_chunks, -(-tu["wgrad_target_groups"] // base)))
+    chunks = max(chunks, -(-P // (py * _WGRAD_STEPS)))  # bounded loops: at most _WGRAD_STEPS strips a thread
     per = -(-P // chunks)
     ch = max(1, -(-per // py)) * py
     chunks = max(1, -(-P // ch))
@@ -216,6 +339,10 @@ def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str, tuning
         kb.dispatch(src, [("ro", dy), ("ro", x), ("rw", part)], plan["FB"] * chunks)
     if not direct:
         subs = constants(geo)
+        if chunks > _WGRAD_CHUNKS:  # many chunks: added up pairwise-like first, then written in the layout
+            summed = kb.scratch(4 * F * T)
+            reduce_dispatch(kb, part, summed, "float32", "float32", "sum", ((F * T,), (1,)), ((chunks,), (F * T,)))
+            part, chunks = summed, 1
         src = render("conv_wgrad_reduce", T=STORAGE[dtype], F=F, TAPS=T, CHUNKS=chunks,
                      **{k: subs[k] for k in ("CI", "OG", "KH", "KW") + tuple("WS" + a.upper() for a in _W)})
         kb.dispatch(src, [("ro", part), ("rw", dw)], -(-(F * T) // 256))

@@ -3,14 +3,14 @@
 const KH: u32 = {{KH}}u;
 const KW: u32 = {{KW}}u;
 
+{{TAPS}}
+
 // number of taps i < k of the window starting at `start` (stride-free: start + i*d) with lo <= pos < hi
+// (closed form: a loop over a long window would run into llvmpipe's loop limit)
 fn taps_in(start: i32, k: u32, d: i32, lo: i32, hi: i32) -> f32 {
-  var n = 0u;
-  for (var i = 0u; i < k; i = i + 1u) {
-    let p = start + i32(i) * d;
-    if (p >= lo && p < hi) { n = n + 1u; }
-  }
-  return f32(n);
+  let i0 = clamp(tap_cdiv(lo - start, d), 0, i32(k));
+  let i1 = clamp(tap_cdiv(hi - start, d), 0, i32(k));
+  return f32(max(i1 - i0, 0));
 }
 
 // the divisor of window (oh, ow) of average pooling

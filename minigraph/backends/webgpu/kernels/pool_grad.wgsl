@@ -1,6 +1,7 @@
 // Pooling gradients as a gather, one thread per dx element in memory order: every window
 // (oh, ow) whose tap (kh, kw) lands on this element gives it dy[oh, ow] (max: only when that
-// tap is the window's argmax from pass 1; average: divided by the window's divisor).
+// tap is the window's argmax from pass 1; average: divided by the window's divisor). Only the
+// NKH x NKW taps whose windows can exist are visited (one for a global pooling).
 {{COMMON}}
 @group(0) @binding(0) var<storage, read> dy: array<{{T}}>;
 @group(0) @binding(1) var<storage, read> arg: array<u32>;
@@ -17,11 +18,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let th0 = i32(a_h) + {{PH}};
   let tw0 = i32(a_w) + {{PW}};
   var acc = 0.0;
-  for (var kh = 0u; kh < KH; kh = kh + 1u) {
+  let kh0 = first_tap(th0, {{OH}}u - 1u, {{SH}}u, u32({{DH}}));
+  let kw0 = first_tap(tw0, {{OW}}u - 1u, {{SW}}u, u32({{DW}}));
+  for (var kh = kh0; kh < min(KH, kh0 + {{NKH}}u); kh = kh + 1u) {
     let th = th0 - i32(kh) * {{DH}};
     if (th < 0 || th % {{SH}} != 0 || u32(th / {{SH}}) >= {{OH}}u) { continue; }
     let oh = u32(th / {{SH}});
-    for (var kw = 0u; kw < KW; kw = kw + 1u) {
+    for (var kw = kw0; kw < min(KW, kw0 + {{NKW}}u); kw = kw + 1u) {
       let tw = tw0 - i32(kw) * {{DW}};
       if (tw < 0 || tw % {{SW}} != 0 || u32(tw / {{SW}}) >= {{OW}}u) { continue; }
       let ow = u32(tw / {{SW}});
