@@ -598,3 +598,147 @@ def test_gpu_run_script_is_wired(tmp_path):
         assert needle in text
     r = subprocess.run(["bash", "-n", str(ROOT / "benchmarks" / "gpu_run.sh")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+# ----------------------------------------------------------------------------- bounded loops: convolution, pooling
+# The convolution and pooling kernels looped over a whole window (or every input channel) per
+# output: past 65,535 iterations llvmpipe stopped them, so these sums came back as 65,535.
+def _both(g, feeds, targets):
+    """Run on webgpu and on the NumPy backend."""
+    return g.run(feeds, targets, backend="webgpu"), g.run(feeds, targets, backend="numpy")
+
+
+def test_average_pooling_over_a_window_of_70000(gpu):
+    from minigraph.descriptors import Pooling2DOpDescriptor
+    g = mg.Graph()
+    x = g.placeholder([1, 1, 1, 70_000], name="x")
+    y = g.avg_pooling_2d(x, Pooling2DOpDescriptor(kernel_width=70_000, kernel_height=1))
+    gpu_r, np_r = _both(g, {x: np.ones((1, 1, 1, 70_000), np.float32)}, [y])
+    assert gpu_r[y].ravel().tolist() == np_r[y].ravel().tolist() == [1.0]
+
+
+def test_convolution_over_70000_channels_and_its_data_gradient(gpu):
+    from minigraph.descriptors import Convolution2DOpDescriptor
+    n = 70_000
+    g = mg.Graph()
+    x = g.placeholder([1, n, 1, 1], name="x")
+    w = g.placeholder([1, n, 1, 1], name="w")
+    dy = g.placeholder([1, n, 1, 1], name="dy")
+    wt = g.placeholder([n, 1, 1, 1], name="wt")
+    y = g.convolution_2d(x, w, Convolution2DOpDescriptor())
+    dx = g.convolution_2d_data_gradient(dy, wt, [1, 1, 1, 1], Convolution2DOpDescriptor())
+    ones = np.ones((1, n, 1, 1), np.float32)
+    gpu_r, np_r = _both(g, {x: ones, w: ones, dy: ones, wt: ones.reshape(n, 1, 1, 1)}, [y, dx])
+    for t in (y, dx):
+        assert gpu_r[t].ravel().tolist() == np_r[t].ravel().tolist() == [float(n)]
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_global_pooling_over_256x256_and_its_gradient(gpu, rng, kind):
+    """65,536 taps per output; the gradient gathers from every window holding an element."""
+    from minigraph.descriptors import Pooling2DOpDescriptor
+    d = Pooling2DOpDescriptor(kernel_width=256, kernel_height=256)
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 256, 256], name="x")
+    dy = g.placeholder([1, 2, 1, 1], name="dy")
+    pool, grad = ((g.avg_pooling_2d, g.avg_pooling_2d_gradient) if kind == "avg"
+                  else (g.max_pooling_2d, g.max_pooling_2d_gradient))
+    y, dx = pool(x, d), grad(dy, x, d)
+    xv = rng.standard_normal((1, 2, 256, 256)).astype(np.float32)
+    xv[0, 1] = np.round(xv[0, 1])  # ties: the first maximum in row-major order takes the gradient
+    dyv = rng.standard_normal((1, 2, 1, 1)).astype(np.float32)
+    gpu_r, np_r = _both(g, {x: xv, dy: dyv}, [y, dx])
+    np.testing.assert_allclose(gpu_r[y], np_r[y], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(gpu_r[dx], np_r[dx], rtol=1e-6, atol=1e-12)
+    if kind == "max":
+        assert np.count_nonzero(gpu_r[dx]) == 2
+
+
+@pytest.fixture
+def small_taps(monkeypatch):
+    """The convolution and pooling kernels' multi-pass paths at small sizes: more than 4 loop
+    iterations per output take it, in chunks of 8 taps; argmaxes combined 2 at a time; the
+    weights gradient one strip per thread, and more than one chunk reduced by reduce_dispatch.
+    Counts the multi-pass kernels recorded."""
+    from minigraph.backends.webgpu import convolution, pooling
+    monkeypatch.setattr(convolution, "_LOOP_MAX", 4)
+    monkeypatch.setattr(convolution, "_CHUNK", 8)
+    monkeypatch.setattr(convolution, "_WGRAD_STEPS", 1)
+    monkeypatch.setattr(convolution, "_WGRAD_CHUNKS", 1)
+    monkeypatch.setattr(pooling, "_ARG_GROUP", 2)
+    seen = []
+    real = convolution.part_source
+    monkeypatch.setattr(pooling, "part_source", lambda *a, **k: seen.append(a) or real(*a, **k))
+    monkeypatch.setattr(convolution, "part_source", lambda *a, **k: seen.append(a) or real(*a, **k))
+    return seen
+
+
+def _check_close(gpu_r, np_r, dtype, err_msg):
+    a, b = gpu_r.astype(np.float64), np_r.astype(np.float64)
+    tol = 1e-5 if dtype == mg.float32 else 1e-2
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.max(np.abs(b), initial=0))),
+                               err_msg=err_msg)
+
+
+def _conv_cases(g, dtype):
+    """(x, w, forward) per convolution family: grouped NHWC with stride, dilation and padding;
+    depthwise 2D; depthwise 3D with channels last."""
+    from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+                                       DepthwiseConvolution3DOpDescriptor, TensorNamedDataLayout)
+    cases = []
+    d = Convolution2DOpDescriptor(stride_in_x=2, dilation_rate_in_y=2, groups=2,
+                                  data_layout=TensorNamedDataLayout.NHWC, weights_layout=TensorNamedDataLayout.HWIO)
+    d.set_explicit_padding(1, 2, 1, 0)
+    x, w = g.placeholder([2, 9, 11, 6], dtype, name="cx"), g.placeholder([3, 3, 3, 4], dtype, name="cw")
+    cases.append((x, w, g.convolution_2d(x, w, d)))
+    x, w = g.placeholder([2, 3, 21, 20], dtype, name="dx2"), g.placeholder([2, 3, 4, 3], dtype, name="dw2")
+    cases.append((x, w, g.depthwise_convolution_2d(x, w, DepthwiseConvolution2DOpDescriptor(stride_in_y=2))))
+    x, w = g.placeholder([1, 5, 6, 7, 3], dtype, name="dx3"), g.placeholder([2, 3, 3, 3], dtype, name="dw3")
+    d3 = DepthwiseConvolution3DOpDescriptor(padding_values=(1, 0, 0, 1, 2, 2), channel_dimension_index=-1)
+    cases.append((x, w, g.depthwise_convolution_3d(x, w, d3)))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [mg.float32, mg.float16])
+def test_convolutions_in_chunks_match_numpy(gpu, rng, small_taps, dtype):
+    """Forward, data and weights gradients of every convolution family through the multi-pass path."""
+    if dtype == mg.float16 and not gpu.context.has_f16:
+        pytest.skip("the adapter has no shader-f16")
+    g = mg.Graph()
+    feeds, targets = {}, []
+    for x, w, y in _conv_cases(g, dtype):
+        r = g.placeholder(list(y.shape), dtype, name=y.name + "_r")
+        grads = g.gradients(g.reduction_sum(g.multiplication(y, r), axes=None), [x, w])
+        targets += [y, grads[x], grads[w]]
+        for p in (x, w, r):
+            feeds[p] = rng.standard_normal(p.shape).astype(dtype.np_dtype)
+    gpu_r, np_r = _both(g, feeds, targets)
+    for t in targets:
+        _check_close(gpu_r[t], np_r[t], dtype, t.name)
+    assert len(small_taps) >= 6  # forward and data gradient of each family took the multi-pass path
+
+
+@pytest.mark.parametrize("dtype", [mg.float32, mg.float16])
+def test_pooling_in_chunks_matches_numpy(gpu, rng, small_taps, dtype):
+    """Max and average pooling and their gradients through the multi-pass path: ties go to the
+    first maximal tap in row-major order and a NaN wins, as in one pass."""
+    if dtype == mg.float16 and not gpu.context.has_f16:
+        pytest.skip("the adapter has no shader-f16")
+    from minigraph.descriptors import Pooling2DOpDescriptor
+    d = Pooling2DOpDescriptor(kernel_width=5, kernel_height=4, stride_in_x=2, dilation_rate_in_y=2,
+                              include_zero_pad_to_average=True)
+    d.padding_left, d.padding_right, d.padding_top = 2, 1, 3
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 13, 12], dtype, name="x")
+    y_max, y_avg = g.max_pooling_2d(x, d), g.avg_pooling_2d(x, d)
+    dy = g.placeholder(list(y_max.shape), dtype, name="dy")
+    targets = [y_max, y_avg, g.max_pooling_2d_gradient(dy, x, d), g.avg_pooling_2d_gradient(dy, x, d)]
+    xv = rng.integers(-2, 3, (2, 3, 13, 12)).astype(dtype.np_dtype)  # many ties
+    xv[1, 2] = rng.standard_normal((13, 12))
+    xv[1, 2, 5, 4] = xv[1, 2, 9, 6] = np.nan
+    dyv = rng.standard_normal(y_max.shape).astype(dtype.np_dtype)
+    gpu_r, np_r = _both(g, {x: xv, dy: dyv}, targets)
+    for t in targets:
+        _check_close(gpu_r[t], np_r[t], dtype, t.name)
+    np.testing.assert_array_equal(np.isnan(gpu_r[y_max]), np.isnan(np_r[y_max]))
+    assert len(small_taps) >= 4
