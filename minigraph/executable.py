@@ -83,18 +83,6 @@ class Executable:
                 not what the plan declares (count, shapes, dtypes); no variable changes.
         """
         inputs = renamed("Executable.run", "feeds", "inputs", feeds, inputs)
-        return self._run(inputs, check=True)
-
-    def run_unchecked(self, inputs: Any = None) -> list:
-        """``run``, returning what the backend returns even where it is not what the plan declares
-        (not in MPSGraph): ``compare_backends`` shows such a backend's wrong shapes and dtypes.
-
-        Args:
-            inputs: As for ``run``.
-        """
-        return self._run(inputs, check=False)
-
-    def _run(self, inputs: Any, check: bool) -> list:
         arrays = self._arrays({} if inputs is None else inputs)
         plan, runner = self._specialise(arrays)
         feed_values = []
@@ -106,7 +94,7 @@ class Executable:
                     f"{as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else a.dtype}, but the "
                     f"executable was compiled for {ty}")
             feed_values.append(a)
-        return _execute(self.graph, plan, runner, feed_values, self.backend_name, check)
+        return _execute(self.graph, plan, runner, feed_values, self.backend_name)
 
     def _arrays(self, inputs: Any) -> dict:
         """``{placeholder: ndarray}`` from a dict or a list in ``feed_tensors`` order, every feed checked."""
@@ -194,7 +182,7 @@ def _order(t):
     return t.operation.index if isinstance(t, Tensor) else 0
 
 
-def _call(runner, plan, feed_values, variables, backend: str, check: bool):
+def _call(runner, plan, feed_values, variables, backend: str):
     """The backend's runner, its output checked against the plan; a raw exception from it (a
     third-party backend, a lost device) becomes an ExecutionError, so only MiniGraphErrors escape
     a run (nothing is committed either way)."""
@@ -206,14 +194,13 @@ def _call(runner, plan, feed_values, variables, backend: str, check: bool):
         names = [t.name for t, _ in plan.targets] or ["(target operations only)"]
         raise ExecutionError(f"the backend failed while running the plan for targets {names}: "
                              f"{type(e).__name__}: {e}") from e
-    return _checked(plan, backend, check, out)
+    return _checked(plan, backend, out)
 
 
-def _checked(plan, backend: str, check_results: bool, out) -> tuple:
+def _checked(plan, backend: str, out) -> tuple:
     """(results, assigned) if they are what the plan declares: one array per target, each of the
-    target's specialised shape and dtype (unless ``run_unchecked``), and assignments only to the
-    variables the plan assigns, of each variable's shape and dtype. A backend that breaks this
-    would commit wrong values."""
+    target's specialised shape and dtype, and assignments only to the variables the plan assigns,
+    of each variable's shape and dtype. A backend that breaks this would commit wrong values."""
     where = f"backend {backend!r}"
     try:
         results, assigned = out
@@ -223,7 +210,7 @@ def _checked(plan, backend: str, check_results: bool, out) -> tuple:
     if len(results) != len(plan.targets):
         raise ExecutionError(f"{where} returned {len(results)} result(s) for {len(plan.targets)} target(s) "
                              f"{[t.name for t, _ in plan.targets]}")
-    for (t, slot), r in zip(plan.targets, results if check_results else ()):
+    for (t, slot), r in zip(plan.targets, results):
         _check_value(r, plan.types[slot], f"{where} returned for target {t.name!r} "
                                           f"({t.operation.type} op {t.operation.name!r})")
     if not isinstance(assigned, Mapping):
@@ -249,7 +236,7 @@ def _check_value(a: np.ndarray, want: ShapedType, what: str) -> np.ndarray:
     return a
 
 
-def _execute(graph, plan, runner, feed_values, backend: str, check: bool):
+def _execute(graph, plan, runner, feed_values, backend: str):
     """Run, then commit assignments only if the whole run succeeded; never alias results.
 
     Runs that assign are serialised per graph. The commit builds a new {variable: value} dict and
@@ -259,10 +246,10 @@ def _execute(graph, plan, runner, feed_values, backend: str, check: bool):
     store = graph.variables
     if plan.has_assignments:
         with store.lock:  # runs that assign are serialised per graph
-            results, assigned = _call(runner, plan, feed_values, store.values, backend, check)
+            results, assigned = _call(runner, plan, feed_values, store.values, backend)
             store.commit(assigned)
     else:
-        results, assigned = _call(runner, plan, feed_values, store.values, backend, check)
+        results, assigned = _call(runner, plan, feed_values, store.values, backend)
     out = []
     seen = set()
     for (t, _), r in zip(plan.targets, results):
