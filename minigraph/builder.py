@@ -80,7 +80,7 @@ class GraphBuilder(OpBuilders):
         self._scopes = threading.local()  # per-thread name scope and control dependency stacks
         self._placeholders: list[Tensor] = []
         self._build_lock = threading.RLock()  # guards the tables above
-        self.variables = VariableStore()
+        self.variable_store = VariableStore()
 
     # ---------------------------------------------------------------- introspection
     @property
@@ -345,7 +345,7 @@ class GraphBuilder(OpBuilders):
             if opdef.type == "placeholder":
                 self._placeholders.append(op.outputs[0])
         if "initial_value" in attrs:
-            self.variables.set(op, attrs["initial_value"])
+            self.variable_store.set(op, attrs["initial_value"])
         return op
 
     # ---------------------------------------------------------------- variables
@@ -372,7 +372,7 @@ class GraphBuilder(OpBuilders):
             A new ndarray; changing it does not change the variable.
         """
         op = self.variable_operation(variable, "value_of")
-        return np.array(self.variables.values[op], copy=True)
+        return np.array(self.variable_store.values[op], copy=True)
 
 
 def type_of(e: MiniGraphError) -> type:

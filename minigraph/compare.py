@@ -204,12 +204,12 @@ def compare_backends(g: Any, feeds: Optional[Mapping[Tensor, Any]] = None, targe
     report = BackendComparison(backends[0], backends, rtol, atol)
     values = {}
     for b in backends:
-        saved = g.variables.values
+        saved = g.variable_store.values
         try:
             exe = g.compile(feeds, tensors, [], backend=b)
             out = exe.run(feeds)
         finally:
-            g.variables.restore(saved)  # a run through a control-dependent assign must not leak into the next backend
+            g.variable_store.restore(saved)  # a run through a control-dependent assign must not leak into the next backend
         values[b] = out
         report.results[b] = {t.name: v for t, v in zip(tensors, out)}
     ref = values[backends[0]]

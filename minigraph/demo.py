@@ -97,7 +97,7 @@ def gradient_check(backend: str, params: dict, rng: np.random.Generator, out) ->
         for sign in (1, -1):
             p = base.copy()
             p[idx] += sign * eps
-            g.variables.set(dw.operation, p)
+            g.variable_store.set(dw.operation, p)
             fd[idx] += sign * f.run(feeds)[0] / (2 * eps)
 
     def rel(a, b):

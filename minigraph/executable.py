@@ -240,10 +240,10 @@ def _execute(graph, plan, runner, feed_values, backend: str):
     """Run, then commit assignments only if the whole run succeeded; never alias results.
 
     Runs that assign are serialised per graph. The commit builds a new {variable: value} dict and
-    swaps it in with one reference assignment, and every run reads ``graph.variables.values`` once,
+    swaps it in with one reference assignment, and every run reads ``graph.variable_store.values`` once,
     so a concurrent run sees all of another run's assignments or none of them (no torn reads).
     """
-    store = graph.variables
+    store = graph.variable_store
     if plan.has_assignments:
         with store.lock:  # runs that assign are serialised per graph
             results, assigned = _call(runner, plan, feed_values, store.values, backend)

@@ -234,7 +234,7 @@ def to_json_dict(g) -> tuple:
             "location": escape(op.location) if isinstance(op.location, str) else op.location,  # informative only
         })
     variables = {}
-    for op, v in g.variables.values.items():
+    for op, v in g.variable_store.values.items():
         variables[op.name] = enc.array(v, f"variable {op.name!r} value")["key"]
     cache_size = g.cache_size if g.cache_size is None else min(g.cache_size, 1 << 20)  # load's bound
     doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
@@ -974,7 +974,7 @@ def rebuild(g: Any, doc: Document) -> None:
     for i, entry in enumerate(doc.entries):
         by_name[entry.name] = _rebuild_op(g, entry, by_name, doc.arrays, f"{doc.where}: {entry.type} op #{i} {entry.name!r}")
     for vname, key in doc.var_keys.items():
-        g.variables.set(by_name[vname], doc.arrays[key])
+        g.variable_store.set(by_name[vname], doc.arrays[key])
 
 
 def _rebuild_op(g: Any, entry: _Entry, by_name: dict, arrays: dict, w: str) -> Any:

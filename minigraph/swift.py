@@ -230,7 +230,7 @@ class _Exporter:
         return f"graph.constant({_data(arr)}, shape: {_numbers(arr.shape)}, dataType: {dt})"
 
     def variable(self, op):
-        arr = self.g.variables.values.get(op, op.attrs["initial_value"])
+        arr = self.g.variable_store.values.get(op, op.attrs["initial_value"])
         return (f"graph.variable(with: {_data(np.asarray(arr))}, shape: {_numbers(op.attrs['shape'])}, "
                 f"dataType: {swift_dtype(op.attrs['dtype'], self.where(op))}, name: {swift_string(op.name)})")
 

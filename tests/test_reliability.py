@@ -39,11 +39,11 @@ def _run_or_skip(g, feeds, targets, ops=(), backend="numpy"):
 
 def _stateless_run(g, feeds, targets, backend="numpy"):
     """g.run, then put the variables back: the zoo graph assigns (through control dependencies)."""
-    saved = g.variables.values
+    saved = g.variable_store.values
     try:
         return g.run(feeds, targets, backend=backend)
     finally:
-        g.variables.restore(saved)
+        g.variable_store.restore(saved)
 
 
 def _readonly(a):
@@ -411,11 +411,11 @@ def test_feeds_are_never_mutated_by_any_op(backend):
 def test_results_are_fresh_arrays_that_later_runs_do_not_touch(backend):
     g, feeds, targets, ops = every_op_graph(4)
     targets = list(targets)
-    saved = g.variables.values
+    saved = g.variable_store.values
     first = _run_or_skip(g, feeds, targets, (), backend)
-    g.variables.restore(saved)
+    g.variable_store.restore(saved)
     kept = {t: np.array(v, copy=True) for t, v in first.items()}
-    internal = [op.attrs["value"] for op in g.operations if op.type == "constant"] + list(g.variables.values.values())
+    internal = [op.attrs["value"] for op in g.operations if op.type == "constant"] + list(g.variable_store.values.values())
     for t, v in first.items():
         assert isinstance(v, np.ndarray) and v.flags.writeable, t.name
         assert not any(np.shares_memory(v, a) for a in list(feeds.values()) + internal), t.name
@@ -1708,9 +1708,9 @@ def test_numpy_backend_is_bit_identical_across_runs_and_graphs(rng):
     first = _digest(_stateless_run(g, feeds, targets))
     assert _digest(_stateless_run(g, feeds, targets)) == first
     exe = g.compile(feeds, targets)
-    saved = g.variables.values
+    saved = g.variable_store.values
     assert _digest(dict(zip(targets, exe.run(feeds)))) == first
-    g.variables.restore(saved)
+    g.variable_store.restore(saved)
     g2, feeds2, targets2, _ = every_op_graph(11)  # the same graph built again
     assert _digest(g2.run(feeds2, targets2)) == first
     # a depthwise convolution with its gradients, by g.run, a rebuilt graph and an executable
