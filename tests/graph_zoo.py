@@ -13,6 +13,7 @@ import numpy as np
 
 import minigraph as mg
 from minigraph.ops.registry import OPS
+from op_cases import BINARY, COMPARE, UNARY
 
 
 def every_op_graph(seed: int = 0):
@@ -29,16 +30,13 @@ def every_op_graph(seed: int = 0):
 
     with g.name_scope("elementwise"):
         a, b = m, g.constant(rng.uniform(0.5, 2.0, (3, 4)).astype(f32), name="b")
-        for t in ("addition", "subtraction", "multiplication", "division", "maximum", "minimum", "power",
-                  "maximum_with_nan_propagation", "minimum_with_nan_propagation"):
+        for t in BINARY:  # the elementwise ops come from tests/op_cases.py
             outs.append(getattr(g, t)(a, b))
-        cmps = [getattr(g, t)(a, b) for t in ("equal", "not_equal", "less_than", "less_than_or_equal_to",
-                                               "greater_than", "greater_than_or_equal_to")]
-        outs += cmps
-        for t in ("negative", "absolute", "sign", "exponent", "logarithm", "square", "square_root",
-                  "reciprocal", "tanh", "sigmoid", "relu", "sin", "cos", "identity", "stop_gradient"):
+        cmps = {t: getattr(g, t)(a, b) for t in COMPARE}
+        outs += cmps.values()
+        for t in UNARY:
             outs.append(getattr(g, t)(a))
-        outs.append(g.select(cmps[2], a, b))
+        outs.append(g.select(cmps["less_than"], a, b))
         outs.append(g.cast(a, mg.int32, name="to_int"))
         outs.append(g.matrix_multiplication(a, g.permute(b, [1, 0])))
     with g.name_scope("reduce"):
@@ -92,7 +90,8 @@ def every_op_graph(seed: int = 0):
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)
-    assert not missing, f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph"
+    assert not missing, (f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph "
+                         "(an elementwise op: add its case to ELEMENTWISE in tests/op_cases.py)")
     return g, feeds, outs, [upd, inc]
 
 

@@ -26,6 +26,7 @@ from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvoluti
 from minigraph.ops import OPS
 
 from conftest import ALL_BACKENDS
+from op_cases import BINARY, COMPARE, ELEMENTWISE, UNARY, input_domains
 
 F32, F16 = np.float32, np.float16
 SPECIAL = {"placeholder", "constant", "variable", "read", "assign"}
@@ -96,12 +97,11 @@ def feed(g, arr, name=None):
 
 # ----------------------------------------------------------------------------- elementwise
 BIN_SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (5,)), ((1, 5), (4, 1))]
-DOMAINS = {"division": ((-2, 2), (0.5, 2)), "power": ((0.1, 3), (-2, 2))}
 MINMAX = ("maximum", "minimum", "maximum_with_nan_propagation", "minimum_with_nan_propagation")
-for _op in ("addition", "subtraction", "multiplication", "division", "power") + MINMAX:
+for _op in BINARY:
     for _sa, _sb in BIN_SHAPES:
         def _b(g, rng, op=_op, sa=_sa, sb=_sb):
-            (la, ha), (lb, hb) = DOMAINS.get(op, ((-2, 2), (-2, 2)))
+            (la, ha), (lb, hb) = input_domains(op)
             b = uniform(rng, sb, lb, hb)
             if op == "division":
                 b *= rng.choice([-1, 1], size=sb).astype(F32)
@@ -109,7 +109,7 @@ for _op in ("addition", "subtraction", "multiplication", "division", "power") + 
             bb, fb = feed(g, b)
             return [getattr(g, op)(a, bb)], {**fa, **fb}
         case(_op, f"f32{_sa}{_sb}", tol=(1e-5, 1e-6) if _op != "power" else (2e-5, 1e-6))(_b)
-    if _op not in ("division", "power"):
+    if ELEMENTWISE[_op].ints:
         for _dt in (np.int32, np.uint32):
             def _b(g, rng, op=_op, dt=_dt):
                 lo = -(2 ** 31) if dt == np.int32 else 0
@@ -119,7 +119,7 @@ for _op in ("addition", "subtraction", "multiplication", "division", "power") + 
             case(_op, np.dtype(_dt).name)(_b)
     if _op in ("addition", "multiplication", "division", "maximum", "power", "minimum_with_nan_propagation"):
         def _b(g, rng, op=_op):
-            lo, hi = DOMAINS.get(op, ((-2, 2), (-2, 2)))[0]
+            lo, hi = input_domains(op)[0]
             a, fa = feed(g, uniform(rng, (3, 4), lo, hi, dtype=F16))
             b, fb = feed(g, uniform(rng, (4,), 0.5, 2, dtype=F16))
             return [getattr(g, op)(a, b)], {**fa, **fb}
@@ -161,12 +161,12 @@ def _(g, rng):
     return [g.division(a, b)], {**fa, **fb}
 
 
-COMPARE = ("equal", "not_equal", "less_than", "less_than_or_equal_to", "greater_than", "greater_than_or_equal_to")
 for _op in COMPARE:
     def _b(g, rng, op=_op):
-        av = np.round(uniform(rng, (4, 5), -3, 3))  # rounding makes ties
+        (la, ha), (lb, hb) = input_domains(op)
+        av = np.round(uniform(rng, (4, 5), la, ha))  # rounding makes ties
         a, fa = feed(g, with_nan(av, 7))
-        b, fb = feed(g, np.round(uniform(rng, (5,), -3, 3)))
+        b, fb = feed(g, np.round(uniform(rng, (5,), lb, hb)))
         return [getattr(g, op)(a, b)], {**fa, **fb}
     case(_op, "f32-nan")(_b)
     for _dt in (np.int32, np.uint32, np.bool_):
@@ -178,14 +178,10 @@ for _op in COMPARE:
             return [getattr(g, op)(a, b)], {**fa, **fb}
         case(_op, np.dtype(_dt).name)(_b)
 
-UNARY_DOMAINS = {
-    "negative": (-3, 3), "absolute": (-3, 3), "sign": (-3, 3), "exponent": (-10, 10), "logarithm": (0.01, 100),
-    "square": (-3, 3), "square_root": (0.01, 100), "reciprocal": (0.2, 5), "tanh": (-6, 6), "sigmoid": (-8, 8),
-    "relu": (-3, 3), "sin": (-20, 20), "cos": (-20, 20), "identity": (-3, 3), "stop_gradient": (-3, 3),
-}
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 88.0, -88.0, 100.0, -100.0, 1e-4, -1e-4,
                      0.6, -0.6, 9.5, -9.5, 1000.0], F32)
-for _op, (_lo, _hi) in UNARY_DOMAINS.items():
+for _op in UNARY:
+    [(_lo, _hi)] = input_domains(_op)
     for _shape in ((3, 4, 5), ()):
         def _b(g, rng, op=_op, lo=_lo, hi=_hi, shape=_shape):
             x, fx = feed(g, uniform(rng, shape, lo, hi))
@@ -201,7 +197,7 @@ for _op, (_lo, _hi) in UNARY_DOMAINS.items():
         x, fx = feed(g, uniform(rng, (3, 5), max(lo, -8), min(hi, 8), dtype=F16))
         return [getattr(g, op)(x)], fx
     case(_op, "f16", tol=(2e-3, 2e-3))(_b)
-    if _op in ("negative", "absolute", "sign", "square", "relu", "identity", "stop_gradient"):
+    if ELEMENTWISE[_op].ints:
         for _dt in (np.int32, np.uint32):
             def _b(g, rng, op=_op, dt=_dt):
                 x, fx = feed(g, ints(rng, (4, 6), 0 if dt == np.uint32 else -40000, 40000, dt))
@@ -598,7 +594,8 @@ ALL_CASES = [(op, cid, build, tol) for op, cases in CASES.items() for cid, build
 def test_every_op_has_a_conformance_case():
     covered = set(CASES) | SPECIAL
     missing = sorted(set(OPS) - covered)
-    assert not missing, f"ops without a conformance case in tests/test_conformance.py: {missing}"
+    assert not missing, (f"ops without a conformance case in tests/test_conformance.py: {missing} "
+                         "(an elementwise op: add its case to ELEMENTWISE in tests/op_cases.py)")
 
 
 def test_every_op_has_a_webgpu_kernel():

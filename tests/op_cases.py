@@ -1,0 +1,92 @@
+"""One case per elementwise op, the source of every elementwise test table.
+
+The conformance cases (tests/test_conformance.py), the finite-difference cases
+(tests/test_autodiff.py) and the every-op graph (tests/graph_zoo.py) take their elementwise
+entries from ``ELEMENTWISE``, so a new unary or binary op of ``minigraph/ops/elementwise.py``
+needs one entry here; the completeness tests of those files fail until it has one.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Tuple, Union
+
+Range = Tuple[float, float]
+NO_FD = "not differentiable"  # ``fd`` value for ops without a finite-difference check
+
+
+class OpCase(NamedTuple):
+    """``domain``: the random-data range, one for all inputs or one per input. ``ints``: the op
+    takes int32/uint32 too. ``compare``: the result is bool. ``fd``: a narrower range for the
+    finite-difference check (None: ``domain``, or NO_FD); ``fd_shapes``: its input shapes."""
+    arity: int
+    domain: Union[Range, Tuple[Range, Range]] = (-2, 2)
+    ints: bool = False
+    compare: bool = False
+    fd: Union[None, Range, str] = None
+    fd_shapes: Optional[list] = None
+
+
+def _bin(domain=(-2, 2), fd_shapes=((2, 3), (2, 3)), **kw) -> OpCase:
+    return OpCase(2, domain, fd_shapes=list(fd_shapes), **kw)
+
+
+def _cmp() -> OpCase:
+    return OpCase(2, (-3, 3), ints=True, compare=True, fd=NO_FD)
+
+
+def _un(domain, fd=None, ints=False, fd_shapes=((4,),)) -> OpCase:
+    return OpCase(1, domain, ints=ints, fd=fd, fd_shapes=list(fd_shapes))
+
+
+ELEMENTWISE = {
+    "addition": _bin(ints=True, fd_shapes=[(2, 3), (3,)]),
+    "subtraction": _bin(ints=True, fd_shapes=[(2, 1), (1, 3)]),
+    "multiplication": _bin(ints=True),
+    "division": _bin(((-2, 2), (0.5, 2)), fd=(0.5, 2), fd_shapes=[(2, 3), (3,)]),
+    "maximum": _bin(ints=True),
+    "minimum": _bin(ints=True, fd_shapes=[(3,), (2, 3)]),
+    "power": _bin(((0.1, 3), (-2, 2)), fd=(0.5, 2)),
+    "maximum_with_nan_propagation": _bin(ints=True, fd_shapes=[(2, 3), (3,)]),
+    "minimum_with_nan_propagation": _bin(ints=True),
+    "equal": _cmp(),
+    "not_equal": _cmp(),
+    "less_than": _cmp(),
+    "less_than_or_equal_to": _cmp(),
+    "greater_than": _cmp(),
+    "greater_than_or_equal_to": _cmp(),
+    "negative": _un((-3, 3), fd=(-2, 2), ints=True),
+    "absolute": _un((-3, 3), fd=(0.2, 2), ints=True),
+    "sign": _un((-3, 3), fd=(0.2, 2), ints=True),
+    "exponent": _un((-10, 10), fd=(-2, 2)),
+    "logarithm": _un((0.01, 100), fd=(0.5, 3)),
+    "square": _un((-3, 3), fd=(-2, 2), ints=True),
+    "square_root": _un((0.01, 100), fd=(0.5, 3)),
+    "reciprocal": _un((0.2, 5), fd=(0.5, 3)),
+    "tanh": _un((-6, 6), fd=(-2, 2)),
+    "sigmoid": _un((-8, 8), fd=(-3, 3)),
+    "relu": _un((-3, 3), fd=(-2, 2), ints=True, fd_shapes=[(6,)]),
+    "sin": _un((-20, 20), fd=(-3, 3)),
+    "cos": _un((-20, 20), fd=(-3, 3)),
+    "identity": _un((-3, 3), fd=(-2, 2), ints=True),
+    "stop_gradient": _un((-3, 3), fd=NO_FD, ints=True),
+}
+
+UNARY = [t for t, c in ELEMENTWISE.items() if c.arity == 1]
+BINARY = [t for t, c in ELEMENTWISE.items() if c.arity == 2 and not c.compare]
+COMPARE = [t for t, c in ELEMENTWISE.items() if c.compare]
+
+
+def input_domains(op: str) -> list:
+    """The random-data range of each input of ``op``."""
+    c = ELEMENTWISE[op]
+    return list(c.domain) if isinstance(c.domain[0], tuple) else [c.domain] * c.arity
+
+
+def fd_domain(op: str) -> Optional[Range]:
+    """The finite-difference range of ``op``, None where the check does not apply."""
+    c = ELEMENTWISE[op]
+    if c.fd == NO_FD:
+        return None
+    if c.fd is not None:
+        return c.fd  # type: ignore[return-value]
+    lo, hi = zip(*input_domains(op))
+    return max(lo), min(hi)
