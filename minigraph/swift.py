@@ -342,8 +342,9 @@ class _Exporter:
 
 SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
            "slice_gradient": "slice_gradient"}
-# Ops newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation
+# Ops and padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation
 NEEDS = {"maximum_with_nan_propagation": "macOS 12 / iOS 15", "minimum_with_nan_propagation": "macOS 12 / iOS 15"}
+PADDING_NEEDS = {"ONNX_SAME_LOWER": "macOS 13 / iOS 16"}
 
 
 def _as_tuple(v) -> tuple:
@@ -366,10 +367,14 @@ def _default_targets(g) -> tuple:
 
 def _availability(g) -> list:
     """A header line naming the newest OS an op of the graph needs, where one needs more than MPSGraph's first."""
-    used = sorted({(NEEDS[op.type], parse_signature(OPS[op.type].swift)[0]) for op in g.operations if op.type in NEEDS})
+    used = {(NEEDS[op.type], parse_signature(OPS[op.type].swift)[0]) for op in g.operations if op.type in NEEDS}
+    for op in g.operations:
+        style = getattr(op.attrs.get("descriptor"), "padding_style", None)
+        if style is not None and style.name in PADDING_NEEDS:
+            used.add((PADDING_NEEDS[style.name], f"paddingStyle .{style.name}"))
     if not used:
         return []
-    return [f"// Needs {max(v for v, _ in used)} or later ({', '.join(m for _, m in used)})."]
+    return [f"// Needs {max(v for v, _ in used)} or later ({', '.join(m for _, m in sorted(used))})."]
 
 
 def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Optional[Sequence[Tensor]] = None,

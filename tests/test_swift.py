@@ -279,3 +279,22 @@ def test_nan_rules_export_under_their_own_names():
     plain = mg.Graph()
     x = plain.placeholder([2, 3], name="x")
     assert "// Needs" not in plain.to_swift(target_tensors=[plain.maximum(x, 1.0), plain.reduction_maximum(x)])
+
+
+def test_onnx_same_lower_names_the_os_it_needs():
+    """MPSGraphPaddingStyle.ONNX_SAME_LOWER arrived in macOS 13 / iOS 16: the export's header says so."""
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 5, 5], name="x")
+    w = g.constant(np.ones((1, 2, 3, 3), np.float32), name="w")
+    desc = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.ONNX_SAME_LOWER)
+    y = g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    z = g.maximum_with_nan_propagation(y, 0.0, name="mx")
+    text = g.to_swift(target_tensors=[z])
+    assert ".ONNX_SAME_LOWER" in text
+    assert "// Needs macOS 13 / iOS 16 or later (maximumWithNaNPropagation, paddingStyle .ONNX_SAME_LOWER)." in text
+    same = mg.Graph()
+    x = same.placeholder([1, 2, 5, 5], name="x")
+    w = same.constant(np.ones((1, 2, 3, 3), np.float32), name="w")
+    y = same.depthwise_convolution_2d(x, w, descriptor=mg.DepthwiseConvolution2DOpDescriptor(
+        padding_style=mg.PaddingStyle.TF_SAME))
+    assert "// Needs" not in same.to_swift(target_tensors=[y])
