@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import os
-import sys
 import threading
 import warnings
 from typing import Any, Iterator, Mapping, Optional, Sequence
@@ -17,20 +15,10 @@ import numpy as np
 
 from .coerce import as_ndarray, exact_array, is_array
 from .errors import AmbiguousNameError, GraphMismatchError, MiniGraphError, NameLookupError, TargetError
+from .callsite import user_location
 from .ir import OPS, OpDef, Operation, Tensor
 from .op_builders import OpBuilders
 from .types import DataType, ShapedType
-
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def user_location() -> str:
-    """file:line of the first frame outside the minigraph package (where the user built the op)."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-        f = f.f_back  # type: ignore[assignment]
-    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
-
 
 def op_label(type: str, name: str) -> str:
     return f"{type} op {name!r}"

@@ -33,7 +33,6 @@ _LEAVES = [t for t, d in OPS.items() if d.kind == "memory" and not d.inputs]  # 
 def is_leaf(op: Operation) -> bool:
     """A placeholder, constant or variable: a memory op with no inputs."""
     return op.opdef.kind == "memory" and not op.inputs
-_ARRAY_ATTRS = ("value", "initial_value")
 
 
 def is_gradient_op(op: Operation) -> bool:
@@ -91,7 +90,7 @@ def op_attrs(op: Operation) -> dict:
     for k, v in op.attrs.items():
         if is_leaf(op) and k in ("shape", "dtype"):
             continue
-        if k in _ARRAY_ATTRS:
+        if k in op.opdef.hidden_attrs:
             fill = filled_scalar(v) if op.type == "constant" else None  # constant(_:shape:dataType:)
             if op.type == "constant" and isinstance(v, np.ndarray) and v.size <= 4:
                 out[k] = v

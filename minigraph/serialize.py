@@ -794,9 +794,10 @@ class _Entry(NamedTuple):
     raw: dict  # the entry as read (its optional string fields)
 
 
-# The attribute holding the array of a source op that carries one; the other source op (the
-# placeholder) is fed, so its declared shape may be dynamic.
-_ARRAY_ATTR = {"constant": "value", "variable": "initial_value"}
+def _array_attr(typ: str) -> Optional[str]:
+    """The attribute holding a source op's array (its declared hidden attribute); None for the
+    placeholder, which is fed, so its declared shape may be dynamic."""
+    return next(iter(OPS[typ].hidden_attrs), None)
 
 
 def _check_ops(ops: list, dec: _Decoder, where: str) -> tuple:
@@ -879,7 +880,7 @@ def _check_operands(opdef: Any, inputs: list, ops: list, seen: dict, w: str) -> 
 
 def _check_attrs(opdef: Any, raw: dict, dec: _Decoder, w: str) -> dict:
     """The decoded attributes, whose names the op declares (a constant's value may be a fill)."""
-    known = set(opdef.attrs) | ({_ARRAY_ATTR[opdef.type]} if opdef.type in _ARRAY_ATTR else set())
+    known = set(opdef.attr_names)
     unknown = sorted(set(raw) - known)
     if unknown:
         _fail(w, f"unknown attribute(s) {_short(unknown)}; {opdef.type} has "
@@ -935,7 +936,7 @@ def _check_source_attrs(typ: str, attrs: dict, dec: _Decoder, w: str) -> None:
         if k not in attrs:
             _fail(w, f"missing attribute {k!r}")
     _want(attrs["dtype"], DataType, w, "attribute 'dtype'")
-    key = _ARRAY_ATTR.get(typ)
+    key = _array_attr(typ)
     _shape(list(_want(attrs["shape"], tuple, w, "attribute 'shape'")), w, dynamic=key is None)
     if key is None:
         return

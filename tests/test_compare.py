@@ -253,9 +253,7 @@ def test_compare_backends_names_the_first_node_over_tolerance(rng):
     assert [d.tensor for d in rep] == [d.tensor for d in rep.diffs]
 
 
-def test_webgpu_agrees_with_numpy(backend, rng):
-    if backend == "numpy":
-        pytest.skip("compares numpy with the other backends")
+def test_webgpu_agrees_with_numpy(webgpu, rng):
     g = mg.Graph()
     x = g.placeholder([8, 16], name="x")
     w = g.constant(rng.uniform(-0.5, 0.5, (16, 4)).astype(np.float32), name="w")
@@ -264,13 +262,13 @@ def test_webgpu_agrees_with_numpy(backend, rng):
         p = g.softmax(g.addition(h, 0.5), axis=-1)
     loss = g.mean(g.square(p), name="loss")
     r = mg.compare_backends(g, {x: rng.uniform(-2, 2, (8, 16)).astype(np.float32)}, [loss],
-                            backends=("numpy", backend), rtol=1e-4, atol=1e-5)
+                            backends=("numpy", webgpu), rtol=1e-4, atol=1e-5)
     assert r.ok, str(r)
     assert len(r.diffs) == len([op for op in g.operations])
     # a depthwise graph: every node is reported, in topological order
     g, x, out = _compare_graph()
     feeds = {x: rng.standard_normal((2, 3, 6, 6)).astype(np.float32)}
-    rep = mg.compare_backends(g, feeds, [out], backends=("numpy", backend))
+    rep = mg.compare_backends(g, feeds, [out], backends=("numpy", webgpu))
     names = [d.tensor for d in rep.diffs]
     for n in ("x", "w", "dw", "act", "ex", "out"):
         assert n in names

@@ -18,16 +18,14 @@ a rule are declared ``differentiable=False``.
 from __future__ import annotations
 
 import inspect
-import os
-import sys
 import warnings
 from typing import Any, Callable, Optional
 
+from ..callsite import user_frame
 from ..errors import DescriptorError, MiniGraphError
 from ..ir import OPS, InferRule, Kind, OpDef, Role, register_op
 from ..types import ShapedType
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, family: str,
@@ -125,18 +123,10 @@ def renamed(label: str, old: str, new: str, old_value: Any, new_value: Any,
     if old_value is None:
         return new_value
     warnings.warn(f"{label}: the keyword {old}= is deprecated; use {new}=", DeprecationWarning,
-                  stacklevel=_user_stacklevel())
+                  stacklevel=user_frame()[0])
     if new_value is not None:
         raise error(f"{label}: give {new} once (not both {new}= and {old}=)")
     return old_value
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` that points a warning at the first frame outside the minigraph package."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PKG_DIR):
-        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
-    return level
 
 
 def same(in_types: list, attrs: dict) -> list[ShapedType]:
