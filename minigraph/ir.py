@@ -34,6 +34,8 @@ class OpDef:
     ``internal``: the executor handles the op itself (no backend kernel).
     ``attrs`` are the attribute names listings and docs show; ``hidden_attrs`` the others (a
     constant's value); ``attr_names`` both: an op with any other attribute is refused.
+    ``since``: the first (macOS, iOS) versions whose MPSGraph has the op, per Apple's
+    documentation (MPSGraph itself arrived in macOS 11.0 / iOS 14.0).
     """
 
     type: str
@@ -51,6 +53,7 @@ class OpDef:
     builder: Optional[Callable] = None
     attrs: tuple = ()  # attribute names shown in listings and docs
     hidden_attrs: tuple = ()  # attribute names not shown (arrays such as a constant's value)
+    since: tuple = ("11.0", "14.0")  # (macOS, iOS)
 
     @property
     def attr_names(self) -> tuple:

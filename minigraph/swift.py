@@ -342,9 +342,10 @@ class _Exporter:
 
 SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
            "slice_gradient": "slice_gradient"}
-# Ops and padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation
-NEEDS = {"maximum_with_nan_propagation": "macOS 12 / iOS 15", "minimum_with_nan_propagation": "macOS 12 / iOS 15"}
-PADDING_NEEDS = {"ONNX_SAME_LOWER": "macOS 13 / iOS 16"}
+# Padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation; an op's
+# first OS versions are its OpDef's ``since``
+PADDING_NEEDS = {"ONNX_SAME_LOWER": ("13.0", "16.0")}
+FIRST = ("11.0", "14.0")
 
 
 def _as_tuple(v) -> tuple:
@@ -367,14 +368,20 @@ def _default_targets(g) -> tuple:
 
 def _availability(g) -> list:
     """A header line naming the newest OS an op of the graph needs, where one needs more than MPSGraph's first."""
-    used = {(NEEDS[op.type], parse_signature(OPS[op.type].swift)[0]) for op in g.operations if op.type in NEEDS}
+    used = {(OPS[op.type].since, parse_signature(OPS[op.type].swift)[0]) for op in g.operations
+            if OPS[op.type].since != FIRST}
     for op in g.operations:
         style = getattr(op.attrs.get("descriptor"), "padding_style", None)
         if style is not None and style.name in PADDING_NEEDS:
             used.add((PADDING_NEEDS[style.name], f"paddingStyle .{style.name}"))
     if not used:
         return []
-    return [f"// Needs {max(v for v, _ in used)} or later ({', '.join(m for _, m in sorted(used))})."]
+    macos, ios = (max((v[i] for v, _ in used), key=_version) for i in (0, 1))
+    return [f"// Needs macOS {macos} / iOS {ios} or later ({', '.join(sorted({m for _, m in used}))})."]
+
+
+def _version(v: str) -> tuple:
+    return tuple(int(p) for p in v.split("."))
 
 
 def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Optional[Sequence[Tensor]] = None,

@@ -138,15 +138,17 @@ def render() -> str:
         "kernel; `—` = it has none (compiling a graph that needs it raises `KernelMissingError`); "
         "`executor` = placeholders, constants and variables are handled by the executor, not by "
         "kernels; `n/a` = the backend is not in this checkout. The `metal` backend is the `webgpu` "
-        "backend pinned to a Metal adapter, so its column repeats the `webgpu` one (it runs only on macOS).",
+        "backend pinned to a Metal adapter, so its column repeats the `webgpu` one (it runs only on macOS). "
+        "*since*: the first macOS / iOS whose MPSGraph has the op, from Apple's documentation "
+        "(`g.to_swift()` names the newest one a graph needs in its header).",
         "",
     ]
     for cat in cats:
         ops = sorted((d for d in OPS.values() if d.family == cat), key=lambda d: d.type)
         out += [f"## {cat}", "",
                 "| Python builder | MPSGraph (Swift) | Objective-C selector | inputs | attributes "
-                "| differentiable | numpy kernel | webgpu kernel | metal kernel |",
-                "|---|---|---|---|---|---|---|---|---|"]
+                "| differentiable | numpy kernel | webgpu kernel | metal kernel | since (macOS / iOS) |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         for d in ops:
             out.append("| " + " | ".join([
                 f"`{_esc(_builder_call(d))}`",
@@ -158,6 +160,7 @@ def render() -> str:
                 _kernel(d, npk),
                 _kernel(d, wgk),
                 _kernel(d, wgk),  # metal = the webgpu kernels on a Metal adapter
+                f"{d.since[0]} / {d.since[1]}",
             ]) + " |")
         out.append("")
 

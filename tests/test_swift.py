@@ -275,7 +275,7 @@ def test_nan_rules_export_under_their_own_names():
                  'let rmxp = graph.reductionMaximumPropagateNaN(with: x, axes: [1], name: "rmxp")',
                  'let rmnp = graph.reductionMinimumPropagateNaN(with: x, axes: [0], name: "rmnp")']:
         assert line in text, line
-    assert "// Needs macOS 12 / iOS 15 or later (maximumWithNaNPropagation, minimumWithNaNPropagation)." in text
+    assert "// Needs macOS 12.0 / iOS 15.0 or later (maximumWithNaNPropagation, minimumWithNaNPropagation)." in text
     plain = mg.Graph()
     x = plain.placeholder([2, 3], name="x")
     assert "// Needs" not in plain.to_swift(target_tensors=[plain.maximum(x, 1.0), plain.reduction_maximum(x)])
@@ -291,7 +291,7 @@ def test_onnx_same_lower_names_the_os_it_needs():
     z = g.maximum_with_nan_propagation(y, 0.0, name="mx")
     text = g.to_swift(target_tensors=[z])
     assert ".ONNX_SAME_LOWER" in text
-    assert "// Needs macOS 13 / iOS 16 or later (maximumWithNaNPropagation, paddingStyle .ONNX_SAME_LOWER)." in text
+    assert "// Needs macOS 13.0 / iOS 16.0 or later (maximumWithNaNPropagation, paddingStyle .ONNX_SAME_LOWER)." in text
     same = mg.Graph()
     x = same.placeholder([1, 2, 5, 5], name="x")
     w = same.constant(np.ones((1, 2, 3, 3), np.float32), name="w")

@@ -44,7 +44,7 @@ def _infer_unary(kind: str):
     return infer
 
 
-def _binary(type: str, swift: str, objc: str, kind: str, doc: str):
+def _binary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple = ("11.0", "14.0")):
     def builder(g, primary, secondary, name: Optional[str] = None):
         label = f"{type} op {name or type!r}"
         if _is_py(primary) and not _is_py(secondary):  # a scalar takes the tensor's dtype
@@ -58,7 +58,7 @@ def _binary(type: str, swift: str, objc: str, kind: str, doc: str):
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``). Broadcasts as NumPy; operands need one dtype."
     defop(type, swift=swift, objc=objc, inputs=("primary", "secondary"), infer=_infer_binary(kind),
-          family="comparison" if kind == "compare" else "arithmetic")(builder)
+          family="comparison" if kind == "compare" else "arithmetic", since=since)(builder)
     return builder
 
 
@@ -66,7 +66,7 @@ def _is_py(x) -> bool:
     return not hasattr(x, "graph")
 
 
-def _unary(type: str, swift: str, objc: str, kind: str, doc: str):
+def _unary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple = ("11.0", "14.0")):
     def builder(g, tensor, name: Optional[str] = None):
         tensor = g.as_tensor(tensor, f"{type} op {name or type!r}")
         return g.add_op(type, [tensor], {}, name).output
@@ -74,11 +74,11 @@ def _unary(type: str, swift: str, objc: str, kind: str, doc: str):
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``)."
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_unary(kind),
-          family="arithmetic")(builder)
+          family="arithmetic", since=since)(builder)
     return builder
 
 
-for _t, _s, _o, _k, _d in [
+_BINARY: list = [
     ("addition", "addition(_:_:name:)", "additionWithPrimaryTensor:secondaryTensor:name:", "numeric", "Elementwise a + b"),
     ("subtraction", "subtraction(_:_:name:)", "subtractionWithPrimaryTensor:secondaryTensor:name:", "numeric", "Elementwise a - b"),
     ("multiplication", "multiplication(_:_:name:)", "multiplicationWithPrimaryTensor:secondaryTensor:name:", "numeric", "Elementwise a * b"),
@@ -89,10 +89,10 @@ for _t, _s, _o, _k, _d in [
      "Elementwise min ignoring NaN: min(NaN, 1) = 1, NaN only where both are NaN"),
     ("maximum_with_nan_propagation", "maximumWithNaNPropagation(_:_:name:)",
      "maximumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:", "numeric",
-     "Elementwise max, NaN where either operand is NaN"),
+     "Elementwise max, NaN where either operand is NaN", ("12.0", "15.0")),
     ("minimum_with_nan_propagation", "minimumWithNaNPropagation(_:_:name:)",
      "minimumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:", "numeric",
-     "Elementwise min, NaN where either operand is NaN"),
+     "Elementwise min, NaN where either operand is NaN", ("12.0", "15.0")),
     ("power", "power(_:_:name:)", "powerWithPrimaryTensor:secondaryTensor:name:", "float", "Elementwise a ** b"),
     ("equal", "equal(_:_:name:)", "equalWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a == b, a bool tensor"),
     ("not_equal", "notEqual(_:_:name:)", "notEqualWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a != b, a bool tensor"),
@@ -100,8 +100,9 @@ for _t, _s, _o, _k, _d in [
     ("less_than_or_equal_to", "lessThanOrEqualTo(_:_:name:)", "lessThanOrEqualToWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a <= b, a bool tensor"),
     ("greater_than", "greaterThan(_:_:name:)", "greaterThanWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a > b, a bool tensor"),
     ("greater_than_or_equal_to", "greaterThanOrEqualTo(_:_:name:)", "greaterThanOrEqualToWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a >= b, a bool tensor"),
-]:
-    _binary(_t, _s, _o, _k, _d)
+]
+for _row in _BINARY:
+    _binary(*_row)
 
 for _t, _s, _o, _k, _d in [
     ("negative", "negative(with:name:)", "negativeWithTensor:name:", "numeric", "Elementwise -x"),

@@ -31,15 +31,17 @@ from ..types import ShapedType
 def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, family: str,
           kind: Kind = "compute", role: Role = "forward", forward: Optional[str] = None,
           differentiable: bool = True, attrs: tuple = (), hidden_attrs: tuple = (),
-          internal: bool = False) -> Callable:
+          internal: bool = False, since: tuple = ("11.0", "14.0")) -> Callable:
     """Declare an op type; the decorated function is its builder. ``attrs`` and ``hidden_attrs``
-    name every attribute its ops may have (``hidden_attrs`` are left out of listings)."""
+    name every attribute its ops may have (``hidden_attrs`` are left out of listings); ``since``
+    is the first (macOS, iOS) with the MPSGraph op, from Apple's documentation."""
 
     def deco(builder: Callable) -> Callable:
         opdef = register_op(OpDef(type=type, swift=swift, objc=objc, inputs=tuple(inputs), infer=infer,
                                   family=family, kind=kind, role=role, forward=forward,
                                   differentiable=differentiable, internal=internal, builder=builder,
-                                  attrs=tuple(attrs), hidden_attrs=tuple(hidden_attrs)))
+                                  attrs=tuple(attrs), hidden_attrs=tuple(hidden_attrs),
+                                  since=tuple(since)))
         builder.__doc__ = _with_sections(builder, opdef)
         return builder
 
