@@ -2,8 +2,8 @@
 from .backends import available_backends, get_backend, register_backend
 from .compare import compare_backends
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, PaddingStyle, Pooling2DOpDescriptor,
-                          TensorNamedDataLayout)
+                          DepthwiseConvolution3DOpDescriptor, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
+                          RandomDistribution, ResizeMode, ScatterMode, TensorNamedDataLayout)
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
                      ExecutionError, FeedDTypeError, FeedError, GraphMismatchError, GraphvizNotFoundError,
                      KernelMissingError, MiniGraphError, MissingFeedError, NameLookupError, NotDifferentiableError,
@@ -25,8 +25,8 @@ __all__ = [
     "DataType", "DepthwiseConvolution2DOpDescriptor", "DepthwiseConvolution3DOpDescriptor", "DescriptorError",
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "NameLookupError",
-    "NotDifferentiableError", "Operation", "PaddingStyle", "Pooling2DOpDescriptor", "RegistrationError",
-    "RenderError", "ResourceLimitError", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
+    "NotDifferentiableError", "Operation", "PaddingMode", "PaddingStyle", "Pooling2DOpDescriptor", "RegistrationError",
+    "RandomDistribution", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
     "compare_backends", "float16", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",

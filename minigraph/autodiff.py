@@ -95,7 +95,10 @@ def _backward(g: Any, op: Operation, grads: dict, down: set, label: str, of: Ten
                 f"{label}: {op.type} op {op.name!r} (built at {op.location}) has the dynamic shape "
                 f"{t.shape} on the path from {of.name!r}; gradients need static shapes (give the "
                 "placeholders full shapes, one graph per batch size)")
-    dy = _total(g, grads[id(outs[0])])
+    if len(op.outputs) == 1:
+        dy: Any = _total(g, grads[id(outs[0])])
+    else:  # one entry per output, None where no gradient reaches it
+        dy = [_total(g, grads[id(t)]) if id(t) in grads else None for t in op.outputs]
     with g.name_scope(op.name):
         in_grads = opdef.grad(g, op, dy, wanted)
     for t, d, want in zip(op.inputs, in_grads, wanted):

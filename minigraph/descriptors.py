@@ -1,4 +1,5 @@
-"""PaddingStyle, TensorNamedDataLayout and the convolution/pooling descriptors (MPSGraph).
+"""MPSGraph's enums (PaddingStyle, TensorNamedDataLayout, PaddingMode, ScatterMode, ResizeMode,
+RandomDistribution) and its op descriptors.
 
 Descriptors are mutable, like MPSGraph's; ops copy them when built, so later changes do not
 affect ops already in the graph. Defaults are those of MPSGraph's
@@ -40,6 +41,48 @@ class TensorNamedDataLayout(enum.IntEnum):
     NDHWC = 8
     OIDHW = 9
     DHWIO = 10
+
+
+class PaddingMode(enum.IntEnum):
+    """MPSGraphPaddingMode, how ``pad_tensor`` fills the border (raw values as in MPSGraph).
+
+    PERIODIC and ANTI_PERIODIC arrived in macOS 12.0 / iOS 15.0, the others with MPSGraph.
+    """
+
+    CONSTANT = 0
+    REFLECT = 1
+    SYMMETRIC = 2
+    CLAMP_TO_EDGE = 3
+    ZERO = 4
+    PERIODIC = 5
+    ANTI_PERIODIC = 6
+
+
+class ScatterMode(enum.IntEnum):
+    """MPSGraphScatterMode, how a scatter combines an update with the data (raw values as in MPSGraph)."""
+
+    ADD = 0
+    SUB = 1
+    MUL = 2
+    DIV = 3
+    MIN = 4
+    MAX = 5
+    SET = 6
+
+
+class ResizeMode(enum.IntEnum):
+    """MPSGraphResizeMode (raw values as in MPSGraph)."""
+
+    NEAREST = 0
+    BILINEAR = 1
+
+
+class RandomDistribution(enum.IntEnum):
+    """MPSGraphRandomDistribution (raw values as in MPSGraph)."""
+
+    UNIFORM = 0
+    NORMAL = 1
+    TRUNCATED_NORMAL = 2
 
 
 def _enum(cls, value: Any, field_name: str):

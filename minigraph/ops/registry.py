@@ -12,7 +12,8 @@ Declaring an op::
 The builder becomes the ``Graph`` method of the same name through the generated mixin
 ``minigraph/op_builders.py`` (``python scripts/gen_builders.py`` writes it). A gradient rule
 ``rule(g, op, dy, wanted)`` is added with ``@gradient("addition")``; ``wanted[i]`` says whether
-the gradient toward input ``i`` is needed (a rule may return None for the others). Ops without
+the gradient toward input ``i`` is needed (a rule may return None for the others). For an op with
+several outputs ``dy`` is a list, one entry per output, None where no gradient reaches it. Ops without
 a rule are declared ``differentiable=False``.
 """
 from __future__ import annotations
