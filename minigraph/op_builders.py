@@ -44,6 +44,34 @@ class OpBuilders:
         """
         return _builder('absolute')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: TensorLike, beta2_power: TensorLike, values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: TensorLike, gradient: TensorLike, name: Optional[str] = None) -> Tensor:
+        """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
+        (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
+        beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
+        operands may be numbers. Not differentiable.
+
+        Args:
+            learning_rate: A tensor of this graph (the op's ``learning_rate`` input).
+            beta1: A tensor of this graph (the op's ``beta1`` input).
+            beta2: A tensor of this graph (the op's ``beta2`` input).
+            epsilon: A tensor of this graph (the op's ``epsilon`` input).
+            beta1_power: A tensor of this graph (the op's ``beta1_power`` input).
+            beta2_power: A tensor of this graph (the op's ``beta2_power`` input).
+            values: A tensor of this graph (the op's ``values`` input).
+            momentum: A tensor of this graph (the op's ``momentum`` input).
+            velocity: A tensor of this graph (the op's ``velocity`` input).
+            maximum_velocity: A tensor of this graph (the op's ``maximum_velocity`` input).
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('adam')(self, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity, maximum_velocity, gradient, name)  # type: ignore[no-any-return]
+
     def addition(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a + b (MPSGraph ``addition(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -59,6 +87,25 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('addition')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def arg_sort(self, tensor: TensorLike, axis: int, descending: bool = False, name: Optional[str] = None) -> Tensor:
+        """The int32 indices that sort ``tensor`` along ``axis`` (the order of ``sort``: NaN last
+        ascending, first descending; equal elements keep their order) (MPSGraph
+        ``argSort(_:axis:descending:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            descending: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``argSort(_:axis:descending:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('arg_sort')(self, tensor, axis, descending, name)  # type: ignore[no-any-return]
 
     def assign(self, variable: TensorLike, tensor: TensorLike, name: Optional[str] = None) -> Operation:
         """An operation that stores ``tensor`` into ``variable`` (MPSGraph ``assign(_:tensor:name:)``).
@@ -147,6 +194,28 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('cast')(self, tensor, to_type, name, to=to, dtype=dtype)  # type: ignore[no-any-return]
+
+    def clamp(self, tensor: TensorLike, min_value: TensorLike, max_value: TensorLike, name: Optional[str] = None) -> Tensor:
+        """``tensor`` limited to ``[min_value, max_value]``, broadcast (MPSGraph ``clamp(_:min:max:name:)``).
+
+        As Metal's ``clamp``: ``minimum(maximum(tensor, min_value), max_value)`` with MPSGraph's
+        NaN-ignoring minimum and maximum, so a NaN element gives ``min_value`` and where
+        ``min_value > max_value`` the result is ``max_value``. ``min_value`` and ``max_value`` may be
+        tensors or Python numbers (which take the tensor's dtype); ReLU6 is ``g.clamp(x, 0, 6)``.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            min_value: A tensor of this graph (the op's ``min_value`` input).
+            max_value: A tensor of this graph (the op's ``max_value`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``clamp(_:min:max:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('clamp')(self, tensor, min_value, max_value, name)  # type: ignore[no-any-return]
 
     def concat(self, tensors: Sequence[TensorLike], dimension: int, name: Optional[str] = None) -> Tensor:
         """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:name:)``).
@@ -252,6 +321,74 @@ class OpBuilders:
         """
         return _builder('convolution_2d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
 
+    def convolution_transpose_2d(self, source: TensorLike, weights: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Transposed 2D convolution: the data gradient of the forward convolution that ``descriptor``
+        describes, applied to ``source`` (MPSGraph ``convolutionTranspose2D(_:weights:outputShape:descriptor:name:)``).
+
+        ``weights`` are the forward convolution's (O = ``source``'s channels); ``output_shape`` is the
+        result's shape, which picks one of the ``stride`` sizes that convolve back to ``source``'s.
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolutionTranspose2D(_:weights:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_transpose_2d')(self, source, weights, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def convolution_transpose_2d_data_gradient(self, incoming_gradient: TensorLike, weights: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution2DOpDescriptor] = None, name: Optional[str] = None, *, forward_convolution_descriptor: Any = None) -> Tensor:
+        """Gradient of ``convolution_transpose_2d`` with respect to its source: the forward
+        convolution of ``incoming_gradient`` (MPSGraph
+        ``convolutionTranspose2DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        ``output_shape`` is the transpose's source shape (checked: the convolution gives it).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            forward_convolution_descriptor: The descriptor of the forward op this gradient belongs to (copied when the op is built).
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolutionTranspose2DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_transpose_2d_data_gradient')(self, incoming_gradient, weights, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
+
+    def convolution_transpose_2d_weights_gradient(self, incoming_gradient: TensorLike, source: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution2DOpDescriptor] = None, name: Optional[str] = None, *, forward_convolution_descriptor: Any = None) -> Tensor:
+        """Gradient of ``convolution_transpose_2d`` with respect to its weights (MPSGraph
+        ``convolutionTranspose2DWeightsGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``,
+        whose Swift label ``weights:`` takes the transpose's **source**, ObjC ``sourceTensor:``).
+
+        ``output_shape`` is the weights shape. Not differentiable, as in MPSGraph.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            forward_convolution_descriptor: The descriptor of the forward op this gradient belongs to (copied when the op is built).
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolutionTranspose2DWeightsGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_transpose_2d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
+
     def cos(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise cos(x) (MPSGraph ``cos(with:name:)``).
 
@@ -266,6 +403,26 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('cos')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def cumulative_sum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
+        """Running sum along ``axis``: ``y[i] = x[0] + ... + x[i]``. ``exclusive`` leaves out ``x[i]``
+        itself (``y[0] = 0``); ``reverse`` sums from the end (``y[i] = x[i] + ... + x[n-1]``)
+        (MPSGraph ``cumulativeSum(_:axis:exclusive:reverse:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            exclusive: See the op reference (docs/reference.md).
+            reverse: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cumulativeSum(_:axis:exclusive:reverse:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cumulative_sum')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
 
     def depthwise_convolution_2d(self, source: TensorLike, weights: TensorLike, descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
         """Depthwise 2D convolution (MPSGraph ``depthwiseConvolution2D(_:weights:descriptor:name:)``).
@@ -467,6 +624,23 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('exponent')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def flatten_2d(self, tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
+        """A rank-2 tensor: the dimensions before ``axis`` multiplied into the first, the others into the
+        second; a shape ``[2, 3, 4]`` with axis 1 gives ``[2, 12]`` (MPSGraph ``flatten2D(_:axis:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``flatten2D(_:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('flatten_2d')(self, tensor, axis, name)  # type: ignore[no-any-return]
 
     def greater_than(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a > b, a bool tensor (MPSGraph ``greaterThan(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
@@ -724,6 +898,96 @@ class OpBuilders:
         """
         return _builder('negative')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def normalization_beta_gradient(self, incoming_gradient: TensorLike, source: TensorLike, reduction_axes: Any, name: Optional[str] = None) -> Tensor:
+        """``sum(incoming_gradient)`` over ``reduction_axes``, kept as size 1: the gradient toward
+        ``normalize``'s beta (MPSGraph
+        ``normalizationBetaGradient(withIncomingGradientTensor:sourceTensor:reductionAxes:name:)``).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            reduction_axes: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``normalizationBetaGradient(withIncomingGradientTensor:sourceTensor:reductionAxes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('normalization_beta_gradient')(self, incoming_gradient, source, reduction_axes, name)  # type: ignore[no-any-return]
+
+    def normalization_gamma_gradient(self, incoming_gradient: TensorLike, source: TensorLike, mean: TensorLike, variance: TensorLike, reduction_axes: Any, epsilon: float, name: Optional[str] = None) -> Tensor:
+        """``sum(incoming_gradient * (source - mean) / sqrt(variance + epsilon))`` over ``reduction_axes``,
+        kept as size 1: the gradient toward ``normalize``'s gamma (MPSGraph
+        ``normalizationGammaGradient(withIncomingGradientTensor:sourceTensor:mean:varianceTensor:reductionAxes:epsilon:name:)``).
+        Not differentiable.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            mean: A tensor of this graph (the op's ``mean`` input).
+            variance: A tensor of this graph (the op's ``variance`` input).
+            reduction_axes: See the op reference (docs/reference.md).
+            epsilon: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``normalizationGammaGradient(withIncomingGradientTensor:sourceTensor:mean:varianceTensor:reductionAxes:epsilon:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('normalization_gamma_gradient')(self, incoming_gradient, source, mean, variance, reduction_axes, epsilon, name)  # type: ignore[no-any-return]
+
+    def normalization_gradient(self, incoming_gradient: TensorLike, source: TensorLike, mean: TensorLike, variance: TensorLike, gamma: TensorLike, gamma_gradient: TensorLike, beta_gradient: TensorLike, reduction_axes: Any, epsilon: float, name: Optional[str] = None) -> Tensor:
+        """The gradient toward ``source`` of a batch norm whose mean and variance are the statistics of
+        ``source`` over ``reduction_axes``: ``gamma / sqrt(variance + epsilon) * (dy - beta_gradient / N
+        - xhat * gamma_gradient / N)``, N the count over the axes (MPSGraph ``normalizationGradient``).
+        ``gamma`` None is 1; ``gamma_gradient``/``beta_gradient`` None are computed here. Not differentiable.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            mean: A tensor of this graph (the op's ``mean`` input).
+            variance: A tensor of this graph (the op's ``variance`` input).
+            gamma: A tensor of this graph (the op's ``gamma`` input).
+            gamma_gradient: A tensor of this graph (the op's ``gamma_gradient`` input).
+            beta_gradient: A tensor of this graph (the op's ``beta_gradient`` input).
+            reduction_axes: See the op reference (docs/reference.md).
+            epsilon: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``normalizationGradient(withIncomingGradientTensor:sourceTensor:mean:varianceTensor:gammaTensor:gammaGradientTensor:betaGradientTensor:reductionAxes:epsilon:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('normalization_gradient')(self, incoming_gradient, source, mean, variance, gamma, gamma_gradient, beta_gradient, reduction_axes, epsilon, name)  # type: ignore[no-any-return]
+
+    def normalize(self, tensor: TensorLike, mean: TensorLike, variance: TensorLike, gamma: TensorLike, beta: TensorLike, epsilon: float, name: Optional[str] = None) -> Tensor:
+        """``(tensor - mean) / sqrt(variance + epsilon) * gamma + beta``, broadcasting (MPSGraph
+        ``normalize(_:mean:variance:gamma:beta:epsilon:name:)``). ``gamma``/``beta`` may be None
+        (MPSGraph's nil: no scale, no bias).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            mean: A tensor of this graph (the op's ``mean`` input).
+            variance: A tensor of this graph (the op's ``variance`` input).
+            gamma: A tensor of this graph (the op's ``gamma`` input).
+            beta: A tensor of this graph (the op's ``beta`` input).
+            epsilon: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``normalize(_:mean:variance:gamma:beta:epsilon:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('normalize')(self, tensor, mean, variance, gamma, beta, epsilon, name)  # type: ignore[no-any-return]
+
     def not_equal(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a != b, a bool tensor (MPSGraph ``notEqual(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -739,6 +1003,49 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('not_equal')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def pad_gradient(self, incoming_gradient: TensorLike, source: TensorLike, padding_mode: Any, left_padding: Sequence[int], right_padding: Sequence[int], name: Optional[str] = None) -> Tensor:
+        """The gradient of ``pad_tensor`` toward its source: each incoming element is added to the source
+        element it was read from (times -1 where ANTI_PERIODIC negated it); the constant's positions add
+        nothing (MPSGraph ``padGradient(withIncomingGradientTensor:...)``).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            padding_mode: See the op reference (docs/reference.md).
+            left_padding: See the op reference (docs/reference.md).
+            right_padding: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``padGradient(withIncomingGradientTensor:sourceTensor:paddingMode:leftPadding:rightPadding:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('pad_gradient')(self, incoming_gradient, source, padding_mode, left_padding, right_padding, name)  # type: ignore[no-any-return]
+
+    def pad_tensor(self, tensor: TensorLike, padding_mode: Any, left_padding: Sequence[int], right_padding: Sequence[int], constant_value: float = 0.0, name: Optional[str] = None) -> Tensor:
+        """Pad every dimension by ``left_padding[d]`` before and ``right_padding[d]`` after, filled as
+        ``padding_mode`` says (module docstring; docs/shape.md has worked numbers). ``constant_value``
+        is used by CONSTANT only and is converted to the tensor's dtype (MPSGraph
+        ``padTensor(_:with:leftPadding:rightPadding:constantValue:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            padding_mode: See the op reference (docs/reference.md).
+            left_padding: See the op reference (docs/reference.md).
+            right_padding: See the op reference (docs/reference.md).
+            constant_value: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``padTensor(_:with:leftPadding:rightPadding:constantValue:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('pad_tensor')(self, tensor, padding_mode, left_padding, right_padding, constant_value, name)  # type: ignore[no-any-return]
 
     def permute(self, tensor: TensorLike, permutation: Sequence[int], name: Optional[str] = None) -> Tensor:
         """Reorder axes: output axis i is input axis ``permutation[i]``
@@ -821,6 +1128,55 @@ class OpBuilders:
         """
         return _builder('reciprocal')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def reduction_and(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Logical AND, a bool result (a nonzero or NaN element is true; an empty slice gives true) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionAnd(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionAnd(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_and')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def reduction_arg_maximum(self, tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
+        """The index of the maximum (NaN counts as larger than any number: the first NaN wins) along ``axis``, as int32, the axis kept as size 1; the first index on ties (MPSGraph ``reductionArgMaximum(with:axis:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionArgMaximum(with:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_arg_maximum')(self, tensor, axis, name)  # type: ignore[no-any-return]
+
+    def reduction_arg_minimum(self, tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
+        """The index of the minimum (NaN counts as smaller than any number: the first NaN wins) along ``axis``, as int32, the axis kept as size 1; the first index on ties (MPSGraph ``reductionArgMinimum(with:axis:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionArgMinimum(with:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_arg_minimum')(self, tensor, axis, name)  # type: ignore[no-any-return]
+
     def reduction_maximum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
         """Maximum skipping NaN (a slice of only NaN, or an empty one, gives -inf) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionMaximum(with:axes:name:)``).
 
@@ -889,6 +1245,40 @@ class OpBuilders:
         """
         return _builder('reduction_minimum_propagate_nan')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
+    def reduction_or(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Logical OR, a bool result (a nonzero or NaN element is true; an empty slice gives false) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionOr(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionOr(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_or')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
+    def reduction_product(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
+        """Product (an empty slice gives 1; integers wrap around) over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionProduct(with:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reductionProduct(with:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reduction_product')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
+
     def reduction_sum(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
         """Sum over ``axes`` (an int, a list, or None for all), keeping them as size 1 (MPSGraph ``reductionSum(with:axes:name:)``).
 
@@ -936,6 +1326,23 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('reshape')(self, tensor, shape, name)  # type: ignore[no-any-return]
+
+    def reverse(self, tensor: TensorLike, axes: Any, name: Optional[str] = None) -> Tensor:
+        """The elements in reverse order along each of ``axes`` (unique; None: every axis), as
+        TensorFlow's reverse (MPSGraph ``reverse(_:axes:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reverse(_:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reverse')(self, tensor, axes, name)  # type: ignore[no-any-return]
 
     def select(self, predicate: TensorLike, true_tensor: TensorLike, false_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """``true_tensor`` where ``predicate`` is true (non-zero), else ``false_tensor``, broadcast
@@ -1078,6 +1485,45 @@ class OpBuilders:
         """
         return _builder('softmax_cross_entropy')(self, source, labels, axis, reduction, name)  # type: ignore[no-any-return]
 
+    def sort(self, tensor: TensorLike, axis: int, descending: bool = False, name: Optional[str] = None) -> Tensor:
+        """The elements sorted along ``axis``: ascending with NaN last, or descending with NaN first;
+        stable (MPSGraph ``sort(_:axis:descending:name:)``).
+
+        Not differentiable (MPSGraph has no gradient op for it): for a gradient, take
+        ``arg_sort`` and gather with its indices, whose gradient is a scatter.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            descending: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sort(_:axis:descending:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sort')(self, tensor, axis, descending, name)  # type: ignore[no-any-return]
+
+    def split(self, tensor: TensorLike, num_splits: int, axis: int, name: Optional[str] = None) -> Tensor:
+        """``num_splits`` equal pieces along ``axis``, as a list of tensors (one op with several outputs;
+        MPSGraph ``split(_:numSplits:axis:name:)``, which needs the size divisible by ``num_splits``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            num_splits: See the op reference (docs/reference.md).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``split(_:numSplits:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('split')(self, tensor, num_splits, axis, name)  # type: ignore[no-any-return]
+
     def square(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise x * x (MPSGraph ``square(with:name:)``).
 
@@ -1128,6 +1574,23 @@ class OpBuilders:
         """
         return _builder('squeeze')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
+    def stack(self, tensors: Sequence[TensorLike], axis: int, name: Optional[str] = None) -> Tensor:
+        """Join tensors along a new axis ``axis`` of the result (rank + 1; negative counts from its end);
+        the tensors broadcast to one shape first (MPSGraph ``stack(_:axis:name:)``).
+
+        Args:
+            tensors: A list of tensors of this graph.
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stack(_:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('stack')(self, tensors, axis, name)  # type: ignore[no-any-return]
+
     def stop_gradient(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Identity in the forward pass that blocks gradients.
 
@@ -1177,6 +1640,78 @@ class OpBuilders:
         """
         return _builder('tanh')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def tile(self, tensor: TensorLike, multiplier: Sequence[int], name: Optional[str] = None) -> Tensor:
+        """``multiplier[d]`` copies of the tensor one after another along each dimension d: ``[1 2]``
+        tiled by ``[3]`` is ``[1 2 1 2 1 2]`` (MPSGraph ``tileTensor(_:withMultiplier:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            multiplier: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``tileTensor(_:withMultiplier:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('tile')(self, tensor, multiplier, name)  # type: ignore[no-any-return]
+
+    def tile_gradient(self, incoming_gradient: TensorLike, source: TensorLike, multiplier: Sequence[int], name: Optional[str] = None) -> Tensor:
+        """The gradient of ``tile`` toward its source: the sum of the incoming gradient over the copies
+        (MPSGraph ``tileGradient(withIncomingGradientTensor:sourceTensor:withMultiplier:name:)``).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            multiplier: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``tileGradient(withIncomingGradientTensor:sourceTensor:withMultiplier:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('tile_gradient')(self, incoming_gradient, source, multiplier, name)  # type: ignore[no-any-return]
+
+    def top_k(self, source: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
+        """The ``k`` largest values along the last axis, largest first, and their int32 indices:
+        ``(values, indices)``. Ties go to the lower index; NaN counts as the largest value
+        (MPSGraph ``topK(_:k:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topK(_:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('top_k')(self, source, k, name)  # type: ignore[no-any-return]
+
+    def top_k_gradient(self, incoming_gradient: TensorLike, source: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
+        """Gradient of top_k's values: ``incoming_gradient[..., j]`` goes to the position of the j-th
+        largest element of ``source`` (found again, with top_k's order), zero elsewhere
+        (MPSGraph ``topKGradient(_:input:k:name:)``).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topKGradient(_:input:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('top_k_gradient')(self, incoming_gradient, source, k, name)  # type: ignore[no-any-return]
+
     def transpose(self, tensor: TensorLike, dimension: int, with_dimension: int, name: Optional[str] = None) -> Tensor:
         """Swap two axes (MPSGraph ``transposeTensor(_:dimension:withDimension:name:)``).
 
@@ -1212,3 +1747,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('variable')(self, value, dtype, name)  # type: ignore[no-any-return]
+
+    def variance(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None) -> Tensor:
+        """Population variance ``mean((tensor - mean(tensor))^2)`` over ``axes`` (an int, a list, or None
+        for all), keeping them as size 1 like ``g.mean`` (MPSGraph ``variance(of:axes:name:)``). An
+        empty slice gives NaN.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``variance(of:axes:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('variance')(self, tensor, axes, name)  # type: ignore[no-any-return]

@@ -87,6 +87,8 @@ def every_op_graph(seed: int = 0):
         with g.control_dependencies([inc]):
             after = g.read(v2, name="after_inc")
     outs.append(after)
+    with g.name_scope("arithmetic"):
+        outs.append(g.clamp(a, 0.75, g.constant(np.full((4,), 1.5, f32), name="hi")))
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)

@@ -18,7 +18,7 @@ class OpCase(NamedTuple):
     takes int32/uint32 too. ``compare``: the result is bool. ``fd``: a narrower range for the
     finite-difference check (None: ``domain``, or NO_FD); ``fd_shapes``: its input shapes."""
     arity: int
-    domain: Union[Range, Tuple[Range, Range]] = (-2, 2)
+    domain: Union[Range, Tuple[Range, ...]] = (-2, 2)
     ints: bool = False
     compare: bool = False
     fd: Union[None, Range, str] = None
@@ -68,6 +68,9 @@ ELEMENTWISE = {
     "cos": _un((-20, 20), fd=(-3, 3)),
     "identity": _un((-3, 3), fd=(-2, 2), ints=True),
     "stop_gradient": _un((-3, 3), fd=NO_FD, ints=True),
+    # tensor, min_value, max_value; one finite-difference range for all three, so the bounds
+    # also cross (min_value > max_value gives max_value)
+    "clamp": OpCase(3, ((-8, 8), (-1, 0.5), (0.5, 6)), ints=True, fd=(-2, 2), fd_shapes=[(2, 3), (3,), (2, 1)]),
 }
 
 UNARY = [t for t, c in ELEMENTWISE.items() if c.arity == 1]

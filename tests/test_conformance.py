@@ -694,3 +694,47 @@ def test_pooling_conv_matmul_reductions_match_numpy_on_every_backend(backend, rn
     xv = feeds[x]
     np.testing.assert_allclose(got[mp], xv.reshape(2, 4, 3, 2, 3, 2).max(axis=(3, 5)), rtol=1e-6)
     np.testing.assert_allclose(got[mm], xv.reshape(8, 36) @ xv.reshape(8, 36).T, rtol=1e-4, atol=1e-4)
+
+
+# ----------------------------------------------------------------------------- clamp, logical ops
+# (registered after ALL_CASES was built, so they run through test_arithmetic_op_matches_numpy)
+_CASES_BEFORE = {op: len(cs) for op, cs in CASES.items()}
+
+
+@case("clamp", "f32-broadcast-bounds")
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (3, 4), -8, 8))
+    lo, flo = feed(g, uniform(rng, (4,), -1, 0.5))
+    hi, fhi = feed(g, uniform(rng, (3, 1), 0.5, 6))
+    return [g.clamp(x, lo, hi)], {**fx, **flo, **fhi}
+
+
+@case("clamp", "relu6-specials")
+def _(g, rng):
+    x, fx = feed(g, np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, -1.0, 3.0, 6.0, 7.0, 1e30], F32))
+    h, fh = feed(g, np.array([np.nan, -3.0, 8.0, 6.0, 0.0], F16))
+    return [g.clamp(x, 0, 6), g.clamp(h, 0, 6)], {**fx, **fh}
+
+
+@case("clamp", "crossed-bounds-nan-bounds")
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (2, 5), -3, 3))
+    lo, flo = feed(g, np.array([2.0, np.nan, -1.0, 1.0, np.nan], F32))
+    hi, fhi = feed(g, np.array([-2.0, 1.0, np.nan, 1.0, np.nan], F32))
+    return [g.clamp(x, lo, hi)], {**fx, **flo, **fhi}
+
+
+for _dt in (np.int32, np.uint32):
+    def _b(g, rng, dt=_dt):
+        x, fx = feed(g, ints(rng, (3, 5), 0 if dt == np.uint32 else -50, 50, dt))
+        lo, flo = feed(g, np.array([5, 0, 10, 20, 30], dt))
+        return [g.clamp(x, lo, 25)], {**fx, **flo}
+    case("clamp", np.dtype(_dt).name)(_b)
+
+
+ARITH_CASES = [(op, cid, build, tol) for op, cs in CASES.items() for cid, build, tol in cs[_CASES_BEFORE.get(op, 0):]]
+
+
+@pytest.mark.parametrize("op,cid,build,tol", ARITH_CASES, ids=[c[1] for c in ARITH_CASES])
+def test_arithmetic_op_matches_numpy(op, cid, build, tol, other):
+    test_op_matches_numpy(op, cid, build, tol, other)

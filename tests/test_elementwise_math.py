@@ -236,3 +236,64 @@ def test_power_every_magnitude(backend, rng):
     b = (rng.uniform(-80, 80, a.size) / np.log(a.astype(np.float64))).astype(F32)
     ref = np.power(a.astype(np.float64), b.astype(np.float64))
     assert_ulps(a, run(backend, "power", a, b), ref, 200.0, f"power on {backend}", backend)
+
+
+# --- clamp --------------------------------------------------------------------------------------
+
+def test_clamp_relu6_and_tensor_bounds(backend, rng):
+    """Against a Python loop of Metal's clamp (fmin(fmax(x, lo), hi)): NaN gives the lower bound,
+    crossed bounds give the upper one; ReLU6 with Python-number bounds keeps the dtype."""
+    x = np.concatenate([rng.uniform(-9, 9, 40), [np.nan, np.inf, -np.inf, 0.0, -0.0, 6.0, 0.0]]).astype(F32)
+    lo = rng.uniform(-2, 1, x.size).astype(F32)
+    hi = rng.uniform(-1, 7, x.size).astype(F32)
+    lo[-3:] = [np.nan, 1.0, 2.0]
+    hi[-3:] = [3.0, np.nan, -2.0]
+
+    def ref(v, a, b):
+        m = a if np.isnan(v) else (v if np.isnan(a) else max(v, a))
+        return b if np.isnan(m) else (m if np.isnan(b) else min(m, b))
+    want = np.array([ref(*t) for t in zip(x.tolist(), lo.tolist(), hi.tolist())], F32)
+    np.testing.assert_array_equal(run(backend, "clamp", x, lo, hi), want)
+    g = mg.Graph()
+    xp = g.placeholder([x.size], mg.float32, name="x")
+    y = g.clamp(xp, 0, 6)
+    assert y.dtype == mg.float32
+    got = g.run({xp: x}, [y], backend=backend)[y]
+    np.testing.assert_array_equal(got, np.array([ref(v, 0.0, 6.0) for v in x.tolist()], F32))
+    assert got[-7] == 0.0 and got[-6] == 6.0 and got[-5] == 0.0  # clamp(NaN, 0, 6) = 0 as Metal's fmax
+
+
+def test_clamp_gradients_match_torch(backend, rng):
+    """d/dx, d/dmin and d/dmax of clamp with broadcast tensor bounds, against torch.clamp's autograd
+    (ties included: x == max sends the gradient to x)."""
+    torch = pytest.importorskip("torch")
+    xv = rng.uniform(-3, 3, (4, 5)).astype(F32)
+    lov = rng.uniform(-1.5, 0, (5,)).astype(F32)
+    hiv = rng.uniform(0.2, 1.5, (4, 1)).astype(F32)
+    xv[0, 0] = hiv[0, 0]
+    xv[1, 1] = lov[1]
+    dyv = rng.uniform(0.5, 1.5, (4, 5)).astype(F32)
+    g = mg.Graph()
+    x, lo, hi, dy = (g.placeholder(list(v.shape), mg.float32, name=n) for v, n in
+                     ((xv, "x"), (lov, "lo"), (hiv, "hi"), (dyv, "dy")))
+    y = g.clamp(x, lo, hi)
+    grads = g.gradients(g.reduction_sum(g.multiplication(y, dy), axes=None), [x, lo, hi])
+    out = g.run({x: xv, lo: lov, hi: hiv, dy: dyv}, [y] + [grads[t] for t in (x, lo, hi)], backend=backend)
+    tx, tlo, thi = (torch.tensor(v, requires_grad=True) for v in (xv, lov, hiv))
+    ty = torch.clamp(tx, tlo, thi)
+    (ty * torch.from_numpy(dyv)).sum().backward()
+    np.testing.assert_array_equal(out[y], ty.detach().numpy())
+    for t, tt in ((x, tx), (lo, tlo), (hi, thi)):
+        np.testing.assert_allclose(out[grads[t]], tt.grad.numpy(), rtol=1e-6, err_msg=t.name)
+    assert out[grads[x]][0, 0] == dyv[0, 0] and out[grads[x]][1, 1] == dyv[1, 1]
+
+
+def test_clamp_errors():
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    with pytest.raises(mg.DTypeError, match="clamp"):
+        g.clamp(x, g.placeholder([3], mg.int32, name="lo"), 6)
+    with pytest.raises(mg.ShapeError, match="clamp"):
+        g.clamp(x, g.placeholder([2], mg.float32, name="lo2"), 6)
+    with pytest.raises(mg.DTypeError, match="clamp"):
+        g.clamp(g.placeholder([3], mg.bool, name="b"), 0, 1)

@@ -162,6 +162,30 @@ def select(g, predicate, true_tensor, false_tensor, name: Optional[str] = None):
     return g.add_op("select", [predicate, true_tensor, false_tensor], {}, name).output
 
 
+def _infer_clamp(in_types, attrs):
+    t, lo, hi = in_types
+    same_dtype(in_types, "tensor, min_value and max_value")
+    _numeric(t, "clamp")
+    return [ShapedType(broadcast_shapes(t.shape, lo.shape, hi.shape), t.dtype)]
+
+
+@defop("clamp", swift="clamp(_:min:max:name:)", objc="clampWithTensor:minValueTensor:maxValueTensor:name:",
+       inputs=("tensor", "min_value", "max_value"), infer=_infer_clamp, family="arithmetic")
+def clamp(g, tensor, min_value, max_value, name: Optional[str] = None):
+    """``tensor`` limited to ``[min_value, max_value]``, broadcast (MPSGraph ``clamp(_:min:max:name:)``).
+
+    As Metal's ``clamp``: ``minimum(maximum(tensor, min_value), max_value)`` with MPSGraph's
+    NaN-ignoring minimum and maximum, so a NaN element gives ``min_value`` and where
+    ``min_value > max_value`` the result is ``max_value``. ``min_value`` and ``max_value`` may be
+    tensors or Python numbers (which take the tensor's dtype); ReLU6 is ``g.clamp(x, 0, 6)``.
+    """
+    label = f"clamp op {name or 'clamp'!r}"
+    tensor = g.as_tensor(tensor, label)
+    min_value = g.as_tensor(min_value, label, like=tensor)
+    max_value = g.as_tensor(max_value, label, like=tensor)
+    return g.add_op("clamp", [tensor, min_value, max_value], {}, name).output
+
+
 def _infer_cast(in_types, attrs):
     return [ShapedType(in_types[0].shape, attrs["to_type"])]
 
@@ -344,6 +368,21 @@ def _select_gradient(g, op, dy, wanted):
     p, a, b = op.inputs
     zero = g.constant(0, dtype=dy.dtype)
     return _ub(g, op, wanted, None, lambda: g.select(p, dy, zero), lambda: g.select(p, zero, dy))
+
+
+@gradient("clamp")
+def _clamp_gradient(g, op, dy, wanted):
+    """dy goes to whichever input the result came from: to ``tensor`` where
+    ``min_value <= tensor <= max_value`` (the bounds included), to ``min_value`` where the tensor is
+    below it (or NaN), to ``max_value`` where the tensor is above it or the bounds cross."""
+    x, lo, hi = op.inputs
+    zero = g.constant(0, dtype=dy.dtype)
+    in_range = g.greater_than_or_equal_to(x, lo)
+    ordered = g.less_than_or_equal_to(lo, hi)
+    return _ub(g, op, wanted,
+               lambda: g.select(in_range, g.select(g.less_than_or_equal_to(x, hi), dy, zero), zero),
+               lambda: g.select(in_range, zero, g.select(ordered, dy, zero)),
+               lambda: g.select(g.greater_than(g.maximum(x, lo), hi), dy, zero))
 
 
 @gradient("cast")

@@ -91,6 +91,13 @@ def _sigmoid(step):
     return sigmoid
 
 
+@numpy_kernel("clamp")
+def _clamp(step):
+    """Metal's clamp: fmin(fmax(x, lo), hi), NaN-ignoring, so clamp(NaN, 0, 6) = 0."""
+    dt = step.out_types[0].dtype.np_dtype
+    return lambda x, lo, hi: np.asarray(np.fmin(np.fmax(x, lo), hi), dtype=dt)
+
+
 @numpy_kernel("identity", "stop_gradient")
 def _identity(step):
     return lambda x: x

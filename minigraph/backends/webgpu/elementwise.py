@@ -130,7 +130,14 @@ UNARY = {
     "tanh": _float_only("mg_tanh({0})"), "sigmoid": _float_only("mg_sigmoid({0})"),
     "sin": _float_only("mg_sin({0})"), "cos": _float_only("mg_cos({0})"),
 }
-OTHER = {"select": _select, "cast": _cast}
+def _clamp(v, ct, out):
+    x, lo, hi = v
+    if ct[0] == _F:
+        return f"mg_fmin(mg_fmax({x}, {lo}), {hi})"
+    return f"min(max({x}, {lo}), {hi})"
+
+
+OTHER = {"select": _select, "cast": _cast, "clamp": _clamp}
 EXPRESSIONS = {**BINARY, **UNARY, **OTHER}
 
 
