@@ -34,11 +34,18 @@ SWIFT_DTYPES = {"float32": ".float32", "float16": ".float16", "int8": ".int8", "
                 "uint32": ".uInt32", "uint64": ".uInt64", "bool": ".bool"}
 # Swift case names where they differ from the Python member name
 SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
+                    ("PaddingMode", "CONSTANT"): ".constant", ("PaddingMode", "REFLECT"): ".reflect",
+                    ("PaddingMode", "SYMMETRIC"): ".symmetric", ("PaddingMode", "CLAMP_TO_EDGE"): ".clampToEdge",
+                    ("PaddingMode", "ZERO"): ".zero", ("PaddingMode", "PERIODIC"): ".periodic",
+                    ("PaddingMode", "ANTI_PERIODIC"): ".antiPeriodic",
                     ("PaddingStyle", "EXPLICIT_OFFSET"): ".explicitOffset"}
 LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
-LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction"}
+LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
+                 "with": "padding_mode", "withMultiplier": "multiplier"}
 _AXIS_LABELS = ("axis", "dimension", "withDimension")
+# ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
+_RESULT_AXIS_OPS = ("stack", "flatten_2d")
 _SWIFT_KEYWORDS = {"as", "break", "case", "catch", "class", "continue", "default", "defer", "do",
                    "else", "enum", "extension", "fallthrough", "false", "for", "func", "guard", "if",
                    "import", "in", "init", "inout", "internal", "is", "let", "nil", "operator",
@@ -259,6 +266,8 @@ class _Exporter:
                     v = tuple(range(rank))
             r = rank + len(_as_tuple(v)) if op.type == "expand_dims" else rank
             return _numbers(normalize_axes(v, r, "axes"))
+        if op.type in _RESULT_AXIS_OPS and label == "axis":
+            return str(int(v))
         if label in _AXIS_LABELS and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             return str(normalize_axes(int(v), rank, label)[0]) if rank else str(int(v))
         if attr == "reduction" and isinstance(v, str):
@@ -295,7 +304,9 @@ class _Exporter:
         method, _ = parse_signature(opdef.swift)
         args = []
         for label, kind, key in argument_plan(opdef, list(opdef.attrs) + list(op.attrs)):
-            if kind == "input":
+            if kind == "input" and key != "*" and opdef.inputs[key] in op.attrs.get("nil_inputs", ()):
+                val = "nil"  # an optional operand given as None (MPSGraph's nil)
+            elif kind == "input":
                 val = ("[" + ", ".join(self.tensor(t) for t in op.inputs) + "]") if key == "*" \
                     else self.tensor(op.inputs[key])
             elif kind == "name":
@@ -345,6 +356,9 @@ SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "va
 # Padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation; an op's
 # first OS versions are its OpDef's ``since``
 PADDING_NEEDS = {"ONNX_SAME_LOWER": ("13.0", "16.0")}
+# pad_tensor's modes newer than padTensor itself (MPSGraphCore.h's availability of each case)
+PADDING_MODE_NEEDS = {"CLAMP_TO_EDGE": ("11.1", "15.0"), "ZERO": ("12.0", "15.0"), "PERIODIC": ("12.0", "15.0"),
+                      "ANTI_PERIODIC": ("12.0", "15.0")}
 FIRST = ("11.0", "14.0")
 
 
@@ -374,6 +388,9 @@ def _availability(g) -> list:
         style = getattr(op.attrs.get("descriptor"), "padding_style", None)
         if style is not None and style.name in PADDING_NEEDS:
             used.add((PADDING_NEEDS[style.name], f"paddingStyle .{style.name}"))
+        mode = op.attrs.get("padding_mode")
+        if isinstance(mode, enum.Enum) and mode.name in PADDING_MODE_NEEDS:
+            used.add((PADDING_MODE_NEEDS[mode.name], f"paddingMode {_enum(mode)}"))
     if not used:
         return []
     macos, ios = (max((v[i] for v, _ in used), key=_version) for i in (0, 1))

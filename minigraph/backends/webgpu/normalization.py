@@ -1,0 +1,154 @@
+"""Normalization and Adam kernels (semantics: ``ops/normalization.py``, ``ops/optimizer.py``).
+
+Each op is a few passes over the shared kernels: the bounded reductions of ``reduction.py``
+(``reduce_dispatch``: sums and means over the reduction axes, kept as size 1) and broadcasting
+elementwise maps (``elementwise_source``) with the op's formula in WGSL. Intermediates live in
+float32 scratch buffers; float16 is widened to f32 and rounded once when stored. epsilon and the
+count N enter the shaders as exact f32 bit patterns. Adam writes each of its outputs with its own
+elementwise pass (each recomputes m and v: cheaper than a second buffer round trip).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops._util import normalize_axes
+from ...types import num_elements
+from .elementwise import elementwise_source
+from .reduction import reduce_dispatch
+from .registry import webgpu_kernel
+from .wgsl import contiguous_strides
+
+
+def _f32(x: float) -> str:
+    """An f32 WGSL expression holding exactly ``np.float32(x)``."""
+    bits = int(np.array(x, np.float32).view(np.uint32))
+    return f"bitcast<f32>({bits:#010x}u)"
+
+
+def _reduce(kb, src, dst, shape, axes, in_dtype: str, out_dtype: str, mean: bool = False) -> None:
+    """``dst`` = sum (or mean) of ``src`` (of ``shape``) over ``axes``, kept as size 1."""
+    st = contiguous_strides(shape)
+    kept = (tuple(d for i, d in enumerate(shape) if i not in axes), tuple(s for i, s in enumerate(st) if i not in axes))
+    red = (tuple(shape[i] for i in axes), tuple(st[i] for i in axes))
+    reduce_dispatch(kb, src, dst, in_dtype, out_dtype, "sum", kept, red, mean=mean)
+
+
+def _map(kb, ins, out, out_dtype: str, out_shape, expr) -> None:
+    """``out`` = ``expr(values)`` elementwise with broadcasting; ``ins``: [(ref, dtype, shape)]."""
+    src, params = elementwise_source([d for _, d, _ in ins], [s for _, _, s in ins], out_dtype, out_shape,
+                                     lambda v, ct, o: expr(v))
+    binds = [("u", params)] + [("ro", r) for r, _, _ in ins] + [("rw", out)]
+    kb.dispatch(src, binds, -(-params[0] // 256))
+
+
+def _kept(shape, axes) -> tuple:
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _rstd(var: str, eps: float) -> str:
+    return f"(1.0 / mg_sqrt({var} + {_f32(eps)}))"
+
+
+@webgpu_kernel("variance")
+def _variance(step, kb):
+    x = step.in_types[0]
+    dt, shape = x.dtype.name, tuple(x.shape)
+    axes = normalize_axes(step.attrs["axes"], len(shape))
+    out_dt = step.out_types[0].dtype.name
+    if num_elements(shape) == 0:  # 0 / 0: NaN, as the mean of an empty slice
+        _reduce(kb, kb.input(0), kb.output(), shape, axes, dt, out_dt, mean=True)
+        return
+    kshape = _kept(shape, axes)
+    m = kb.scratch(4 * num_elements(kshape))
+    _reduce(kb, kb.input(0), m, shape, axes, dt, "float32", mean=True)
+    sq = kb.scratch(4 * num_elements(shape))
+    _map(kb, [(kb.input(0), dt, shape), (m, "float32", kshape)], sq, "float32", shape,
+         lambda v: f"(({v[0]} - {v[1]}) * ({v[0]} - {v[1]}))")
+    _reduce(kb, sq, kb.output(), shape, axes, "float32", out_dt, mean=True)
+
+
+def _operands(step, kb, first: int = 0):
+    return [(kb.input(i), t.dtype.name, tuple(t.shape)) for i, t in enumerate(step.in_types) if i >= first]
+
+
+@webgpu_kernel("normalize")
+def _normalize(step, kb):
+    eps = step.attrs["epsilon"]
+    out = step.out_types[0]
+    _map(kb, _operands(step, kb), kb.output(), out.dtype.name, tuple(out.shape),
+         lambda v: f"(({v[0]} - {v[1]}) * {_rstd(v[2], eps)} * {v[3]} + {v[4]})")
+
+
+def _axes(step) -> tuple:
+    return normalize_axes(step.attrs["reduction_axes"], len(step.in_types[1].shape))
+
+
+@webgpu_kernel("normalization_beta_gradient")
+def _beta_gradient(step, kb):
+    dy = step.in_types[0]
+    _reduce(kb, kb.input(0), kb.output(), tuple(dy.shape), _axes(step), dy.dtype.name, step.out_types[0].dtype.name)
+
+
+def _gamma_gradient_into(kb, ins, dst, shape, axes, eps: float, out_dtype: str) -> None:
+    """``dst`` = sum over ``axes`` of dy * (x - mean) / sqrt(var + eps); ``ins``: dy, x, mean, var."""
+    prod = kb.scratch(4 * num_elements(shape))
+    _map(kb, ins, prod, "float32", shape, lambda v: f"({v[0]} * ({v[1]} - {v[2]}) * {_rstd(v[3], eps)})")
+    _reduce(kb, prod, dst, shape, axes, "float32", out_dtype)
+
+
+@webgpu_kernel("normalization_gamma_gradient")
+def _gamma_gradient(step, kb):
+    shape = tuple(step.in_types[1].shape)
+    if num_elements(shape) == 0:
+        _reduce(kb, kb.input(0), kb.output(), shape, _axes(step), step.in_types[0].dtype.name,
+                step.out_types[0].dtype.name)
+        return
+    _gamma_gradient_into(kb, _operands(step, kb), kb.output(), shape, _axes(step), step.attrs["epsilon"],
+                         step.out_types[0].dtype.name)
+
+
+@webgpu_kernel("normalization_gradient")
+def _gradient(step, kb):
+    shape = tuple(step.in_types[1].shape)
+    if num_elements(shape) == 0:
+        return
+    axes, eps = _axes(step), step.attrs["epsilon"]
+    nil = step.attrs.get("nil_inputs", ())
+    ins = _operands(step, kb)
+    kshape = _kept(shape, axes)
+    if "gamma_gradient" in nil:
+        gg = kb.scratch(4 * num_elements(kshape))
+        _gamma_gradient_into(kb, ins[:4], gg, shape, axes, eps, "float32")
+        ins[5] = (gg, "float32", kshape)
+    if "beta_gradient" in nil:
+        bg = kb.scratch(4 * num_elements(kshape))
+        _reduce(kb, ins[0][0], bg, shape, axes, ins[0][1], "float32")
+        ins[6] = (bg, "float32", kshape)
+    n = _f32(float(np.prod([shape[a] for a in axes])))
+
+    def expr(v):
+        r = _rstd(v[3], eps)
+        return f"({v[4]} * {r} * ({v[0]} - {v[6]} / {n} - ({v[1]} - {v[2]}) * {r} * {v[5]} / {n}))"
+    _map(kb, ins, kb.output(), step.out_types[0].dtype.name, shape, expr)
+
+
+def _adam_terms(v, amsgrad: bool) -> dict:
+    lr, b1, b2, eps, p1, p2, w, m, vel, vmax, g = v
+    terms = {"m": f"({b1} * {m} + (1.0 - {b1}) * {g})",
+             "v": f"({b2} * {vel} + (1.0 - {b2}) * {g} * {g})"}
+    terms["vmax"] = f"mg_max({vmax}, {terms['v']})" if amsgrad else terms["v"]
+    lr_t = f"({lr} * mg_sqrt(1.0 - {p2}) / (1.0 - {p1}))"
+    terms["w"] = f"({w} - {lr_t} * {terms['m']} / (mg_sqrt({terms['vmax']}) + {eps}))"
+    return terms
+
+
+@webgpu_kernel("adam")
+def _adam(step, kb):
+    amsgrad = len(step.out_types) == 4
+    ins = _operands(step, kb)
+    shape = tuple(step.out_types[0].shape)
+    if num_elements(shape) == 0:
+        return
+    for i, key in enumerate(("w", "m", "v", "vmax")[:len(step.out_types)]):
+        _map(kb, ins, kb.output(i), step.out_types[i].dtype.name, shape,
+             lambda v, key=key: _adam_terms(v, amsgrad)[key])

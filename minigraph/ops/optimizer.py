@@ -1,0 +1,85 @@
+"""MPSGraph's Adam op (MPSGraphOptimizerOps): one step of the update as new tensors.
+
+Apple documents ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:
+velocity:maximumVelocity:gradient:name:)`` as, with ``beta1Power = beta1^t``, ``beta2Power =
+beta2^t``::
+
+    lr[t]      = learningRate * sqrt(1 - beta2Power) / (1 - beta1Power)
+    m[t]       = beta1 * m[t-1] + (1 - beta1) * g
+    v[t]       = beta2 * v[t-1] + (1 - beta2) * g^2
+    maxVel[t]  = max(maxVel[t-1], v[t])            (only with maximumVelocity: AMSGrad)
+    values[t]  = values - lr[t] * m[t] / (sqrt(v[t] or maxVel[t]) + epsilon)
+
+epsilon is added to ``sqrt(v)`` after the learning rate is bias-corrected (TensorFlow's "epsilon
+hat"). The op returns ``[values, momentum, velocity]`` and, when ``maximum_velocity`` is given,
+the new maximum velocity as a fourth tensor. The scalar operands may be tensors or numbers; they
+broadcast against ``values``. Not differentiable (an update, as in MPSGraph).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import DTypeError, ShapeError
+from ..types import ShapedType
+from ._util import broadcast_shapes
+from .registry import defop
+
+_SCALARS = ("learning_rate", "beta1", "beta2", "epsilon", "beta1_power", "beta2_power")
+_STATE = ("values", "momentum", "velocity", "maximum_velocity", "gradient")
+
+
+def _infer_adam(in_types, attrs):
+    names = _SCALARS + _STATE
+    nil = tuple(attrs.get("nil_inputs", ()))
+    first = in_types[6]
+    for t, n in zip(in_types, names):
+        if not t.dtype.is_floating:
+            raise DTypeError(f"adam: {n} has dtype {t.dtype.name}; it needs a floating-point tensor; cast it first")
+        if t.dtype != first.dtype:
+            raise DTypeError(f"adam: values are {first.dtype.name} but {n} is {t.dtype.name}; all operands "
+                             "need one dtype (cast one with g.cast)")
+    shape = tuple(first.shape)
+    for t, n in zip(in_types, names):
+        if n in nil:
+            continue
+        if n in _STATE:
+            if tuple(t.shape) != shape:
+                raise ShapeError(f"adam: {n} has shape {t.shape} but values have {shape}; "
+                                 "momentum, velocity, maximum_velocity and gradient need the values' shape")
+        else:
+            try:
+                ok = broadcast_shapes(t.shape, shape) == shape
+            except ShapeError:
+                ok = False
+            if not ok:
+                raise ShapeError(f"adam: {n} has shape {t.shape}, which does not broadcast to the values' "
+                                 f"shape {shape}; give a scalar")
+    count = 3 if "maximum_velocity" in nil else 4
+    return [ShapedType(shape, first.dtype) for _ in range(count)]
+
+
+@defop("adam", swift="adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:"
+                     "maximumVelocity:gradient:name:)",
+       objc="adamWithLearningRateTensor:beta1Tensor:beta2Tensor:epsilonTensor:beta1PowerTensor:beta2PowerTensor:"
+            "valuesTensor:momentumTensor:velocityTensor:maximumVelocityTensor:gradientTensor:name:",
+       inputs=_SCALARS + _STATE, infer=_infer_adam, family="optimizer", differentiable=False,
+       hidden_attrs=("nil_inputs",))
+def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity,
+         maximum_velocity, gradient, name: Optional[str] = None):
+    """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
+    (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
+    beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
+    operands may be numbers. Not differentiable."""
+    label = f"adam op {name or 'adam'!r}"
+    values = g.as_tensor(values, label)
+    ins = [g.as_tensor(v, label, like=values) for v in
+           (learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power)]
+    ins += [values, g.as_tensor(momentum, label, like=values), g.as_tensor(velocity, label, like=values)]
+    attrs = {}
+    if maximum_velocity is None:
+        ins.append(g.constant(0.0, dtype=values.dtype))
+        attrs["nil_inputs"] = ("maximum_velocity",)
+    else:
+        ins.append(g.as_tensor(maximum_velocity, label, like=values))
+    ins.append(g.as_tensor(gradient, label, like=values))
+    return list(g.add_op("adam", ins, attrs, name).outputs)
