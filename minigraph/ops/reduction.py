@@ -6,7 +6,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
-from ..types import ShapedType, int32
+from ..types import ShapedType, bool_, int32
 from ._util import normalize_axes
 from .registry import defop, gradient, renamed
 
@@ -19,8 +19,12 @@ def _infer_reduce(kind: str):
             raise DTypeError(f"needs a floating-point tensor, got {t.dtype.name}; cast it first")
         if kind in ("ordered", "mean") and t.dtype.is_bool:
             raise DTypeError("is not defined for bool tensors; cast first")
+        if kind == "product" and t.dtype.is_bool:
+            raise DTypeError("is not defined for bool tensors (reduction_and is); cast first")
         shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
         dtype = int32 if (t.dtype.is_bool and kind == "sum") else t.dtype  # MPSGraph casts bool to int32
+        if kind == "logical":
+            dtype = bool_
         return [ShapedType(shape, dtype)]
     return infer
 
@@ -37,7 +41,7 @@ def _as_set(axes: tuple, rank: int) -> tuple:
     return tuple(out)
 
 
-def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
+def _reduction(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple = ("11.0", "14.0")):
     def builder(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
         tensor = g.as_tensor(tensor, f"{type} op {name or type!r}")
         axes = renamed(f"{type} op {name or type!r}", "axis", "axes", axis, axes, ShapeError)
@@ -54,7 +58,8 @@ def _reduction(type: str, swift: str, objc: str, kind: str, doc: str):
     builder.__doc__ = (f"{doc} over ``axes`` (an int, a list, or None for all), keeping them as size 1 "
                        f"(MPSGraph ``{swift}``).")
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_reduce(kind),
-          family="reduction", attrs=("axes",))(builder)
+          family="reduction", attrs=("axes",), since=since,
+          differentiable=kind not in ("logical",))(builder)
 
 
 _reduction("reduction_sum", "reductionSum(with:axes:name:)", "reductionSumWithTensor:axes:name:", "sum", "Sum")
@@ -70,6 +75,14 @@ _reduction("reduction_minimum_propagate_nan", "reductionMinimumPropagateNaN(with
            "Minimum, NaN where the slice holds a NaN (an empty slice gives +inf)")
 _reduction("mean", "mean(of:axes:name:)", "meanOfTensor:axes:name:", "mean",
            "Arithmetic mean (of an integer tensor, the quotient truncated toward zero, as MPSGraph)")
+_reduction("reduction_product", "reductionProduct(with:axes:name:)", "reductionProductWithTensor:axes:name:",
+           "product", "Product (an empty slice gives 1; integers wrap around)")
+_reduction("reduction_and", "reductionAnd(with:axes:name:)", "reductionAndWithTensor:axes:name:", "logical",
+           "Logical AND, a bool result (a nonzero or NaN element is true; an empty slice gives true)",
+           since=("12.3", "15.4"))
+_reduction("reduction_or", "reductionOr(with:axes:name:)", "reductionOrWithTensor:axes:name:", "logical",
+           "Logical OR, a bool result (a nonzero or NaN element is true; an empty slice gives false)",
+           since=("12.3", "15.4"))
 
 
 def _count(op) -> float:
@@ -97,6 +110,24 @@ def _mean_gradient(g, op, dy, wanted):
     return [g.broadcast(g.division(dy, max(_count(op), 1.0)), x.shape)]
 
 
+@gradient("reduction_product")
+def _reduction_product_gradient(g, op, dy, wanted):
+    """d prod / d x_i is the product of the other elements of x_i's slice, found without dividing
+    by zero (torch.prod's rule): with no zero in the slice prod / x_i; with one zero, the product
+    of the nonzero elements at the zero and 0 elsewhere; with several zeros, 0 everywhere."""
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        return [None]
+    axes = op.attrs["axes"]
+    is_zero = g.equal(x, 0.0)
+    nonzero = g.select(is_zero, 1.0, x)
+    product = g.reduction_product(nonzero, axes=axes)  # of the nonzero elements
+    zeros = g.reduction_sum(g.cast(is_zero, x.dtype), axes=axes)
+    at_zero = g.select(g.equal(zeros, 1.0), product, 0.0)
+    elsewhere = g.select(g.equal(zeros, 0.0), g.division(product, nonzero), 0.0)
+    return [g.multiplication(g.select(is_zero, at_zero, elsewhere), dy)]
+
+
 def _extremum(g, op, dy, wanted):
     """Split the gradient evenly between tied extreme elements (as torch.amax does); a slice with
     no element equal to the result (empty, or only NaN) gets none."""
@@ -117,6 +148,40 @@ def _one_axis(axis) -> None:
     """MPSGraph takes one NSInteger axis; a list or None would reach the kernel as several axes."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
         raise ShapeError(f"axis must be one int, got {axis!r}")
+
+
+def _infer_arg(in_types, attrs):
+    t = in_types[0]
+    _one_axis(attrs["axis"])
+    axis = normalize_axes(attrs["axis"], len(t.shape), "axis")[0]
+    if t.dtype.is_bool:
+        raise DTypeError("is not defined for bool tensors; cast first")
+    if t.shape[axis] == 0:
+        raise ShapeError(f"axis {attrs['axis']} of shape {t.shape} is empty: an empty slice has no index "
+                         "to return (give a tensor with at least one element along the axis)")
+    return [ShapedType(tuple(1 if i == axis else d for i, d in enumerate(t.shape)), int32)]
+
+
+def _arg_reduction(type: str, swift: str, objc: str, doc: str):
+    def builder(g, tensor, axis: int, name: Optional[str] = None):
+        tensor = g.as_tensor(tensor, f"{type} op {name or type!r}")
+        if isinstance(axis, np.integer):
+            axis = int(axis)
+        return g.add_op(type, [tensor], {"axis": axis}, name).output
+
+    builder.__name__ = builder.__qualname__ = type
+    builder.__doc__ = (f"{doc} along ``axis``, as int32, the axis kept as size 1; the first index "
+                       f"on ties (MPSGraph ``{swift}``).")
+    defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_arg, family="reduction",
+          attrs=("axis",), differentiable=False, since=("12.0", "15.0"))(builder)
+
+
+_arg_reduction("reduction_arg_maximum", "reductionArgMaximum(with:axis:name:)",
+               "reductionArgMaximumWithTensor:axis:name:",
+               "The index of the maximum (NaN counts as larger than any number: the first NaN wins)")
+_arg_reduction("reduction_arg_minimum", "reductionArgMinimum(with:axis:name:)",
+               "reductionArgMinimumWithTensor:axis:name:",
+               "The index of the minimum (NaN counts as smaller than any number: the first NaN wins)")
 
 
 def _infer_softmax(in_types, attrs):

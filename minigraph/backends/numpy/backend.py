@@ -22,6 +22,16 @@ class NumpyBackend:
         return _Runner(plan)
 
 
+def _bind_several(fn, ins, outs, free):
+    """A closure for an op with several outputs: its kernel returns one array per output."""
+    def step(env):
+        for o, v in zip(outs, fn(*[env[i] for i in ins])):
+            env[o] = v
+        for f in free:
+            env[f] = None
+    return step
+
+
 def _bind(fn, ins, out, free):
     """A closure for one step, specialised by arity so the hot loop does the least work."""
     if len(ins) == 1:
@@ -87,7 +97,10 @@ class _Runner:
                 raise
             except Exception as e:  # a kernel factory bug must still name the op
                 raise ExecutionError(f"{t} op {st.op.name!r}: could not prepare its kernel: {e}") from e
-            self.steps.append((_bind(fn, st.inputs, st.outputs[0], st.free), st.op))
+            if len(st.outputs) > 1:
+                self.steps.append((_bind_several(fn, st.inputs, st.outputs, st.free), st.op))
+            else:
+                self.steps.append((_bind(fn, st.inputs, st.outputs[0], st.free), st.op))
 
     def __call__(self, feed_values, variables):
         env = [None] * self.num_slots

@@ -1,5 +1,5 @@
-"""Reduction kernels (sum, maximum, minimum and their NaN-propagating forms, mean), softmax and
-softmax cross entropy.
+"""Reduction kernels (sum, maximum, minimum and their NaN-propagating forms, mean, product,
+logical and / or), softmax and softmax cross entropy.
 
 No kernel loop runs longer than a fixed bound, whatever the size (Mesa's llvmpipe silently stops
 a shader loop after 65,535 iterations). Short reductions (< 256 elements) run one thread per
@@ -29,17 +29,26 @@ _INIT = {
     ("sum", "f32"): "0.0", ("sum", "i32"): "0i", ("sum", "u32"): "0u",
     ("max", "f32"): "-mg_inf()", ("max", "i32"): _MIN_I32, ("max", "u32"): "0u",
     ("min", "f32"): "mg_inf()", ("min", "i32"): _MAX_I32, ("min", "u32"): "0xffffffffu",
+    ("pro", "f32"): "1.0", ("pro", "i32"): "1i", ("pro", "u32"): "1u",
+    ("all", "u32"): "1u", ("any", "u32"): "0u",
 }
 _COMBINE = {
     ("sum", "f32"): "a + b", ("sum", "i32"): "a + b", ("sum", "u32"): "a + b",
     ("max", "f32"): "mg_fmax(a, b)", ("max", "i32"): "max(a, b)", ("max", "u32"): "max(a, b)",
     ("min", "f32"): "mg_fmin(a, b)", ("min", "i32"): "min(a, b)", ("min", "u32"): "min(a, b)",
     ("maxp", "f32"): "mg_max(a, b)", ("minp", "f32"): "mg_min(a, b)",
+    ("prod", "f32"): "a * b", ("prod", "i32"): "a * b", ("prod", "u32"): "a * b",
+    ("all", "u32"): "a & b", ("any", "u32"): "a | b",
 }
+# reduction_and / reduction_or read each element as 1 (nonzero or NaN: any bit but the sign's
+# set) or 0
+_TRUTH = {"f32": "select(0u, 1u, (bitcast<u32>(v) & 0x7fffffffu) != 0u)", "i32": "select(0u, 1u, v != 0i)",
+          "u32": "select(0u, 1u, v != 0u)"}
 _DIVIDE = {"f32": "a / f32(div)", "i32": "a / i32(div)", "u32": "a / div"}  # integer: truncated
 PARTIAL_DTYPE = {"f32": "float32", "i32": "int32", "u32": "uint32"}
 _KIND = {"reduction_sum": "sum", "reduction_maximum": "max", "reduction_minimum": "min",
-         "reduction_maximum_propagate_nan": "maxp", "reduction_minimum_propagate_nan": "minp", "mean": "sum"}
+         "reduction_maximum_propagate_nan": "maxp", "reduction_minimum_propagate_nan": "minp", "mean": "sum",
+         "reduction_product": "prod", "reduction_and": "all", "reduction_or": "any"}
 
 
 def _combine(kind: str, acc: str) -> str:
@@ -88,7 +97,12 @@ def _record(kb, src, dst, in_dtype, out_dtype, kind, kept, reduced, chunks, fin,
                     TOUT=STORAGE[out_dtype], KR=len(kshape), RR=len(rshape), ACC=acc,
                     COMBINE=_combine(kind, acc), FINISH=fin)
     common = common.replace("enable f16;\n", "")
-    init = _INIT[(kind[:3], acc)]
+    if kind in ("all", "any"):
+        c = COMPUTE[in_dtype]
+        common += (f"\nfn truth(w: {STORAGE[in_dtype]}) -> u32 {{ let v = {c}(w); "
+                   f"return {_TRUTH[c]}; }}\n")
+        load = "truth"
+    init = _INIT[(kind[:3], acc)]  # "pro" for prod
     if count >= 256:
         src_code = render("reduce_wg", COMMON=common, ACC=acc, INIT=init, LOAD=load, PER=_PER)
         groups = n_out * chunks
@@ -99,7 +113,7 @@ def _record(kb, src, dst, in_dtype, out_dtype, kind, kept, reduced, chunks, fin,
 
 
 @webgpu_kernel("reduction_sum", "reduction_maximum", "reduction_minimum", "reduction_maximum_propagate_nan",
-               "reduction_minimum_propagate_nan", "mean")
+               "reduction_minimum_propagate_nan", "mean", "reduction_product", "reduction_and", "reduction_or")
 def _reduce(step, kb):
     """An empty slice gives the seed: 0 for a sum, -inf/+inf (or the integer extremes) for a
     maximum/minimum, NaN for a float mean (0 / 0) and 0 for an integer one."""

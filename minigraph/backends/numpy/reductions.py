@@ -1,0 +1,127 @@
+"""NumPy kernels of the product, logical and arg reductions, the cumulative sum, top-k and the
+sorts (semantics: ops/reduction.py, ops/cumulative.py, ops/sort.py).
+
+One order for the sorts and top-k: NaN is larger than every number, equal elements keep their
+index order. NumPy's stable argsort puts NaN last; a descending order with the lower index first
+among equals is the stable ascending order of the reversed row, reversed back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops._util import normalize_axes
+from .registry import numpy_kernel
+
+
+def _axes(step) -> tuple:
+    return normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
+
+
+def _axis(step) -> int:
+    return normalize_axes(step.attrs["axis"], len(step.in_types[0].shape), "axis")[0]
+
+
+@numpy_kernel("reduction_product")
+def _product(step):
+    """float16 multiplies in float32 and rounds once (as the webgpu kernels do); integers wrap."""
+    axes = _axes(step)
+    dt = step.out_types[0].dtype.np_dtype
+    acc = np.float32 if dt == np.float16 else dt
+    return lambda x: np.asarray(np.prod(x, axis=axes, keepdims=True, dtype=acc), dtype=dt)
+
+
+def _logical(fn):
+    def factory(step):
+        axes = _axes(step)
+        return lambda x: np.asarray(fn(x != 0, axis=axes, keepdims=True), dtype=np.bool_)  # NaN != 0
+    return factory
+
+
+numpy_kernel("reduction_and")(_logical(np.all))
+numpy_kernel("reduction_or")(_logical(np.any))
+
+
+def _arg(highest: bool):
+    def factory(step):
+        axis = _axis(step)
+        fn = np.argmax if highest else np.argmin  # both return the first NaN, else the first extreme
+
+        def run(x):
+            return np.expand_dims(fn(x, axis=axis), axis).astype(np.int32)
+        return run
+    return factory
+
+
+numpy_kernel("reduction_arg_maximum")(_arg(True))
+numpy_kernel("reduction_arg_minimum")(_arg(False))
+
+
+@numpy_kernel("cumulative_sum")
+def _cumulative_sum(step):
+    """An in-order running sum in the tensor's dtype (float16 in float32, rounded once)."""
+    axis = _axis(step)
+    exclusive, reverse = bool(step.attrs["exclusive"]), bool(step.attrs["reverse"])
+    dt = step.out_types[0].dtype.np_dtype
+    acc = np.float32 if dt == np.float16 else dt
+
+    def run(x):
+        v = np.moveaxis(x, axis, -1)
+        if reverse:
+            v = v[..., ::-1]
+        y = np.cumsum(v, axis=-1, dtype=acc)
+        if exclusive:
+            shifted = np.zeros_like(y)
+            shifted[..., 1:] = y[..., :-1]
+            y = shifted
+        if reverse:
+            y = y[..., ::-1]
+        return np.ascontiguousarray(np.moveaxis(y, -1, axis), dtype=dt)
+    return run
+
+
+def sort_indices(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The stable order along ``axis``: NaN last ascending, first descending; ties by index."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    back = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return np.flip(n - 1 - back, axis)
+
+
+def _sort(values: bool):
+    def factory(step):
+        axis = _axis(step)
+        descending = bool(step.attrs["descending"])
+
+        def run(x):
+            idx = sort_indices(x, axis, descending)
+            return np.take_along_axis(x, idx, axis) if values else idx.astype(np.int32)
+        return run
+    return factory
+
+
+numpy_kernel("sort")(_sort(True))
+numpy_kernel("arg_sort")(_sort(False))
+
+
+@numpy_kernel("top_k")
+def _top_k(step):
+    k = int(step.attrs["k"])
+
+    def run(x):
+        idx = sort_indices(x, x.ndim - 1, True)[..., :k]
+        return np.take_along_axis(x, idx, -1), idx.astype(np.int32)
+    return run
+
+
+@numpy_kernel("top_k_gradient")
+def _top_k_gradient(step):
+    k = int(step.attrs["k"])
+    dt = step.out_types[0].dtype.np_dtype
+
+    def run(dy, x):
+        idx = sort_indices(x, x.ndim - 1, True)[..., :k]
+        dx = np.zeros(x.shape, dt)
+        np.put_along_axis(dx, idx, dy.astype(dt), -1)  # the k positions are distinct
+        return dx
+    return run
