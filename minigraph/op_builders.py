@@ -576,6 +576,27 @@ class OpBuilders:
         """
         return _builder('division')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def dropout(self, tensor: TensorLike, rate: float, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+        """Zero each element with probability ``rate`` and scale the others by ``1 / (1 - rate)``,
+        a fresh mask on each run (MPSGraph ``dropout(_:rate:name:)``). Its gradient uses the same mask.
+
+        Args:
+            tensor: A float32 or float16 tensor of this graph.
+            rate: The probability of dropping an element, in [0, 1]: 0 returns the tensor unchanged,
+                1 returns zeros.
+            seed: The op's seed (not in MPSGraph); None derives one from the graph's ``random_seed``
+                and the op's index.
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            Tensor: the tensor's shape and dtype.
+
+        Raises:
+            MiniGraphError: a DescriptorError for a rate outside [0, 1] or a bad seed, a DTypeError for
+                a non-float tensor.
+        """
+        return _builder('dropout')(self, tensor, rate, seed, name)  # type: ignore[no-any-return]
+
     def equal(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a == b, a bool tensor (MPSGraph ``equal(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -1098,6 +1119,45 @@ class OpBuilders:
         """
         return _builder('power')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def random_tensor(self, shape: Any, descriptor: RandomOpDescriptor, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+        """Random values of ``shape`` from the descriptor's distribution, a fresh draw on each run
+        (MPSGraph ``randomTensor(withShape:descriptor:seed:name:)``; ``seed=None`` is its
+        ``randomTensor(withShape:descriptor:name:)``).
+
+        Args:
+            shape: The result's shape (static ints).
+            descriptor: A ``RandomOpDescriptor`` (copied when the op is built).
+            seed: The op's seed (an int); equal seeds give equal draws. None derives one from the
+                graph's ``random_seed`` and the op's index.
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            Tensor: values of ``descriptor.dtype`` and ``shape``.
+
+        Raises:
+            MiniGraphError: a ShapeError for a dynamic or negative shape, a DescriptorError for a bad
+                descriptor or seed; the message names the op.
+        """
+        return _builder('random_tensor')(self, shape, descriptor, seed, name)  # type: ignore[no-any-return]
+
+    def random_uniform_tensor(self, shape: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+        """float32 values uniform in [0, 1), a fresh draw on each run (MPSGraph
+        ``randomUniformTensor(withShape:seed:name:)``; ``seed=None`` is ``randomUniformTensor(withShape:name:)``).
+        The same bits as ``random_tensor`` with a default UNIFORM float32 descriptor and the same seed.
+
+        Args:
+            shape: The result's shape (static ints).
+            seed: The op's seed (an int); None derives one from the graph's ``random_seed`` and the op's index.
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            Tensor: float32 values of ``shape`` in [0, 1).
+
+        Raises:
+            MiniGraphError: a ShapeError for a dynamic or negative shape, a DescriptorError for a bad seed.
+        """
+        return _builder('random_uniform_tensor')(self, shape, seed, name)  # type: ignore[no-any-return]
+
     def read(self, variable: TensorLike, name: Optional[str] = None) -> Tensor:
         """The variable's value at this point of the run (MPSGraph ``read(_:name:)``).
 
@@ -1326,6 +1386,50 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('reshape')(self, tensor, shape, name)  # type: ignore[no-any-return]
+
+    def resize(self, tensor: TensorLike, size: Sequence[int], mode: ResizeMode, center_result: bool, align_corners: bool, layout: TensorNamedDataLayout, name: Optional[str] = None) -> Tensor:
+        """Resample the images in ``tensor`` to ``size = [newHeight, newWidth]`` (MPSGraph
+        ``resize(_:size:mode:centerResult:alignCorners:layout:name:)``).
+
+        Args:
+            tensor: The images (MPSGraph's ``imagesTensor``), float, in ``layout``.
+            size: ``[newHeight, newWidth]``, ints >= 1.
+            mode: ``mg.ResizeMode.NEAREST`` (rounds half up, MPSGraph's RoundPreferCeil) or ``BILINEAR``.
+            center_result: Half-pixel centres (``src = (o + 0.5) * n / m - 0.5``) instead of top-left alignment.
+            align_corners: Corner pixels of input and result coincide (``src = o * (n - 1) / (m - 1)``);
+                ``center_result`` then does nothing.
+            layout: ``mg.TensorNamedDataLayout`` NCHW, NHWC, CHW, HWC or HW.
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            Tensor: ``tensor``'s shape with H and W replaced by ``size``.
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
+        """
+        return _builder('resize')(self, tensor, size, mode, center_result, align_corners, layout, name)  # type: ignore[no-any-return]
+
+    def resize_gradient(self, incoming_gradient: TensorLike, input: TensorLike, mode: ResizeMode, center_result: bool, align_corners: bool, layout: TensorNamedDataLayout, name: Optional[str] = None) -> Tensor:
+        """Gradient of ``resize`` with respect to its images (MPSGraph
+        ``resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)``): each
+        result element's gradient goes back to the source elements it read, with their weights.
+
+        Args:
+            incoming_gradient: The gradient of the resize's result.
+            input: The forward resize's images (only its shape is read).
+            mode: As the forward op.
+            center_result: As the forward op.
+            align_corners: As the forward op.
+            layout: As the forward op.
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            Tensor: the gradient, with ``input``'s shape.
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
+        """
+        return _builder('resize_gradient')(self, incoming_gradient, input, mode, center_result, align_corners, layout, name)  # type: ignore[no-any-return]
 
     def reverse(self, tensor: TensorLike, axes: Any, name: Optional[str] = None) -> Tensor:
         """The elements in reverse order along each of ``axes`` (unique; None: every axis), as
