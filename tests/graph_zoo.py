@@ -89,6 +89,20 @@ def every_op_graph(seed: int = 0):
     outs.append(after)
     with g.name_scope("arithmetic"):
         outs.append(g.clamp(a, 0.75, g.constant(np.full((4,), 1.5, f32), name="hi")))
+    with g.name_scope("normalization"):  # a batch norm and its gradient: the three gradient ops
+        bn_gamma = g.constant(rng.uniform(0.5, 1.5, (1, 3, 1, 1)).astype(f32), name="gamma")
+        bn = g.normalize(x, g.mean(x, [0, 2, 3]), g.variance(x, [0, 2, 3]), bn_gamma, None, 1e-5, name="bn")
+        outs += [bn, g.gradients(g.reduction_sum(g.square(bn)), [x], name="grad")[x]]
+    with g.name_scope("optimizer"):
+        outs += g.adam(0.01, 0.9, 0.999, 1e-8, 0.9, 0.999, m, g.constant(np.zeros((3, 4), f32), name="momentum"),
+                       g.constant(np.ones((3, 4), f32), name="velocity"), None, b)
+    with g.name_scope("reduction_scan_sort"):
+        outs += [g.reduction_product(a, [1]), g.reduction_and(a, [0]), g.reduction_or(a, None),
+                 g.reduction_arg_maximum(a, 1), g.reduction_arg_minimum(a, 0),
+                 g.cumulative_sum(a, 1, exclusive=True, reverse=True), g.sort(a, 0, descending=True),
+                 g.arg_sort(a, 1)]
+        top_values, top_indices = g.top_k(a, 2)
+        outs += [top_indices, g.gradients(g.reduction_sum(g.square(top_values)), [a], name="grad")[a]]
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)

@@ -43,6 +43,9 @@ CASES = {
     "reduction_minimum_propagate_nan": (lambda g, a: g.reduction_minimum_propagate_nan(a, axes=[1, 0]), [(2, 5)],
                                         (-2, 2)),
     "mean": (lambda g, a: g.mean(a, axes=[-1]), [(2, 3, 4)], (-2, 2)),
+    "reduction_product": (lambda g, a: g.reduction_product(a, axes=[0, 2]), [(2, 3, 3)], (-2, 2)),
+    "cumulative_sum": (lambda g, a: g.cumulative_sum(a, 1, exclusive=True, reverse=True), [(2, 4, 3)], (-2, 2)),
+    "top_k": (lambda g, a: g.top_k(a, 3)[0], [(2, 3, 5)], (-2, 2)),
     "softmax": (lambda g, a: g.softmax(a, axis=1), [(3, 4)], (-2, 2)),
     "softmax_cross_entropy": (lambda g, a, b: g.softmax_cross_entropy(a, b, axis=-1, reduction="mean"),
                               [(3, 4), (3, 4)], (0.1, 1)),
@@ -75,6 +78,13 @@ CASES = {
         lambda g, dy, w: g.depthwise_convolution_3d_data_gradient(
             dy, w, output_shape=[2, 3, 4, 5], descriptor=D3(strides=(1, 2, 1), padding_values=(0, 1, 1, 0, 1, 1))),
         [(4, 3, 2, 6), (4, 2, 2, 2)], (-1, 1)),
+    # normalization: normalize with free mean/variance takes the elementwise rule; the batch-norm
+    # rule (mean/variance of its own tensor) is checked in tests/test_normalization.py
+    "variance": (lambda g, a: g.variance(a, [0, 2]), [(3, 2, 4)], (-2, 2)),
+    "normalize": (lambda g, x, m, v, ga, be: g.normalize(x, m, v, ga, be, 1e-3),
+                  [(2, 3), (3,), (2, 1), (3,), (1, 3)], (0.3, 2)),
+    "normalization_beta_gradient": (lambda g, dy, x: g.normalization_beta_gradient(dy, x, [0, 2]),
+                                    [(2, 3, 2), (2, 3, 2)], (-2, 2)),
     "max_pooling_2d": (lambda g, x: g.max_pooling_2d(x, P2(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=1)),
                        [(2, 2, 4, 4)], (-2, 2)),
     "avg_pooling_2d": (lambda g, x: g.avg_pooling_2d(x, P2(kernel_width=3, kernel_height=2, padding_style=S.TF_SAME)),

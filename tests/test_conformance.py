@@ -738,3 +738,244 @@ ARITH_CASES = [(op, cid, build, tol) for op, cs in CASES.items() for cid, build,
 @pytest.mark.parametrize("op,cid,build,tol", ARITH_CASES, ids=[c[1] for c in ARITH_CASES])
 def test_arithmetic_op_matches_numpy(op, cid, build, tol, other):
     test_op_matches_numpy(op, cid, build, tol, other)
+
+
+# ----------------------------------------------------------------------------- normalization, adam
+# (registered after ALL_CASES was built, so they run through test_normalization_op_matches_numpy)
+_NORM_BEFORE = {op: len(cs) for op, cs in CASES.items()}
+_BN_LAYOUTS = {"nchw": ((2, 3, 4, 5), [0, 2, 3], (1, 3, 1, 1)), "nhwc": ((2, 4, 5, 3), [0, 1, 2], (3,))}
+
+
+for _shape, _axes in [((3, 4, 5), [1]), ((3, 4, 5), [0, 2]), ((3, 4, 5), None), ((2, 300), [1]), ((40, 3), -2)]:
+    def _b(g, rng, shape=_shape, axes=_axes):
+        x, fx = feed(g, uniform(rng, shape, -3, 5))
+        return [g.variance(x, axes)], fx
+    case("variance", f"{_shape}-{_axes}", tol=(1e-5, "scaled"))(_b)
+
+
+@case("variance", "f16-nan-empty", tol=(3e-3, "scaled"))
+def _(g, rng):
+    h, fh = feed(g, uniform(rng, (4, 6), -2, 2, dtype=F16))
+    n, fn = feed(g, with_nan(uniform(rng, (4, 6)), 7))
+    e, fe = feed(g, np.zeros((3, 0), F32))
+    return [g.variance(h, [1]), g.variance(n, [1]), g.variance(e, [1])], {**fh, **fn, **fe}
+
+
+for _lay, (_shape, _axes, _pshape) in _BN_LAYOUTS.items():
+    def _b(g, rng, shape=_shape, axes=_axes, pshape=_pshape):
+        x, fx = feed(g, uniform(rng, shape, -3, 5))
+        gam, fg = feed(g, uniform(rng, pshape))
+        bet, fb = feed(g, uniform(rng, pshape))
+        y = g.normalize(x, g.mean(x, axes), g.variance(x, axes), gam, bet, 1e-5)
+        plain = g.normalize(x, g.mean(x, axes), g.variance(x, axes), None, None, 0.5)
+        return [y, plain], {**fx, **fg, **fb}
+    case("normalize", f"batch-norm-{_lay}", tol=(1e-4, 1e-5))(_b)
+
+
+@case("normalize", "broadcast-f16-nan", tol=(4e-3, 4e-3))
+def _(g, rng):
+    x, fx = feed(g, with_nan(uniform(rng, (3, 4)), 5))
+    mean, fm = feed(g, uniform(rng, (4,)))
+    var, fv = feed(g, uniform(rng, (3, 1), 0.1, 2))
+    h, fh = feed(g, uniform(rng, (3, 4), dtype=F16))
+    y = g.normalize(x, mean, var, 2.0, None, 1e-3)
+    yh = g.normalize(h, np.float16(0.5), np.float16(1.5), None, np.float16(-1), 1e-3)
+    return [y, yh], {**fx, **fm, **fv, **fh}
+
+
+def _bn_grad_inputs(g, rng, shape, axes):
+    x, fx = feed(g, uniform(rng, shape, -3, 5))
+    dy, fd = feed(g, uniform(rng, shape))
+    return x, dy, g.mean(x, axes), g.variance(x, axes), {**fx, **fd}
+
+
+for _lay, (_shape, _axes, _pshape) in _BN_LAYOUTS.items():
+    def _b(g, rng, shape=_shape, axes=_axes):
+        x, dy, mean, var, f = _bn_grad_inputs(g, rng, shape, axes)
+        return [g.normalization_beta_gradient(dy, x, axes)], f
+    case("normalization_beta_gradient", _lay, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, shape=_shape, axes=_axes):
+        x, dy, mean, var, f = _bn_grad_inputs(g, rng, shape, axes)
+        return [g.normalization_gamma_gradient(dy, x, mean, var, axes, 1e-5)], f
+    case("normalization_gamma_gradient", _lay, tol=(1e-4, "scaled"))(_b)
+
+    def _b(g, rng, shape=_shape, axes=_axes, pshape=_pshape):
+        x, dy, mean, var, f = _bn_grad_inputs(g, rng, shape, axes)
+        gam, fg = feed(g, uniform(rng, pshape))
+        gg = g.normalization_gamma_gradient(dy, x, mean, var, axes, 1e-5)
+        bg = g.normalization_beta_gradient(dy, x, axes)
+        return [g.normalization_gradient(dy, x, mean, var, gam, gg, bg, axes, 1e-5),
+                g.normalization_gradient(dy, x, mean, var, None, None, None, axes, 1e-2)], {**f, **fg}
+    case("normalization_gradient", _lay, tol=(1e-4, "scaled"))(_b)
+
+
+@case("normalization_gradient", "f16", tol=(1e-2, "scaled"))
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (4, 3, 2), dtype=F16))
+    dy, fd = feed(g, uniform(rng, (4, 3, 2), dtype=F16))
+    mean, var = g.mean(x, [0, 2]), g.variance(x, [0, 2])
+    return [g.normalization_gradient(dy, x, mean, var, None, None, None, [0, 2], 1e-3),
+            g.normalization_gamma_gradient(dy, x, mean, var, [0, 2], 1e-3),
+            g.normalization_beta_gradient(dy, x, [0, 2])], {**fx, **fd}
+
+
+for _ams in (False, True):
+    def _b(g, rng, ams=_ams):
+        w, fw = feed(g, uniform(rng, (3, 5)))
+        m, fm = feed(g, uniform(rng, (3, 5), -0.1, 0.1))
+        v, fv = feed(g, uniform(rng, (3, 5), 0.0, 0.02, nonzero=False))
+        vmax, fx = feed(g, uniform(rng, (3, 5), 0.0, 0.02, nonzero=False))
+        grad, fg = feed(g, uniform(rng, (3, 5)))
+        lr, fl = feed(g, np.array(0.01, F32))
+        outs = g.adam(lr, 0.9, 0.999, 1e-8, 0.9 ** 3, 0.999 ** 3, w, m, v, vmax if ams else None, grad)
+        return outs, {**fw, **fm, **fv, **fx, **fg, **fl}
+    case("adam", "amsgrad" if _ams else "plain", tol=(1e-5, 1e-6))(_b)
+
+
+@case("adam", "f16", tol=(4e-3, 1e-3))
+def _(g, rng):
+    w, fw = feed(g, uniform(rng, (7,), dtype=F16))
+    grad, fg = feed(g, uniform(rng, (7,), dtype=F16))
+    z = np.zeros(7, F16)
+    return g.adam(0.1, 0.9, 0.999, 1e-3, 0.9, 0.999, w, z, z, z, grad), {**fw, **fg}
+
+
+NORM_CASES = [(op, cid, build, tol) for op, cs in CASES.items() for cid, build, tol in cs[_NORM_BEFORE.get(op, 0):]]
+
+
+@pytest.mark.parametrize("op,cid,build,tol", NORM_CASES, ids=[c[1] for c in NORM_CASES])
+def test_normalization_op_matches_numpy(op, cid, build, tol, other):
+    test_op_matches_numpy(op, cid, build, tol, other)
+
+
+# ----------------------------------------------------------------------------- reductions, scans, top-k, sorts
+_REDUCTION_CASES_BEFORE = {op: len(cs) for op, cs in CASES.items()}
+
+
+def _ties_and_specials(rng, shape, dtype=F32):
+    """Small integers (many ties), with NaN, +-inf and -0.0 sprinkled in."""
+    a = rng.integers(-3, 4, shape).astype(dtype)
+    flat = a.reshape(-1)
+    flat[::7] = np.nan
+    flat[3::11] = np.inf
+    flat[5::13] = -np.inf
+    flat[2::9] = -0.0
+    return a
+
+
+for _op, _kw in (("reduction_product", {}), ("reduction_and", {}), ("reduction_or", {})):
+    for _axes in ([1], [0, 2], None, []):
+        def _b(g, rng, op=_op, axes=_axes):
+            x, fx = feed(g, uniform(rng, (3, 4, 5), -1.5, 1.5))
+            z, fz = feed(g, np.array([[0.0, 1.0, np.nan], [0.0, 0.0, 0.0], [2.0, -0.0, 3.0]], F32))
+            return [getattr(g, op)(x, axes), getattr(g, op)(z, [1])], {**fx, **fz}
+        case(_op, f"f32-axes{_axes}")(_b)
+    for _dt in (np.int32, np.uint32, np.float16):
+        def _b(g, rng, op=_op, dt=_dt):
+            v = rng.integers(0 if dt == np.uint32 else -3, 4, (4, 6)).astype(dt)
+            x, fx = feed(g, v)
+            return [getattr(g, op)(x, [1]), getattr(g, op)(x, [0])], fx
+        case(_op, np.dtype(_dt).name, tol=(2e-3, 1e-3) if _dt == np.float16 else (1e-5, 1e-6))(_b)
+
+
+@case("reduction_and", "bool-empty-long")
+def _(g, rng):
+    b, fb = feed(g, rng.random((3, 700)) < 0.999)
+    e, fe = feed(g, np.zeros((2, 0), np.bool_))
+    return [g.reduction_and(b, [1]), g.reduction_or(b, [1]), g.reduction_and(e, [1]), g.reduction_or(e, [1])], {**fb, **fe}
+
+
+@case("reduction_product", "long-rows-empty", tol=(1e-4, 1e-6))
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (2, 20000), 0.9999, 1.0001))
+    e, fe = feed(g, np.zeros((3, 0), F32))
+    return [g.reduction_product(x, [1]), g.reduction_product(e, [1])], {**fx, **fe}
+
+
+for _op in ("reduction_arg_maximum", "reduction_arg_minimum"):
+    for _axis in (0, 1, -1):
+        def _b(g, rng, op=_op, axis=_axis):
+            x, fx = feed(g, _ties_and_specials(rng, (5, 6, 7)))
+            i, fi = feed(g, ints(rng, (5, 6, 7), -3, 3))
+            return [getattr(g, op)(x, axis), getattr(g, op)(i, axis)], {**fx, **fi}
+        case(_op, f"ties-nan-axis{_axis}")(_b)
+
+    def _b(g, rng, op=_op):
+        h, fh = feed(g, _ties_and_specials(rng, (4, 9), F16))
+        u, fu = feed(g, rng.integers(0, 4, (3, 5000)).astype(np.uint32))
+        return [getattr(g, op)(h, 1), getattr(g, op)(u, 1)], {**fh, **fu}
+    case(_op, "f16-uint32-long")(_b)
+
+for _exclusive, _reverse in itertools.product((False, True), (False, True)):
+    def _b(g, rng, exclusive=_exclusive, reverse=_reverse):
+        x, fx = feed(g, uniform(rng, (3, 5, 4)))
+        i, fi = feed(g, ints(rng, (4, 6)))
+        e, fe = feed(g, np.zeros((2, 0, 3), F32))
+        return [g.cumulative_sum(x, 1, exclusive=exclusive, reverse=reverse),
+                g.cumulative_sum(x, -1, exclusive=exclusive, reverse=reverse),
+                g.cumulative_sum(i, 0, exclusive=exclusive, reverse=reverse),
+                g.cumulative_sum(e, 1, exclusive=exclusive, reverse=reverse)], {**fx, **fi, **fe}
+    case("cumulative_sum", f"exclusive{_exclusive}-reverse{_reverse}", tol=(1e-5, "scaled"))(_b)
+
+
+@case("cumulative_sum", "f16-nan-inf", tol=(2e-3, 1e-3))
+def _(g, rng):
+    h, fh = feed(g, uniform(rng, (2, 9), dtype=F16))
+    x, fx = feed(g, np.array([[1.0, np.nan, 2.0, 3.0], [np.inf, 1.0, -np.inf, 1.0]], F32))
+    return [g.cumulative_sum(h, 1), g.cumulative_sum(x, 1), g.cumulative_sum(x, 1, reverse=True, exclusive=True)], \
+        {**fh, **fx}
+
+
+for _op in ("sort", "arg_sort"):
+    for _axis, _desc in itertools.product((0, 1, -1), (False, True)):
+        def _b(g, rng, op=_op, axis=_axis, desc=_desc):
+            x, fx = feed(g, _ties_and_specials(rng, (5, 7, 3)))
+            i, fi = feed(g, ints(rng, (5, 7, 3), -3, 3))
+            return [getattr(g, op)(x, axis, descending=desc), getattr(g, op)(i, axis, descending=desc)], {**fx, **fi}
+        case(_op, f"ties-nan-axis{_axis}-desc{_desc}")(_b)
+
+    def _b(g, rng, op=_op):
+        lengths = [feed(g, uniform(rng, (2, n)))for n in (0, 1, 2, 3, 17, 300)]
+        u, fu = feed(g, rng.integers(0, 5, (3, 33)).astype(np.uint32))
+        h, fh = feed(g, _ties_and_specials(rng, (3, 10), F16))
+        b, fb = feed(g, rng.random((2, 9)) < 0.5)
+        outs = [getattr(g, op)(t, 1, descending=True) for t, _ in lengths]
+        outs += [getattr(g, op)(t, 1) for t in (u, h, b)]
+        feeds = {k: v for _, f in lengths for k, v in f.items()}
+        return outs, {**feeds, **fu, **fh, **fb}
+    case(_op, "lengths-dtypes")(_b)
+
+
+for _k in (0, 1, 4, 9):
+    def _b(g, rng, k=_k):
+        x, fx = feed(g, _ties_and_specials(rng, (3, 4, 9)))
+        i, fi = feed(g, ints(rng, (6, 9), -3, 3))
+        vx, ix = g.top_k(x, k)
+        vi, ii = g.top_k(i, k)
+        return [vx, ix, vi, ii], {**fx, **fi}
+    case("top_k", f"k{_k}-ties-nan")(_b)
+
+
+@case("top_k", "f16-long-row")
+def _(g, rng):
+    h, fh = feed(g, _ties_and_specials(rng, (2, 11), F16))
+    x, fx = feed(g, uniform(rng, (1, 5000)))
+    return list(g.top_k(h, 3)) + list(g.top_k(x, 5)), {**fh, **fx}
+
+
+for _k in (0, 2, 7):
+    def _b(g, rng, k=_k):
+        x, fx = feed(g, _ties_and_specials(rng, (2, 3, 7)))
+        dy, fdy = feed(g, uniform(rng, (2, 3, k)))
+        return [g.top_k_gradient(dy, x, k)], {**fx, **fdy}
+    case("top_k_gradient", f"k{_k}")(_b)
+
+
+REDUCTION_SCAN_SORT_CASES = [(op, cid, build, tol) for op, cs in CASES.items()
+                             for cid, build, tol in cs[_REDUCTION_CASES_BEFORE.get(op, 0):]]
+
+
+@pytest.mark.parametrize("op,cid,build,tol", REDUCTION_SCAN_SORT_CASES, ids=[c[1] for c in REDUCTION_SCAN_SORT_CASES])
+def test_reduction_scan_sort_op_matches_numpy(op, cid, build, tol, other):
+    test_op_matches_numpy(op, cid, build, tol, other)
