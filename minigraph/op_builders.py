@@ -126,6 +126,22 @@ class OpBuilders:
         """
         return _builder('assign')(self, variable, tensor, name)  # type: ignore[no-any-return]
 
+    def atan2(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise two-argument arctangent of a (y) over b (x), in [-pi, pi], as C99's atan2 (MPSGraph ``atan2(withPrimaryTensor:secondaryTensor:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``atan2(withPrimaryTensor:secondaryTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('atan2')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
     def avg_pooling_2d(self, source: TensorLike, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> Tensor:
         """Mean over each window: sum / number of input elements, or / taps in the padded extent with include_zero_pad_to_average (MPSGraph ``avgPooling2D(withSourceTensor:descriptor:name:)``).
 
@@ -194,6 +210,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('cast')(self, tensor, to_type, name, to=to, dtype=dtype)  # type: ignore[no-any-return]
+
+    def ceil(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise smallest integer >= x (integers unchanged) (MPSGraph ``ceil(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``ceil(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('ceil')(self, tensor, name)  # type: ignore[no-any-return]
 
     def clamp(self, tensor: TensorLike, min_value: TensorLike, max_value: TensorLike, name: Optional[str] = None) -> Tensor:
         """``tensor`` limited to ``[min_value, max_value]``, broadcast (MPSGraph ``clamp(_:min:max:name:)``).
@@ -581,7 +612,7 @@ class OpBuilders:
         a fresh mask on each run (MPSGraph ``dropout(_:rate:name:)``). Its gradient uses the same mask.
 
         Args:
-            tensor: A float32 or float16 tensor of this graph.
+            tensor: A float32 or float16 tensor of this graph (float64 on the numpy backend).
             rate: The probability of dropping an element, in [0, 1]: 0 returns the tensor unchanged,
                 1 returns zeros.
             seed: The op's seed (not in MPSGraph); None derives one from the graph's ``random_seed``
@@ -612,6 +643,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('equal')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def erf(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise error function erf(x) (MPSGraph ``erf(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``erf(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('erf')(self, tensor, name)  # type: ignore[no-any-return]
 
     def expand_dims(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, *, axis: Any = None) -> Tensor:
         """Insert size-1 axes at ``axes`` (an int or list, positions in the output)
@@ -646,6 +692,21 @@ class OpBuilders:
         """
         return _builder('exponent')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def exponent_base2(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise 2 ** x (MPSGraph ``exponentBase2(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``exponentBase2(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('exponent_base2')(self, tensor, name)  # type: ignore[no-any-return]
+
     def flatten_2d(self, tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
         """A rank-2 tensor: the dimensions before ``axis`` multiplied into the first, the others into the
         second; a shape ``[2, 3, 4]`` with axis 1 gives ``[2, 12]`` (MPSGraph ``flatten2D(_:axis:name:)``).
@@ -662,6 +723,100 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('flatten_2d')(self, tensor, axis, name)  # type: ignore[no-any-return]
+
+    def floor(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise largest integer <= x (integers unchanged) (MPSGraph ``floor(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``floor(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('floor')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def floor_modulo(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a - floor(a / b) * b, with the sign of b (Python's ``%``: -7 floor_modulo 3 = 2); a zero divisor gives 0, as Apple documents (MPSGraph ``floorModulo(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``floorModulo(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('floor_modulo')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def gather(self, updates: TensorLike, indices: TensorLike, axis: int, batch_dimensions: int = 0, name: Optional[str] = None) -> Tensor:
+        """Slices of ``updates`` along ``axis`` at ``indices``; the result's shape is
+        ``updates.shape[:axis] + indices.shape[batch_dimensions:] + updates.shape[axis+1:]``. With
+        batch dimensions B, the first B axes of updates and indices pair up (each batch reads its own
+        indices). Negative indices count from the end; out of range at run time gives 0
+        (MPSGraph ``gather(withUpdatesTensor:indicesTensor:axis:batchDimensions:name:)``).
+
+        Args:
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            axis: One axis; a negative value counts from the end.
+            batch_dimensions: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``gather(withUpdatesTensor:indicesTensor:axis:batchDimensions:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('gather')(self, updates, indices, axis, batch_dimensions, name)  # type: ignore[no-any-return]
+
+    def gather_along_axis(self, updates: TensorLike, indices: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
+        """``result[..., j, ...] = updates[..., indices[..., j, ...], ...]`` along ``axis``, as
+        ``np.take_along_axis`` and ``torch.gather``; the result has the shape of ``indices``. Negative
+        indices count from the end; out of range at run time gives 0, as Apple documents
+        (MPSGraph ``gatherAlongAxis(_:updates:indices:name:)``).
+
+        Args:
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``gatherAlongAxis(_:updates:indices:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('gather_along_axis')(self, updates, indices, axis, name)  # type: ignore[no-any-return]
+
+    def gather_nd(self, updates: TensorLike, indices: TensorLike, batch_dimensions: int = 0, name: Optional[str] = None) -> Tensor:
+        """Slices of ``updates`` at the index tuples along the last axis of ``indices`` (length K,
+        indexing axes B..B+K-1 after B batch axes); the result's shape is
+        ``indices.shape[:-1] + updates.shape[B+K:]``. Negative indices count from the end; an index
+        tuple with an entry out of range at run time gives a slice of 0
+        (MPSGraph ``gatherND(withUpdatesTensor:indicesTensor:batchDimensions:name:)``).
+
+        Args:
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            batch_dimensions: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``gatherND(withUpdatesTensor:indicesTensor:batchDimensions:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('gather_nd')(self, updates, indices, batch_dimensions, name)  # type: ignore[no-any-return]
 
     def greater_than(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a > b, a bool tensor (MPSGraph ``greaterThan(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
@@ -710,6 +865,72 @@ class OpBuilders:
         """
         return _builder('identity')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def is_finite(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise x is neither NaN nor infinite, a bool tensor (true for integers) (MPSGraph ``isFinite(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``isFinite(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('is_finite')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def is_infinite(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise x is +inf or -inf, a bool tensor (false for integers) (MPSGraph ``isInfinite(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``isInfinite(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('is_infinite')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def is_nan(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise x is NaN, a bool tensor (false for integers) (MPSGraph ``isNaN(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``isNaN(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('is_nan')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def leaky_relu(self, tensor: TensorLike, alpha: Any, name: Optional[str] = None) -> Tensor:
+        """``tensor`` where it is >= 0, else ``alpha * tensor`` (MPSGraph ``leakyReLU(with:alpha:name:)``).
+
+        Apple's page writes the function as ``max(x, alpha)``; the op is the leaky ReLU
+        ``max(x, alpha * x)`` for ``0 <= alpha <= 1``, and minigraph defines it for any ``alpha`` as
+        ``x >= 0 ? x : alpha * x`` (as PyTorch's ``leaky_relu``), so NaN stays NaN. ``alpha`` is a
+        Python number, rounded to the tensor's dtype.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            alpha: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``leakyReLU(with:alpha:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('leaky_relu')(self, tensor, alpha, name)  # type: ignore[no-any-return]
+
     def less_than(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a < b, a bool tensor (MPSGraph ``lessThan(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -756,6 +977,84 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('logarithm')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def logarithm_base2(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise log2(x) (MPSGraph ``logarithmBase2(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logarithmBase2(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logarithm_base2')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def logical_and(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a AND b of bool tensors (MPSGraph ``logicalAND(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logicalAND(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logical_and')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def logical_not(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise NOT of a bool tensor (MPSGraph ``not(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``not(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logical_not')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def logical_or(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a OR b of bool tensors (MPSGraph ``logicalOR(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logicalOR(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logical_or')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def logical_xor(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a XOR b of bool tensors (true where exactly one is true) (MPSGraph ``logicalXOR(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logicalXOR(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logical_xor')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def matrix_multiplication(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Batched ``primary @ secondary`` over the last two axes; batch axes broadcast
@@ -887,6 +1186,22 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('minimum_with_nan_propagation')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def modulo(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise remainder of a / b truncated toward zero, with the sign of a (C's fmod and ``%``: -7 modulo 3 = -1); a zero divisor gives NaN for floats and 0 for integers (MPSGraph ``modulo(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``modulo(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('modulo')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def multiplication(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a * b (MPSGraph ``multiplication(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
@@ -1024,6 +1339,29 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('not_equal')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def one_hot(self, indices: TensorLike, depth: int, axis: int = -1, dtype: Any = float32, on_value: float = 1.0, off_value: float = 0.0, name: Optional[str] = None) -> Tensor:
+        """A new axis of length ``depth`` at ``axis`` (-1: last) holding ``on_value`` at each index
+        and ``off_value`` elsewhere; an index outside ``[0, depth)`` gives only ``off_value``
+        (MPSGraph ``oneHot(withIndicesTensor:depth:axis:dataType:onValue:offValue:name:)``).
+        Not differentiable (its input is integer).
+
+        Args:
+            indices: A tensor of this graph (the op's ``indices`` input).
+            depth: See the op reference (docs/reference.md).
+            axis: One axis; a negative value counts from the end.
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            on_value: See the op reference (docs/reference.md).
+            off_value: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``oneHot(withIndicesTensor:depth:axis:dataType:onValue:offValue:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('one_hot')(self, indices, depth, axis, dtype, on_value, off_value, name)  # type: ignore[no-any-return]
 
     def pad_gradient(self, incoming_gradient: TensorLike, source: TensorLike, padding_mode: Any, left_padding: Sequence[int], right_padding: Sequence[int], name: Optional[str] = None) -> Tensor:
         """The gradient of ``pad_tensor`` toward its source: each incoming element is added to the source
@@ -1387,7 +1725,7 @@ class OpBuilders:
         """
         return _builder('reshape')(self, tensor, shape, name)  # type: ignore[no-any-return]
 
-    def resize(self, tensor: TensorLike, size: Sequence[int], mode: ResizeMode, center_result: bool, align_corners: bool, layout: TensorNamedDataLayout, name: Optional[str] = None) -> Tensor:
+    def resize(self, tensor: TensorLike, size: Sequence[int], mode: Any, center_result: bool, align_corners: bool, layout: Any, name: Optional[str] = None) -> Tensor:
         """Resample the images in ``tensor`` to ``size = [newHeight, newWidth]`` (MPSGraph
         ``resize(_:size:mode:centerResult:alignCorners:layout:name:)``).
 
@@ -1409,7 +1747,7 @@ class OpBuilders:
         """
         return _builder('resize')(self, tensor, size, mode, center_result, align_corners, layout, name)  # type: ignore[no-any-return]
 
-    def resize_gradient(self, incoming_gradient: TensorLike, input: TensorLike, mode: ResizeMode, center_result: bool, align_corners: bool, layout: TensorNamedDataLayout, name: Optional[str] = None) -> Tensor:
+    def resize_gradient(self, incoming_gradient: TensorLike, input: TensorLike, mode: Any, center_result: bool, align_corners: bool, layout: Any, name: Optional[str] = None) -> Tensor:
         """Gradient of ``resize`` with respect to its images (MPSGraph
         ``resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)``): each
         result element's gradient goes back to the source elements it read, with their weights.
@@ -1447,6 +1785,117 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('reverse')(self, tensor, axes, name)  # type: ignore[no-any-return]
+
+    def reverse_square_root(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise 1 / sqrt(x); Apple deprecates it from macOS 15 / iOS 18 in favour of reciprocalSquareRoot, the same function (MPSGraph ``reverseSquareRoot(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reverseSquareRoot(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reverse_square_root')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def rint(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise nearest integer, halfway cases to even as Metal's rint: 2.5 -> 2, -1.5 -> -2 (integers unchanged) (MPSGraph ``rint(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``rint(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('rint')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def round(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise nearest integer, halfway cases away from zero as Metal's round: 2.5 -> 3, -0.5 -> -1 (integers unchanged) (MPSGraph ``round(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``round(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def scatter(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
+        """A tensor of ``shape`` filled with ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
+        and DIV, +inf / -inf or the integer limits for MIN / MAX) where each slice
+        ``updates[..., k, ...]`` along ``axis`` is combined into slice ``indices[k]``; the transpose
+        of ``gather`` with ADD (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``).
+
+        Args:
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            shape: A shape, as a list of ints (``-1`` marks a dimension known only at run time, where the op allows it).
+            axis: One axis; a negative value counts from the end.
+            mode: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('scatter')(self, updates, indices, shape, axis, mode, name)  # type: ignore[no-any-return]
+
+    def scatter_along_axis(self, updates: TensorLike, indices: TensorLike, data: TensorLike, axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
+        """``data`` with each ``updates[..., j, ...]`` combined (``mode``) into
+        ``data[..., indices[..., j, ...], ...]`` along ``axis``, as ``torch.Tensor.scatter_reduce``;
+        collisions combine in row-major order of ``updates``; out-of-range indices are skipped, as
+        Apple documents (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``).
+
+        Args:
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            data: A tensor of this graph (the op's ``data`` input).
+            axis: One axis; a negative value counts from the end.
+            mode: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('scatter_along_axis')(self, updates, indices, data, axis, mode, name)  # type: ignore[no-any-return]
+
+    def scatter_nd(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], batch_dimensions: int = 0, mode: Any = None, name: Optional[str] = None) -> Tensor:
+        """A tensor of ``shape`` filled with ``mode``'s identity where each slice of ``updates`` is
+        combined at the index tuple along the last axis of ``indices``; the transpose of ``gather_nd``
+        with ADD; ``mode=None`` is ADD, as MPSGraph's scatterND without ``mode:`` sums collisions
+        (MPSGraph ``scatterND(withUpdatesTensor:indicesTensor:shape:batchDimensions:mode:name:)``).
+
+        Args:
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            shape: A shape, as a list of ints (``-1`` marks a dimension known only at run time, where the op allows it).
+            batch_dimensions: See the op reference (docs/reference.md).
+            mode: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``scatterND(withUpdatesTensor:indicesTensor:shape:batchDimensions:mode:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('scatter_nd')(self, updates, indices, shape, batch_dimensions, mode, name)  # type: ignore[no-any-return]
 
     def select(self, predicate: TensorLike, true_tensor: TensorLike, false_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """``true_tensor`` where ``predicate`` is true (non-zero), else ``false_tensor``, broadcast

@@ -38,14 +38,17 @@ SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     ("PaddingMode", "SYMMETRIC"): ".symmetric", ("PaddingMode", "CLAMP_TO_EDGE"): ".clampToEdge",
                     ("PaddingMode", "ZERO"): ".zero", ("PaddingMode", "PERIODIC"): ".periodic",
                     ("PaddingMode", "ANTI_PERIODIC"): ".antiPeriodic",
-                    ("PaddingStyle", "EXPLICIT_OFFSET"): ".explicitOffset"}
+                    ("PaddingStyle", "EXPLICIT_OFFSET"): ".explicitOffset",
+                    ("ScatterMode", "ADD"): ".add", ("ScatterMode", "SUB"): ".sub", ("ScatterMode", "MUL"): ".mul",
+                    ("ScatterMode", "DIV"): ".div", ("ScatterMode", "MIN"): ".min", ("ScatterMode", "MAX"): ".max",
+                    ("ScatterMode", "SET"): ".set"}
 LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
-                 "with": "padding_mode", "withMultiplier": "multiplier"}
+                 "with": "padding_mode", "withMultiplier": "multiplier", "dataType": "dtype"}
 _AXIS_LABELS = ("axis", "dimension", "withDimension")
 # ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
-_RESULT_AXIS_OPS = ("stack", "flatten_2d")
+_RESULT_AXIS_OPS = ("stack", "flatten_2d", "one_hot")
 _SWIFT_KEYWORDS = {"as", "break", "case", "catch", "class", "continue", "default", "defer", "do",
                    "else", "enum", "extension", "fallthrough", "false", "for", "func", "guard", "if",
                    "import", "in", "init", "inout", "internal", "is", "let", "nil", "operator",
@@ -254,6 +257,15 @@ class _Exporter:
                 f"starts: {_numbers(starts)}, ends: {_numbers(ends)}, strides: {_numbers([1] * r)}, "
                 f"name: {swift_string(op.name)})")
 
+    def along_axis(self, op):
+        """gatherAlongAxis / scatterAlongAxis take the axis first (``_ axis: Int``), then the tensors."""
+        t = self.tensor
+        head = f"graph.{parse_signature(op.opdef.swift)[0]}({op.attrs['axis']}, "
+        if op.type == "gather_along_axis":
+            return f"{head}updates: {t(op.inputs[0])}, indices: {t(op.inputs[1])}, name: {swift_string(op.name)})"
+        return (f"{head}data: {t(op.inputs[2])}, updates: {t(op.inputs[0])}, indices: {t(op.inputs[1])}, "
+                f"mode: {_enum(op.attrs['mode'])}, name: {swift_string(op.name)})")
+
     def attr_value(self, op: Operation, label: str, attr: str) -> str:
         v = op.attrs.get(attr)
         where = f"{self.where(op)} attribute {attr!r}"
@@ -352,7 +364,8 @@ class _Exporter:
 
 
 SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
-           "slice_gradient": "slice_gradient"}
+           "slice_gradient": "slice_gradient", "gather_along_axis": "along_axis",
+           "scatter_along_axis": "along_axis"}
 # Padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation; an op's
 # first OS versions are its OpDef's ``since``
 PADDING_NEEDS = {"ONNX_SAME_LOWER": ("13.0", "16.0")}
