@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, MiniGraphError, ShapeError
 from ..ir import Tensor
 from ..types import ShapedType
 from ._util import broadcast_shapes, normalize_axes, unbroadcast
@@ -226,8 +226,12 @@ def _infer_grad(in_types, attrs):
     return [ShapedType(x.shape, x.dtype)]
 
 
-def _axes_attr(axes, rank: int) -> tuple:
-    return normalize_axes(axes, rank, "reduction_axes")
+def _axes_attr(axes, rank: int, label: str) -> tuple:
+    """The reduction axes as sorted non-negative ints (Swift export writes them as they are)."""
+    try:
+        return normalize_axes(axes, rank, "reduction_axes")
+    except MiniGraphError as e:
+        raise type(e)(f"{label}: {e}") from None
 
 
 @defop("normalization_gamma_gradient",
@@ -249,7 +253,7 @@ def normalization_gamma_gradient(g, incoming_gradient, source, mean, variance, r
     x = g.as_tensor(source, label, like=dy)
     ins = [dy, x, g.as_tensor(mean, label, like=dy), g.as_tensor(variance, label, like=dy)]
     return g.add_op("normalization_gamma_gradient", ins,
-                    {"reduction_axes": _axes_attr(reduction_axes, len(x.shape)), "epsilon": float(epsilon)},
+                    {"reduction_axes": _axes_attr(reduction_axes, len(x.shape), label), "epsilon": float(epsilon)},
                     name).output
 
 
@@ -266,7 +270,7 @@ def normalization_beta_gradient(g, incoming_gradient, source, reduction_axes, na
     dy = g.as_tensor(incoming_gradient, label)
     x = g.as_tensor(source, label, like=dy)
     return g.add_op("normalization_beta_gradient", [dy, x],
-                    {"reduction_axes": _axes_attr(reduction_axes, len(x.shape))}, name).output
+                    {"reduction_axes": _axes_attr(reduction_axes, len(x.shape), label)}, name).output
 
 
 @gradient("normalization_beta_gradient")
@@ -297,7 +301,7 @@ def normalization_gradient(g, incoming_gradient, source, mean, variance, gamma, 
            _optional(g, gamma, 1.0, dy, label, "gamma", nil),
            _optional(g, gamma_gradient, 0.0, dy, label, "gamma_gradient", nil),
            _optional(g, beta_gradient, 0.0, dy, label, "beta_gradient", nil)]
-    attrs: dict = {"reduction_axes": _axes_attr(reduction_axes, len(x.shape)), "epsilon": float(epsilon)}
+    attrs: dict = {"reduction_axes": _axes_attr(reduction_axes, len(x.shape), label), "epsilon": float(epsilon)}
     if nil:
         attrs["nil_inputs"] = tuple(nil)
     return g.add_op("normalization_gradient", ins, attrs, name).output

@@ -1,0 +1,328 @@
+"""Normalization ops (variance, normalize, MPSGraph's three normalization gradient ops) and the
+adam op: results against references written here (NumPy loops, the formulas, PyTorch), the
+batch-norm gradient that autodiff builds from them against torch.autograd, finite differences,
+errors that name the op, and Swift export of nil operands."""
+import itertools
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+torch = pytest.importorskip("torch")
+
+LAYOUTS = {"NCHW": ([0, 2, 3], (1, 3, 1, 1)), "NHWC": ([0, 1, 2], (3,))}
+GRADIENT_OPS = {"normalization_gradient", "normalization_gamma_gradient", "normalization_beta_gradient"}
+
+
+def _tol(backend):
+    return dict(rtol=1e-4, atol=1e-5) if backend == "numpy" else dict(rtol=5e-4, atol=5e-5)
+
+
+# ---------------------------------------------------------------------------------------- variance
+def _naive_variance(x, axes):
+    """Population variance by explicit loops over the kept positions."""
+    axes = sorted(a % x.ndim for a in axes)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    out = np.zeros([1 if i in axes else d for i, d in enumerate(x.shape)])
+    for pos in itertools.product(*[range(x.shape[i]) for i in kept]):
+        vals = []
+        for red in itertools.product(*[range(x.shape[i]) for i in axes]):
+            idx = [0] * x.ndim
+            for i, p in zip(kept, pos):
+                idx[i] = p
+            for i, r in zip(axes, red):
+                idx[i] = r
+            vals.append(float(x[tuple(idx)]))
+        mu = sum(vals) / len(vals)
+        o = [0] * x.ndim
+        for i, p in zip(kept, pos):
+            o[i] = p
+        out[tuple(o)] = sum((v - mu) ** 2 for v in vals) / len(vals)
+    return out
+
+
+@pytest.mark.parametrize("shape,axes", [((3, 4, 5), [1]), ((3, 4, 5), [0, 2]), ((2, 3, 2, 2), [0, 2, 3]),
+                                        ((6,), [-1])])
+def test_variance_is_the_population_variance_with_kept_axes(backend, rng, shape, axes):
+    xv = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    g = mg.Graph()
+    x = g.placeholder(list(shape), mg.float32)
+    v = g.variance(x, axes)
+    want = _naive_variance(xv, axes)
+    assert v.shape == want.shape
+    np.testing.assert_allclose(g.run({x: xv}, [v], backend=backend)[v], want, **_tol(backend))
+    np.testing.assert_allclose(want, np.var(xv.astype(np.float64), axis=tuple(axes), keepdims=True), rtol=1e-9)
+
+
+def test_variance_of_all_axes_nan_and_empty():
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32)
+    e = g.placeholder([3, 0], mg.float32)
+    v_all, v_e = g.variance(x), g.variance(e, [1])
+    xv = np.array([[1, 2, 3], [4, np.nan, 6]], np.float32)
+    out = g.run({x: xv, e: np.zeros((3, 0), np.float32)}, [v_all, v_e])
+    assert out[v_all].shape == (1, 1) and np.isnan(out[v_all]).all()
+    assert out[v_e].shape == (3, 1) and np.isnan(out[v_e]).all()
+
+
+def test_variance_refuses_integers_naming_the_op():
+    g = mg.Graph()
+    with pytest.raises(mg.DTypeError, match="variance op 'spread'.*int32"):
+        g.variance(g.constant(np.arange(4, dtype=np.int32)), [0], name="spread")
+
+
+# --------------------------------------------------------------------------------------- normalize
+def test_normalize_is_the_formula_with_broadcasting_and_nil_operands(backend, rng):
+    xv = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    mv, vv = rng.standard_normal((3, 1)).astype(np.float32), rng.uniform(0.5, 2, (1, 4)).astype(np.float32)
+    gv, bv = rng.standard_normal((4,)).astype(np.float32), rng.standard_normal((2, 1, 1)).astype(np.float32)
+    g = mg.Graph()
+    x, m, v, ga, be = (g.placeholder(list(a.shape), mg.float32) for a in (xv, mv, vv, gv, bv))
+    y = g.normalize(x, m, v, ga, be, 0.01)
+    y_plain = g.normalize(x, m, v, None, None, 0.01)
+    y_scale = g.normalize(x, m, v, ga, None, 0.01)
+    out = g.run({x: xv, m: mv, v: vv, ga: gv, be: bv}, [y, y_plain, y_scale], backend=backend)
+    xhat = (xv.astype(np.float64) - mv) / np.sqrt(vv.astype(np.float64) + 0.01)
+    np.testing.assert_allclose(out[y], xhat * gv + bv, **_tol(backend))
+    np.testing.assert_allclose(out[y_plain], xhat, **_tol(backend))
+    np.testing.assert_allclose(out[y_scale], xhat * gv, **_tol(backend))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_batch_norm_forward_matches_torch(backend, rng, layout):
+    axes, pshape = LAYOUTS[layout]
+    g, x, ga, be, y = _batch_norm_graph(layout)
+    xv, gv, bv = _bn_data(rng, layout)
+    out = g.run({x: xv, ga: gv, be: bv}, [y], backend=backend)[y]
+    want = _torch_bn(xv, gv, bv, layout)[0]
+    np.testing.assert_allclose(out, want, **_tol(backend))
+
+
+def test_normalize_errors_name_the_op():
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32)
+    with pytest.raises(mg.ShapeError, match=r"normalize op 'bn'.*\(4,\)"):
+        g.normalize(x, g.constant(np.zeros(4, np.float32)), 1.0, None, None, 1e-5, name="bn")
+    with pytest.raises(mg.DTypeError, match=r"normalize op 'bn'.*float16"):
+        g.normalize(x, g.constant(np.zeros(3, np.float16)), 1.0, None, None, 1e-5, name="bn")
+    with pytest.raises(mg.ShapeError, match=r"normalization_gradient op 'ng'.*incoming_gradient \(3,\)"):
+        g.normalization_gradient(g.placeholder([3], mg.float32), x, 0.0, 1.0, None, None, None, [0], 1e-5,
+                                 name="ng")
+    with pytest.raises(mg.MiniGraphError, match=r"normalization_beta_gradient op 'bg'.*axis 2"):
+        g.normalization_beta_gradient(x, x, [2], name="bg")
+
+
+# -------------------------------------------------------------------------- the three gradient ops
+def _bn_data(rng, layout, n=2, c=3, h=4, w=5):
+    shape = (n, c, h, w) if layout == "NCHW" else (n, h, w, c)
+    pshape = LAYOUTS[layout][1]
+    return ((rng.standard_normal(shape) * 2 + 0.5).astype(np.float32),
+            rng.uniform(0.5, 1.5, pshape).astype(np.float32), rng.standard_normal(pshape).astype(np.float32))
+
+
+def _torch_bn(xv, gv, bv, layout, dyv=None, eps=1e-5):
+    """torch.nn.functional.batch_norm in training mode, float64: (y, dx, dgamma, dbeta) for
+    sum(y * dy) (dy = ones when not given)."""
+    tx = torch.tensor(xv, dtype=torch.float64, requires_grad=True)
+    tg = torch.tensor(gv.reshape(-1), dtype=torch.float64, requires_grad=True)
+    tb = torch.tensor(bv.reshape(-1), dtype=torch.float64, requires_grad=True)
+    xin = tx if layout == "NCHW" else tx.permute(0, 3, 1, 2)
+    ty = torch.nn.functional.batch_norm(xin, None, None, tg, tb, training=True, eps=eps)
+    if layout == "NHWC":
+        ty = ty.permute(0, 2, 3, 1)
+    dy = torch.ones_like(ty) if dyv is None else torch.tensor(dyv, dtype=torch.float64)
+    (ty * dy).sum().backward()
+    pshape = gv.shape
+    return (ty.detach().numpy(), tx.grad.numpy(), tg.grad.numpy().reshape(pshape), tb.grad.numpy().reshape(pshape))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_gradient_ops_match_torch_batch_norm_backward(backend, rng, layout):
+    axes, pshape = LAYOUTS[layout]
+    xv, gv, bv = _bn_data(rng, layout)
+    dyv = rng.standard_normal(xv.shape).astype(np.float32)
+    g = mg.Graph()
+    x, dy = g.placeholder(list(xv.shape), mg.float32), g.placeholder(list(xv.shape), mg.float32)
+    ga = g.placeholder(list(pshape), mg.float32)
+    mean, var = g.mean(x, axes), g.variance(x, axes)
+    gg = g.normalization_gamma_gradient(dy, x, mean, var, axes, 1e-5)
+    bg = g.normalization_beta_gradient(dy, x, axes)
+    dx = g.normalization_gradient(dy, x, mean, var, ga, gg, bg, axes, 1e-5)
+    dx_nil = g.normalization_gradient(dy, x, mean, var, None, None, None, axes, 1e-5)
+    out = g.run({x: xv, dy: dyv, ga: gv}, [gg, bg, dx, dx_nil], backend=backend)
+    _, tdx, tdg, tdb = _torch_bn(xv, gv, bv, layout, dyv)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(xv.shape))
+    assert out[gg].shape == kept and out[bg].shape == kept
+    np.testing.assert_allclose(out[gg].reshape(pshape), tdg, **_tol(backend))
+    np.testing.assert_allclose(out[bg].reshape(pshape), tdb, **_tol(backend))
+    np.testing.assert_allclose(out[dx], tdx, **_tol(backend))
+    _, tdx1, _, _ = _torch_bn(xv, np.ones_like(gv), bv, layout, dyv)  # gamma nil: a scale of 1
+    np.testing.assert_allclose(out[dx_nil], tdx1, **_tol(backend))
+
+
+def test_gradient_ops_worked_numbers():
+    """The numbers of docs/normalization.md: x = [1, 2, 3, 6] over axis 0, dy = [1, 0, 0, 1], eps 0."""
+    g = mg.Graph()
+    x = g.constant(np.array([1.0, 2.0, 3.0, 6.0]))
+    dy = g.constant(np.array([1.0, 0.0, 0.0, 1.0]))
+    mean, var = g.mean(x, [0]), g.variance(x, [0])
+    gg = g.normalization_gamma_gradient(dy, x, mean, var, [0], 0.0)
+    bg = g.normalization_beta_gradient(dy, x, [0])
+    dx = g.normalization_gradient(dy, x, mean, var, None, gg, bg, [0], 0.0)
+    out = g.run({}, [mean, var, gg, bg, dx])
+    assert out[mean].tolist() == [3.0] and out[var].tolist() == [3.5]
+    xhat = (np.array([1.0, 2.0, 3.0, 6.0]) - 3) / np.sqrt(3.5)
+    np.testing.assert_allclose(out[gg], [xhat[0] + xhat[3]], rtol=1e-12)
+    assert out[bg].tolist() == [2.0]
+    np.testing.assert_allclose(out[dx], (np.array([1.0, 0, 0, 1]) - 0.5 - xhat * (xhat[0] + xhat[3]) / 4)
+                               / np.sqrt(3.5), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------ autodiff of a batch norm
+def _batch_norm_graph(layout, dtype=mg.float32, gamma=True, beta=True):
+    axes, pshape = LAYOUTS[layout]
+    shape = [2, 3, 4, 5] if layout == "NCHW" else [2, 4, 5, 3]
+    g = mg.Graph()
+    x = g.placeholder(shape, dtype, name="x")
+    ga = g.placeholder(list(pshape), dtype, name="gamma")
+    be = g.placeholder(list(pshape), dtype, name="beta")
+    y = g.normalize(x, g.mean(x, axes), g.variance(x, axes), ga if gamma else None, be if beta else None, 1e-5,
+                    name="bn")
+    return g, x, ga, be, y
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_autodiff_of_a_batch_norm_inserts_the_three_ops_and_matches_torch(backend, rng, layout):
+    g, x, ga, be, y = _batch_norm_graph(layout)
+    xv, gv, bv = _bn_data(rng, layout)
+    dyv = rng.standard_normal(xv.shape).astype(np.float32)
+    r = g.constant(dyv)
+    grads = g.gradients(g.reduction_sum(g.multiplication(y, r)), [x, ga, be])
+    types = {op.type for op in g.operations}
+    assert GRADIENT_OPS <= types
+    assert grads[x].operation.type == "normalization_gradient"
+    out = g.run({x: xv, ga: gv, be: bv}, [grads[x], grads[ga], grads[be]], backend=backend)
+    _, tdx, tdg, tdb = _torch_bn(xv, gv, bv, layout, dyv)
+    np.testing.assert_allclose(out[grads[x]], tdx, **_tol(backend))
+    np.testing.assert_allclose(out[grads[ga]], tdg, **_tol(backend))
+    np.testing.assert_allclose(out[grads[be]], tdb, **_tol(backend))
+
+
+def test_normalize_with_other_statistics_takes_the_elementwise_gradient(rng):
+    """Running statistics (placeholders), or the mean of another tensor: no normalization gradient op."""
+    g = mg.Graph()
+    x, z = g.placeholder([4, 3], mg.float64), g.placeholder([4, 3], mg.float64)
+    m, v = g.placeholder([1, 3], mg.float64), g.placeholder([1, 3], mg.float64)
+    y1 = g.normalize(x, m, v, None, None, 1e-3)
+    y2 = g.normalize(x, g.mean(z, [0]), g.variance(x, [0]), None, None, 1e-3)
+    y3 = g.normalize(x, g.mean(x, [0]), g.variance(x, [0, 1]), None, None, 1e-3)
+    g.gradients(g.reduction_sum(g.addition(g.addition(y1, y2), y3)), [x, m, v, z])
+    assert not GRADIENT_OPS & {op.type for op in g.operations}
+
+
+def _fd_gradients(build, vals, rng, eps=1e-6):
+    g = mg.Graph()
+    xs = [g.placeholder(list(v.shape), mg.float64) for v in vals]
+    y = build(g, *xs)
+    r = rng.uniform(0.5, 1.5, y.shape)
+    loss = g.reduction_sum(g.multiplication(y, r))
+    grads = g.gradients(loss, xs)
+    feeds = dict(zip(xs, vals))
+    got = g.run(feeds, [grads[t] for t in xs])
+    exe = g.compile({t: mg.ShapedType(v.shape, mg.float64) for t, v in feeds.items()}, [loss])
+    for t, v in zip(xs, vals):
+        fd = np.zeros_like(v)
+        for idx in np.ndindex(*v.shape):
+            for sgn in (1, -1):
+                p = v.copy()
+                p[idx] += sgn * eps
+                fd[idx] += sgn * exe.run({**feeds, t: p})[0].item() / (2 * eps)
+        np.testing.assert_allclose(got[grads[t]], fd, rtol=1e-5, atol=1e-6)
+    return g
+
+
+@pytest.mark.parametrize("axes,pshape", [([0, 2], (1, 3, 1)), ([0], (3, 1))])
+def test_batch_norm_gradient_matches_finite_differences(rng, axes, pshape):
+    vals = [rng.standard_normal((4, 3, 2)), rng.uniform(0.5, 1.5, pshape), rng.standard_normal(pshape)]
+
+    def build(g, x, ga, be):
+        return g.normalize(x, g.mean(x, axes), g.variance(x, axes), ga, be, 1e-3)
+    g = _fd_gradients(build, vals, rng)
+    assert GRADIENT_OPS <= {op.type for op in g.operations}
+
+
+def test_batch_norm_gradient_with_nil_gamma_beta_and_statistics_used_elsewhere(rng):
+    """The mean also feeds the loss directly: its gradient reaches x through the mean's own rule."""
+    def build(g, x):
+        m = g.mean(x, [0])
+        y = g.normalize(x, m, g.variance(x, [0]), None, None, 1e-3)
+        return g.addition(y, g.multiplication(m, 3.0))
+    _fd_gradients(build, [rng.standard_normal((5, 2))], rng)
+
+
+def test_normalization_gradient_ops_are_not_differentiable_but_beta_gradient_is():
+    assert not mg.ops.OPS["normalization_gradient"].differentiable
+    assert not mg.ops.OPS["normalization_gamma_gradient"].differentiable
+    assert mg.ops.OPS["normalization_beta_gradient"].differentiable
+    assert mg.ops.OPS["normalization_gamma_gradient"].family == "normalization"
+
+
+# ----------------------------------------------------------------------------------------- Swift
+def test_swift_export_writes_nil_for_none_operands():
+    g, x, ga, be, y = _batch_norm_graph("NHWC", gamma=False, beta=False)
+    g.gradients(g.reduction_sum(y), [x])
+    w = g.placeholder([3], mg.float32, name="w")
+    outs = g.adam(0.1, 0.9, 0.999, 1e-8, 0.9, 0.999, w, w, w, None, w, name="step")
+    src = g.to_swift(target_tensors=[y, *outs])
+    assert "graph.normalize(x, mean: " in src and "gamma: nil, beta: nil, epsilon: 1e-05" in src
+    assert "graph.variance(of: x, axes: [0, 1, 2]" in src
+    assert "normalizationGradient(withIncomingGradientTensor: " in src and "gammaTensor: nil" in src
+    assert "maximumVelocity: nil, gradient: w" in src and "step[0]" in src
+
+
+# ------------------------------------------------------------------------------------------- adam
+def adam_reference(lr, b1, b2, eps, p1, p2, w, m, v, vmax, grad):
+    """Apple's documented formula, in float64."""
+    lr_t = lr * np.sqrt(1 - p2) / (1 - p1)
+    m = b1 * m + (1 - b1) * grad
+    v = b2 * v + (1 - b2) * grad * grad
+    if vmax is None:
+        return [w - lr_t * m / (np.sqrt(v) + eps), m, v]
+    vmax = np.maximum(vmax, v)
+    return [w - lr_t * m / (np.sqrt(vmax) + eps), m, v, vmax]
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+@pytest.mark.parametrize("scalars", ["numbers", "tensors"])
+def test_adam_op_is_apples_formula(backend, rng, amsgrad, scalars):
+    shape = (4, 3)
+    w, grad = rng.standard_normal(shape), rng.standard_normal(shape)
+    m, v, vmax = rng.standard_normal(shape) * 0.1, rng.uniform(0, 0.05, shape), rng.uniform(0, 0.05, shape)
+    params = (0.01, 0.9, 0.999, 1e-3, 0.9 ** 2, 0.999 ** 2)
+    g = mg.Graph()
+    ph = {k: g.placeholder(list(shape), mg.float32) for k in ("w", "m", "v", "vmax", "grad")}
+    sc = params if scalars == "numbers" else [g.constant(np.float32(p)) for p in params]
+    outs = g.adam(*sc, ph["w"], ph["m"], ph["v"], ph["vmax"] if amsgrad else None, ph["grad"])
+    assert len(outs) == (4 if amsgrad else 3)
+    feeds = {ph[k]: a.astype(np.float32) for k, a in dict(w=w, m=m, v=v, vmax=vmax, grad=grad).items()}
+    got = g.run(feeds, outs, backend=backend)
+    want = adam_reference(*params, w, m, v, vmax if amsgrad else None, grad)
+    for t, ref in zip(outs, want):
+        np.testing.assert_allclose(got[t], ref, rtol=1e-5, atol=1e-6)
+    if amsgrad:
+        assert (got[outs[3]] >= feeds[ph["vmax"]]).all()
+
+
+def test_adam_errors_and_not_differentiable():
+    g = mg.Graph()
+    w = g.placeholder([3], mg.float32)
+    with pytest.raises(mg.ShapeError, match=r"adam op 'a'.*momentum.*\(2,\)"):
+        g.adam(0.1, 0.9, 0.999, 1e-8, 0.9, 0.999, w, np.zeros(2, np.float32), w, None, w, name="a")
+    with pytest.raises(mg.ShapeError, match=r"adam op 'a'.*learning_rate"):
+        g.adam(np.ones(2, np.float32), 0.9, 0.999, 1e-8, 0.9, 0.999, w, w, w, None, w, name="a")
+    with pytest.raises(mg.DTypeError, match=r"adam op 'a'"):
+        g.adam(0.1, 0.9, 0.999, 1e-8, 0.9, 0.999, w, w, w, None, g.placeholder([3], mg.float16), name="a")
+    outs = g.adam(0.1, 0.9, 0.999, 1e-8, 0.9, 0.999, w, w, w, None, w, name="b")
+    with pytest.raises(mg.NotDifferentiableError, match="adam"):
+        g.gradients(g.reduction_sum(outs[0]), [w])
