@@ -15,6 +15,7 @@ from math import prod
 
 import numpy as np
 
+from ...ops.convolution_transpose import transpose_geometry
 from ...ops.geometry import ConvGeometry, geometry_of
 from .registry import numpy_kernel
 
@@ -95,9 +96,8 @@ def setup(step) -> tuple:
 
 
 # ------------------------------------------------------------------ kernels
-@numpy_kernel("convolution_2d")
-def _conv2d(step):
-    geo, out_dt, acc = setup(step)
+def forward_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
+    """``run(x, w) -> y``: the forward convolution of a geometry."""
     n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
 
     def run(x, w):
@@ -115,9 +115,8 @@ def _conv2d(step):
     return run
 
 
-@numpy_kernel("convolution_2d_data_gradient")
-def _conv2d_data_grad(step):
-    geo, out_dt, acc = setup(step)
+def data_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
+    """``run(dy, w) -> dx``: the convolution's data gradient (the transposed convolution)."""
     n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
 
     def run(dy, w):
@@ -136,9 +135,8 @@ def _conv2d_data_grad(step):
     return run
 
 
-@numpy_kernel("convolution_2d_weights_gradient")
-def _conv2d_weights_grad(step):
-    geo, out_dt, acc = setup(step)
+def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
+    """``run(dy, x) -> dw``: the convolution's weights gradient."""
     n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
 
     def run(dy, x):
@@ -152,3 +150,42 @@ def _conv2d_weights_grad(step):
             dw[(Ellipsis,) + t] = np.matmul(dyg, cols.transpose(0, 2, 1))
         return finish(to_weights_layout(geo, dw), out_dt)
     return run
+
+
+@numpy_kernel("convolution_2d")
+def _conv2d(step):
+    return forward_kernel(*setup(step))
+
+
+@numpy_kernel("convolution_2d_data_gradient")
+def _conv2d_data_grad(step):
+    return data_gradient_kernel(*setup(step))
+
+
+@numpy_kernel("convolution_2d_weights_gradient")
+def _conv2d_weights_grad(step):
+    return weights_gradient_kernel(*setup(step))
+
+
+# ------------------------------------------------------------------ convolution transpose
+# T(x, W) = D(x, W), TD(g, W) = F(g, W), TW(g, x) = G(incoming=x, source=g) over the forward
+# convolution's geometry (ops/convolution_transpose.py)
+def _transpose_setup(step) -> tuple:
+    out_dt = step.out_types[0].dtype.np_dtype
+    return transpose_geometry(step), out_dt, compute_dtype(out_dt)
+
+
+@numpy_kernel("convolution_transpose_2d")
+def _transpose(step):
+    return data_gradient_kernel(*_transpose_setup(step))
+
+
+@numpy_kernel("convolution_transpose_2d_data_gradient")
+def _transpose_data_grad(step):
+    return forward_kernel(*_transpose_setup(step))
+
+
+@numpy_kernel("convolution_transpose_2d_weights_gradient")
+def _transpose_weights_grad(step):
+    run = weights_gradient_kernel(*_transpose_setup(step))
+    return lambda dy, x: run(x, dy)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from math import prod
 
+from ...ops.convolution_transpose import transpose_geometry
 from ...ops.geometry import ConvGeometry, geometry_of
 from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
@@ -158,20 +159,23 @@ _FWD_TERM = """      let kw = t % {KW}u;
 
 @webgpu_kernel("convolution_2d", "depthwise_convolution_2d", "depthwise_convolution_3d")
 def _forward(step, kb):
-    geo = geometry_of(step)
-    dt = step.out_types[0].dtype.name
-    total = prod(step.out_types[0].shape)
+    record_forward(kb, geometry_of(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
+
+
+def record_forward(kb, geo: ConvGeometry, x, w, y, dt: str) -> None:
+    """Record the forward convolution ``y = F(x, w)`` of a geometry."""
+    total = geo.batch * geo.out_channels * prod(geo.output_size)
     c = constants(geo)
     dec = decode(axis_sizes(geo, geo.out_channels, geo.output_size), axis_strides(geo, geo.result_shape))
-    inputs = [kb.input(0), kb.input(1)]
+    inputs = [x, w]
     if nested_iterations(c["CI"], c["KD"], c["KH"], c["KW"]) > _LOOP_MAX:
         taps = c["CI"] * c["KD"] * c["KH"] * c["KW"]
         record_parts(kb, lambda chunks, ch: part_source(
             chunks, ch, total, taps, dec, _FWD_SETUP.format(**c), _FWD_TERM.format(**c), "  part[gid] = acc;",
-            t=STORAGE[dt]), inputs, kb.output(), total, taps, dt)
+            t=STORAGE[dt]), inputs, y, total, taps, dt)
         return
     src = render("conv_forward", T=STORAGE[dt], TOTAL=total, DECODE=dec, **c)
-    kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", kb.output())], -(-total // 256))
+    kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", y)], -(-total // 256))
 
 
 _DGRAD_SETUP = """  let g = a_c / {CI}u;
@@ -208,21 +212,24 @@ _DGRAD_TERM = """      let kw = kw0 + t % {NKW}u;
 @webgpu_kernel("convolution_2d_data_gradient", "depthwise_convolution_2d_data_gradient",
                "depthwise_convolution_3d_data_gradient")
 def _data_gradient(step, kb):
-    geo = geometry_of(step)
-    dt = step.out_types[0].dtype.name
-    total = prod(step.out_types[0].shape)
+    record_data_gradient(kb, geometry_of(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
+
+
+def record_data_gradient(kb, geo: ConvGeometry, dy, w, dx, dt: str) -> None:
+    """Record the data gradient ``dx = D(dy, w)`` (the transposed convolution) of a geometry."""
+    total = geo.batch * geo.in_channels * prod(geo.input_size)
     c = dict(constants(geo), **reach(geo))
     dec = decode(axis_sizes(geo, geo.in_channels, geo.input_size), axis_strides(geo, geo.source_shape))
-    inputs = [kb.input(0), kb.input(1)]
+    inputs = [dy, w]
     taps_src = render("conv_taps")
     if nested_iterations(c["OG"], c["NKD"], c["NKH"], c["NKW"]) > _LOOP_MAX:
         taps = c["OG"] * c["NKD"] * c["NKH"] * c["NKW"]
         record_parts(kb, lambda chunks, ch: part_source(
             chunks, ch, total, taps, dec, _DGRAD_SETUP.format(**c), _DGRAD_TERM.format(**c), "  part[gid] = acc;",
-            common=taps_src, t=STORAGE[dt]), inputs, kb.output(), total, taps, dt)
+            common=taps_src, t=STORAGE[dt]), inputs, dx, total, taps, dt)
         return
     src = render("conv_data_grad", T=STORAGE[dt], TOTAL=total, DECODE=dec, TAPS=taps_src, **c)
-    kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", kb.output())], -(-total // 256))
+    kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", dx)], -(-total // 256))
 
 
 def wgrad_plan(geo: ConvGeometry, tuning=None) -> dict:
@@ -353,3 +360,23 @@ def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str, tuning
                "depthwise_convolution_3d_weights_gradient")
 def _weights_gradient(step, kb):
     record_weights_gradient(kb, geometry_of(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
+
+
+# ------------------------------------------------------------------ convolution transpose
+# T(x, W) = D(x, W), TD(g, W) = F(g, W), TW(g, x) = G(incoming=x, source=g) over the forward
+# convolution's geometry (ops/convolution_transpose.py)
+@webgpu_kernel("convolution_transpose_2d")
+def _transpose(step, kb):
+    record_data_gradient(kb, transpose_geometry(step), kb.input(0), kb.input(1), kb.output(),
+                         step.out_types[0].dtype.name)
+
+
+@webgpu_kernel("convolution_transpose_2d_data_gradient")
+def _transpose_data_gradient(step, kb):
+    record_forward(kb, transpose_geometry(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
+
+
+@webgpu_kernel("convolution_transpose_2d_weights_gradient")
+def _transpose_weights_gradient(step, kb):
+    record_weights_gradient(kb, transpose_geometry(step), kb.input(1), kb.input(0), kb.output(),
+                            step.out_types[0].dtype.name)
