@@ -34,6 +34,7 @@ SWIFT_DTYPES = {"float32": ".float32", "float16": ".float16", "int8": ".int8", "
                 "uint32": ".uInt32", "uint64": ".uInt64", "bool": ".bool"}
 # Swift case names where they differ from the Python member name
 SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
+                    ("ResizeMode", "NEAREST"): ".nearest", ("ResizeMode", "BILINEAR"): ".bilinear",
                     ("PaddingMode", "CONSTANT"): ".constant", ("PaddingMode", "REFLECT"): ".reflect",
                     ("PaddingMode", "SYMMETRIC"): ".symmetric", ("PaddingMode", "CLAMP_TO_EDGE"): ".clampToEdge",
                     ("PaddingMode", "ZERO"): ".zero", ("PaddingMode", "PERIODIC"): ".periodic",
