@@ -1,0 +1,148 @@
+"""Whole networks built from minigraph ops, trained in one compiled executable and checked against
+the same network in PyTorch: a MobileNetV2 inverted-residual block (1x1 expand conv -> batch norm
+-> ReLU6 -> 3x3 depthwise -> batch norm -> ReLU6 -> 1x1 project conv -> batch norm, plus the
+residual add), its batch norms made of ``mean``/``variance``/``normalize`` and ReLU6 of ``clamp``.
+"""
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+torch = pytest.importorskip("torch")
+
+N, C, E, H, W = 2, 4, 8, 5, 5  # batch, block channels, expanded channels, spatial size
+EPS = 1e-5
+LR = 0.05
+STEPS = 3
+
+
+def _init(seed=0):
+    """The block's parameters (torch layouts: conv weights OIHW, depthwise [E, 1, 3, 3]), and data."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+    p = {"expand": rng.standard_normal((E, C, 1, 1)).astype(f) * 0.5,
+         "depthwise": rng.standard_normal((E, 1, 3, 3)).astype(f) * 0.5,
+         "project": rng.standard_normal((C, E, 1, 1)).astype(f) * 0.5}
+    for i, ch in ((1, E), (2, E), (3, C)):
+        p[f"gamma{i}"] = rng.uniform(0.5, 4.0, ch).astype(f)  # large enough that ReLU6 clips at 6 too
+        p[f"beta{i}"] = rng.uniform(-0.5, 2.0, ch).astype(f)
+    data = [(rng.standard_normal((N, C, H, W)).astype(f), rng.standard_normal((N, C, H, W)).astype(f))
+            for _ in range(STEPS)]
+    return p, data
+
+
+def _batch_norm(g, x, gamma, beta, name):
+    axes = [0, 2, 3]
+    with g.name_scope(name):
+        c = gamma.shape[0]
+        return g.normalize(x, g.mean(x, axes), g.variance(x, axes), g.reshape(gamma, [1, c, 1, 1]),
+                           g.reshape(beta, [1, c, 1, 1]), EPS)
+
+
+def _relu6(g, x):
+    return g.clamp(x, 0.0, 6.0)
+
+
+def _block(g, x, v):
+    one = mg.Convolution2DOpDescriptor()
+    dw = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_SAME)
+    h = _relu6(g, _batch_norm(g, g.convolution_2d(x, v["expand"], descriptor=one), v["gamma1"], v["beta1"], "bn1"))
+    h = _relu6(g, _batch_norm(g, g.depthwise_convolution_2d(h, v["depthwise_mg"], descriptor=dw),
+                              v["gamma2"], v["beta2"], "bn2"))
+    h = _batch_norm(g, g.convolution_2d(h, v["project"], descriptor=one), v["gamma3"], v["beta3"], "bn3")
+    return g.addition(x, h, name="residual")
+
+
+def _minigraph_block(p):
+    g = mg.Graph()
+    x = g.placeholder([N, C, H, W], mg.float32, name="x")
+    t = g.placeholder([N, C, H, W], mg.float32, name="target")
+    init = dict(p, depthwise_mg=p["depthwise"].reshape(1, E, 3, 3))  # MPSGraph's depthwise OIHW: [M, C, kH, kW]
+    v = {k: g.variable(a, name=k) for k, a in init.items() if k != "depthwise"}
+    y = _block(g, x, v)
+    loss = g.mean(g.square(g.subtraction(y, t)), axes=None, name="loss")
+    params = list(v.values())
+    grads = g.gradients(loss, params)
+    steps = [g.apply_stochastic_gradient_descent(LR, w, grads[w], name=f"sgd_{k}") for k, w in v.items()]
+    return g, x, t, v, loss, grads, steps
+
+
+class _TorchBlock(torch.nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.expand = torch.nn.Conv2d(C, E, 1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(E, eps=EPS)
+        self.depthwise = torch.nn.Conv2d(E, E, 3, padding=1, groups=E, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(E, eps=EPS)
+        self.project = torch.nn.Conv2d(E, C, 1, bias=False)
+        self.bn3 = torch.nn.BatchNorm2d(C, eps=EPS)
+        with torch.no_grad():
+            for k in ("expand", "depthwise", "project"):
+                getattr(self, k).weight.copy_(torch.from_numpy(p[k]).double())
+            for i in (1, 2, 3):
+                getattr(self, f"bn{i}").weight.copy_(torch.from_numpy(p[f"gamma{i}"]).double())
+                getattr(self, f"bn{i}").bias.copy_(torch.from_numpy(p[f"beta{i}"]).double())
+
+    def forward(self, x):
+        h = torch.nn.functional.relu6(self.bn1(self.expand(x)))
+        h = torch.nn.functional.relu6(self.bn2(self.depthwise(h)))
+        return x + self.bn3(self.project(h))
+
+    def grads(self):
+        out = {k: getattr(self, k).weight.grad for k in ("expand", "depthwise", "project")}
+        for i in (1, 2, 3):
+            out[f"gamma{i}"] = getattr(self, f"bn{i}").weight.grad
+            out[f"beta{i}"] = getattr(self, f"bn{i}").bias.grad
+        return {k: t.numpy().copy() for k, t in out.items()}
+
+
+def _torch_reference(p, data):
+    """(loss and gradients at the initial parameters, parameters after STEPS SGD steps), float64."""
+    model = _TorchBlock(p).double().train()
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    first = None
+    for xv, tv in data:
+        opt.zero_grad()
+        loss = torch.mean((model(torch.from_numpy(xv).double()) - torch.from_numpy(tv).double()) ** 2)
+        loss.backward()
+        if first is None:
+            first = (loss.item(), model.grads())
+        opt.step()
+    after = {k: getattr(model, k).weight.detach().numpy() for k in ("expand", "depthwise", "project")}
+    for i in (1, 2, 3):
+        after[f"gamma{i}"] = getattr(model, f"bn{i}").weight.detach().numpy()
+        after[f"beta{i}"] = getattr(model, f"bn{i}").bias.detach().numpy()
+    return first, after
+
+
+def test_inverted_residual_block_graph_has_mpsgraphs_gradient_ops():
+    p, _ = _init()
+    g, *_ = _minigraph_block(p)
+    types = [op.type for op in g.operations]
+    assert "depthwise_convolution_2d_weights_gradient" in types
+    for t in ("normalization_gradient", "normalization_gamma_gradient", "normalization_beta_gradient"):
+        assert types.count(t) == 3, t  # one per batch norm
+    assert "clamp" in types
+
+
+def test_inverted_residual_block_trains_in_one_executable_like_torch(backend):
+    p, data = _init()
+    (loss0, grads0), after = _torch_reference(p, data)
+    g, x, t, v, loss, grads, steps = _minigraph_block(p)
+    exe = g.compile({x: mg.ShapedType([N, C, H, W], mg.float32), t: mg.ShapedType([N, C, H, W], mg.float32)},
+                    [loss] + [grads[w] for w in v.values()], steps, backend=backend)
+    losses = []
+    for i, (xv, tv) in enumerate(data):
+        out = exe.run({x: xv, t: tv})
+        losses.append(float(np.asarray(out[0]).reshape(-1)[0]))
+        if i == 0:  # gradients at the initial parameters, before the updates of this run land
+            np.testing.assert_allclose(losses[0], loss0, rtol=1e-4)
+            for (k, w), got in zip(v.items(), out[1:]):
+                want = grads0["depthwise" if k == "depthwise_mg" else k]
+                np.testing.assert_allclose(got.reshape(want.shape), want, rtol=2e-3, atol=2e-4 * np.abs(want).max(),
+                                           err_msg=f"d loss / d {k} on {backend}")
+    assert exe.compile_count == 1
+    for k, w in v.items():
+        want = after["depthwise" if k == "depthwise_mg" else k]
+        np.testing.assert_allclose(g.value_of(w).reshape(want.shape), want, rtol=2e-3, atol=2e-4,
+                                   err_msg=f"{k} after {STEPS} SGD steps on {backend}")
