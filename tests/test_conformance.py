@@ -886,7 +886,7 @@ def _(g, rng):
     return [g.reduction_and(b, [1]), g.reduction_or(b, [1]), g.reduction_and(e, [1]), g.reduction_or(e, [1])], {**fb, **fe}
 
 
-@case("reduction_product", "long-rows-empty", tol=(1e-4, 1e-6))
+@case("reduction_product", "long-rows-empty", tol=(1e-3, 1e-6))  # 20000 f32 roundings against float64
 def _(g, rng):
     x, fx = feed(g, uniform(rng, (2, 20000), 0.9999, 1.0001))
     e, fe = feed(g, np.zeros((3, 0), F32))

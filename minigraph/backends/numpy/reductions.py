@@ -23,10 +23,11 @@ def _axis(step) -> int:
 
 @numpy_kernel("reduction_product")
 def _product(step):
-    """float16 multiplies in float32 and rounds once (as the webgpu kernels do); integers wrap."""
+    """Floats multiply in float64 and round once (the webgpu kernel's f32 tree stays close to
+    that); integers wrap."""
     axes = _axes(step)
     dt = step.out_types[0].dtype.np_dtype
-    acc = np.float32 if dt == np.float16 else dt
+    acc = np.float64 if dt.kind == "f" else dt
     return lambda x: np.asarray(np.prod(x, axis=axes, keepdims=True, dtype=acc), dtype=dt)
 
 
