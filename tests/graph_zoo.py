@@ -104,6 +104,18 @@ def every_op_graph(seed: int = 0):
         top_values, top_indices = g.top_k(a, 2)
         outs += [top_indices, g.gradients(g.reduction_sum(g.square(top_values)), [a], name="grad")[a]]
 
+    with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
+        up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,
+                                            padding_top=1, padding_bottom=1, groups=3)
+        up_w = g.constant(rng.uniform(-1.0, 1.0, (3, 2, 3, 3)).astype(f32), name="up_w")
+        up = g.convolution_transpose_2d(x, up_w, [2, 6, 12, 12], up_d)
+        big = g.resize(up, [15, 9], mg.ResizeMode.BILINEAR, True, False, mg.TensorNamedDataLayout.NCHW)
+        near = g.resize(x, [4, 9], mg.ResizeMode.NEAREST, False, False, mg.TensorNamedDataLayout.NCHW)
+        loss = g.reduction_sum(g.square(big)) + g.reduction_sum(near)
+        gx = g.gradients(loss, [x], name="grad")[x]
+        outs += [big, gx, g.gradients(g.reduction_sum(g.square(gx)), [x], name="grad2")[x],
+                 g.convolution_transpose_2d_weights_gradient(up, x, [3, 2, 3, 3], up_d)]
+
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)
     assert not missing, (f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph "

@@ -71,6 +71,19 @@ CASES = {
         lambda g, dy, w: g.convolution_2d_data_gradient(dy, w, output_shape=[2, 4, 5, 5],
                                                         descriptor=C2(groups=2, stride_in_y=2, padding_left=1)),
         [(2, 6, 2, 4), (6, 2, 2, 3)], (-1, 1)),
+    "convolution_transpose_2d": (
+        lambda g, x, w: g.convolution_transpose_2d(x, w, [2, 4, 6, 5],
+                                                   C2(groups=2, stride_in_y=2, stride_in_x=2, padding_left=1)),
+        [(2, 6, 3, 2), (6, 2, 2, 3)], (-1, 1)),
+    "convolution_transpose_2d_data_gradient": (
+        lambda g, dy, w: g.convolution_transpose_2d_data_gradient(
+            dy, w, [2, 6, 3, 2], C2(groups=2, stride_in_y=2, stride_in_x=2, padding_left=1)),
+        [(2, 4, 6, 5), (6, 2, 2, 3)], (-1, 1)),
+    "resize": (lambda g, x: g.resize(x, [5, 7], mg.ResizeMode.BILINEAR, True, False, mg.TensorNamedDataLayout.NCHW),
+               [(1, 2, 3, 4)], (-2, 2)),
+    "resize_gradient": (
+        lambda g, dy, x: g.resize_gradient(dy, x, mg.ResizeMode.NEAREST, False, True, mg.TensorNamedDataLayout.NHWC),
+        [(2, 5, 3, 3), (2, 4, 6, 3)], (-2, 2)),
     "depthwise_convolution_3d": (
         lambda g, x, w: g.depthwise_convolution_3d(x, w, descriptor=D3(strides=(1, 2, 1), padding_values=(0, 1, 1, 0, 1, 1))),
         [(2, 3, 4, 5), (4, 2, 2, 2)], (-1, 1)),

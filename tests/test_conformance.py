@@ -979,3 +979,96 @@ REDUCTION_SCAN_SORT_CASES = [(op, cid, build, tol) for op, cs in CASES.items()
 @pytest.mark.parametrize("op,cid,build,tol", REDUCTION_SCAN_SORT_CASES, ids=[c[1] for c in REDUCTION_SCAN_SORT_CASES])
 def test_reduction_scan_sort_op_matches_numpy(op, cid, build, tol, other):
     test_op_matches_numpy(op, cid, build, tol, other)
+
+
+# ----------------------------------------------------------------------------- convolution transpose, resize
+_RESIZE_OPS = ("convolution_transpose_2d", "convolution_transpose_2d_data_gradient",
+               "convolution_transpose_2d_weights_gradient", "resize", "resize_gradient")
+_RESIZE_CASES_BEFORE = {op: len(CASES.get(op, [])) for op in _RESIZE_OPS}
+
+# (id, data layout, weights layout, style, stride, dilation, pads (t, b, l, r), groups, source NCHW,
+#  O, I/groups, kernel, result HW)
+_TRANSPOSE = [
+    ("nchw-s2-pad", "NCHW", "OIHW", "EXPLICIT", (2, 2), (1, 1), (1, 1, 1, 1), 1, (2, 4, 3, 3), 4, 3, (3, 3), (6, 5)),
+    ("nhwc-hwio-dil-groups", "NHWC", "HWIO", "EXPLICIT", (1, 2), (2, 1), (0, 1, 2, 0), 2, (1, 4, 4, 3), 4, 2, (2, 3),
+     (5, 6)),
+    ("same-s3", "NCHW", "HWIO", "TF_SAME", (3, 2), (1, 1), (0, 0, 0, 0), 1, (1, 2, 3, 4), 2, 3, (3, 2), (8, 8)),
+    ("onnx-lower-depthwise", "NHWC", "OIHW", "ONNX_SAME_LOWER", (2, 2), (1, 1), (0, 0, 0, 0), 3,
+     (2, 3, 2, 2), 3, 1, (3, 3), (4, 3)),
+    ("valid-f16", "NCHW", "OIHW", "TF_VALID", (2, 1), (1, 1), (0, 0, 0, 0), 1, (1, 2, 3, 3), 2, 2, (2, 2), (7, 4)),
+]
+
+
+def _transpose_case(spec):
+    cid, dl, wl, style, stride, dil, pads, groups, src, o, i, k, hw = spec
+    dt = F16 if "f16" in cid else F32
+    desc = Convolution2DOpDescriptor(stride_in_y=stride[0], stride_in_x=stride[1], dilation_rate_in_y=dil[0],
+                                     dilation_rate_in_x=dil[1], padding_top=pads[0], padding_bottom=pads[1],
+                                     padding_left=pads[2], padding_right=pads[3], padding_style=style,
+                                     data_layout=dl, weights_layout=wl, groups=groups)
+    n, c, h, w = src
+    nhwc = dl == "NHWC"
+    src_shape = (n, h, w, c) if nhwc else src
+    res_shape = (n, hw[0], hw[1], i * groups) if nhwc else (n, i * groups, hw[0], hw[1])
+    w_shape = (o, i) + k if wl == "OIHW" else k + (i, o)
+    return cid, dt, desc, src_shape, res_shape, w_shape
+
+
+for _spec in _TRANSPOSE:
+    _cid, _dt, _desc, _src, _res, _ws = _transpose_case(_spec)
+
+    def _b(g, rng, desc=_desc, src=_src, res=_res, ws=_ws, dt=_dt):
+        x, fx = feed(g, uniform(rng, src, dtype=dt))
+        w, fw = feed(g, uniform(rng, ws, dtype=dt))
+        return [g.convolution_transpose_2d(x, w, res, desc)], {**fx, **fw}
+    case("convolution_transpose_2d", _cid, tol=(2e-3 if _dt == F16 else 1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, src=_src, res=_res, ws=_ws, dt=_dt):
+        dy, fd = feed(g, uniform(rng, res, dtype=dt))
+        w, fw = feed(g, uniform(rng, ws, dtype=dt))
+        return [g.convolution_transpose_2d_data_gradient(dy, w, src, desc)], {**fd, **fw}
+    case("convolution_transpose_2d_data_gradient", _cid, tol=(2e-3 if _dt == F16 else 1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, src=_src, res=_res, ws=_ws, dt=_dt):
+        dy, fd = feed(g, uniform(rng, res, dtype=dt))
+        x, fx = feed(g, uniform(rng, src, dtype=dt))
+        return [g.convolution_transpose_2d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
+    case("convolution_transpose_2d_weights_gradient", _cid, tol=(2e-3 if _dt == F16 else 1e-5, "scaled"))(_b)
+
+# (id, layout, shape, size, mode, center_result, align_corners)
+_RESIZES = [
+    ("nchw-up-bilinear-half", "NCHW", (2, 3, 4, 5), (7, 9), "BILINEAR", True, False),
+    ("nhwc-down-bilinear-corners", "NHWC", (1, 9, 7, 2), (4, 3), "BILINEAR", False, True),
+    ("hw-bilinear-asym", "HW", (5, 4), (8, 3), "BILINEAR", False, False),
+    ("chw-nearest-half", "CHW", (2, 4, 4), (7, 7), "NEAREST", True, False),
+    ("hwc-nearest-asym", "HWC", (6, 5, 3), (4, 11), "NEAREST", False, False),
+    ("nchw-nearest-corners-one", "NCHW", (1, 2, 5, 6), (1, 9), "NEAREST", True, True),
+    ("f16-bilinear", "NHWC", (1, 3, 3, 4), (7, 2), "BILINEAR", True, False),
+    ("specials", "HW", (3, 4), (7, 7), "BILINEAR", True, False),
+]
+for _cid, _lay, _shape, _size, _mode, _cr, _ac in _RESIZES:
+    _dt = F16 if "f16" in _cid else F32
+
+    def _b(g, rng, lay=_lay, shape=_shape, size=_size, mode=_mode, cr=_cr, ac=_ac, dt=_dt, cid=_cid):
+        a = uniform(rng, shape, dtype=dt)
+        if cid == "specials":
+            a.reshape(-1)[[0, 5, 11]] = [np.nan, np.inf, -np.inf]
+        x, fx = feed(g, a)
+        return [g.resize(x, size, mode, cr, ac, lay)], fx
+    case("resize", _cid, tol=(2e-3, 2e-3) if _dt == F16 else (1e-5, 1e-6))(_b)
+
+    def _b(g, rng, lay=_lay, shape=_shape, size=_size, mode=_mode, cr=_cr, ac=_ac, dt=_dt):
+        x, fx = feed(g, uniform(rng, shape, dtype=dt))
+        out = list(shape)
+        axes = {"NCHW": (2, 3), "NHWC": (1, 2), "CHW": (1, 2), "HWC": (0, 1), "HW": (0, 1)}[lay]
+        out[axes[0]], out[axes[1]] = size
+        dy, fd = feed(g, uniform(rng, tuple(out), dtype=dt))
+        return [g.resize_gradient(dy, x, mode, cr, ac, lay)], {**fx, **fd}
+    case("resize_gradient", _cid, tol=(2e-3, 2e-3) if _dt == F16 else (1e-5, "scaled"))(_b)
+
+RESIZE_CASES = [(op, cid, build, tol) for op in _RESIZE_OPS for cid, build, tol in CASES[op][_RESIZE_CASES_BEFORE[op]:]]
+
+
+@pytest.mark.parametrize("op,cid,build,tol", RESIZE_CASES, ids=[c[1] for c in RESIZE_CASES])
+def test_transpose_and_resize_op_matches_numpy(op, cid, build, tol, other):
+    test_op_matches_numpy(op, cid, build, tol, other)

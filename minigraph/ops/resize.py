@@ -225,4 +225,7 @@ def _resize_gradient_grad(g, op, u, wanted):
     dy, x = op.inputs
     axes = SPATIAL_AXES[op.attrs["layout"]][1]
     size = [dy.shape[a] for a in axes]
-    return [resize(g, u, size, **_same_flags(op)) if wanted[0] and -1 not in size else None, None]
+    if wanted[0] and -1 in size:
+        raise ShapeError(f"the gradient of resize_gradient op {op.name!r} is a resize to the incoming gradient's "
+                         f"H and W, which its shape {dy.shape} leaves open (-1)")
+    return [resize(g, u, size, **_same_flags(op)) if wanted[0] else None, None]
