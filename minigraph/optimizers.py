@@ -48,7 +48,7 @@ def apply_stochastic_gradient_descent(g, learning_rate, variable, gradient, name
 
 def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999, epsilon=1e-8,
                name: Optional[str] = None) -> Operation:
-    """One Adam step on ``variable``, with MPSGraph's formula, as one operation.
+    """One Adam step on ``variable`` through MPSGraph's ``adam`` op (``g.adam``), as one operation.
 
     MPSGraph's ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:
     velocity:maximumVelocity:gradient:name:)`` documents, for step ``t`` (1 on the first run)::
@@ -87,15 +87,10 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
         t = g.variable(np.zeros((), dt), name="t")
         lr = g.as_tensor(learning_rate, base, like=v)
         t_new = g.addition(g.read(t), 1.0)
-        m_new = g.addition(g.multiplication(g.read(m), beta1), g.multiplication(gradient, 1.0 - beta1))
-        s_new = g.addition(g.multiplication(g.read(s), beta2), g.multiplication(g.square(gradient), 1.0 - beta2))
         beta1_power = g.power(g.constant(beta1, dtype=v.dtype), t_new)
         beta2_power = g.power(g.constant(beta2, dtype=v.dtype), t_new)
-        lr_t = g.division(g.multiplication(lr, g.square_root(g.subtraction(1.0, beta2_power))),
-                          g.subtraction(1.0, beta1_power), name="learning_rate_t")
-        update = g.division(g.multiplication(m_new, lr_t), g.addition(g.square_root(s_new), epsilon))
+        new, m_new, s_new = g.adam(lr, beta1, beta2, epsilon, beta1_power, beta2_power, g.read(v), g.read(m),
+                                   g.read(s), None, gradient, name="update")
         deps = [g.assign(m, m_new), g.assign(s, s_new), g.assign(t, t_new)]
-    with g.control_dependencies(deps), g.name_scope(base):
-        new = g.subtraction(g.read(v), update, name="update")
     with g.control_dependencies(deps):
         return g.assign(v, new, name=base)
