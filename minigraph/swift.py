@@ -50,6 +50,8 @@ LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": 
 _AXIS_LABELS = ("axis", "dimension", "withDimension")
 # ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
 _RESULT_AXIS_OPS = ("stack", "flatten_2d", "one_hot")
+# ops whose MPSGraph method returns an array of tensors even when it holds one
+_LIST_RESULT_OPS = ("split",)
 _SWIFT_KEYWORDS = {"as", "break", "case", "catch", "class", "continue", "default", "defer", "do",
                    "else", "enum", "extension", "fallthrough", "false", "for", "func", "guard", "if",
                    "import", "in", "init", "inout", "internal", "is", "let", "nil", "operator",
@@ -217,7 +219,7 @@ class _Exporter:
 
     def tensor(self, t: Tensor) -> str:
         v = self.var_of[t.operation.index]
-        return f"{v}[{t.index}]" if len(t.operation.outputs) > 1 else v
+        return f"{v}[{t.index}]" if len(t.operation.outputs) > 1 or t.operation.type in _LIST_RESULT_OPS else v
 
     def where(self, op: Operation) -> str:
         return f"{op.type} op {op.name!r}"
@@ -279,7 +281,7 @@ class _Exporter:
                     v = tuple(range(rank))
             r = rank + len(_as_tuple(v)) if op.type == "expand_dims" else rank
             return _numbers(normalize_axes(v, r, "axes"))
-        if op.type in _RESULT_AXIS_OPS and label == "axis":
+        if op.type in _RESULT_AXIS_OPS and label == "axis" and isinstance(v, (int, np.integer)):
             return str(int(v))
         if label in _AXIS_LABELS and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             return str(normalize_axes(int(v), rank, label)[0]) if rank else str(int(v))

@@ -116,6 +116,14 @@ def every_op_graph(seed: int = 0):
         outs += [big, gx, g.gradients(g.reduction_sum(g.square(gx)), [x], name="grad2")[x],
                  g.convolution_transpose_2d_weights_gradient(up, x, [3, 2, 3, 3], up_d)]
 
+    with g.name_scope("movement"):  # reflect-pad, tile, split, stack, flatten, reverse, and their gradients
+        padded = g.pad_tensor(x, mg.PaddingMode.REFLECT, [0, 0, 2, 1], [0, 0, 1, 2])
+        halves = g.split(g.tile(padded, [1, 2, 1, 1]), 2, 1)
+        st = g.stack([g.reverse(halves[0], [2, 3]), halves[1]], 0)
+        flat = g.flatten_2d(st, 2)
+        mloss = g.reduction_sum(g.square(flat))
+        outs += [flat, g.gradients(mloss, [x], name="grad")[x]]
+
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)
     assert not missing, (f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph "

@@ -59,6 +59,18 @@ CASES = {
     "broadcast": (lambda g, a: g.broadcast(a, [2, 3, 4]), [(3, 1)], (-2, 2)),
     "expand_dims": (lambda g, a: g.expand_dims(a, [0, 2]), [(2, 3)], (-2, 2)),
     "squeeze": (lambda g, a: g.squeeze(a), [(2, 1, 3)], (-2, 2)),
+    # padding and data movement
+    "pad_tensor": (lambda g, a: g.addition(g.pad_tensor(a, mg.PaddingMode.REFLECT, [1, 2], [2, 1]),
+                                           g.pad_tensor(a, mg.PaddingMode.ANTI_PERIODIC, [2, 1], [1, 2])),
+                   [(3, 4)], (-2, 2)),
+    "pad_gradient": (lambda g, a, s: g.pad_gradient(a, s, mg.PaddingMode.SYMMETRIC, [2, 1], [1, 3]), [(6, 8), (3, 4)],
+                     (-2, 2)),
+    "tile": (lambda g, a: g.tile(a, [2, 1, 3]), [(2, 3, 2)], (-2, 2)),
+    "tile_gradient": (lambda g, a, s: g.tile_gradient(a, s, [3, 2]), [(6, 4), (2, 2)], (-2, 2)),
+    "split": (lambda g, a: g.concat(g.split(a, 3, 1)[::2], 1), [(2, 6)], (-2, 2)),
+    "stack": (lambda g, a, b: g.stack([a, b, a], -2), [(2, 3), (3,)], (-2, 2)),
+    "flatten_2d": (lambda g, a: g.flatten_2d(a, -2), [(2, 3, 4)], (-2, 2)),
+    "reverse": (lambda g, a: g.reverse(a, [0, -1]), [(2, 3, 4)], (-2, 2)),
     # convolution family
     "depthwise_convolution_2d": (lambda g, x, w: g.depthwise_convolution_2d(x, w, descriptor=_dw()),
                                  [(2, 2, 6, 7), (2, 2, 3, 2)], (-1, 1)),

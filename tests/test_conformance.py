@@ -1072,3 +1072,105 @@ RESIZE_CASES = [(op, cid, build, tol) for op in _RESIZE_OPS for cid, build, tol 
 @pytest.mark.parametrize("op,cid,build,tol", RESIZE_CASES, ids=[c[1] for c in RESIZE_CASES])
 def test_transpose_and_resize_op_matches_numpy(op, cid, build, tol, other):
     test_op_matches_numpy(op, cid, build, tol, other)
+
+
+# ----------------------------------------------------------------------------- padding, tile, split, stack, flatten_2d, reverse
+# (registered after ALL_CASES was built, so they run through test_shape_movement_op_matches_numpy)
+_MOVEMENT_OPS = ("pad_tensor", "pad_gradient", "tile", "tile_gradient", "split", "stack", "flatten_2d", "reverse")
+_MOVEMENT_CASES_BEFORE = {op: len(CASES.get(op, [])) for op in _MOVEMENT_OPS}
+_PADS = {"CONSTANT": ([2, 0, 3], [1, 2, 4]), "ZERO": ([1, 1, 0], [0, 2, 5]), "CLAMP_TO_EDGE": ([3, 0, 6], [2, 5, 1]),
+         "REFLECT": ([2, 3, 4], [1, 3, 1]), "SYMMETRIC": ([3, 4, 5], [3, 1, 2]), "PERIODIC": ([5, 1, 9], [4, 7, 2]),
+         "ANTI_PERIODIC": ([4, 0, 11], [6, 3, 1])}
+for _mode, (_left, _right) in _PADS.items():
+    def _b(g, rng, mode=_mode, left=_left, right=_right):
+        x, fx = feed(g, with_nan(uniform(rng, (3, 4, 5)), 7))
+        h, fh = feed(g, uniform(rng, (4, 5), dtype=F16))
+        i, fi = feed(g, ints(rng, (4, 5)))
+        out = [g.pad_tensor(x, mode, left, right, -2.5), g.pad_tensor(h, mode, left[1:], right[1:], 0.3),
+               g.pad_tensor(i, mode, left[1:], right[1:], -7.9)]
+        if mode in ("CONSTANT", "CLAMP_TO_EDGE"):
+            b, fb = feed(g, rng.uniform(size=(2, 3)) > 0.5)
+            out.append(g.pad_tensor(b, mode, [1, 0], [0, 2], 1.0))
+            fi = {**fi, **fb}
+        return out, {**fx, **fh, **fi}
+    case("pad_tensor", _mode.lower())(_b)
+
+    def _b(g, rng, mode=_mode, left=_left, right=_right):
+        x, fx = feed(g, uniform(rng, (3, 4, 5)))
+        shape = tuple(n + a + b for n, a, b in zip((3, 4, 5), left, right))
+        dy, fd = feed(g, uniform(rng, shape))
+        dh, fh = feed(g, uniform(rng, shape[1:], dtype=F16))
+        dz, fz = feed(g, uniform(rng, shape[:1] + (4, 5)))
+        return [g.pad_gradient(dy, x, mode, left, right), g.pad_gradient(dh, g.reshape(g.slice(x, 0, 0, 1), [4, 5]),
+                                                                         mode, left[1:], right[1:]),
+                g.pad_gradient(dz, x, mode, [left[0], 0, 0], [right[0], 0, 0])], {**fx, **fd, **fh, **fz}
+    case("pad_gradient", _mode.lower(), tol=(2e-3, "scaled"))(_b)
+
+
+@case("pad_tensor", "empty-and-scalar")
+def _(g, rng):
+    e, fe = feed(g, np.zeros((0, 3), F32))
+    s, fs = feed(g, np.array(1.5, F32))
+    return [g.pad_tensor(e, "constant", [2, 1], [1, 0], 4.0), g.pad_tensor(s, "reflect", [], [])], {**fe, **fs}
+
+
+@case("tile", "f32-i32-bool-f16")
+def _(g, rng):
+    x, fx = feed(g, with_nan(uniform(rng, (2, 3, 1)), 4))
+    i, fi = feed(g, ints(rng, (3,)))
+    b, fb = feed(g, rng.uniform(size=(2, 2)) > 0.5)
+    h, fh = feed(g, uniform(rng, (1, 3), dtype=F16))
+    return [g.tile(x, [2, 1, 4]), g.tile(i, [3]), g.tile(b, [2, 3]), g.tile(h, [4, 1]), g.tile(x, [1, 0, 2])], \
+        {**fx, **fi, **fb, **fh}
+
+
+@case("tile_gradient", "f32-f16-i32", tol=(2e-3, "scaled"))
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (2, 3, 1)))
+    dy, fd = feed(g, uniform(rng, (4, 3, 5)))
+    dh, fh = feed(g, uniform(rng, (6, 3, 2), dtype=F16))
+    di, fi = feed(g, ints(rng, (2, 9, 1)))
+    return [g.tile_gradient(dy, x, [2, 1, 5]), g.tile_gradient(dh, g.cast(x, mg.float16), [3, 1, 2]),
+            g.tile_gradient(di, g.cast(x, mg.int32), [1, 3, 1])], {**fx, **fd, **fh, **fi}
+
+
+@case("split", "axes-and-dtypes")
+def _(g, rng):
+    x, fx = feed(g, with_nan(uniform(rng, (4, 6, 2)), 5))
+    b, fb = feed(g, rng.uniform(size=(6,)) > 0.5)
+    return [*g.split(x, 3, 1), *g.split(x, 2, 0), *g.split(x, 2, -1), *g.split(b, 6, 0), *g.split(x, 1, 1)], \
+        {**fx, **fb}
+
+
+@case("stack", "broadcast-axes-dtypes")
+def _(g, rng):
+    a, fa = feed(g, uniform(rng, (2, 3)))
+    b, fb = feed(g, uniform(rng, (3,)))
+    i, fi = feed(g, ints(rng, (2, 1)))
+    s, fs = feed(g, np.array(2.5, F32))
+    return [g.stack([a, b], 0), g.stack([a, b, a], -1), g.stack([a, s], 1), g.stack([i, i], 2),
+            g.stack([s, s, s], 0)], {**fa, **fb, **fi, **fs}
+
+
+@case("flatten_2d", "axes")
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (2, 3, 4)))
+    return [g.flatten_2d(x, 0), g.flatten_2d(x, 1), g.flatten_2d(x, -1), g.flatten_2d(x, 3)], fx
+
+
+@case("reverse", "axes-dtypes")
+def _(g, rng):
+    x, fx = feed(g, with_nan(uniform(rng, (3, 4, 5)), 6))
+    h, fh = feed(g, uniform(rng, (5, 3), dtype=F16))
+    i, fi = feed(g, ints(rng, (7,)))
+    return [g.reverse(x, [0]), g.reverse(x, [1, 2]), g.reverse(x, [-1, 0]), g.reverse(x, None), g.reverse(x, []),
+            g.reverse(h, [0]), g.reverse(i, [0])], {**fx, **fh, **fi}
+
+
+MOVEMENT_CASES = [(op, cid, build, tol) for op in _MOVEMENT_OPS
+                  for cid, build, tol in CASES[op][_MOVEMENT_CASES_BEFORE[op]:]]
+
+
+@pytest.mark.parametrize("op,cid,build,tol", MOVEMENT_CASES, ids=[c[1] for c in MOVEMENT_CASES])
+def test_shape_movement_op_matches_numpy(op, cid, build, tol, other):
+    test_op_matches_numpy(op, cid, build, tol, other)

@@ -1,0 +1,32 @@
+// tile_gradient: one thread per source element; it sums the incoming gradient over every copy
+// (copy index c decoded per axis). params: n, copies, then per axis (source size, multiplier,
+// incoming gradient stride), last axis first
+{{PARAMS}}
+@group(0) @binding(1) var<storage, read> src: array<{{T}}>;
+@group(0) @binding(2) var<storage, read_write> dst: array<{{T}}>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let k = (wid.y * nwg.x + wid.x) * 256u + lid;
+  if (k >= prm(0u)) { return; }
+  var r = k;
+  var base = 0u;
+  for (var a = 0u; a < {{RANK}}u; a = a + 1u) {
+    let size = prm(2u + 3u * a);
+    base = base + (r % size) * prm(4u + 3u * a);
+    r = r / size;
+  }
+  var acc = {{C}}(0);
+  for (var c = 0u; c < prm(1u); c = c + 1u) {
+    var rc = c;
+    var off = base;
+    for (var a = 0u; a < {{RANK}}u; a = a + 1u) {
+      let m = prm(3u + 3u * a);
+      off = off + (rc % m) * prm(2u + 3u * a) * prm(4u + 3u * a);
+      rc = rc / m;
+    }
+    acc = acc + {{LOAD}};
+  }
+  dst[k] = {{STORE}};
+}
