@@ -44,7 +44,7 @@ class OpBuilders:
         """
         return _builder('absolute')(self, tensor, name)  # type: ignore[no-any-return]
 
-    def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: TensorLike, beta2_power: TensorLike, values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: TensorLike, gradient: TensorLike, name: Optional[str] = None) -> Tensor:
+    def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: TensorLike, beta2_power: TensorLike, values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: Optional[TensorLike], gradient: TensorLike, name: Optional[str] = None) -> Tensor:
         """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
         (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
         beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
@@ -1276,7 +1276,7 @@ class OpBuilders:
         """
         return _builder('normalization_gamma_gradient')(self, incoming_gradient, source, mean, variance, reduction_axes, epsilon, name)  # type: ignore[no-any-return]
 
-    def normalization_gradient(self, incoming_gradient: TensorLike, source: TensorLike, mean: TensorLike, variance: TensorLike, gamma: TensorLike, gamma_gradient: TensorLike, beta_gradient: TensorLike, reduction_axes: Any, epsilon: float, name: Optional[str] = None) -> Tensor:
+    def normalization_gradient(self, incoming_gradient: TensorLike, source: TensorLike, mean: TensorLike, variance: TensorLike, gamma: Optional[TensorLike], gamma_gradient: Optional[TensorLike], beta_gradient: Optional[TensorLike], reduction_axes: Any, epsilon: float, name: Optional[str] = None) -> Tensor:
         """The gradient toward ``source`` of a batch norm whose mean and variance are the statistics of
         ``source`` over ``reduction_axes``: ``gamma / sqrt(variance + epsilon) * (dy - beta_gradient / N
         - xhat * gamma_gradient / N)``, N the count over the axes (MPSGraph ``normalizationGradient``).
@@ -1302,7 +1302,7 @@ class OpBuilders:
         """
         return _builder('normalization_gradient')(self, incoming_gradient, source, mean, variance, gamma, gamma_gradient, beta_gradient, reduction_axes, epsilon, name)  # type: ignore[no-any-return]
 
-    def normalize(self, tensor: TensorLike, mean: TensorLike, variance: TensorLike, gamma: TensorLike, beta: TensorLike, epsilon: float, name: Optional[str] = None) -> Tensor:
+    def normalize(self, tensor: TensorLike, mean: TensorLike, variance: TensorLike, gamma: Optional[TensorLike], beta: Optional[TensorLike], epsilon: float, name: Optional[str] = None) -> Tensor:
         """``(tensor - mean) / sqrt(variance + epsilon) * gamma + beta``, broadcasting (MPSGraph
         ``normalize(_:mean:variance:gamma:beta:epsilon:name:)``). ``gamma``/``beta`` may be None
         (MPSGraph's nil: no scale, no bias).
@@ -1457,7 +1457,7 @@ class OpBuilders:
         """
         return _builder('power')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
-    def random_tensor(self, shape: Any, descriptor: RandomOpDescriptor, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    def random_tensor(self, shape: Any, descriptor: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
         """Random values of ``shape`` from the descriptor's distribution, a fresh draw on each run
         (MPSGraph ``randomTensor(withShape:descriptor:seed:name:)``; ``seed=None`` is its
         ``randomTensor(withShape:descriptor:name:)``).
@@ -1835,7 +1835,8 @@ class OpBuilders:
         """A tensor of ``shape`` filled with ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
         and DIV, +inf / -inf or the integer limits for MIN / MAX) where each slice
         ``updates[..., k, ...]`` along ``axis`` is combined into slice ``indices[k]``; the transpose
-        of ``gather`` with ADD (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``).
+        of ``gather`` with ADD. ``shape`` may hold -1 on the axes other than ``axis``: their sizes
+        come from ``updates`` (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``).
 
         Args:
             updates: A tensor of this graph (the op's ``updates`` input).
@@ -1878,7 +1879,8 @@ class OpBuilders:
     def scatter_nd(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], batch_dimensions: int = 0, mode: Any = None, name: Optional[str] = None) -> Tensor:
         """A tensor of ``shape`` filled with ``mode``'s identity where each slice of ``updates`` is
         combined at the index tuple along the last axis of ``indices``; the transpose of ``gather_nd``
-        with ADD; ``mode=None`` is ADD, as MPSGraph's scatterND without ``mode:`` sums collisions
+        with ADD; ``mode=None`` is ADD, as MPSGraph's scatterND without ``mode:`` sums collisions.
+        ``shape`` may hold -1 on the batch and trailing axes (their sizes come from indices and updates)
         (MPSGraph ``scatterND(withUpdatesTensor:indicesTensor:shape:batchDimensions:mode:name:)``).
 
         Args:
@@ -2042,8 +2044,9 @@ class OpBuilders:
         """The elements sorted along ``axis``: ascending with NaN last, or descending with NaN first;
         stable (MPSGraph ``sort(_:axis:descending:name:)``).
 
-        Not differentiable (MPSGraph has no gradient op for it): for a gradient, take
-        ``arg_sort`` and gather with its indices, whose gradient is a scatter.
+        MPSGraph has no sort gradient op; the gradient rule sends each output's gradient back to
+        the element that landed there: ``dx = gather_along_axis(dy, rank)``, where ``rank``, the
+        inverse of the ``arg_sort`` permutation, is the ``arg_sort`` of those indices.
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).

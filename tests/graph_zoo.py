@@ -13,7 +13,7 @@ import numpy as np
 
 import minigraph as mg
 from minigraph.ops.registry import OPS
-from op_cases import BINARY, COMPARE, UNARY
+from op_cases import BINARY, COMPARE, LOGICAL, UNARY
 
 
 def every_op_graph(seed: int = 0):
@@ -89,6 +89,9 @@ def every_op_graph(seed: int = 0):
     outs.append(after)
     with g.name_scope("arithmetic"):
         outs.append(g.clamp(a, 0.75, g.constant(np.full((4,), 1.5, f32), name="hi")))
+        outs.append(g.leaky_relu(g.subtraction(a, 1.0), 0.1))
+        p, q = g.less_than(a, b), g.greater_than(a, 1.0)
+        outs += [getattr(g, t)(p, q) if t != "logical_not" else g.logical_not(p) for t in LOGICAL]
     with g.name_scope("normalization"):  # a batch norm and its gradient: the three gradient ops
         bn_gamma = g.constant(rng.uniform(0.5, 1.5, (1, 3, 1, 1)).astype(f32), name="gamma")
         bn = g.normalize(x, g.mean(x, [0, 2, 3]), g.variance(x, [0, 2, 3]), bn_gamma, None, 1e-5, name="bn")
@@ -104,6 +107,24 @@ def every_op_graph(seed: int = 0):
         top_values, top_indices = g.top_k(a, 2)
         outs += [top_indices, g.gradients(g.reduction_sum(g.square(top_values)), [a], name="grad")[a]]
 
+    with g.name_scope("random"):  # draws change from run to run: only the rate 0 / 1 dropouts are targets
+        g.random_tensor([2, 3], mg.RandomOpDescriptor(mg.RandomDistribution.TRUNCATED_NORMAL, mg.float32,
+                                                      mean=0.5, standard_deviation=2.0), seed=7, name="normal")
+        g.random_uniform_tensor([5], seed=8, name="uniform")
+        g.dropout(a, 0.5, seed=9, name="dropout")
+        outs += [g.dropout(a, 0.0, name="keep_all"), g.dropout(a, 1.0, name="drop_all")]
+
+    with g.name_scope("gather"):
+        rows = g.constant(np.array([[2, 0, -1, 1]], np.int32), name="rows")
+        picked = g.gather(a, rows, 1)
+        along = g.gather_along_axis(a, g.constant(np.array([[3, 0], [1, 1], [-1, 2]], np.int32)), 1)
+        nd = g.gather_nd(a, g.constant(np.array([[0, 1], [2, -1]], np.int32)))
+        outs += [picked, nd, g.one_hot(rows, 4, axis=0, dtype=mg.int32, on_value=3),
+                 g.scatter_along_axis(along, g.constant(np.array([[1, 1], [0, 3], [2, 2]], np.int32)), a, 1,
+                                      mg.ScatterMode.MAX)]
+        outs.append(g.gradients(g.reduction_sum(g.square(picked)) + g.reduction_sum(nd), [a], name="grad")[a])
+        outs.append(g.scatter_nd(nd, g.constant(np.array([[1], [1]], np.int32)), [3], mode=mg.ScatterMode.MUL))
+
     with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
         up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,
                                             padding_top=1, padding_bottom=1, groups=3)
@@ -115,7 +136,6 @@ def every_op_graph(seed: int = 0):
         gx = g.gradients(loss, [x], name="grad")[x]
         outs += [big, gx, g.gradients(g.reduction_sum(g.square(gx)), [x], name="grad2")[x],
                  g.convolution_transpose_2d_weights_gradient(up, x, [3, 2, 3, 3], up_d)]
-
     with g.name_scope("movement"):  # reflect-pad, tile, split, stack, flatten, reverse, and their gradients
         padded = g.pad_tensor(x, mg.PaddingMode.REFLECT, [0, 0, 2, 1], [0, 0, 1, 2])
         halves = g.split(g.tile(padded, [1, 2, 1, 1]), 2, 1)

@@ -16,13 +16,15 @@ NO_FD = "not differentiable"  # ``fd`` value for ops without a finite-difference
 class OpCase(NamedTuple):
     """``domain``: the random-data range, one for all inputs or one per input. ``ints``: the op
     takes int32/uint32 too. ``compare``: the result is bool. ``fd``: a narrower range for the
-    finite-difference check (None: ``domain``, or NO_FD); ``fd_shapes``: its input shapes."""
+    finite-difference check (None: ``domain``, or NO_FD); ``fd_shapes``: its input shapes.
+    ``bools``: the inputs are bool (the logical ops; ``domain`` is unused)."""
     arity: int
     domain: Union[Range, Tuple[Range, ...]] = (-2, 2)
     ints: bool = False
     compare: bool = False
     fd: Union[None, Range, str] = None
     fd_shapes: Optional[list] = None
+    bools: bool = False
 
 
 def _bin(domain=(-2, 2), fd_shapes=((2, 3), (2, 3)), **kw) -> OpCase:
@@ -35,6 +37,14 @@ def _cmp() -> OpCase:
 
 def _un(domain, fd=None, ints=False, fd_shapes=((4,),)) -> OpCase:
     return OpCase(1, domain, ints=ints, fd=fd, fd_shapes=list(fd_shapes))
+
+
+def _pred() -> OpCase:
+    return OpCase(1, (-3, 3), ints=True, compare=True, fd=NO_FD)
+
+
+def _logic(arity: int) -> OpCase:
+    return OpCase(arity, (0, 1), compare=True, fd=NO_FD, bools=True)
 
 
 ELEMENTWISE = {
@@ -70,12 +80,31 @@ ELEMENTWISE = {
     "stop_gradient": _un((-3, 3), fd=NO_FD, ints=True),
     # tensor, min_value, max_value; one finite-difference range for all three, so the bounds
     # also cross (min_value > max_value gives max_value)
+    "erf": _un((-5, 5), fd=(-2, 2)),
+    "floor": _un((-5, 5), fd=(-3, 3), ints=True),  # zero gradient; a jump is 1e-6 from a sample only by chance
+    "ceil": _un((-5, 5), fd=(-3, 3), ints=True),
+    "round": _un((-5, 5), fd=(-3, 3), ints=True),
+    "rint": _un((-5, 5), fd=(-3, 3), ints=True),
+    "reverse_square_root": _un((0.01, 100), fd=(0.5, 3)),
+    "exponent_base2": _un((-20, 20), fd=(-2, 2)),
+    "logarithm_base2": _un((0.01, 100), fd=(0.5, 3)),
+    "is_nan": _pred(),
+    "is_infinite": _pred(),
+    "is_finite": _pred(),
+    "modulo": _bin(((-5, 5), (-3, 3)), ints=True, fd=(0.5, 3), fd_shapes=[(2, 3), (3,)]),
+    "floor_modulo": _bin(((-5, 5), (-3, 3)), ints=True, fd=(0.5, 3), fd_shapes=[(2, 1), (1, 3)]),
+    "atan2": _bin(((-3, 3), (-3, 3)), fd=(0.5, 2), fd_shapes=[(2, 3), (3,)]),
+    "logical_and": _logic(2),
+    "logical_or": _logic(2),
+    "logical_xor": _logic(2),
+    "logical_not": _logic(1),
     "clamp": OpCase(3, ((-8, 8), (-1, 0.5), (0.5, 6)), ints=True, fd=(-2, 2), fd_shapes=[(2, 3), (3,), (2, 1)]),
 }
 
-UNARY = [t for t, c in ELEMENTWISE.items() if c.arity == 1]
+UNARY = [t for t, c in ELEMENTWISE.items() if c.arity == 1 and not c.bools]
 BINARY = [t for t, c in ELEMENTWISE.items() if c.arity == 2 and not c.compare]
-COMPARE = [t for t, c in ELEMENTWISE.items() if c.compare]
+COMPARE = [t for t, c in ELEMENTWISE.items() if c.arity == 2 and c.compare and not c.bools]
+LOGICAL = [t for t, c in ELEMENTWISE.items() if c.bools]  # bool in, bool out
 
 
 def input_domains(op: str) -> list:

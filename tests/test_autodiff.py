@@ -35,6 +35,9 @@ def _elementwise(op):
 CASES = {
     **{t: (_elementwise(t), c.fd_shapes, fd_domain(t)) for t, c in ELEMENTWISE.items() if fd_domain(t) is not None},
     "select": (lambda g, a, b: g.select(g.greater_than(a, 0.0), a, b), [(2, 3), (3,)], (-2, 2)),
+    "leaky_relu": (lambda g, a: g.leaky_relu(a, 0.2), [(6,)], (-2, 2)),
+    # rate 0: the exe below runs once per step with a fresh mask; tests/test_random.py checks rate 0.5
+    "dropout": (lambda g, a: g.dropout(a, 0.0, seed=1), [(2, 3)], (-2, 2)),
     "cast": (lambda g, a: g.cast(g.cast(a, mg.float32), mg.float64), [(4,)], (-2, 2)),
     "reduction_sum": (lambda g, a: g.reduction_sum(a, axes=[0, 2]), [(2, 3, 4)], (-2, 2)),
     "reduction_maximum": (lambda g, a: g.reduction_maximum(a, axes=[1]), [(2, 5)], (-2, 2)),
@@ -46,6 +49,7 @@ CASES = {
     "reduction_product": (lambda g, a: g.reduction_product(a, axes=[0, 2]), [(2, 3, 3)], (-2, 2)),
     "cumulative_sum": (lambda g, a: g.cumulative_sum(a, 1, exclusive=True, reverse=True), [(2, 4, 3)], (-2, 2)),
     "top_k": (lambda g, a: g.top_k(a, 3)[0], [(2, 3, 5)], (-2, 2)),
+    "sort": (lambda g, a: g.sort(a, 1, descending=True), [(3, 5, 2)], (-2, 2)),
     "softmax": (lambda g, a: g.softmax(a, axis=1), [(3, 4)], (-2, 2)),
     "softmax_cross_entropy": (lambda g, a, b: g.softmax_cross_entropy(a, b, axis=-1, reduction="mean"),
                               [(3, 4), (3, 4)], (0.1, 1)),
@@ -118,6 +122,20 @@ CASES = {
         lambda g, dy, x: g.avg_pooling_2d_gradient(dy, x, P2(kernel_width=3, kernel_height=2, stride_in_x=2,
                                                               padding_left=1, padding_right=1)),
         [(2, 2, 3, 3), (2, 2, 4, 5)], (-2, 2)),
+    # gather / scatter: constant indices with repeats, negatives (and one skipped for the scatters)
+    "gather": (lambda g, u: g.gather(u, g.constant(np.array([[2, -1, 0, 2], [1, 1, -3, 0]], np.int32)), 2,
+                                     batch_dimensions=1), [(2, 3, 3)], (-2, 2)),
+    "gather_along_axis": (lambda g, u: g.gather_along_axis(u, g.constant(np.array([[0, 0, -1, 1, 2]] * 2, np.int32)), 1),
+                          [(2, 3)], (-2, 2)),
+    "gather_nd": (lambda g, u: g.gather_nd(u, g.constant(np.array([[[1], [1], [-3]], [[-1], [0], [2]]], np.int32)),
+                                           batch_dimensions=1), [(2, 3, 2)], (-2, 2)),
+    "scatter_along_axis": (lambda g, u, d: g.scatter_along_axis(
+        u, g.constant(np.array([[0, 0, -1], [2, 1, 1]], np.int32)), d, 1, mg.ScatterMode.ADD),
+        [(2, 3), (2, 4)], (-2, 2)),
+    "scatter": (lambda g, u: g.scatter(u, g.constant(np.array([1, 1, -3], np.int32)), [2, 3], 1, mg.ScatterMode.SUB),
+                [(2, 3)], (-2, 2)),
+    "scatter_nd": (lambda g, u: g.scatter_nd(u, g.constant(np.array([[[2], [0], [2]]], np.int32)), [1, 3, 2],
+                                             batch_dimensions=1), [(1, 3, 2)], (-2, 2)),
 }
 
 
@@ -476,13 +494,93 @@ def test_gradient_through_read_reaches_the_variable():
     np.testing.assert_allclose(g.run(target_tensors=[gw])[gw], [2.0, -4.0, 6.0])
 
 
-def test_dynamic_shapes_on_the_path_are_a_clear_error():
+# ----------------------------------------------------------------------- a dynamic batch (-1) on the path
+# cases whose first input's axis 0 is not a batch axis that may be left open
+NOT_A_BATCH_AXIS = {
+    "concat": "axis 0 is the concatenated axis: the gradient's slice offsets need its size",
+    "depthwise_convolution_3d": "a rank-4 source has its channels on axis 0",
+    "normalization_beta_gradient": "its incoming gradient must have the (static) source's shape",
+}
+STATIC_COUNT_RULES = {"variance": "its rule reads the element count off the shape"}
+
+
+def _gradients_at(op_type, dynamic, vals, rv):
+    build, shapes, _ = CASES[op_type]
+    g = mg.Graph()
+    xs = [g.placeholder(((-1,) + tuple(s[1:])) if dynamic and i == 0 else s, mg.float64, name=f"in{i}")
+          for i, s in enumerate(shapes)]
+    y = build(g, *xs)
+    weights = g.placeholder(y.shape, mg.float64, name="r")
+    loss = g.reduction_sum(g.multiplication(y, weights), axes=None, name="loss")
+    grads = g.gradients(loss, xs, name="grad")
+    out = g.run({**dict(zip(xs, vals)), weights: rv}, [loss] + [grads[x] for x in xs])
+    return list(out.values())
+
+
+@pytest.mark.parametrize("op_type", sorted(CASES))
+def test_gradients_through_a_dynamic_batch_equal_the_static_ones(op_type):
+    """Every rule with its first input's axis 0 left open (-1) gives the gradients of the same graph
+    built with full shapes: counts and broadcasts come from the tensors when the graph runs."""
+    _, shapes, (lo, hi) = CASES[op_type]
+    if not shapes[0] or op_type in NOT_A_BATCH_AXIS:
+        pytest.skip(NOT_A_BATCH_AXIS.get(op_type, "a scalar input"))
+    if op_type in STATIC_COUNT_RULES:
+        pytest.xfail(STATIC_COUNT_RULES[op_type])
+    rng = np.random.default_rng(0)
+    vals = [rng.uniform(lo, hi, s) for s in shapes]
+    g = mg.Graph()
+    y = CASES[op_type][0](g, *[g.placeholder(s, mg.float64) for s in shapes])
+    rv = rng.uniform(0.5, 1.5, y.shape)
+    static = _gradients_at(op_type, False, vals, rv)
+    dynamic = _gradients_at(op_type, True, vals, rv)
+    for a, b in zip(dynamic, static):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=op_type)
+
+
+@pytest.mark.parametrize("batches", [(32, 256), (5, 1)])
+def test_one_graph_trains_at_one_batch_and_evaluates_at_another(batches, backend):
+    """The demo network with a dynamic batch: the gradients at batch 5 or 32 equal those of graphs
+    built for that batch, and the same graph then runs its forward part at another batch."""
+    from minigraph import demo
+
+    train, evaluate = batches
+    params = demo.init_params(np.random.default_rng(2))
+    g, x, labels, v, logits, loss, _ = demo.build(mg.float32, params)  # batch -1
+    assert x.shape[0] == -1 and loss.shape == ()
+    grads = g.gradients(loss, g.trainable_variables)
+    xb, yb, _ = demo.make_data(np.random.default_rng(3), train)
+    feeds = {x: xb.astype(np.float32), labels: yb.astype(np.float32)}
+    got = g.run(feeds, [grads[t] for t in v.values()], backend=backend)
+    ref_g, rx, rl, rv, _, rloss, _ = demo.build(mg.float64, params, train)
+    ref = ref_g.run({rx: xb, rl: yb}, [ref_g.gradients(rloss, [rv[k]])[rv[k]] for k in v])
+    for (k, t), r in zip(v.items(), ref.values()):
+        np.testing.assert_allclose(got[grads[t]], r, rtol=2e-3, atol=2e-5, err_msg=k)
+    step = [g.apply_stochastic_gradient_descent(0.1, t, grads[t]) for t in g.trainable_variables]
+    exe = g.compile({x: mg.ShapedType([-1, demo.C, demo.H, demo.W], mg.float32),
+                     labels: mg.ShapedType([-1, demo.CLASSES], mg.float32)}, [loss], step, backend=backend)
+    first = float(exe.run(feeds)[0])
+    for _ in range(20):
+        last = float(exe.run(feeds)[0])
+    assert last < first
+    xe, ye, _ = demo.make_data(np.random.default_rng(4), evaluate)
+    out = g.run({x: xe.astype(np.float32), labels: ye.astype(np.float32)}, [logits, loss], backend=backend)
+    assert out[logits].shape == (evaluate, demo.CLASSES) and np.isfinite(out[loss]).all()
+
+
+def test_dynamic_seed_and_unrelated_dynamic_tensor():
+    """A non-scalar ``of`` with a dynamic batch is seeded with ones of its run-time shape; a dynamic
+    tensor it does not depend on gets zeros of its run-time shape."""
     g = mg.Graph()
     x = g.placeholder([-1, 3], mg.float64, name="x")
-    w = g.variable(np.ones((3, 2)), name="w")
-    loss = g.mean(g.matrix_multiplication(x, w, name="mm"), axes=None)
-    with pytest.raises(mg.ShapeError, match=r"mean op .*dynamic shape \(-1, 2\).*static shapes"):
-        g.gradients(loss, [w])
+    other = g.placeholder([-1, 2], mg.float64, name="other")
+    w = g.variable(np.arange(6.0).reshape(3, 2), name="w")
+    y = g.matrix_multiplication(x, w, name="mm")  # [-1, 2], seeded with ones
+    grads = g.gradients(y, [x, w, other])
+    xv = np.arange(12.0).reshape(4, 3)
+    out = g.run({x: xv, other: np.ones((7, 2))}, [grads[x], grads[w], grads[other]])
+    np.testing.assert_array_equal(out[grads[x]], np.ones((4, 2)) @ np.arange(6.0).reshape(3, 2).T)
+    np.testing.assert_array_equal(out[grads[w]], xv.T @ np.ones((4, 2)))
+    np.testing.assert_array_equal(out[grads[other]], np.zeros((7, 2)))
 
 
 def test_rules_do_not_leave_ops_for_inputs_nobody_asked_about():

@@ -26,7 +26,7 @@ from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvoluti
 from minigraph.ops import OPS
 
 from conftest import ALL_BACKENDS
-from op_cases import BINARY, COMPARE, ELEMENTWISE, UNARY, input_domains
+from op_cases import BINARY, COMPARE, ELEMENTWISE, LOGICAL, UNARY, input_domains
 
 F32, F16 = np.float32, np.float16
 SPECIAL = {"placeholder", "constant", "variable", "read", "assign"}
@@ -732,6 +732,67 @@ for _dt in (np.int32, np.uint32):
     case("clamp", np.dtype(_dt).name)(_b)
 
 
+for _op in LOGICAL:
+    def _b(g, rng, op=_op):
+        a, fa = feed(g, rng.integers(0, 2, (3, 4)).astype(bool))
+        if op == "logical_not":
+            return [g.logical_not(a)], fa
+        b, fb = feed(g, rng.integers(0, 2, (4,)).astype(bool))
+        return [getattr(g, op)(a, b), getattr(g, op)(b, a)], {**fa, **fb}
+    case(_op, "bool-broadcast")(_b)
+
+
+for _alpha in (0.2, 0.01, -1.5):
+    def _b(g, rng, alpha=_alpha):
+        x, fx = feed(g, np.concatenate([uniform(rng, (12,), -4, 4), SPECIALS]).astype(F32))
+        h, fh = feed(g, uniform(rng, (3, 5), -4, 4, dtype=F16))
+        return [g.leaky_relu(x, alpha), g.leaky_relu(h, alpha)], {**fx, **fh}
+    case("leaky_relu", f"alpha{_alpha}")(_b)
+
+
+@case("modulo", "signs-zero-divisor-specials")
+def _(g, rng):
+    a = np.array([7, -7, 7, -7, 0, -0.0, 5, np.inf, np.nan, 5, -5, 1e30, 3e-39], F32)
+    b = np.array([3, 3, -3, -3, 2, 2, 0, 2, 2, np.inf, -np.inf, 7, 1e-40], F32)
+    x, fx = feed(g, a)
+    y, fy = feed(g, b)
+    i, fi = feed(g, np.array([7, -7, 7, -7, 5, -2 ** 31], np.int32))
+    j, fj = feed(g, np.array([3, 3, -3, -3, 0, -1], np.int32))
+    return ([g.modulo(x, y), g.floor_modulo(x, y), g.modulo(i, j), g.floor_modulo(i, j)],
+            {**fx, **fy, **fi, **fj})
+
+
+@case("floor_modulo", "every-magnitude")
+def _(g, rng):
+    a = rng.integers(0, 2 ** 32, 400, dtype=np.uint64).astype(np.uint32).view(F32)
+    b = rng.integers(0, 2 ** 32, 400, dtype=np.uint64).astype(np.uint32).view(F32)
+    x, fx = feed(g, np.where(np.isfinite(a), a, 1.0).astype(F32))
+    y, fy = feed(g, np.where(np.isfinite(b), b, 3.0).astype(F32))
+    return [g.floor_modulo(x, y), g.modulo(x, y)], {**fx, **fy}
+
+
+@case("atan2", "signed-zeros-infinities")
+def _(g, rng):
+    sp = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-45], F32)
+    ys, xs = (a.ravel().copy() for a in np.meshgrid(sp, sp))
+    y, fy = feed(g, ys)
+    x, fx = feed(g, xs)
+    return [g.atan2(y, x)], {**fy, **fx}
+
+
+@case("round", "halfway-cases")
+def _(g, rng):
+    x, fx = feed(g, np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -3.5, 8388607.5], F32))
+    h, fh = feed(g, np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5], F16))
+    return [g.round(x), g.rint(x), g.floor(x), g.ceil(x), g.round(h), g.rint(h)], {**fx, **fh}
+
+
+@case("erf", "every-magnitude")
+def _(g, rng):
+    x, fx = feed(g, np.concatenate([rng.uniform(-4.5, 4.5, 500), np.geomspace(1e-40, 1e3, 200)]).astype(F32))
+    return [g.erf(x), g.erf(g.negative(x))], fx
+
+
 ARITH_CASES = [(op, cid, build, tol) for op, cs in CASES.items() for cid, build, tol in cs[_CASES_BEFORE.get(op, 0):]]
 
 
@@ -981,6 +1042,54 @@ def test_reduction_scan_sort_op_matches_numpy(op, cid, build, tol, other):
     test_op_matches_numpy(op, cid, build, tol, other)
 
 
+# ----------------------------------------------------------------------------- random
+# Every case has explicit seeds (the two graphs of a comparison must draw the same bits): uniform,
+# integer and dropout results are bit-identical across backends; normal ones agree to a few ulp.
+_RANDOM_CASES_BEFORE = {op: len(CASES.get(op, [])) for op in ("random_tensor", "random_uniform_tensor", "dropout")}
+_RD = mg.RandomDistribution
+for _cid, _kw, _shape in [
+        ("uniform-f32", dict(distribution=_RD.UNIFORM, dtype=mg.float32), (3, 5, 7)),
+        ("uniform-range", dict(distribution=_RD.UNIFORM, dtype=mg.float32, min=-3.0, max=7.5), (1001,)),
+        ("uniform-f16", dict(distribution=_RD.UNIFORM, dtype=mg.float16, min=-1.0, max=1.0), (33,)),
+        ("uniform-i32", dict(distribution=_RD.UNIFORM, dtype=mg.int32, min_integer=-5, max_integer=9), (257,)),
+        ("uniform-i32-full", dict(distribution=_RD.UNIFORM, dtype=mg.int32, min_integer=-2 ** 31,
+                                  max_integer=2 ** 31 - 1), (64,)),
+        ("normal", dict(distribution=_RD.NORMAL, dtype=mg.float32, mean=1.0, standard_deviation=2.0), (513,)),
+        ("normal-box-muller", dict(distribution=_RD.NORMAL, dtype=mg.float32,
+                                   sampling_method=mg.RandomNormalSamplingMethod.BOX_MULLER), (515,)),
+        ("truncated-normal", dict(distribution=_RD.TRUNCATED_NORMAL, dtype=mg.float32), (2, 300)),
+        ("truncated-normal-shifted", dict(distribution=_RD.TRUNCATED_NORMAL, dtype=mg.float32, min=0.0, max=3.0,
+                                          mean=1.0, standard_deviation=0.5), (301,)),
+        ("empty", dict(distribution=_RD.NORMAL, dtype=mg.float32), (0, 4))]:
+    def _b(g, rng, kw=_kw, shape=_shape):
+        return [g.random_tensor(list(shape), mg.RandomOpDescriptor(**kw), seed=12345)], {}
+    case("random_tensor", _cid, tol=(1e-5, 2e-6) if "normal" in _cid else (0.0, 0.0))(_b)
+
+
+@case("random_uniform_tensor", "seeds", tol=(0.0, 0.0))
+def _(g, rng):
+    return [g.random_uniform_tensor([4, 9], seed=s) for s in (0, 1, 2 ** 64 - 1, -5)], {}
+
+
+for _rate in (0.0, 0.1, 0.5, 1.0):
+    def _b(g, rng, rate=_rate):
+        x, fx = feed(g, uniform(rng, (7, 13)))
+        h, fh = feed(g, uniform(rng, (9,), dtype=F16))
+        specials, fs = feed(g, np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, 2.0, 3.0], F32))
+        return [g.dropout(x, rate, seed=3), g.dropout(h, rate, seed=4), g.dropout(specials, rate, seed=5)], \
+            {**fx, **fh, **fs}
+    case("dropout", f"rate{_rate}", tol=(0.0, 0.0))(_b)
+
+
+RANDOM_CASES = [(op, cid, build, tol) for op in _RANDOM_CASES_BEFORE
+                for cid, build, tol in CASES[op][_RANDOM_CASES_BEFORE[op]:]]
+
+
+@pytest.mark.parametrize("op,cid,build,tol", RANDOM_CASES, ids=[c[1] for c in RANDOM_CASES])
+def test_random_op_matches_numpy(op, cid, build, tol, other):
+    test_op_matches_numpy(op, cid, build, tol, other)
+
+
 # ----------------------------------------------------------------------------- convolution transpose, resize
 _RESIZE_OPS = ("convolution_transpose_2d", "convolution_transpose_2d_data_gradient",
                "convolution_transpose_2d_weights_gradient", "resize", "resize_gradient")
@@ -1173,4 +1282,131 @@ MOVEMENT_CASES = [(op, cid, build, tol) for op in _MOVEMENT_OPS
 
 @pytest.mark.parametrize("op,cid,build,tol", MOVEMENT_CASES, ids=[c[1] for c in MOVEMENT_CASES])
 def test_shape_movement_op_matches_numpy(op, cid, build, tol, other):
+    test_op_matches_numpy(op, cid, build, tol, other)
+
+
+# ----------------------------------------------------------------------------- gather, scatter, one-hot
+# Indices with repeats, negatives and out-of-range values (gathers give 0, scatters skip); scatters
+# combine collisions in row-major order on both backends, so results are bit-identical.
+_GATHER_OPS = ("gather", "gather_along_axis", "gather_nd", "scatter_along_axis", "scatter", "scatter_nd", "one_hot")
+_SM = mg.ScatterMode
+
+
+@case("gather", "axis1-2d-indices-out-of-range", tol=(0, 0))
+def _(g, rng):
+    u, fu = feed(g, uniform(rng, (3, 5, 4)))
+    i, fi = feed(g, rng.integers(-7, 7, (2, 3)).astype(np.int32))
+    return [g.gather(u, i, 1), g.gather(u, i, -1), g.gather(u, i, 0)], {**fu, **fi}
+
+
+@case("gather", "batch-dims-f16-uint32-int32-bool", tol=(0, 0))
+def _(g, rng):
+    u, fu = feed(g, uniform(rng, (2, 3, 4, 5), dtype=F16))
+    i, fi = feed(g, rng.integers(0, 6, (2, 3, 7)).astype(np.uint32))
+    n, fn = feed(g, ints(rng, (2, 6)))
+    b, fb = feed(g, rng.random((2, 6)) > 0.5)
+    j, fj = feed(g, rng.integers(-6, 6, ()).astype(np.int32))
+    return [g.gather(u, i, 2, batch_dimensions=2), g.gather(u, i, 3, batch_dimensions=1), g.gather(n, j, 1),
+            g.gather(b, j, 1), g.gather(u, j, 3)], {**fu, **fi, **fn, **fb, **fj}
+
+
+@case("gather", "empty", tol=(0, 0))
+def _(g, rng):
+    u, fu = feed(g, uniform(rng, (3, 0)))
+    i, fi = feed(g, np.array([0, -1, 2], np.int32))
+    e, fe = feed(g, np.zeros((0,), np.int32))
+    return [g.gather(u, i, 1), g.gather(u, e, 0)], {**fu, **fi, **fe}
+
+
+@case("gather_along_axis", "every-axis-and-dtype", tol=(0, 0))
+def _(g, rng):
+    u, fu = feed(g, with_nan(uniform(rng, (3, 4, 5))))
+    h, fh = feed(g, uniform(rng, (3, 4, 5), dtype=F16))
+    n, fn = feed(g, ints(rng, (3, 4, 5)))
+    outs, feeds = [], {**fu, **fh, **fn}
+    for axis, shape in ((0, (6, 4, 5)), (1, (3, 2, 5)), (2, (3, 4, 9))):
+        i, fi = feed(g, rng.integers(-shape[axis] - 2, shape[axis] + 2, shape).astype(np.int32))
+        feeds.update(fi)
+        outs += [g.gather_along_axis(u, i, axis), g.gather_along_axis(h, i, axis - 3), g.gather_along_axis(n, i, axis)]
+    return outs, feeds
+
+
+@case("gather_nd", "tuples-batch-out-of-range", tol=(0, 0))
+def _(g, rng):
+    u, fu = feed(g, uniform(rng, (2, 4, 3, 5)))
+    i, fi = feed(g, rng.integers(-5, 5, (2, 6, 2)).astype(np.int32))
+    k, fk = feed(g, rng.integers(-3, 3, (7, 4)).astype(np.int32))
+    one, fo = feed(g, rng.integers(0, 3, (3, 1)).astype(np.uint32))
+    return [g.gather_nd(u, i), g.gather_nd(u, i, batch_dimensions=1), g.gather_nd(u, k), g.gather_nd(u, one)], \
+        {**fu, **fi, **fk, **fo}
+
+
+for _mode in _SM:
+    @case("scatter_along_axis", f"{_mode.name.lower()}-f32-i32-f16")
+    def _(g, rng, mode=_mode):
+        d, fd = feed(g, with_nan(uniform(rng, (3, 5, 4), 0.5, 2), 7))
+        u, fu = feed(g, uniform(rng, (3, 8, 4), 0.5, 2))
+        i, fi = feed(g, rng.integers(-6, 6, (3, 8, 4)).astype(np.int32))
+        dh, fdh = feed(g, uniform(rng, (5, 3), 0.5, 2, dtype=F16))
+        uh, fuh = feed(g, uniform(rng, (9, 3), 0.5, 2, dtype=F16))
+        ih, fih = feed(g, rng.integers(0, 5, (9, 3)).astype(np.uint32))
+        outs = [g.scatter_along_axis(u, i, d, 1, mode), g.scatter_along_axis(uh, ih, dh, 0, mode)]
+        feeds = {**fd, **fu, **fi, **fdh, **fuh, **fih}
+        if mode != _SM.DIV:
+            di, fdi = feed(g, ints(rng, (4, 3)))
+            ui, fui = feed(g, ints(rng, (4, 6)))
+            ii, fii = feed(g, rng.integers(-4, 4, (4, 6)).astype(np.int32))
+            outs.append(g.scatter_along_axis(ui, ii, di, -1, mode))
+            feeds.update({**fdi, **fui, **fii})
+        return outs, feeds
+
+    @case("scatter", f"{_mode.name.lower()}-identity-start")
+    def _(g, rng, mode=_mode):
+        u, fu = feed(g, uniform(rng, (2, 7, 3), 0.5, 2))
+        i, fi = feed(g, rng.integers(-5, 5, (7,)).astype(np.int32))
+        ui, fui = feed(g, ints(rng, (6, 2)))
+        outs = [g.scatter(u, i, [2, 4, 3], 1, mode)]
+        if mode != _SM.DIV:
+            outs.append(g.scatter(ui, g.slice(i, 0, 0, 6), [5, 2], 0, mode))
+        return outs, {**fu, **fi, **fui}
+
+    @case("scatter_nd", f"{_mode.name.lower()}-batch")
+    def _(g, rng, mode=_mode):
+        u, fu = feed(g, uniform(rng, (2, 6, 3), 0.5, 2))
+        i, fi = feed(g, rng.integers(-4, 4, (2, 6, 2)).astype(np.int32))
+        u0, fu0 = feed(g, uniform(rng, (5,), 0.5, 2))
+        i0, fi0 = feed(g, rng.integers(-3, 3, (5, 3)).astype(np.int32))
+        return [g.scatter_nd(u, i, [2, 3, 3, 3], 1, mode), g.scatter_nd(u0, i0, [2, 2, 2], mode=mode)], \
+            {**fu, **fi, **fu0, **fi0}
+
+
+@case("scatter", "long-collision-chain-multi-pass")
+def _(g, rng):
+    u, fu = feed(g, uniform(rng, (40000,), -1, 1))
+    i, fi = feed(g, rng.integers(0, 3, (40000,)).astype(np.int32))
+    return [g.scatter(u, i, [3], 0, _SM.ADD)], {**fu, **fi}
+
+
+@case("scatter_along_axis", "bool-set", tol=(0, 0))
+def _(g, rng):
+    d, fd = feed(g, rng.random((3, 4)) > 0.5)
+    u, fu = feed(g, rng.random((3, 5)) > 0.5)
+    i, fi = feed(g, rng.integers(-4, 4, (3, 5)).astype(np.int32))
+    return [g.scatter_along_axis(u, i, d, 1, _SM.SET)], {**fd, **fu, **fi}
+
+
+@case("one_hot", "axes-dtypes-out-of-range", tol=(0, 0))
+def _(g, rng):
+    i, fi = feed(g, rng.integers(-2, 7, (3, 4)).astype(np.int32))
+    j, fj = feed(g, rng.integers(0, 7, (5,)).astype(np.uint32))
+    return [g.one_hot(i, 5), g.one_hot(i, 5, axis=0, dtype=mg.int32, on_value=-7, off_value=3),
+            g.one_hot(i, 6, axis=1, dtype=mg.float16, on_value=0.1, off_value=-np.inf),
+            g.one_hot(j, 4, dtype=mg.bool), g.one_hot(j, 0), g.one_hot(j, 3, dtype=mg.uint32, on_value=9)], {**fi, **fj}
+
+
+GATHER_CASES = [(op, cid, build, tol) for op in _GATHER_OPS for cid, build, tol in CASES.get(op, [])]
+
+
+@pytest.mark.parametrize("op,cid,build,tol", GATHER_CASES, ids=[c[1] for c in GATHER_CASES])
+def test_gather_scatter_one_hot_op_matches_numpy(op, cid, build, tol, other):
     test_op_matches_numpy(op, cid, build, tol, other)

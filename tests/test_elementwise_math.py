@@ -5,6 +5,8 @@ the edge values: ±0, subnormals, the largest floats, ±inf, NaN. Errors are cou
 result's dtype at the exact value (a subnormal result's ulp is the smallest subnormal), and the
 bounds are those docs/backends.md states.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -297,3 +299,281 @@ def test_clamp_errors():
         g.clamp(x, g.placeholder([2], mg.float32, name="lo2"), 6)
     with pytest.raises(mg.DTypeError, match="clamp"):
         g.clamp(g.placeholder([3], mg.bool, name="b"), 0, 1)
+
+
+# --- erf, exponent_base2, logarithm_base2, reverse_square_root, atan2 ---------------------------
+
+def test_erf_every_magnitude(backend, rng):
+    """Against Python's float64 math.erf: within 2 ulp in float32 (docs/arithmetic.md), odd,
+    erf(±inf) = ±1, and float16 computed in float32 and rounded once."""
+    x = np.concatenate([every_magnitude(rng, 30000), rng.uniform(-5, 5, 30000).astype(F32),
+                        np.linspace(-4.5, 4.5, 9001, dtype=F32), np.array(EDGES, F32)])
+    ref = np.array([math.erf(v) if not np.isnan(v) else np.nan for v in x.astype(np.float64)])
+    got = run(backend, "erf", x)
+    assert_ulps(x, got, ref, 2.0, f"erf on {backend}", backend)
+    np.testing.assert_array_equal(got, -run(backend, "erf", -x))
+    h = np.linspace(-4, 4, 801).astype(np.float16)
+    href = np.array([math.erf(v) for v in h.astype(np.float64)])
+    assert_ulps(h, run(backend, "erf", h), href, 1.0, f"erf float16 on {backend}", backend)
+
+
+def test_erf_against_torch(backend, rng):
+    torch = pytest.importorskip("torch")
+    x = rng.uniform(-4, 4, 5000).astype(F32)
+    want = torch.special.erf(torch.from_numpy(x.astype(np.float64))).numpy()
+    assert_ulps(x, run(backend, "erf", x), want, 2.0, "erf vs torch")
+
+
+def test_exponent_base2_every_magnitude(backend, rng):
+    """Exact powers of two for integers, subnormal results down to 2^-149, inf from 128."""
+    x = np.concatenate([rng.uniform(-155, 130, 50000).astype(F32), every_magnitude(rng, 20000),
+                        np.arange(-149, 128, dtype=F32), np.array(EDGES, F32)])
+    with np.errstate(over="ignore"):
+        ref = np.exp2(x.astype(np.float64))
+    got = run(backend, "exponent_base2", x)
+    assert_ulps(x, got, ref, 2.0, f"exponent_base2 on {backend}", backend)
+    ints = np.arange(-126, 128, dtype=F32)
+    np.testing.assert_array_equal(run(backend, "exponent_base2", ints), np.exp2(ints.astype(np.float64)).astype(F32))
+
+
+def test_logarithm_base2_every_magnitude(backend, rng):
+    """Exact at powers of two (subnormal ones too); -inf at ±0, NaN below zero."""
+    x = np.concatenate([every_magnitude(rng, 100000, positive=True),
+                        rng.integers(1, 1 << 23, 20000).astype(np.uint32).view(F32), np.array(EDGES, F32)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.log2(x.astype(np.float64))
+    assert_ulps(x, run(backend, "logarithm_base2", x), ref, 2.0, f"logarithm_base2 on {backend}")
+    p = np.exp2(np.arange(-149, 128, dtype=np.float64)).astype(F32)
+    np.testing.assert_array_equal(run(backend, "logarithm_base2", p), np.arange(-149, 128, dtype=F32))
+    np.testing.assert_array_equal(run(backend, "logarithm_base2", np.array([0.0, -0.0, -1.0, np.inf], F32)),
+                                  np.array([-np.inf, -np.inf, np.nan, np.inf], F32))
+
+
+def test_reverse_square_root_every_magnitude(backend, rng):
+    """1 / sqrt(x): +inf at +0 and -inf at -0 (IEEE's rsqrt), 0 at +inf, NaN below zero."""
+    x = np.concatenate([every_magnitude(rng, 100000, positive=True), np.array(EDGES, F32)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = 1.0 / np.sqrt(x.astype(np.float64))
+    assert_ulps(x, run(backend, "reverse_square_root", x), ref, 2.0, f"reverse_square_root on {backend}", backend)
+    got = run(backend, "reverse_square_root", np.array([0.0, -0.0, np.inf, -4.0, 4.0], F32))
+    np.testing.assert_array_equal(got, np.array([np.inf, -np.inf, 0.0, np.nan, 0.5], F32))
+
+
+def test_atan2_every_quadrant_and_special_values(backend, rng):
+    """C99's atan2 (NumPy's float64 arctan2): every quadrant and magnitude within 2.5 ulp, and the
+    signed zeros and infinities exactly."""
+    y = np.concatenate([every_magnitude(rng, 40000), rng.uniform(-3, 3, 40000).astype(F32)])
+    x = np.concatenate([every_magnitude(rng, 40000), rng.uniform(-3, 3, 40000).astype(F32)])
+    n = min(x.size, y.size)
+    y, x = y[:n], x[:n]
+    sp = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-45, -3e38], F32)
+    ys, xs = (a.ravel() for a in np.meshgrid(sp, sp))
+    y, x = np.concatenate([y, ys]), np.concatenate([x, xs])
+    ref = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    got = run(backend, "atan2", y, x)
+    assert_ulps(y, got, ref, 2.5, f"atan2 on {backend}", backend)
+    want = np.arctan2(ys.astype(np.float64), xs.astype(np.float64)).astype(F32)
+    np.testing.assert_array_equal(got[-ys.size:], want)
+    assert np.array_equal(np.signbit(got[-ys.size:]), np.signbit(want))
+
+
+# --- rounding -----------------------------------------------------------------------------------
+
+HALVES = np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, -3.5, 0.49999997, -0.49999997, 8388607.5, -8388607.5], F32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_round_is_half_away_from_zero_and_rint_half_to_even(backend, dtype):
+    """Metal's round (and C's): 0.5 -> 1, 1.5 -> 2, 2.5 -> 3; rint: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2.
+    Zero results keep the sign: round(-0.49999997) = rint(-0.5) = -0.0."""
+    x = HALVES if dtype == np.float32 else HALVES[:8].astype(dtype)
+    got_round, got_rint = run(backend, "round", x), run(backend, "rint", x)
+    want_round = np.array([math.copysign(math.floor(abs(v) + 0.5), v) if abs(v) != 0.49999997 else math.copysign(0.0, v)
+                           for v in x.astype(np.float64)], dtype)
+    want_rint = np.array([math.copysign(float(round(v)), v) for v in x.astype(np.float64)], dtype)  # Python's round: to even
+    np.testing.assert_array_equal(got_round, want_round)
+    np.testing.assert_array_equal(got_rint, want_rint)
+    assert list(got_round[:6]) == [1, -1, 2, -2, 3, -3]
+    assert list(got_rint[:6]) == [0, 0, 2, -2, 2, -2]
+    assert np.array_equal(np.signbit(got_round), np.signbit(x)) and np.array_equal(np.signbit(got_rint), np.signbit(x))
+
+
+@pytest.mark.parametrize("op, fn", [("floor", math.floor), ("ceil", math.ceil), ("round", None), ("rint", None)])
+def test_rounding_every_magnitude_and_edges(backend, rng, op, fn):
+    """Against Python's integer rounding on float64 (math.floor/ceil, Python's round for rint, half away
+    for round); NaN, ±inf, ±0 and large floats pass through, integers of int32/uint32 are unchanged."""
+    x = np.concatenate([every_magnitude(rng, 20000), rng.uniform(-10, 10, 20000).astype(F32),
+                        np.round(rng.uniform(-10, 10, 2000)).astype(F32) + F32(0.5), np.array(EDGES, F32)])
+    ref_fn = {"floor": math.floor, "ceil": math.ceil, "rint": round,
+              "round": lambda v: math.floor(abs(v) + 0.5) if v >= 0 else -math.floor(abs(v) + 0.5)}[op]
+    want = np.array([v if not math.isfinite(v) else math.copysign(float(ref_fn(v)), v) for v in x.astype(np.float64)], F32)
+    got = run(backend, op, x)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got[~np.isnan(x)]), np.signbit(x[~np.isnan(x)])), f"{op} keeps the sign"
+    for dt in (np.int32, np.uint32):
+        iv = rng.integers(0 if dt == np.uint32 else -1000, 1000, 50).astype(dt)
+        got = run(backend, op, iv)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got, iv)
+
+
+def test_rounding_gradient_is_zero(backend):
+    g = mg.Graph()
+    x = g.placeholder([4], mg.float32, name="x")
+    loss = g.reduction_sum(g.addition(g.addition(g.floor(x), g.ceil(x)), g.addition(g.round(x), g.rint(x))), axes=None)
+    dx = g.gradients(loss, [x])[x]
+    np.testing.assert_array_equal(g.run({x: np.array([0.3, -1.7, 2.5, 9.0], F32)}, [dx], backend=backend)[dx], np.zeros(4, F32))
+
+
+# --- modulo, floor_modulo -----------------------------------------------------------------------
+
+def test_modulo_truncates_and_floor_modulo_takes_the_divisor_sign(backend):
+    """modulo is C's fmod (sign of the dividend), floor_modulo Python's % (sign of the divisor)."""
+    a = np.array([7, -7, 7, -7, 5.5, -5.5, 6, -6, 0, -0.0], F32)
+    b = np.array([3, 3, -3, -3, 2, 2, 3, 3, 2, -2], F32)
+    got_m, got_f = run(backend, "modulo", a, b), run(backend, "floor_modulo", a, b)
+    want_m = np.array([math.fmod(x, y) for x, y in zip(a.tolist(), b.tolist())], F32)
+    want_f = np.array([x % y for x, y in zip(a.tolist(), b.tolist())], F32)
+    np.testing.assert_array_equal(got_m, want_m)
+    np.testing.assert_array_equal(got_f, want_f)
+    assert list(got_m[:4]) == [1, -1, 1, -1] and list(got_f[:4]) == [1, 2, -2, -1]
+    assert np.array_equal(np.signbit(got_m), np.signbit(want_m)) and np.array_equal(np.signbit(got_f), np.signbit(want_f))
+    for dt in (np.int32,):
+        ai, bi = a[:8].astype(dt), b[:8].astype(dt)
+        np.testing.assert_array_equal(run(backend, "modulo", ai, bi),
+                                      np.array([math.fmod(x, y) for x, y in zip(ai.tolist(), bi.tolist())], dt))
+        np.testing.assert_array_equal(run(backend, "floor_modulo", ai, bi), np.array([x % y for x, y in zip(ai.tolist(), bi.tolist())], dt))
+
+
+def test_modulo_every_magnitude_is_exact(backend, rng):
+    """The remainder of two floats is a float: both ops are exact, for every magnitude and subnormals."""
+    a, b = every_magnitude(rng, 40000), every_magnitude(rng, 40000)
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    b = np.where(rng.random(n) < 0.3, b * F32(1e-30), b).astype(F32)
+    with np.errstate(all="ignore"):
+        want_f = np.where(b == 0, F32(0), np.mod(a, b)).astype(F32)
+        want_m = np.fmod(a.astype(np.float64), b.astype(np.float64)).astype(F32)  # float64 fmod is exact too
+    got_m, got_f = run(backend, "modulo", a, b), run(backend, "floor_modulo", a, b)
+    np.testing.assert_array_equal(got_m, want_m)
+    np.testing.assert_array_equal(got_f, want_f)
+    assert np.array_equal(np.signbit(got_f), np.signbit(want_f))
+
+
+def test_modulo_zero_divisor_and_special_values(backend):
+    """A zero divisor: NaN for float modulo (fmod), 0 for floor_modulo (Apple: "returns 0 if divisor is
+    0") and 0 for integers; fmod(±inf, y) is NaN, fmod(x, ±inf) is x; -5 floor_modulo inf is inf."""
+    a = np.array([5, -5, 0, np.inf, 5, -5, np.nan, 5], F32)
+    b = np.array([0, -0.0, 0, 2, np.inf, np.inf, 2, np.nan], F32)
+    np.testing.assert_array_equal(run(backend, "modulo", a, b), np.array([np.nan, np.nan, np.nan, np.nan, 5, -5, np.nan, np.nan], F32))
+    np.testing.assert_array_equal(run(backend, "floor_modulo", a, b), np.array([0, 0, 0, np.nan, 5, np.inf, np.nan, np.nan], F32))
+    ai = np.array([5, -5, -2 ** 31, -2 ** 31], np.int32)
+    bi = np.array([0, 0, -1, 0], np.int32)
+    np.testing.assert_array_equal(run(backend, "modulo", ai, bi), np.zeros(4, np.int32))
+    np.testing.assert_array_equal(run(backend, "floor_modulo", ai, bi), np.zeros(4, np.int32))
+    ui = np.array([5, 7, 4294967295], np.uint32)
+    np.testing.assert_array_equal(run(backend, "modulo", ui, np.array([0, 3, 10], np.uint32)), np.array([0, 1, 5], np.uint32))
+
+
+def test_modulo_gradients_match_torch(backend, rng):
+    """d/da = 1 and d/db = -trunc(a / b) (torch.fmod) or -floor(a / b) (torch.remainder)."""
+    torch = pytest.importorskip("torch")
+    av = rng.uniform(-6, 6, (3, 4)).astype(F32)
+    bv = (rng.uniform(0.7, 2.5, (4,)) * np.array([1, -1, 1, -1])).astype(F32)
+    for op, tfn in (("modulo", torch.fmod), ("floor_modulo", torch.remainder)):
+        g = mg.Graph()
+        a, b = g.placeholder([3, 4], name="a"), g.placeholder([4], name="b")
+        y = getattr(g, op)(a, b)
+        gr = g.gradients(g.reduction_sum(y, axes=None), [a, b])
+        out = g.run({a: av, b: bv}, [y, gr[a], gr[b]], backend=backend)
+        ta, tb = torch.tensor(av, requires_grad=True), torch.tensor(bv, requires_grad=True)
+        ty = tfn(ta, tb)
+        ty.sum().backward()
+        np.testing.assert_allclose(out[y], ty.detach().numpy(), rtol=1e-6, atol=1e-6, err_msg=op)
+        np.testing.assert_allclose(out[gr[a]], ta.grad.numpy(), err_msg=op)
+        np.testing.assert_allclose(out[gr[b]], tb.grad.numpy(), rtol=1e-5, err_msg=op)
+
+
+# --- is_nan, is_infinite, is_finite, logical ops ------------------------------------------------
+
+def test_predicates_are_bool(backend):
+    x = np.array(EDGES + [1.0, -2.5], F32)
+    for op, fn in (("is_nan", math.isnan), ("is_infinite", math.isinf), ("is_finite", math.isfinite)):
+        got = run(backend, op, x)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, np.array([fn(v) for v in x.tolist()]))
+        with np.errstate(over="ignore"):  # the largest float32 is inf in float16
+            h = x.astype(np.float16)
+        np.testing.assert_array_equal(run(backend, op, h), np.array([fn(v) for v in h.tolist()]))
+        got = run(backend, op, np.array([-5, 0, 7], np.int32))
+        np.testing.assert_array_equal(got, np.full(3, op == "is_finite"))
+
+
+def test_logical_ops_truth_tables(backend):
+    a = np.array([False, False, True, True])
+    b = np.array([False, True, False, True])
+    tables = {"logical_and": [0, 0, 0, 1], "logical_or": [0, 1, 1, 1], "logical_xor": [0, 1, 1, 0]}
+    for op, want in tables.items():
+        got = run(backend, op, a, b)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, np.array(want, bool), err_msg=op)
+    np.testing.assert_array_equal(run(backend, "logical_not", a), ~a)
+    g = mg.Graph()
+    p = g.placeholder([2, 1], mg.bool, name="p")
+    q = g.placeholder([3], mg.bool, name="q")
+    y = g.logical_xor(p, g.logical_not(q))
+    assert y.shape == (2, 3)
+    pv, qv = np.array([[True], [False]]), np.array([True, False, True])
+    np.testing.assert_array_equal(g.run({p: pv, q: qv}, [y], backend=backend)[y], pv ^ ~qv)
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor", "logical_not"])
+def test_logical_ops_refuse_non_bool(op):
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    b = g.placeholder([3], mg.bool, name="b")
+    args = (x,) if op == "logical_not" else (b, x)
+    with pytest.raises(mg.DTypeError, match=r"takes bool tensors, got float32"):
+        getattr(g, op)(*args)
+    if op != "logical_not":
+        with pytest.raises(mg.DTypeError, match=r"takes bool tensors, got int32"):
+            getattr(g, op)(g.placeholder([3], mg.int32, name="i"), g.placeholder([3], mg.int32, name="j"))
+
+
+def test_predicates_and_logical_ops_are_not_differentiable():
+    from minigraph.ops import OPS
+    for t in ("is_nan", "is_infinite", "is_finite", "logical_and", "logical_or", "logical_xor", "logical_not"):
+        assert not OPS[t].differentiable and OPS[t].grad is None, t
+    for t in ("floor", "round", "modulo", "atan2", "erf", "leaky_relu", "clamp"):
+        assert OPS[t].differentiable and OPS[t].grad is not None, t
+
+
+# --- leaky_relu ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("alpha", [0.2, 0.01, 1.5, -0.5])
+def test_leaky_relu_and_gradient_match_torch(backend, rng, alpha):
+    torch = pytest.importorskip("torch")
+    xv = np.concatenate([rng.uniform(-4, 4, 50), [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(F32)
+    g = mg.Graph()
+    x = g.placeholder([xv.size], mg.float32, name="x")
+    y = g.leaky_relu(x, alpha)
+    dx = g.gradients(g.reduction_sum(y, axes=None), [x])[x]
+    out = g.run({x: xv}, [y, dx], backend=backend)
+    tx = torch.tensor(xv, requires_grad=True)
+    ty = torch.nn.functional.leaky_relu(tx, alpha)
+    ty.sum().backward()
+    np.testing.assert_array_equal(out[y], ty.detach().numpy())
+    fin = np.isfinite(xv) & (xv != 0)  # torch's gradient at 0 is alpha, minigraph's 1 (x >= 0 takes x)
+    np.testing.assert_array_equal(out[dx][fin], tx.grad.numpy()[fin])
+    assert out[dx][50] == 1.0 and np.isnan(out[y][-1])
+
+
+def test_leaky_relu_refuses_bad_alpha_and_integers():
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float32, name="x")
+    with pytest.raises(mg.MiniGraphError, match="alpha must be a finite number"):
+        g.leaky_relu(x, float("nan"))
+    with pytest.raises(mg.MiniGraphError, match="alpha must be a finite number"):
+        g.leaky_relu(x, "0.1")
+    with pytest.raises(mg.DTypeError, match="leaky_relu"):
+        g.leaky_relu(g.placeholder([3], mg.int32, name="i"), 0.1)

@@ -1,9 +1,12 @@
 """Elementwise arithmetic, unary math, comparisons, select, cast, identity (MPSGraphArithmeticOps)."""
 from __future__ import annotations
 
+import math
 from typing import Optional
 
-from ..errors import DTypeError
+import numpy as np
+
+from ..errors import DescriptorError, DTypeError
 from ..types import ShapedType, as_dtype, bool_
 from ._util import broadcast_shapes, same_dtype, unbroadcast
 from .registry import defop, gradient, renamed
@@ -20,14 +23,30 @@ def _floating(t: ShapedType, what: str) -> None:
                          "cast it first")
 
 
+def _logical(t: ShapedType, what: str) -> None:
+    if not t.dtype.is_bool:
+        raise DTypeError(f"{what} takes bool tensors, got {t.dtype.name}; compare first (g.not_equal(x, 0)) "
+                         "or cast with g.cast(x, mg.bool)")
+
+
+def _check(kind: str, t: ShapedType, what: str) -> None:
+    """``float``: float dtypes only; ``numeric`` and ``predicate``: no bool; ``logical``: bool only."""
+    if kind == "float":
+        _floating(t, what)
+    elif kind in ("numeric", "predicate"):
+        _numeric(t, what)
+    elif kind == "logical":
+        _logical(t, what)
+
+
 def _infer_binary(kind: str):
     def infer(in_types, attrs):
+        if kind == "logical":  # a float operand of a logical op: say bool is needed, not "same dtype"
+            for t in in_types:
+                _logical(t, "this op")
         same_dtype(in_types)
         for t in in_types:
-            if kind == "float":
-                _floating(t, "this op")
-            elif kind == "numeric":
-                _numeric(t, "arithmetic")
+            _check(kind, t, "arithmetic" if kind == "numeric" else "this op")
         shape = broadcast_shapes(in_types[0].shape, in_types[1].shape)
         return [ShapedType(shape, bool_ if kind == "compare" else in_types[0].dtype)]
     return infer
@@ -36,11 +55,8 @@ def _infer_binary(kind: str):
 def _infer_unary(kind: str):
     def infer(in_types, attrs):
         t = in_types[0]
-        if kind == "float":
-            _floating(t, "this op")
-        elif kind == "numeric":
-            _numeric(t, "this op")
-        return [t]
+        _check(kind, t, "this op")
+        return [ShapedType(t.shape, bool_) if kind == "predicate" else t]
     return infer
 
 
@@ -58,7 +74,8 @@ def _binary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``). Broadcasts as NumPy; operands need one dtype."
     defop(type, swift=swift, objc=objc, inputs=("primary", "secondary"), infer=_infer_binary(kind),
-          family="comparison" if kind == "compare" else "arithmetic", since=since)(builder)
+          family="comparison" if kind == "compare" else "arithmetic", since=since,
+          differentiable=kind != "logical")(builder)
     return builder
 
 
@@ -74,7 +91,7 @@ def _unary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple =
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``)."
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_unary(kind),
-          family="arithmetic", since=since)(builder)
+          family="arithmetic", since=since, differentiable=kind not in ("predicate", "logical"))(builder)
     return builder
 
 
@@ -100,6 +117,20 @@ _BINARY: list = [
     ("less_than_or_equal_to", "lessThanOrEqualTo(_:_:name:)", "lessThanOrEqualToWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a <= b, a bool tensor"),
     ("greater_than", "greaterThan(_:_:name:)", "greaterThanWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a > b, a bool tensor"),
     ("greater_than_or_equal_to", "greaterThanOrEqualTo(_:_:name:)", "greaterThanOrEqualToWithPrimaryTensor:secondaryTensor:name:", "compare", "Elementwise a >= b, a bool tensor"),
+    ("modulo", "modulo(_:_:name:)", "moduloWithPrimaryTensor:secondaryTensor:name:", "numeric",
+     "Elementwise remainder of a / b truncated toward zero, with the sign of a (C's fmod and ``%``: "
+     "-7 modulo 3 = -1); a zero divisor gives NaN for floats and 0 for integers"),
+    ("floor_modulo", "floorModulo(_:_:name:)", "floorModuloWithPrimaryTensor:secondaryTensor:name:", "numeric",
+     "Elementwise a - floor(a / b) * b, with the sign of b (Python's ``%``: -7 floor_modulo 3 = 2); "
+     "a zero divisor gives 0, as Apple documents"),
+    ("atan2", "atan2(withPrimaryTensor:secondaryTensor:name:)", "atan2WithPrimaryTensor:secondaryTensor:name:",
+     "float", "Elementwise two-argument arctangent of a (y) over b (x), in [-pi, pi], as C99's atan2"),
+    ("logical_and", "logicalAND(_:_:name:)", "logicalANDWithPrimaryTensor:secondaryTensor:name:", "logical",
+     "Elementwise a AND b of bool tensors"),
+    ("logical_or", "logicalOR(_:_:name:)", "logicalORWithPrimaryTensor:secondaryTensor:name:", "logical",
+     "Elementwise a OR b of bool tensors"),
+    ("logical_xor", "logicalXOR(_:_:name:)", "logicalXORWithPrimaryTensor:secondaryTensor:name:", "logical",
+     "Elementwise a XOR b of bool tensors (true where exactly one is true)"),
 ]
 for _row in _BINARY:
     _binary(*_row)
@@ -120,6 +151,30 @@ for _t, _s, _o, _k, _d in [
      "Elementwise max(x, 0) with the NaN-ignoring maximum, so relu(NaN) = 0"),
     ("sin", "sin(with:name:)", "sinWithTensor:name:", "float", "Elementwise sin(x)"),
     ("cos", "cos(with:name:)", "cosWithTensor:name:", "float", "Elementwise cos(x)"),
+    ("erf", "erf(with:name:)", "erfWithTensor:name:", "float", "Elementwise error function erf(x)"),
+    ("floor", "floor(with:name:)", "floorWithTensor:name:", "numeric",
+     "Elementwise largest integer <= x (integers unchanged)"),
+    ("ceil", "ceil(with:name:)", "ceilWithTensor:name:", "numeric",
+     "Elementwise smallest integer >= x (integers unchanged)"),
+    ("round", "round(with:name:)", "roundWithTensor:name:", "numeric",
+     "Elementwise nearest integer, halfway cases away from zero as Metal's round: 2.5 -> 3, -0.5 -> -1 "
+     "(integers unchanged)"),
+    ("rint", "rint(with:name:)", "rintWithTensor:name:", "numeric",
+     "Elementwise nearest integer, halfway cases to even as Metal's rint: 2.5 -> 2, -1.5 -> -2 "
+     "(integers unchanged)"),
+    ("reverse_square_root", "reverseSquareRoot(with:name:)", "reverseSquareRootWithTensor:name:", "float",
+     "Elementwise 1 / sqrt(x); Apple deprecates it from macOS 15 / iOS 18 in favour of reciprocalSquareRoot, "
+     "the same function"),
+    ("exponent_base2", "exponentBase2(with:name:)", "exponentBase2WithTensor:name:", "float", "Elementwise 2 ** x"),
+    ("logarithm_base2", "logarithmBase2(with:name:)", "logarithmBase2WithTensor:name:", "float",
+     "Elementwise log2(x)"),
+    ("is_nan", "isNaN(with:name:)", "isNaNWithTensor:name:", "predicate",
+     "Elementwise x is NaN, a bool tensor (false for integers)"),
+    ("is_infinite", "isInfinite(with:name:)", "isInfiniteWithTensor:name:", "predicate",
+     "Elementwise x is +inf or -inf, a bool tensor (false for integers)"),
+    ("is_finite", "isFinite(with:name:)", "isFiniteWithTensor:name:", "predicate",
+     "Elementwise x is neither NaN nor infinite, a bool tensor (true for integers)"),
+    ("logical_not", "not(with:name:)", "notWithTensor:name:", "logical", "Elementwise NOT of a bool tensor"),
 ]:
     _unary(_t, _s, _o, _k, _d)
 
@@ -184,6 +239,30 @@ def clamp(g, tensor, min_value, max_value, name: Optional[str] = None):
     min_value = g.as_tensor(min_value, label, like=tensor)
     max_value = g.as_tensor(max_value, label, like=tensor)
     return g.add_op("clamp", [tensor, min_value, max_value], {}, name).output
+
+
+def _infer_leaky_relu(in_types, attrs):
+    _floating(in_types[0], "leaky_relu")
+    return [in_types[0]]
+
+
+@defop("leaky_relu", swift="leakyReLU(with:alpha:name:)", objc="leakyReLUWithTensor:alpha:name:",
+       inputs=("tensor",), infer=_infer_leaky_relu, family="activation", attrs=("alpha",),
+       since=("12.0", "15.0"))
+def leaky_relu(g, tensor, alpha, name: Optional[str] = None):
+    """``tensor`` where it is >= 0, else ``alpha * tensor`` (MPSGraph ``leakyReLU(with:alpha:name:)``).
+
+    Apple's page writes the function as ``max(x, alpha)``; the op is the leaky ReLU
+    ``max(x, alpha * x)`` for ``0 <= alpha <= 1``, and minigraph defines it for any ``alpha`` as
+    ``x >= 0 ? x : alpha * x`` (as PyTorch's ``leaky_relu``), so NaN stays NaN. ``alpha`` is a
+    Python number, rounded to the tensor's dtype.
+    """
+    label = f"leaky_relu op {name or 'leaky_relu'!r}"
+    tensor = g.as_tensor(tensor, label)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(alpha)):
+        raise DescriptorError(f"{label}: alpha must be a finite number, got {alpha!r}")
+    return g.add_op("leaky_relu", [tensor], {"alpha": float(alpha)}, name).output
 
 
 def _infer_cast(in_types, attrs):
@@ -383,6 +462,67 @@ def _clamp_gradient(g, op, dy, wanted):
                lambda: g.select(in_range, g.select(g.less_than_or_equal_to(x, hi), dy, zero), zero),
                lambda: g.select(in_range, zero, g.select(ordered, dy, zero)),
                lambda: g.select(g.greater_than(g.maximum(x, lo), hi), dy, zero))
+
+
+_LN2 = math.log(2.0)
+
+
+@gradient("erf")
+def _erf_gradient(g, op, dy, wanted):
+    x = op.inputs[0]
+    return [g.multiplication(dy, g.multiplication(g.exponent(g.negative(g.square(x))), 2.0 / math.sqrt(math.pi)))]
+
+
+def _zero_gradient(g, op, dy, wanted):
+    """The rounding ops are flat between integers: zero (their jumps have no derivative)."""
+    return [g.multiplication(dy, g.constant(0, dtype=dy.dtype))]
+
+
+for _rounding in ("floor", "ceil", "round", "rint"):
+    gradient(_rounding)(_zero_gradient)
+
+
+@gradient("reverse_square_root")
+def _reverse_square_root_gradient(g, op, dy, wanted):
+    y = op.outputs[0]
+    return [g.multiplication(dy, g.multiplication(g.multiplication(y, g.square(y)), -0.5))]
+
+
+@gradient("exponent_base2")
+def _exponent_base2_gradient(g, op, dy, wanted):
+    return [g.multiplication(dy, g.multiplication(op.outputs[0], _LN2))]
+
+
+@gradient("logarithm_base2")
+def _logarithm_base2_gradient(g, op, dy, wanted):
+    return [g.division(dy, g.multiplication(op.inputs[0], _LN2))]
+
+
+@gradient("atan2")
+def _atan2_gradient(g, op, dy, wanted):
+    """d/da atan2(a, b) = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)."""
+    a, b = op.inputs
+    scale = g.division(dy, g.addition(g.square(a), g.square(b)))
+    return _ub(g, op, wanted, lambda: g.multiplication(scale, b), lambda: g.negative(g.multiplication(scale, a)))
+
+
+def _modulo_gradient(g, op, dy, wanted):
+    """r = a - q * b with q = trunc(a / b) (modulo) or floor(a / b) (floor_modulo), constant
+    between jumps: dr/da = 1, dr/db = -q, and q = (a - r) / b."""
+    a, b = op.inputs
+    q = g.division(g.subtraction(a, op.outputs[0]), b)
+    return _ub(g, op, wanted, lambda: dy, lambda: g.negative(g.multiplication(dy, q)))
+
+
+gradient("modulo")(_modulo_gradient)
+gradient("floor_modulo")(_modulo_gradient)
+
+
+@gradient("leaky_relu")
+def _leaky_relu_gradient(g, op, dy, wanted):
+    x = op.inputs[0]
+    zero = g.constant(0, dtype=x.dtype)
+    return [g.select(g.greater_than_or_equal_to(x, zero), dy, g.multiplication(dy, op.attrs["alpha"]))]
 
 
 @gradient("cast")

@@ -1,6 +1,8 @@
 """NumPy kernels for the core ops. Importing this module registers them."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...ops._util import normalize_axes
@@ -13,11 +15,13 @@ _BINARY = {
     "equal": np.equal, "not_equal": np.not_equal, "less_than": np.less,
     "less_than_or_equal_to": np.less_equal, "greater_than": np.greater,
     "greater_than_or_equal_to": np.greater_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
 }
 _UNARY = {
     "negative": np.negative, "absolute": np.absolute, "exponent": np.exp,
     "logarithm": np.log, "square": np.square, "square_root": np.sqrt,
     "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+    "logical_not": np.logical_not, "is_nan": np.isnan, "is_infinite": np.isinf, "is_finite": np.isfinite,
 }
 
 
@@ -96,6 +100,90 @@ def _clamp(step):
     """Metal's clamp: fmin(fmax(x, lo), hi), NaN-ignoring, so clamp(NaN, 0, 6) = 0."""
     dt = step.out_types[0].dtype.np_dtype
     return lambda x, lo, hi: np.asarray(np.fmin(np.fmax(x, lo), hi), dtype=dt)
+
+
+def _in_float64(fn):
+    """A float64 evaluation rounded once to the op's dtype: within half an ulp for float32 and float16."""
+    def factory(step):
+        dt = step.out_types[0].dtype.np_dtype
+
+        def run(*xs):
+            with np.errstate(all="ignore"):
+                return np.asarray(fn(*(x.astype(np.float64, copy=False) for x in xs)), dtype=dt)
+        return run
+    return factory
+
+
+_erf64 = np.frompyfunc(math.erf, 1, 1)
+numpy_kernel("erf")(_in_float64(lambda x: np.asarray(_erf64(x), dtype=np.float64)))
+numpy_kernel("reverse_square_root")(_in_float64(lambda x: 1.0 / np.sqrt(x)))
+numpy_kernel("exponent_base2")(_in_float64(np.exp2))
+numpy_kernel("logarithm_base2")(_in_float64(np.log2))
+numpy_kernel("atan2")(_in_float64(np.arctan2))
+
+
+def _round_half_away(x):
+    """Metal's round: x - trunc(x) is exact, so its magnitude says which way a halfway case goes."""
+    t = np.trunc(x)
+    with np.errstate(invalid="ignore"):
+        up = np.abs(x - t) >= 0.5
+    return np.copysign(np.abs(t) + up, x)
+
+
+_ROUNDING = {"floor": np.floor, "ceil": np.ceil, "rint": np.rint, "round": _round_half_away}
+
+
+@numpy_kernel(*_ROUNDING)
+def _rounding(step):
+    """Integers are already integral; floats round in their own dtype (exact), the sign kept."""
+    dt = step.out_types[0].dtype.np_dtype
+    if dt.kind != "f":
+        return lambda x: x
+    fn = _ROUNDING[step.op.type]
+    return lambda x: np.asarray(fn(x), dtype=dt)
+
+
+@numpy_kernel("modulo")
+def _modulo(step):
+    """C's fmod: truncated, the sign of the dividend; an integer divisor of 0 gives 0 (a float one NaN)."""
+    dt = step.out_types[0].dtype.np_dtype
+    if dt.kind == "f":
+        def fmod(a, b):
+            with np.errstate(invalid="ignore"):
+                return np.asarray(np.fmod(a, b), dtype=dt)
+        return fmod
+
+    def imod(a, b):
+        zero = b == 0
+        return np.asarray(np.where(zero, 0, np.fmod(a, np.where(zero, 1, b))), dtype=dt)
+    return imod
+
+
+@numpy_kernel("floor_modulo")
+def _floor_modulo(step):
+    """Python's % (np.mod: the divisor's sign, exact for floats); a divisor of 0 gives 0 (Apple's
+    floorModulo), for floats too, where np.mod gives NaN."""
+    dt = step.out_types[0].dtype.np_dtype
+
+    def mod(a, b):
+        zero = b == 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.mod(a, np.where(zero, 1, b).astype(dt, copy=False))
+        return np.asarray(np.where(zero, dt.type(0), r), dtype=dt)
+    return mod
+
+
+@numpy_kernel("leaky_relu")
+def _leaky_relu(step):
+    """x >= 0 ? x : alpha * x, alpha rounded to float32 (float16 computed in float32, as the GPU does)."""
+    dt = step.out_types[0].dtype.np_dtype
+    ct = np.float64 if dt == np.float64 else np.float32
+    alpha = ct(step.attrs["alpha"])
+
+    def leaky(x):
+        xc = x.astype(ct, copy=False)
+        return np.asarray(np.where(xc >= 0, xc, alpha * xc), dtype=dt)
+    return leaky
 
 
 @numpy_kernel("identity", "stop_gradient")

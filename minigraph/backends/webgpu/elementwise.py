@@ -8,6 +8,10 @@ transcendental functions are minigraph's own (``kernels/math.wgsl``), not the dr
 """
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from ...errors import KernelMissingError
 from ...types import num_elements
 from .registry import webgpu_kernel
@@ -113,6 +117,48 @@ def _cast(v, ct, out):
     return f"{dst}({a})"
 
 
+def _rounding(fn):
+    """Floats through minigraph's own (exact, sign-keeping) function; integers are already integral."""
+    def f(v, ct, out):
+        return f"{fn}({v[0]})" if ct[0] == _F else v[0]
+    return f
+
+
+def _predicate(fn, int_value: str):
+    def f(v, ct, out):
+        return _b(fn.format(v[0])) if ct[0] == _F else int_value
+    return f
+
+
+def _logical(op):
+    def f(v, ct, out):
+        return _b(op.format(*(f"({x} != 0u)" for x in v)))
+    return f
+
+
+def _modulo(floor: bool):
+    """Truncated (C's %) or floored (Python's %) remainder; a zero divisor gives 0 for integers
+    (and for floats in floor_modulo), and so does i32's most negative value modulo -1."""
+    def f(v, ct, out):
+        a, b = v
+        if ct[0] == _F:
+            return f"mg_{'floor_mod' if floor else 'fmod'}({a}, {b})"
+        if ct[0] == _U:
+            return f"select({a} % select({b}, 1u, {b} == 0u), 0u, {b} == 0u)"
+        ok = f"({b} != 0i && {b} != -1i)"
+        r = f"select(0i, {a} % select(1i, {b}, {ok}), {ok})"
+        if floor:
+            r = f"mg_floor_fix_i32({r}, {b})"
+        return r
+    return f
+
+
+def _leaky_relu(v, ct, out, alpha: float = 0.0):
+    x = v[0]
+    a = f"bitcast<f32>({int(np.float32(alpha).view(np.uint32))}u)"
+    return f"select({a} * {x}, {x}, {x} >= 0.0)"
+
+
 BINARY = {
     "addition": _arith("+"), "subtraction": _arith("-"), "multiplication": _arith("*"),
     "division": _float_only("({0} / {1})"), "maximum": _minmax("max", "ignore"),
@@ -122,6 +168,9 @@ BINARY = {
     "equal": _compare("=="), "not_equal": _compare("!="), "less_than": _compare("<"),
     "less_than_or_equal_to": _compare("<="), "greater_than": _compare(">"),
     "greater_than_or_equal_to": _compare(">="),
+    "modulo": _modulo(False), "floor_modulo": _modulo(True), "atan2": _float_only("mg_atan2({0}, {1})"),
+    "logical_and": _logical("{0} && {1}"), "logical_or": _logical("{0} || {1}"),
+    "logical_xor": _logical("{0} != {1}"),
 }
 UNARY = {
     "negative": _negative, "absolute": _absolute, "sign": _sign, "square": _square, "relu": _relu,
@@ -129,6 +178,13 @@ UNARY = {
     "square_root": _float_only("mg_sqrt({0})"), "reciprocal": _float_only("(1.0 / {0})"),
     "tanh": _float_only("mg_tanh({0})"), "sigmoid": _float_only("mg_sigmoid({0})"),
     "sin": _float_only("mg_sin({0})"), "cos": _float_only("mg_cos({0})"),
+    "erf": _float_only("mg_erf({0})"), "reverse_square_root": _float_only("mg_rsqrt({0})"),
+    "exponent_base2": _float_only("mg_exp2({0})"), "logarithm_base2": _float_only("mg_log2({0})"),
+    "floor": _rounding("mg_floor"), "ceil": _rounding("mg_ceil"), "round": _rounding("mg_round"),
+    "rint": _rounding("mg_rint"),
+    "is_nan": _predicate("mg_isnan({0})", "0u"), "is_infinite": _predicate("mg_isinf({0})", "0u"),
+    "is_finite": _predicate("!mg_isnan({0}) && !mg_isinf({0})", "1u"),
+    "logical_not": _logical("!{0}"),
 }
 def _clamp(v, ct, out):
     x, lo, hi = v
@@ -190,9 +246,12 @@ def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn):
     return src, params
 
 
-@webgpu_kernel(*EXPRESSIONS)
+@webgpu_kernel(*EXPRESSIONS, "leaky_relu")
 def _elementwise(step, kb):
-    fn = EXPRESSIONS[step.op.type]
+    if step.op.type == "leaky_relu":
+        fn = functools.partial(_leaky_relu, alpha=step.attrs["alpha"])
+    else:
+        fn = EXPRESSIONS[step.op.type]
     in_dt = [t.dtype.name for t in step.in_types]
     out = step.out_types[0]
     try:

@@ -294,3 +294,224 @@ fn mg_pow(a: f32, b: f32) -> f32 {
   let r = mg_exp(b * mg_log(aa));
   return select(r, -r, neg && odd);
 }
+
+// x with the sign bit of s (C's copysign)
+fn mg_copysign(x: f32, s: f32) -> f32 {
+  return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
+}
+
+// floor, ceil and rint (halfway to even: WGSL's round) of floats; NaN, infinities and
+// |x| >= 2^23 (already integers) pass through, and the result keeps the sign of x (-0.5 -> -0)
+fn mg_is_integral(x: f32) -> bool { return !(abs(x) < 8388608.0); }
+fn mg_floor(x: f32) -> f32 { if (mg_is_integral(x)) { return x; } return mg_copysign(floor(x), x); }
+fn mg_ceil(x: f32) -> f32 { if (mg_is_integral(x)) { return x; } return mg_copysign(ceil(x), x); }
+fn mg_rint(x: f32) -> f32 { if (mg_is_integral(x)) { return x; } return mg_copysign(round(x), x); }
+// Metal's round: halfway cases away from zero (round(2.5) = 3, round(-0.5) = -1); x - trunc(x) is exact
+fn mg_round(x: f32) -> f32 {
+  if (mg_is_integral(x)) { return x; }
+  let t = trunc(x);
+  return mg_copysign(abs(t) + select(0.0, 1.0, abs(x - t) >= 0.5), x);
+}
+
+// 1 / sqrt(x): +inf at +0, -inf at -0 (IEEE rsqrt), NaN below zero
+fn mg_rsqrt(x: f32) -> f32 { return 1.0 / mg_sqrt(x); }
+
+// 2^x = 2^n * 2^f with n = round(x) and f = x - n in [-0.5, 0.5] (exact); 2^f = 1 + f * P(f),
+// a degree-5 fit (1.05 ulp in float32)
+fn mg_exp2(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  if (x >= 128.0) { return mg_inf(); }
+  if (x < -151.0) { return 0.0; }
+  let n = floor(x + 0.5);
+  let f = x - n;
+  var p = 0.00015395253;
+  p = p * f + 0.00133907;
+  p = p * f + 0.009618263;
+  p = p * f + 0.055503577;
+  p = p * f + 0.24022649;
+  p = p * f + 0.6931472;
+  return mg_ldexp(1.0 + f * p, i32(n));
+}
+
+// log2(x) = e + log2(m) with mg_log's reduction; log(m) = m1 + y is multiplied by log2(e) as
+// 1 + 0.44269504 so that the large term m1 is not rounded (Cephes' log2f)
+fn mg_log2(x: f32) -> f32 {
+  let bits = bitcast<u32>(x);
+  if (mg_isnan(x)) { return x; }
+  if ((bits & 0x7fffffffu) == 0u) { return -mg_inf(); }
+  if ((bits >> 31u) != 0u) { return mg_nan(); }
+  if (mg_isinf(x)) { return x; }
+  let fr = mg_frexp(x);
+  var m = fr.x;
+  var e = fr.y;
+  if (m < 0.70710678118654752440) {
+    e = e - 1.0;
+    m = m + m - 1.0;
+  } else {
+    m = m - 1.0;
+  }
+  let z = m * m;
+  var y = 7.0376836292e-2;
+  y = y * m - 1.1514610310e-1;
+  y = y * m + 1.1676998740e-1;
+  y = y * m - 1.2420140846e-1;
+  y = y * m + 1.4249322787e-1;
+  y = y * m - 1.6668057665e-1;
+  y = y * m + 2.0000714765e-1;
+  y = y * m - 2.4999993993e-1;
+  y = y * m + 3.3333331174e-1;
+  y = y * m * z;
+  y = y - 0.5 * z;
+  let l = 0.44269504088896340736;
+  return (((y * l + m * l) + y) + m) + e;
+}
+
+// erf: x + x * R(x^2) below 1 (1.06 ulp); 1 - e^(-x^2) * S(1/x) on [1, 2) and [2, 4) (1.2 ulp);
+// 1 beyond, where 1 - erfc(x) rounds to 1. Odd, so erf(-0) = -0. Polynomials fitted to float64 erf.
+fn mg_erf(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  let ax = abs(x);
+  if (ax < 1.0) {
+    let z = x * x;
+    var r = -9.67359e-06;
+    r = r * z + 0.00011268254;
+    r = r * z - 0.00084843964;
+    r = r * z + 0.0052210535;
+    r = r * z - 0.026865438;
+    r = r * z + 0.11283783;
+    r = r * z - 0.37612638;
+    r = r * z + 0.12837917;
+    return x + x * r;
+  }
+  if (ax >= 4.0) { return mg_copysign(1.0, x); }
+  let t = 1.0 / ax;
+  var s: f32;
+  if (ax < 2.0) {
+    s = 0.02573069;
+    s = s * t - 0.13992673;
+    s = s * t + 0.30997226;
+    s = s * t - 0.31030324;
+    s = s * t - 0.034346752;
+    s = s * t + 0.5781794;
+    s = s * t - 0.0017220612;
+  } else {
+    s = -0.12813988;
+    s = s * t + 0.37467393;
+    s = s * t - 0.4073908;
+    s = s * t + 0.02365258;
+    s = s * t + 0.56178164;
+    s = s * t + 0.00010280687;
+  }
+  return mg_copysign(1.0 - mg_exp(-(ax * ax)) * s, x);
+}
+
+// C's fmod, exact (musl's fmodf on the bits): the remainder of x / y truncated toward zero,
+// with the sign of x; NaN when y is 0 or NaN or x is infinite or NaN
+fn mg_fmod(x: f32, y: f32) -> f32 {
+  var uxi = bitcast<u32>(x);
+  var uyi = bitcast<u32>(y);
+  var ex = i32((uxi >> 23u) & 0xffu);
+  var ey = i32((uyi >> 23u) & 0xffu);
+  let sx = uxi & 0x80000000u;
+  if ((uyi << 1u) == 0u || mg_isnan(y) || ex == 0xff) { return mg_nan(); }
+  if ((uxi << 1u) <= (uyi << 1u)) {
+    if ((uxi << 1u) == (uyi << 1u)) { return bitcast<f32>(sx); }
+    return x;
+  }
+  if (ex == 0) {
+    var i = uxi << 9u;
+    while ((i >> 31u) == 0u) { ex = ex - 1; i = i << 1u; }
+    uxi = uxi << u32(-ex + 1);
+  } else {
+    uxi = (uxi & 0x7fffffu) | 0x800000u;
+  }
+  if (ey == 0) {
+    var i = uyi << 9u;
+    while ((i >> 31u) == 0u) { ey = ey - 1; i = i << 1u; }
+    uyi = uyi << u32(-ey + 1);
+  } else {
+    uyi = (uyi & 0x7fffffu) | 0x800000u;
+  }
+  for (; ex > ey; ex = ex - 1) {
+    let i = uxi - uyi;
+    if ((i >> 31u) == 0u) {
+      if (i == 0u) { return bitcast<f32>(sx); }
+      uxi = i;
+    }
+    uxi = uxi << 1u;
+  }
+  let i = uxi - uyi;
+  if ((i >> 31u) == 0u) {
+    if (i == 0u) { return bitcast<f32>(sx); }
+    uxi = i;
+  }
+  while ((uxi >> 23u) == 0u) { uxi = uxi << 1u; ex = ex - 1; }
+  if (ex > 0) {
+    uxi = (uxi - 0x800000u) | (u32(ex) << 23u);
+  } else {
+    uxi = uxi >> u32(-ex + 1);
+  }
+  return bitcast<f32>(uxi | sx);
+}
+
+// Python's %, NumPy's mod: fmod moved to the divisor's sign, a zero with the divisor's sign;
+// MPSGraph's floorModulo gives 0 for a zero divisor
+fn mg_floor_mod(x: f32, y: f32) -> f32 {
+  if (y == 0.0) { return 0.0; }
+  var r = mg_fmod(x, y);
+  if (r == 0.0) { return mg_copysign(0.0, y); }
+  if ((r < 0.0) != (y < 0.0)) { r = r + y; }
+  return r;
+}
+
+// atan of a >= 0 (Cephes' atanf): reduced to [0, tan(pi/8)] by atan(a) = pi/4 + atan((a - 1) / (a + 1))
+// or pi/2 + atan(-1 / a); the constants split in two parts
+fn mg_atan_pos(a: f32) -> f32 {
+  var x = a;
+  var y = 0.0;
+  var lo = 0.0;
+  if (a > 2.414213562373095) {
+    y = 1.5707963705062866;
+    lo = -4.371139000186243e-08;
+    x = -1.0 / a;
+  } else if (a > 0.4142135623730950) {
+    y = 0.7853981852531433;
+    lo = -2.1855695000931214e-08;
+    x = (a - 1.0) / (a + 1.0);
+  }
+  let z = x * x;
+  let p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * x;
+  return y + ((p + lo) + x);
+}
+
+// C99 atan2(y, x): the angle of (x, y) in [-pi, pi], with its signed zeros and infinities
+fn mg_atan2(y: f32, x: f32) -> f32 {
+  if (mg_isnan(x) || mg_isnan(y)) { return mg_nan(); }
+  let xneg = (bitcast<u32>(x) >> 31u) == 1u;
+  let pi_hi = 3.1415927410125732;
+  let pi_lo = -8.742278000372485e-08;
+  var t: f32;
+  if (y == 0.0) {
+    t = select(0.0, pi_hi, xneg);
+  } else if (mg_isinf(y)) {
+    if (mg_isinf(x)) {
+      t = select(0.7853981852531433, 2.356194496154785, xneg);
+    } else {
+      t = 1.5707963705062866;
+    }
+  } else if (x == 0.0) {
+    t = 1.5707963705062866;
+  } else if (mg_isinf(x)) {
+    t = select(0.0, pi_hi, xneg);
+  } else {
+    t = mg_atan_pos(abs(y) / abs(x));
+    if (xneg) { t = (pi_hi - t) + pi_lo; }
+  }
+  return mg_copysign(t, y);
+}
+
+// a truncated i32 remainder r of a / b moved to b's sign (Python's %)
+fn mg_floor_fix_i32(r: i32, b: i32) -> i32 {
+  if (r != 0i && ((r < 0i) != (b < 0i))) { return r + b; }
+  return r;
+}
