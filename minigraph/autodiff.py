@@ -10,6 +10,8 @@ Conventions (MPSGraph leaves them open; see docs/autodiff.md):
 - a requested tensor that ``of`` does not depend on gets a zeros gradient of its shape;
 - integer and bool tensors carry no gradient; asking for one explicitly is an error;
 - an op without a rule (e.g. a weights-gradient op) on the path raises NotDifferentiableError;
+- dynamic (-1) dimensions, such as a batch size left open, flow through: rules build the sizes
+  they need from the tensors (``ops/_dynamic.py``), so one graph trains at any batch size;
 - a rule is told which inputs need a gradient (``wanted``) and builds only those; autodiff
   never removes ops from the graph, and ops nobody runs are pruned by the plan.
 """
@@ -19,6 +21,7 @@ from typing import Any, Optional, Sequence
 
 from .errors import DTypeError, NotDifferentiableError, ShapeError, TargetError
 from .ir import OPS, Operation, Tensor
+from .ops._dynamic import ones_like, zeros_like
 from .types import is_static
 
 
@@ -47,10 +50,8 @@ def gradients(g: Any, of: Tensor, with_tensors: Sequence[Tensor], name: Optional
             down.add(op.index)
     grads: dict[int, list] = {}  # id(tensor) -> contributions
     with g.gradient_scope(name or "gradients"):
-        if not is_static(of.shape):
-            raise ShapeError(f"{label}: `of` ({of.name!r}) has a dynamic shape {of.shape}; "
-                             "gradients need static shapes")
-        grads[id(of)] = [g.constant(1.0, dtype=of.dtype, shape=of.shape, name=f"{of.operation.name}/seed")]
+        grads[id(of)] = [g.constant(1.0, dtype=of.dtype, shape=of.shape, name=f"{of.operation.name}/seed")
+                         if is_static(of.shape) else ones_like(g, of)]
         for op in sorted((ops[i] for i in down), key=lambda o: -o.index):
             if op.index in wanted and not op.inputs:
                 continue
@@ -89,12 +90,6 @@ def _backward(g: Any, op: Operation, grads: dict, down: set, label: str, of: Ten
             f"(MPSGraph has no gradient rule for {opdef.swift}), but it lies between "
             f"{of.name!r} and {', '.join(repr(t.name) for t in with_tensors)}; "
             "use g.stop_gradient(...) to cut the path if that is intended")
-    for t in op.inputs + op.outputs:
-        if not is_static(t.shape):
-            raise ShapeError(
-                f"{label}: {op.type} op {op.name!r} (built at {op.location}) has the dynamic shape "
-                f"{t.shape} on the path from {of.name!r}; gradients need static shapes (give the "
-                "placeholders full shapes, one graph per batch size)")
     if len(op.outputs) == 1:
         dy: Any = _total(g, grads[id(outs[0])])
     else:  # one entry per output, None where no gradient reaches it
@@ -104,18 +99,22 @@ def _backward(g: Any, op: Operation, grads: dict, down: set, label: str, of: Ten
     for t, d, want in zip(op.inputs, in_grads, wanted):
         if d is None or not want:
             continue
-        if tuple(d.shape) != tuple(t.shape) or d.dtype != t.dtype:
+        if not _fits(d.shape, t.shape) or d.dtype != t.dtype:
             raise ShapeError(f"{label}: the gradient rule of {op.type} produced {d.shape} "
                              f"{d.dtype.name} for input {t.name!r} ({t.shape} {t.dtype.name})")
         grads.setdefault(id(t), []).append(d)
+
+
+def _fits(got: tuple, want: tuple) -> bool:
+    """A rule's gradient has its input's shape; a -1 (known at run time) on either side matches any size."""
+    return len(got) == len(want) and all(a == b or -1 in (a, b) for a, b in zip(got, want))
 
 
 def _result(g: Any, t: Tensor, contribs: Optional[list], of: Tensor, label: str) -> Tensor:
     if contribs:
         return _total(g, contribs)
     if not is_static(t.shape):
-        raise ShapeError(f"{label}: {t.name!r} does not affect {of.name!r} and has a dynamic shape; "
-                         "cannot build its zeros gradient")
+        return zeros_like(g, t)
     return g.constant(0.0, dtype=t.dtype, shape=t.shape, name=f"{t.operation.name}/zeros")
 
 

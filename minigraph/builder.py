@@ -14,7 +14,8 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 import numpy as np
 
 from .coerce import as_ndarray, exact_array, is_array
-from .errors import AmbiguousNameError, GraphMismatchError, MiniGraphError, NameLookupError, TargetError
+from .errors import (AmbiguousNameError, DTypeError, GraphMismatchError, MiniGraphError, NameLookupError, ShapeError,
+                     TargetError)
 from .callsite import user_location
 from .ir import OPS, OpDef, Operation, Tensor
 from .op_builders import OpBuilders
@@ -67,6 +68,8 @@ class GraphBuilder(OpBuilders):
         self._next_suffix: dict[str, int] = {}  # where the search for a free "name_i" resumes
         self._scopes = threading.local()  # per-thread name scope and control dependency stacks
         self._placeholders: list[Tensor] = []
+        self._variables: list[Tensor] = []  # creation order
+        self._state_variables: set[Operation] = set()  # built inside non_trainable(): optimizer state
         self._build_lock = threading.RLock()  # guards the tables above
         self.variable_store = VariableStore()
 
@@ -92,6 +95,28 @@ class GraphBuilder(OpBuilders):
 
         Args:
             name: The op's unique name, scopes included (``"block1/conv_1"``).
+
+    @property
+    def variables(self) -> list[Tensor]:
+        """All variable tensors, optimizer state included, in creation order (no MPSGraph counterpart)."""
+        return list(self._variables)
+
+    @property
+    def trainable_variables(self) -> list[Tensor]:
+        """The variables a model trains, in creation order: ``variables`` less those built inside
+        ``non_trainable()`` (the optimizers' state, such as Adam's moments); no MPSGraph counterpart."""
+        return [t for t in self._variables if t.operation not in self._state_variables]
+
+    @contextlib.contextmanager
+    def non_trainable(self) -> Iterator[None]:
+        """Variables built inside the block are left out of ``trainable_variables`` (optimizer
+        state; no MPSGraph counterpart). The block belongs to the thread that opens it."""
+        marks = self._stack("state")
+        marks.append(True)
+        try:
+            yield
+        finally:
+            marks.pop()
 
         Raises:
             AmbiguousNameError: ``name`` was requested for several ops; the message lists the
@@ -338,6 +363,10 @@ class GraphBuilder(OpBuilders):
 
     # ---------------------------------------------------------------- variables
     def variable_operation(self, variable: Any, label: str) -> Operation:
+            if opdef.type == "variable":
+                self._variables.append(op.outputs[0])
+                if self._stack("state"):
+                    self._state_variables.add(op)
         """The variable op behind a variable tensor (or the op itself); a clear error for anything else (not in MPSGraph).
 
         Args:
@@ -368,6 +397,41 @@ def type_of(e: MiniGraphError) -> type:
 
 
 def _checked_signature(opdef: OpDef, inputs: Any, attrs: Any, label: str) -> tuple:
+    def set_value(self, variable: Any, array: Any) -> None:
+        """Give a variable a new value, checked against its shape and dtype (no MPSGraph
+        counterpart: there, run an ``assign`` of a constant or a placeholder).
+
+        An ndarray (or array-like) must have the variable's shape and dtype exactly, so nothing is
+        cast silently; numbers and nested lists take the variable's dtype if they fit it exactly.
+        The array is copied: changing it later does not change the variable.
+
+        Args:
+            variable: A variable tensor (made by ``g.variable``) or its operation.
+            array: The new value.
+
+        Raises:
+            ShapeError: the value's shape is not the variable's.
+            DTypeError: an array of another dtype, or a number the dtype does not hold.
+        """
+        op = self.variable_operation(variable, "set_value")
+        t = op.outputs[0]
+        label = f"set_value of variable {op.name!r} ({list(t.shape)} {t.dtype.name})"
+        if is_array(array):
+            arr = as_ndarray(array)
+            if arr.dtype != t.dtype.np_dtype:
+                hint = f"; convert it with .astype(np.{t.dtype.np_dtype.name})" if arr.dtype.kind in "fiub" else ""
+                raise DTypeError(f"{label}: got an array of dtype {arr.dtype}{hint}")
+        else:
+            try:
+                arr = exact_array(array, t.dtype)
+            except MiniGraphError as e:
+                raise type(e)(f"{label}: {e}") from None
+        if tuple(arr.shape) != tuple(t.shape):
+            raise ShapeError(f"{label}: got shape {list(arr.shape)}; the shape of a variable is fixed when it is built")
+        value = np.array(arr, dtype=t.dtype.np_dtype, copy=True)
+        value.setflags(write=False)
+        self.variable_store.set(op, value)
+
     """(inputs as a list, attrs as a dict) if they fit the declaration: one tensor per declared
     input (at least one for a list of tensors) and only declared attribute names. A kernel bound
     by arity would take an extra input as its ``out=`` and write into it."""

@@ -172,6 +172,19 @@ def does_not_fit(value: Any, dt: np.dtype, became: Optional[np.ndarray] = None) 
                       "the dtype holds, or cast explicitly")
 
 
+def cast_hint(got: Any, want: Any) -> str:
+    """The fix for a feed of the wrong dtype, for its message: ``np.random.rand`` gives float64,
+    and a float32 placeholder takes only float32 (no silent casts)."""
+    try:
+        got, want = np.dtype(getattr(got, "np_dtype", got)), np.dtype(getattr(want, "np_dtype", want))
+    except TypeError:
+        return ""
+    if got == want or got.kind not in "fiub" or want.kind not in "fiub":
+        return ""
+    why = " (NumPy makes float64 by default; minigraph does not cast feeds silently)" if got == np.float64 else ""
+    return f"; convert it with .astype(np.{want.name}){why}"
+
+
 def coerce_feed(t: Any, v: Any) -> np.ndarray:
     """An ndarray for a feed value; lists and scalars take the placeholder's dtype.
 

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .backends import get_backend
-from .coerce import KNOWN_DTYPES, coerce_feed
+from .coerce import KNOWN_DTYPES, cast_hint, coerce_feed
 from .compiler.plan import build_plan, check_feed_type
 from .errors import ExecutionError, FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, TargetError
 from .ir import Operation, Tensor
@@ -92,7 +92,7 @@ class Executable:
                 raise (FeedError if a.dtype == ty.dtype.np_dtype else FeedDTypeError)(
                     f"feed for placeholder {t.name!r}: got shape {a.shape} dtype "
                     f"{as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else a.dtype}, but the "
-                    f"executable was compiled for {ty}")
+                    f"executable was compiled for {ty}{cast_hint(a.dtype, ty.dtype)}")
             feed_values.append(a)
         return _execute(self.graph, plan, runner, feed_values, self.backend_name)
 
@@ -131,7 +131,8 @@ class Executable:
             if ty.dtype != want.dtype or len(ty.shape) != len(want.shape) or any(
                     w != -1 and w != s for w, s in zip(want.shape, ty.shape)):
                 raise (FeedDTypeError if ty.dtype != want.dtype else FeedError)(
-                    f"feed for {t.name!r}: {ty} does not match the compiled type {want}")
+                    f"feed for {t.name!r}: {ty} does not match the compiled type {want}"
+                    f"{cast_hint(ty.dtype, want.dtype) if ty.dtype != want.dtype else ''}")
         key = self._key(types)
         with self._lock:
             got = self._specialised.get(key)

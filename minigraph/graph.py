@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 import networkx as nx
 import numpy as np
 
-from . import autodiff, listing, optimizers, serialize, swift, visualize
+from . import autodiff, checkpoint, listing, optimizers, serialize, swift, visualize
 from .builder import GraphBuilder
 from .coerce import coerce_feed
 from .errors import BackendUnavailableError, DTypeError, FeedDTypeError, FeedError, TargetError
@@ -123,15 +123,19 @@ class Graph(GraphBuilder):
         """
         return visualize.to_networkx(self)
 
-    def to_dot(self, rankdir: str = "TB") -> str:
+    def to_dot(self, rankdir: str = "TB", collapse: Any = False) -> str:
         """Graphviz DOT text of the graph (no dependency needed to produce it); not in MPSGraph.
 
         Name scopes are clusters; gradient ops are red, placeholders blue, constants grey.
+        Attributes are wrapped onto several lines, never cut short.
 
         Args:
             rankdir: Graphviz layout direction: TB, LR, BT or RL.
+            collapse: True draws each gradient scope (ops from ``g.gradients``) and optimizer
+                scope (assigns, no placeholders) as one node with its op count; a scope name or
+                a list of names collapses those; False draws every op.
         """
-        return visualize.to_dot(self, rankdir)
+        return visualize.to_dot(self, rankdir, collapse)
 
     def to_mermaid(self, direction: str = "TD") -> str:
         """Mermaid flowchart text (renders on GitHub and in many Markdown viewers); not in MPSGraph.
@@ -141,7 +145,8 @@ class Graph(GraphBuilder):
         """
         return visualize.to_mermaid(self, direction)
 
-    def render(self, path: str, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
+    def render(self, path: str, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0,
+               collapse: Any = False) -> str:
         """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...); not in MPSGraph.
 
         A ``.dot``/``.gv`` path is written directly, without Graphviz.
@@ -151,6 +156,7 @@ class Graph(GraphBuilder):
             format: The Graphviz output format; None takes it from the suffix.
             rankdir: Graphviz layout direction: TB, LR, BT or RL.
             timeout: Seconds to wait for ``dot``.
+            collapse: As for ``to_dot``: True draws gradient and optimizer scopes as one node each.
 
         Returns:
             The path written.
@@ -159,7 +165,7 @@ class Graph(GraphBuilder):
             GraphvizNotFoundError: Graphviz's ``dot`` is not installed.
             RenderError: ``dot`` failed (the message carries its stderr).
         """
-        return visualize.render(self, path, format, rankdir, timeout)
+        return visualize.render(self, path, format, rankdir, timeout, collapse)
 
     def save(self, path: str) -> str:
         """Save the graph and its variables' current values; ``mg.load`` reads them back.
@@ -174,6 +180,52 @@ class Graph(GraphBuilder):
             The path of the JSON document.
         """
         return serialize.save(self, path)
+
+    def save_variables(self, path: Any, variables: Optional[Sequence[Tensor]] = None) -> str:
+        """Write the variables' current values to ``path`` in the safetensors format, keyed by
+        variable name (no MPSGraph counterpart).
+
+        PyTorch (``safetensors.torch.load_file``), JAX, MLX and NumPy read the file; ``load_variables``
+        puts it back into a graph with variables of the same names, shapes and dtypes. Unlike
+        ``save``, it holds no graph: it is a weights checkpoint.
+
+        Args:
+            path: The file to write (``.safetensors`` by convention); replaced atomically.
+            variables: The variables to save (default: ``g.variables``, optimizer state included).
+
+        Returns:
+            The path written.
+        """
+        return checkpoint.save_variables(self, path, variables)
+
+    def load_variables(self, path: Any, variables: Optional[Sequence[Tensor]] = None, strict: bool = True) -> list:
+        """Set variables from a safetensors file, by variable name (no MPSGraph counterpart).
+
+        Every entry is checked before any variable changes.
+
+        Args:
+            path: A safetensors file (from ``save_variables``, PyTorch, JAX, MLX, ...).
+            variables: The variables to set (default: ``g.variables``).
+            strict: With True, a variable without an entry (missing) or an entry without a
+                variable (extra) is an error; with False, only the names both have are loaded.
+
+        Returns:
+            The variables that were set.
+
+        Raises:
+            SerializationError: not a safetensors file, or missing or extra entries (named).
+            ShapeError, DTypeError: an entry's shape or dtype is not its variable's (also SerializationErrors).
+        """
+        return checkpoint.load_variables(self, path, variables, strict)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        """Jupyter's display: an SVG picture (through the ``graphviz`` package and Graphviz's
+        ``dot``) and the text listing; the listing alone where either is missing."""
+        return visualize.mimebundle(self)
+
+    def _repr_svg_(self) -> Optional[str]:
+        """The graph as SVG for Jupyter, or None (Jupyter then shows the text) without Graphviz."""
+        return visualize.svg_or_none(self)
 
     def to_swift(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Optional[Sequence[Tensor]] = None,
                  target_operations: Optional[Sequence[Operation]] = None) -> str:

@@ -81,10 +81,11 @@ def apply_adam(g, variable, gradient, learning_rate=1e-3, beta1=0.9, beta2=0.999
     base = name or f"adam_{op.name}"
     gradient = _check_gradient(g, v, gradient, f"apply_adam op {base!r}")
     dt = v.dtype.np_dtype
-    with g.name_scope(base):
+    with g.name_scope(base), g.non_trainable():  # optimizer state: not in g.trainable_variables
         m = g.variable(np.zeros(v.shape, dt), name="m")
         s = g.variable(np.zeros(v.shape, dt), name="v")
         t = g.variable(np.zeros((), dt), name="t")
+    with g.name_scope(base):
         lr = g.as_tensor(learning_rate, base, like=v)
         t_new = g.addition(g.read(t), 1.0)
         beta1_power = g.power(g.constant(beta1, dtype=v.dtype), t_new)

@@ -83,10 +83,24 @@ def _label_lines(op) -> list:
     lines = [base] if base == op.type else [base, op.type]
     lines.append(", ".join(fmt_type(t) for t in op.outputs) if op.outputs else "(operation)")
     attrs = op_attrs(op)
-    if attrs:
-        text = ", ".join(f"{k}={fmt_value(v)}" for k, v in attrs.items())
-        lines.append(text if len(text) <= 60 else text[:57] + "...")
+    if attrs:  # wrapped, never cut: the field that differs from the defaults may come last
+        lines.extend(_wrap([f"{k}={fmt_value(v)}" for k, v in attrs.items()]))
     return lines
+
+
+def _wrap(items: list, width: int = 60) -> list:
+    """``items`` joined with ", " in lines of about ``width`` characters, broken after commas;
+    nothing is dropped."""
+    pieces = ", ".join(items).split(", ")
+    lines, cur = [], ""
+    for i, p in enumerate(pieces):
+        p += "," if i < len(pieces) - 1 else ""
+        if cur and len(cur) + len(p) + 1 > width:
+            lines.append(cur)
+            cur = p
+        else:
+            cur = f"{cur} {p}" if cur else p
+    return lines + ([cur] if cur else [])
 
 
 def _scope_tree(ops) -> dict:
@@ -107,7 +121,79 @@ def _children(tree: dict, scope: str) -> list:
                   (not scope or p.startswith(scope + "/")))
 
 
-def to_dot(g, rankdir: str = "TB") -> str:
+def collapsible_scopes(g) -> list:
+    """The outermost name scopes a picture shows as one node by default: those whose ops all came
+    from ``g.gradients`` (gradient scopes), and those holding an ``assign`` but no placeholder
+    (optimizer scopes: the update of each variable, with its state)."""
+    tree = _scope_tree(g.operations)
+    found: list = []
+
+    def visit(scope: str) -> None:
+        for child in _children(tree, scope):
+            under = _ops_under(tree, child)
+            grads = all(is_gradient_op(o) for o in under)
+            optimizer = any(o.type == "assign" for o in under) and not any(o.type == "placeholder" for o in under)
+            if under and (grads or optimizer):
+                found.append(child)
+            else:
+                visit(child)
+
+    visit("")
+    return found
+
+
+def _ops_under(tree: dict, scope: str) -> list:
+    return [o for path, ops in tree.items() if path == scope or path.startswith(scope + "/") for o in ops]
+
+
+def _collapsed(g, collapse) -> list:
+    """The scopes to draw as single nodes: ``True`` the collapsible ones, a list those named."""
+    if collapse is True:
+        return collapsible_scopes(g)
+    if not collapse:
+        return []
+    scopes = [collapse] if isinstance(collapse, str) else list(collapse)
+    tree = _scope_tree(g.operations)
+    unknown = [s for s in scopes if s not in tree or not s]
+    if unknown:
+        raise MiniGraphError(f"collapse: no name scope {', '.join(repr(s) for s in unknown)}; the graph's scopes: "
+                             f"{', '.join(repr(p) for p in sorted(tree) if p) or 'none'}")
+    return [s for s in scopes if not any(s.startswith(o + "/") for o in scopes)]  # the outermost of nested ones
+
+
+def _folded_node(tree: dict, scope: str, k: int) -> str:
+    """The DOT node of a collapsed scope: its name, op count and kind."""
+    under = _ops_under(tree, scope)
+    grad = all(is_gradient_op(o) for o in under)
+    label = f"{scope}\n{len(under)} ops ({'gradients' if grad else 'optimizer update'}), collapsed"
+    colour = ', color="#b91c1c"' if grad else ""
+    return (f"c{k} [label={_dq(label)}, shape=box3d, fillcolor=\"{COLORS['gradient' if grad else 'assign']}\"{colour}, "
+            f"tooltip={_dq(scope + ': collapse=False draws its ops')}];")
+
+
+def _dot_edges(ops: list, rep: dict) -> list:
+    """Data and control edges; an op of a collapsed scope is that scope's node (``rep``), and
+    edges inside one collapsed scope, or repeated between two nodes, are drawn once or not at all."""
+    lines, drawn = [], set()
+    for op in ops:
+        dst = rep.get(op.index, f"n{op.index}")
+        for t in op.inputs:
+            src = rep.get(t.operation.index, f"n{t.operation.index}")
+            key = (src, dst) if src.startswith("c") or dst.startswith("c") else (t.operation.index, t.index, dst)
+            if src == dst or key in drawn:
+                continue
+            drawn.add(key)
+            lines.append(f"  {src} -> {dst} [label={_dq(fmt_type(t))}];")
+        for d in op.control_dependencies:
+            src = rep.get(d.index, f"n{d.index}")
+            if src == dst or (src, dst, "control") in drawn:
+                continue
+            drawn.add((src, dst, "control"))
+            lines.append(f'  {src} -> {dst} [style=dashed, color="#9ca3af", arrowhead=empty];')
+    return lines
+
+
+def to_dot(g, rankdir: str = "TB", collapse=False) -> str:
     """Graphviz DOT text of the graph (no dependency needed to produce it); not in MPSGraph.
 
     Name scopes are clusters; gradient ops are red, placeholders blue, constants grey,
@@ -115,10 +201,19 @@ def to_dot(g, rankdir: str = "TB") -> str:
 
     Args:
         rankdir: Graphviz layout direction: ``TB``, ``LR``, ``BT`` or ``RL``.
+        collapse: ``True`` draws each gradient and optimizer scope (``collapsible_scopes``) as one
+            node that names its op count; a scope name or list of names collapses those; False
+            (default) draws every op.
     """
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise MiniGraphError(f"rankdir must be TB, LR, BT or RL, got {rankdir!r}")
     ops = g.operations
+    folded = _collapsed(g, collapse)
+    rep: dict = {}  # op index -> node id of the collapsed scope that holds it
+    for k, scope in enumerate(folded):
+        for o in ops:
+            if scope_of(o) == scope or scope_of(o).startswith(scope + "/"):
+                rep[o.index] = f"c{k}"
     out = ["digraph minigraph {",
            f"  rankdir={rankdir};",
            '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
@@ -133,10 +228,16 @@ def to_dot(g, rankdir: str = "TB") -> str:
         out.append(f"{indent}n{op.index} [label={_dq(chr(10).join(_label_lines(op)))}, shape={shape}, "
                    f'fillcolor="{COLORS[kind]}"{extra}, tooltip={_dq(op.name + " @ " + op.location)}];')
 
+    def folded_node(scope, indent):
+        out.append(f"{indent}{_folded_node(tree, scope, folded.index(scope))}")
+
     def emit(scope, indent):
         for child in _children(tree, scope):
+            if child in folded:
+                folded_node(child, indent)
+                continue
             counter[0] += 1
-            under = [o for o in ops if scope_of(o) == child or scope_of(o).startswith(child + "/")]
+            under = _ops_under(tree, child)
             grad = bool(under) and all(is_gradient_op(o) for o in under)
             out.append(f"{indent}subgraph cluster_{counter[0]} {{")
             out.append(f"{indent}  label={_dq(child.rpartition('/')[2])}; style=\"rounded,dashed\"; "
@@ -147,16 +248,7 @@ def to_dot(g, rankdir: str = "TB") -> str:
             node(op, indent)
 
     emit("", "  ")
-    for op in ops:
-        seen = set()
-        for t in op.inputs:
-            key = (t.operation.index, t.index)
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(f"  n{t.operation.index} -> n{op.index} [label={_dq(fmt_type(t))}];")
-        for d in op.control_dependencies:
-            out.append(f'  n{d.index} -> n{op.index} [style=dashed, color="#9ca3af", arrowhead=empty];')
+    out.extend(_dot_edges(ops, rep))
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -229,7 +321,7 @@ def find_dot() -> str:
     return path
 
 
-def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
+def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0, collapse=False) -> str:
     """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...); not in MPSGraph.
 
     A ``.dot``/``.gv`` path is written directly, without Graphviz. Returns the path.
@@ -239,6 +331,7 @@ def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: 
         format: A Graphviz output format (``svg``, ``png``, ``pdf``, ...).
         rankdir: Graphviz layout direction: ``TB``, ``LR``, ``BT`` or ``RL``.
         timeout: Seconds to wait for Graphviz's ``dot``.
+        collapse: As for ``to_dot``: True draws gradient and optimizer scopes as one node each.
     """
     path = os.fspath(path)
     fmt = (format or os.path.splitext(path)[1].lstrip(".")).lower()
@@ -247,7 +340,7 @@ def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: 
                              "(.svg, .png, .pdf) or format=")
     if not _FORMAT.match(fmt):
         raise MiniGraphError(f"render: invalid format {fmt!r}")
-    text = to_dot(g, rankdir=rankdir)
+    text = to_dot(g, rankdir=rankdir, collapse=collapse)
     if fmt in ("dot", "gv"):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
@@ -266,3 +359,27 @@ def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: 
         raise RenderError(f"render: Graphviz `dot -T{fmt}` failed (exit {proc.returncode}) writing "
                           f"{path!r}: {err or 'no message'} (`dot -T?` lists the formats it supports)")
     return path
+
+
+def svg_or_none(g, collapse=True) -> Optional[str]:
+    """SVG text of the graph through the ``graphviz`` Python package, or None when the package or
+    Graphviz's ``dot`` is missing or fails (a notebook then shows the text listing)."""
+    try:
+        import graphviz  # optional: the viz extra
+    except ImportError:
+        return None
+    try:
+        svg = graphviz.Source(to_dot(g, collapse=collapse)).pipe(format="svg", encoding="utf-8")
+    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError, subprocess.TimeoutExpired, OSError):
+        return None
+    return svg if isinstance(svg, str) else None
+
+
+def mimebundle(g) -> dict:
+    """Jupyter's rich display of a graph: ``image/svg+xml`` (gradient and optimizer scopes
+    collapsed) when Graphviz is there, and always ``text/plain`` (the listing)."""
+    bundle = {"text/plain": g.describe()}
+    svg = svg_or_none(g)
+    if svg is not None:
+        bundle["image/svg+xml"] = svg
+    return bundle

@@ -24,7 +24,7 @@ LAYERS = {
     1: ["ops"],
     2: ["op_builders", "builder"],
     3: ["compiler", "backends", "executable", "listing"],
-    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare"],
+    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "checkpoint"],
     5: ["graph", "demo", "__init__", "__main__"],
 }
 

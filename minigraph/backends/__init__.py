@@ -14,7 +14,7 @@ import functools
 import os
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ..errors import BackendUnavailableError, NameLookupError, UnknownBackendError
 from .numpy import NumpyBackend
@@ -103,9 +103,10 @@ def _status(name: str) -> tuple[bool, str]:
 class AvailableBackends(list):
     """The names of the backends that work here; ``.unavailable`` maps the others to why not."""
 
-    def __init__(self, ok: list, unavailable: dict):
+    def __init__(self, ok: list, unavailable: dict, details: Optional[dict] = None):
         super().__init__(ok)
         self.unavailable = unavailable
+        self.details = dict(details or {})  # available backend -> what it runs on (e.g. the GPU adapter)
 
     def __repr__(self) -> str:
         why = "; ".join(f"{k}: {v}" for k, v in self.unavailable.items())
@@ -116,7 +117,7 @@ class AvailableBackends(list):
         if not isinstance(key, str):
             return super().__getitem__(key)
         if key in self:
-            return BackendStatus(True, "available")
+            return BackendStatus(True, self.details.get(key) or "available")
         if key in self.unavailable:
             return BackendStatus(False, self.unavailable[key])
         raise NameLookupError(f"unknown backend {key!r}; known backends: {sorted(self.names())}")
@@ -156,14 +157,15 @@ class BackendStatus(tuple):
 def available_backends() -> AvailableBackends:
     """Backends that can run on this machine, and for the others, why not (MPSGraph runs on an ``MPSGraphDevice``; minigraph picks a backend instead)."""
     _load_entry_points(rescan=True)
-    ok, bad = [], {}
+    ok, bad, details = [], {}, {}
     for name in list(_FACTORIES):
         good, reason = _status(name)
         if good:
             ok.append(name)
+            details[name] = reason
         else:
             bad[name] = reason
-    return AvailableBackends(ok, bad)
+    return AvailableBackends(ok, bad, details)
 
 
 def get_backend(name: str) -> Any:

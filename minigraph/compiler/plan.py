@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 import networkx as nx
 
+from ..coerce import cast_hint
 from ..errors import FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, ResourceLimitError, TargetError
 from ..ir import OPS, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
@@ -231,7 +232,7 @@ def _plan_buffers(steps: list, keep: set) -> None:
 def check_feed_type(t: Tensor, ty: ShapedType) -> None:
     if ty.dtype != t.dtype:
         raise FeedDTypeError(f"feed for placeholder {t.name!r}: dtype {ty.dtype.name} does not match the "
-                        f"placeholder's {t.dtype.name}")
+                        f"placeholder's {t.dtype.name}{cast_hint(ty.dtype, t.dtype)}")
     if len(ty.shape) != len(t.shape) or any(p != -1 and p != f for p, f in zip(t.shape, ty.shape)):
         raise FeedError(f"feed for placeholder {t.name!r}: shape {ty.shape} does not match the "
                         f"placeholder's {t.shape} (-1 matches any size)")

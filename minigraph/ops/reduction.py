@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import DTypeError, ShapeError
 from ..types import ShapedType, bool_, int32
+from ._dynamic import broadcast_like, element_count
 from ._util import normalize_axes
 from .registry import defop, gradient, renamed
 
@@ -99,7 +100,7 @@ def _reduction_sum_gradient(g, op, dy, wanted):
     x = op.inputs[0]
     if not x.dtype.is_floating:
         return [None]
-    return [g.broadcast(dy, x.shape)]
+    return [broadcast_like(g, dy, x)]
 
 
 @gradient("mean")
@@ -107,7 +108,8 @@ def _mean_gradient(g, op, dy, wanted):
     x = op.inputs[0]
     if not x.dtype.is_floating:
         return [None]
-    return [g.broadcast(g.division(dy, max(_count(op), 1.0)), x.shape)]
+    n = element_count(g, x, normalize_axes(op.attrs["axes"], len(x.shape)))  # a tensor for dynamic axes
+    return [broadcast_like(g, g.division(dy, max(n, 1.0) if isinstance(n, float) else g.maximum(n, 1.0)), x)]
 
 
 @gradient("reduction_product")
@@ -251,12 +253,9 @@ def _softmax_cross_entropy_gradient(g, op, dy, wanted):
     axis = op.attrs["axis"]
     scale = dy
     if op.attrs["reduction"] == "mean":
-        rows = 1
         ax = normalize_axes(axis, len(x.shape))[0]
-        for i, d in enumerate(x.shape):
-            if i != ax:
-                rows *= d
-        scale = g.division(dy, float(rows))
+        rows = element_count(g, x, [i for i in range(len(x.shape)) if i != ax])  # a tensor for a dynamic batch
+        scale = g.division(dy, rows)
     dx = dlabels = None
     if wanted[0]:
         p = g.softmax(x, axis=axis)

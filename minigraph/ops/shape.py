@@ -166,9 +166,10 @@ def _infer_slice_grad(in_types, attrs):
     (d,) = normalize_axes(attrs["dimension"], len(shape), "dimension")
     want = list(shape)
     want[d] = attrs["length"]
-    if len(t.shape) != len(want) or any(a != b and a != -1 for a, b in zip(t.shape, want)):  # -1: checked at compile
+    if len(t.shape) != len(want) or any(a != b and -1 not in (a, b) for a, b in zip(t.shape, want)):  # -1: checked at compile
         raise ShapeError(f"incoming gradient shape {t.shape} does not match the slice's output {tuple(want)}")
-    return [ShapedType(shape, t.dtype)]
+    # a dynamic (-1) size of input_shape off the sliced dimension is the incoming gradient's (a batch size)
+    return [ShapedType([t.shape[i] if s == -1 and i != d else s for i, s in enumerate(shape)], t.dtype)]
 
 
 @defop("slice_gradient", swift="sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:name:)",

@@ -65,6 +65,22 @@ def find_adapter(metal_only: bool):
     return adapter
 
 
+# wgpu's adapter_type values, in the words a reader of timings needs
+ADAPTER_TYPES = {"cpu": "CPU software renderer", "integratedgpu": "integrated GPU", "discretegpu": "discrete GPU",
+                 "virtualgpu": "virtual GPU", "unknown": "unknown adapter type"}
+
+
+def describe_adapter(info: dict) -> str:
+    """``"llvmpipe (LLVM 15.0.6, 256 bits): CPU software renderer, Vulkan backend (driver Mesa 22.3.6 (LLVM 15.0.6))"``:
+    the adapter's name, its type and the graphics API wgpu drives it through."""
+    raw = str(info.get("adapter_type", "") or "unknown")
+    kind = ADAPTER_TYPES.get(raw.replace("-", "").replace("_", "").replace(" ", "").lower(), raw)
+    name = info.get("device") or info.get("description") or "unnamed adapter"
+    api = info.get("backend_type") or "unknown"
+    driver = info.get("description")
+    return f"{name}: {kind}, {api} backend" + (f" (driver {driver})" if driver and driver != name else "")
+
+
 class GPUContext:
     """One wgpu device with its features, limits and caches of pipelines and layouts."""
 
@@ -91,8 +107,8 @@ class GPUContext:
 
     @property
     def description(self) -> str:
-        i = self.info
-        return f"{i.get('device', '?')} ({i.get('backend_type', '?')}, {i.get('adapter_type', '?')})"
+        """The adapter in words: its name, kind and graphics API (timings mean little without them)."""
+        return describe_adapter(self.info)
 
     def layout(self, kinds: tuple):
         """(bind group layout, pipeline layout) for bindings of ``kinds`` ("ro", "rw", "u")."""
