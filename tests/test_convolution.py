@@ -587,3 +587,208 @@ def test_compile_time_shape_error_names_the_op():
     with pytest.raises(mg.ShapeError, match=r"convolution_2d op 'late'.*size 2"):
         g.compile({x: mg.ShapedType([1, 2, 2, 5], mg.float32), g.placeholders[1]: mg.ShapedType([2, 2, 3, 3])},
                   [y])
+
+
+# ----------------------------------------------------------------------------- convolution transpose
+# The transpose T(x, W) is the data gradient of the forward convolution with the same descriptor
+# and weights (O = x's channels); references: torch.nn.functional.conv_transpose2d, whose
+# output_padding follows from output_shape, and the naive loops of naive_conv.
+
+# (id, source NCHW, O, I/groups, kernel, stride, dilation, pads (t, b, l, r), groups, style, result HW)
+TRANSPOSES = [
+    ("s2-p1", (2, 4, 3, 3), 4, 3, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, "EXPLICIT", (5, 5)),
+    ("s2-p1-outpad", (2, 4, 3, 3), 4, 3, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, "EXPLICIT", (6, 6)),
+    ("s3x2-dil-groups", (1, 6, 3, 4), 6, 1, (2, 3), (3, 2), (2, 1), (0, 0, 1, 1), 2, "EXPLICIT", (10, 8)),
+    ("asym-pads-depthwise", (2, 3, 4, 3), 3, 2, (3, 2), (2, 1), (1, 2), (2, 0, 0, 1), 3, "EXPLICIT", (8, 4)),
+    ("valid", (1, 2, 3, 2), 2, 3, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), 1, "TF_VALID", (7, 5)),
+    ("same", (1, 4, 3, 3), 4, 2, (3, 3), (2, 3), (1, 1), (0, 0, 0, 0), 2, "TF_SAME", (6, 8)),
+    ("onnx-same-lower", (2, 2, 2, 3), 2, 2, (2, 3), (2, 2), (1, 2), (0, 0, 0, 0), 1, "ONNX_SAME_LOWER", (3, 6)),
+]
+
+
+def _transpose_pads(style, res_hw, k, stride, dil, pads):
+    """(t, b, l, r) of the forward convolution over the transpose's result."""
+    return ref_pads(style, res_hw[0], res_hw[1], k[0], k[1], stride, dil, pads)
+
+
+def _torch_transpose(torch, x, w, stride, dil, rp, groups, res_hw, requires_grad=False):
+    """conv_transpose2d with no padding, then the forward padding cropped off (and zeros past the
+    end where output_shape asks for more than the taps reach: PyTorch's output_padding)."""
+    F = torch.nn.functional
+    full = F.conv_transpose2d(x, w, stride=stride, dilation=dil, groups=groups)
+    t, _, lft, _ = rp
+    extra_h = max(0, t + res_hw[0] - full.shape[2])
+    extra_w = max(0, lft + res_hw[1] - full.shape[3])
+    full = F.pad(full, (0, extra_w, 0, extra_h))
+    return full[:, :, t:t + res_hw[0], lft:lft + res_hw[1]]
+
+
+def _transpose_desc(style, stride, dil, pads, groups, layouts):
+    return make_desc(style, stride, dil, pads, groups, layouts)
+
+
+@pytest.mark.parametrize("layouts", LAYOUTS, ids=lambda p: "/".join(p))
+@pytest.mark.parametrize("spec", TRANSPOSES, ids=[t[0] for t in TRANSPOSES])
+def test_transpose_matches_torch_forward_and_autograd(backend, spec, layouts):
+    torch = pytest.importorskip("torch")
+    cid, src, o, i, k, stride, dil, pads, groups, style, res_hw = spec
+    rng = np.random.default_rng(abs(hash((cid, layouts))) % 2 ** 32)
+    dt, tol = precision(backend)
+    x = rng.standard_normal(src)
+    w = rng.standard_normal((o, i) + k)
+    rp = _transpose_pads(style, res_hw, k, stride, dil, pads)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ty = _torch_transpose(torch, tx, tw, stride, dil, rp, groups, res_hw)
+    dy = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(dy))
+
+    dl, wl = layouts
+    desc = _transpose_desc(style, stride, dil, pads, groups, layouts)
+    g = mg.Graph()
+    xp = g.placeholder(to_data(x, dl).shape, dt, name="x")
+    wp = g.placeholder(to_weights(w, wl).shape, dt, name="w")
+    dyp = g.placeholder(to_data(dy, dl).shape, dt, name="dy")
+    res_shape = to_data(np.zeros((src[0], i * groups) + res_hw), dl).shape
+    y = g.convolution_transpose_2d(xp, wp, res_shape, desc, name="up")
+    loss = g.reduction_sum(g.multiplication(y, dyp), axes=None)
+    grads = g.gradients(loss, [xp, wp], name="grad")
+    assert grads[xp].operation.type == "convolution_transpose_2d_data_gradient"
+    assert grads[wp].operation.type == "convolution_transpose_2d_weights_gradient"
+    npd = dt.np_dtype
+    feeds = {xp: to_data(x, dl).astype(npd), wp: to_weights(w, wl).astype(npd), dyp: to_data(dy, dl).astype(npd)}
+    r = g.run(feeds, [y, grads[xp], grads[wp]], backend=backend)
+    np.testing.assert_allclose(from_data(r[y], dl), ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(from_data(r[grads[xp]], dl), tx.grad.numpy(), **tol)
+    np.testing.assert_allclose(from_weights(r[grads[wp]], wl), tw.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("spec", TRANSPOSES, ids=[t[0] for t in TRANSPOSES])
+def test_transpose_ops_match_the_naive_convolution_loops(backend, spec):
+    """T = naive data gradient, TD = naive forward, TW(g, x) = naive weights gradient(dy=x, src=g)."""
+    cid, src, o, i, k, stride, dil, pads, groups, style, res_hw = spec
+    rng = np.random.default_rng(3)
+    dt, tol = precision(backend)
+    x = rng.standard_normal(src)
+    w = rng.standard_normal((o, i) + k)
+    res = (src[0], i * groups) + res_hw
+    gy = rng.standard_normal(res)
+    rp = _transpose_pads(style, res_hw, k, stride, dil, pads)
+    desc = _transpose_desc(style, stride, dil, pads, groups, ("NCHW", "OIHW"))
+    g = mg.Graph()
+    xp, wp, gp = (g.placeholder(a.shape, dt) for a in (x, w, gy))
+    t = g.convolution_transpose_2d(xp, wp, res, desc)
+    td = g.convolution_transpose_2d_data_gradient(gp, wp, src, desc)
+    tw = g.convolution_transpose_2d_weights_gradient(gp, xp, w.shape, desc)
+    feeds = {xp: x.astype(dt.np_dtype), wp: w.astype(dt.np_dtype), gp: gy.astype(dt.np_dtype)}
+    r = g.run(feeds, [t, td, tw], backend=backend)
+    np.testing.assert_allclose(r[t], nv.conv2d_data_grad(x, w, res, stride, dil, rp, groups), **tol)
+    np.testing.assert_allclose(r[td], nv.conv2d_forward(gy, w, stride, dil, rp, groups), **tol)
+    np.testing.assert_allclose(r[tw], nv.conv2d_weights_grad(x, gy, w.shape, stride, dil, rp, groups), **tol)
+
+
+def test_transpose_is_the_convolution_data_gradient_bit_for_bit(backend):
+    rng = np.random.default_rng(4)
+    desc = make_desc("EXPLICIT", (2, 2), (1, 1), (1, 0, 0, 1), 2, ("NHWC", "HWIO"))
+    x = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 2, 6)).astype(np.float32)
+    g = mg.Graph()
+    xp, wp = g.placeholder(x.shape, mg.float32), g.placeholder(w.shape, mg.float32)
+    t = g.convolution_transpose_2d(xp, wp, (2, 7, 8, 4), desc)
+    d = g.convolution_2d_data_gradient(xp, wp, (2, 7, 8, 4), desc)
+    r = g.run({xp: x, wp: w}, [t, d], backend=backend)
+    np.testing.assert_array_equal(r[t], r[d])
+
+
+def test_transpose_output_shape_picks_among_the_sizes_that_convolve_back():
+    """Stride 2, kernel 3, padding 1: results of 5 and 6 both convolve back to 3; 6 adds one row
+    and column that only the last taps reach. 4 and 7 are refused with the valid range."""
+    desc = make_desc("EXPLICIT", (2, 2), (1, 1), (1, 1, 1, 1))
+    x = np.ones((1, 1, 3, 3))
+    w = np.ones((1, 1, 3, 3))
+    out = {}
+    for n in (5, 6):
+        g = mg.Graph()
+        y = g.convolution_transpose_2d(g.constant(x), g.constant(w), (1, 1, n, n), desc)
+        out[n] = g.run({}, [y])[y][0, 0]
+    np.testing.assert_array_equal(out[6][:5, :5], out[5])
+    np.testing.assert_array_equal(out[6][5], [1, 2, 1, 2, 1, 1])
+    for n in (4, 7):
+        g = mg.Graph()
+        with pytest.raises(mg.ShapeError, match=r"convolution_transpose_2d op .*output_shape has H=%d.* H = 5 to 6" % n):
+            g.convolution_transpose_2d(g.constant(x), g.constant(w), (1, 1, n, 5), desc)
+    g = mg.Graph()
+    with pytest.raises(mg.ShapeError, match=r"H as -1, but 2 sizes \(5 to 6\)"):
+        g.convolution_transpose_2d(g.constant(x), g.constant(w), (1, 1, -1, 5), desc)
+    y = g.convolution_transpose_2d(g.constant(x), g.constant(w), (-1, -1, 6, 5), desc)
+    assert y.shape == (1, 1, 6, 5)
+    y = g.convolution_transpose_2d(g.constant(x), g.constant(w), (1, 1, -1, -1), make_desc(pads=(1, 1, 1, 1)))
+    assert y.shape == (1, 1, 3, 3)  # stride 1: one size only
+
+
+@pytest.mark.parametrize("build,err,parts", [
+    (lambda g: g.convolution_transpose_2d(g.placeholder([1, 3, 4, 4]), g.placeholder([4, 2, 3, 3]), [1, 2, 6, 6],
+                                          make_desc()),
+     mg.ShapeError, ["source (1, 3, 4, 4) (NCHW) has 3 channels", "O=4"]),
+    (lambda g: g.convolution_transpose_2d(g.placeholder([1, 4, 4, 4]), g.placeholder([4, 2, 3, 3]), [1, 3, 6, 6],
+                                          make_desc()),
+     mg.ShapeError, ["output_shape [1, 3, 6, 6] has 3 channels", "groups=1"]),
+    (lambda g: g.convolution_transpose_2d(g.placeholder([1, 6, 4, 4]), g.placeholder([6, 1, 3, 3]), [1, 4, 6, 6],
+                                          make_desc(groups=4)),
+     mg.ShapeError, ["O=6", "groups=4 does not divide"]),
+    (lambda g: g.convolution_transpose_2d(g.placeholder([1, 4, 4]), g.placeholder([4, 2, 3, 3]), [1, 2, 6, 6],
+                                          make_desc()),
+     mg.ShapeError, ["source must be rank 4"]),
+    (lambda g: g.convolution_transpose_2d(g.placeholder([1, 4, 4, 4]), g.placeholder([4, 2, 3, 3]), [1, 2, 6],
+                                          make_desc()),
+     mg.ShapeError, ["output_shape must have exactly 4 entries"]),
+    (lambda g: g.convolution_transpose_2d(g.placeholder([1, 4, 4, 4]), g.placeholder([4, 2, 3, 3], mg.float16),
+                                          [1, 2, 6, 6], make_desc()),
+     mg.DTypeError, ["float32 but weights is float16"]),
+    (lambda g: g.convolution_transpose_2d_data_gradient(g.placeholder([1, 2, 6, 6]), g.placeholder([4, 2, 3, 3]),
+                                                        [1, 4, 5, 5], make_desc()),
+     mg.ShapeError, ["the transpose's source shape", "[1, 4, 4, 4]"]),
+    (lambda g: g.convolution_transpose_2d_weights_gradient(g.placeholder([1, 2, 6, 6]), g.placeholder([1, 4, 3, 3]),
+                                                           [4, 2, 3, 3], make_desc()),
+     mg.ShapeError, ["convolves to spatial size (4, 4)", "(3, 3)"]),
+])
+def test_transpose_validation_errors(build, err, parts):
+    g = mg.Graph()
+    with pytest.raises(err) as e:
+        build(g)
+    assert "convolution_transpose_2d" in str(e.value)
+    for p in parts:
+        assert p in str(e.value), (p, str(e.value))
+
+
+def test_transpose_declarations_and_second_order():
+    t, td, tw = (OPS[n] for n in ("convolution_transpose_2d", "convolution_transpose_2d_data_gradient",
+                                  "convolution_transpose_2d_weights_gradient"))
+    assert t.swift == "convolutionTranspose2D(_:weights:outputShape:descriptor:name:)"
+    assert td.objc == ("convolutionTranspose2DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:"
+                       "forwardConvolutionDescriptor:name:")
+    assert tw.swift == "convolutionTranspose2DWeightsGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)"
+    assert tw.objc.startswith("convolutionTranspose2DWeightsGradientWithIncomingGradientTensor:sourceTensor:")
+    assert (t.role, td.role, tw.role) == ("forward", "data_gradient", "weights_gradient")
+    assert t.since == td.since == tw.since == ("11.0", "14.0") and not tw.differentiable
+    g = mg.Graph()
+    x, w = g.placeholder([1, 2, 3, 3]), g.placeholder([2, 1, 3, 3])
+    y = g.convolution_transpose_2d(x, w, [1, 1, 5, 5], make_desc(stride=(2, 2), pads=(1, 1, 1, 1)), name="up")
+    gx = g.gradients(g.reduction_sum(g.square(y), axes=None), [x], name="g1")[x]
+    assert gx.operation.type == "convolution_transpose_2d_data_gradient"
+    types = {o.type for o in g.gradients(g.reduction_sum(g.square(gx), axes=None), [x, w], name="g2")[x]
+             .operation.graph.operations}
+    assert {"convolution_transpose_2d", "convolution_transpose_2d_weights_gradient"} <= types
+    swift = g.to_swift()
+    assert "graph.convolutionTranspose2D(" in swift and "convolutionTranspose2DDataGradient(" in swift and "convolutionTranspose2DWeightsGradient(" in swift
+
+
+@pytest.mark.parametrize("layouts,style,groups,cin,cout", FD_CASES, ids=lambda v: str(v))
+def test_finite_differences_transpose(layouts, style, groups, cin, cout):
+    """The transpose's rule (TD, TW) and the rule of its data gradient (T, TW), in float64."""
+    d = make_desc(style, (2, 1), (1, 2), (1, 0, 0, 2), groups, layouts)
+    res = to_data(np.zeros((1, cin, 5, 5)), layouts[0]).shape
+    ws = to_weights(np.zeros((cout, cin // groups, 2, 2)), layouts[1]).shape
+    g = mg.Graph()
+    src = g.convolution_2d(g.placeholder(res, mg.float64), g.placeholder(ws, mg.float64), d).shape
+    _fd(lambda g, x, w: g.convolution_transpose_2d(x, w, res, d), [src, ws])
+    _fd(lambda g, dy, w: g.convolution_transpose_2d_data_gradient(dy, w, src, d), [res, ws])
