@@ -3,7 +3,8 @@ from .backends import available_backends, get_backend, register_backend
 from .compare import compare_backends
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
-                          RandomDistribution, ResizeMode, ScatterMode, TensorNamedDataLayout)
+                          RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
+                          ScatterMode, TensorNamedDataLayout)
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
                      ExecutionError, FeedDTypeError, FeedError, GraphMismatchError, GraphvizNotFoundError,
                      KernelMissingError, MiniGraphError, MissingFeedError, NameLookupError, NotDifferentiableError,
@@ -26,7 +27,7 @@ __all__ = [
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "NameLookupError",
     "NotDifferentiableError", "Operation", "PaddingMode", "PaddingStyle", "Pooling2DOpDescriptor", "RegistrationError",
-    "RandomDistribution", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
+    "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
     "compare_backends", "float16", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",

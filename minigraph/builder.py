@@ -72,6 +72,9 @@ class GraphBuilder(OpBuilders):
         self._state_variables: set[Operation] = set()  # built inside non_trainable(): optimizer state
         self._build_lock = threading.RLock()  # guards the tables above
         self.variable_store = VariableStore()
+        # the graph-level seed: random ops built with seed=None derive theirs from it and their
+        # index, so a program that sets it is reproducible (docs/random.md); not in MPSGraph
+        self.random_seed: Optional[int] = None
 
     # ---------------------------------------------------------------- introspection
     @property

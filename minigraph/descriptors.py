@@ -1,5 +1,5 @@
 """MPSGraph's enums (PaddingStyle, TensorNamedDataLayout, PaddingMode, ScatterMode, ResizeMode,
-RandomDistribution) and its op descriptors.
+RandomDistribution, RandomNormalSamplingMethod) and its op descriptors.
 
 Descriptors are mutable, like MPSGraph's; ops copy them when built, so later changes do not
 affect ops already in the graph. Defaults are those of MPSGraph's
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import copy as _copy
 import enum
+import math
 import warnings
 from dataclasses import dataclass, fields
-from typing import Any, cast
+from typing import Any, Optional, cast
 
 from .errors import DescriptorError
+from .types import DataType, as_dtype
 
 
 class PaddingStyle(enum.IntEnum):
@@ -83,6 +85,13 @@ class RandomDistribution(enum.IntEnum):
     UNIFORM = 0
     NORMAL = 1
     TRUNCATED_NORMAL = 2
+
+
+class RandomNormalSamplingMethod(enum.IntEnum):
+    """MPSGraphRandomNormalSamplingMethod: how normal samples are made from uniform bits."""
+
+    INV_CDF = 0
+    BOX_MULLER = 1
 
 
 def _enum(cls, value: Any, field_name: str):
@@ -312,6 +321,88 @@ class Pooling2DOpDescriptor(_Descriptor):
         if self.padding_style == PaddingStyle.EXPLICIT_OFFSET:
             raise DescriptorError("padding_style EXPLICIT_OFFSET is not supported for pooling; use EXPLICIT, "
                                   "TF_VALID, TF_SAME or ONNX_SAME_LOWER")
+
+
+@dataclass
+class RandomOpDescriptor(_Descriptor):
+    """MPSGraphRandomOpDescriptor: the distribution, result type and its parameters.
+
+    UNIFORM: floats in ``[min, max)``, or with an integer ``dtype`` (int32) integers in
+    ``[min_integer, max_integer]``. NORMAL: ``mean``, ``standard_deviation``. TRUNCATED_NORMAL:
+    the normal distribution restricted to ``[min, max)`` (absolute values of the result, as in
+    MPSGraph). ``min``/``max`` left as None take MPSGraph's defaults for the distribution: 0 and 1
+    for UNIFORM, -2 and 2 (two standard deviations of the default normal) otherwise.
+    ``sampling_method`` (normal distributions): INV_CDF (MPSGraph's default) or BOX_MULLER.
+    """
+
+    distribution: RandomDistribution = RandomDistribution.UNIFORM
+    dtype: Any = "float32"
+    min: Optional[float] = None
+    max: Optional[float] = None
+    mean: float = 0.0
+    standard_deviation: float = 1.0
+    min_integer: int = 0
+    max_integer: int = 2 ** 31 - 1
+    sampling_method: RandomNormalSamplingMethod = RandomNormalSamplingMethod.INV_CDF
+
+    def __post_init__(self) -> None:
+        uniform = self.distribution in (RandomDistribution.UNIFORM, 0, "UNIFORM", "uniform")
+        if self.min is None:
+            self.min = 0.0 if uniform else -2.0
+        if self.max is None:
+            self.max = 1.0 if uniform else 2.0
+
+    def _required(self) -> dict:
+        return {"distribution": self.distribution, "dtype": self.dtype}
+
+    def validate(self) -> None:
+        self.distribution = _enum(RandomDistribution, self.distribution, "distribution")
+        self.sampling_method = _enum(RandomNormalSamplingMethod, self.sampling_method, "sampling_method")
+        try:
+            dt: DataType = as_dtype(self.dtype)
+        except Exception:
+            raise DescriptorError(f"dtype={self.dtype!r} is not a data type; use float32, float16 or "
+                                  "(UNIFORM only) int32") from None
+        floats = ("float32", "float16")
+        allowed = floats + ("int32",) if self.distribution == RandomDistribution.UNIFORM else floats
+        if dt.name not in allowed:
+            raise DescriptorError(f"dtype {dt.name} is not valid for {self.distribution.name}; MPSGraph allows "
+                                  f"{', '.join(allowed)}")
+        self.dtype = dt
+        for f in ("min", "max", "mean", "standard_deviation"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+                raise DescriptorError(f"{f} must be a number, got {v!r}")
+            v = float(v)
+            if not math.isfinite(v):
+                raise DescriptorError(f"{f}={v} must be finite")
+            setattr(self, f, v)
+        for f in ("min_integer", "max_integer"):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not hasattr(v, "__index__") or not -2 ** 31 <= int(v) < 2 ** 31:
+                raise DescriptorError(f"{f}={v!r} must be an int in the int32 range")
+            setattr(self, f, int(v))
+        self._check_ranges(dt)
+
+    def _check_ranges(self, dt: DataType) -> None:
+        d = self.distribution
+        lo, hi = float(cast(float, self.min)), float(cast(float, self.max))
+        if d == RandomDistribution.UNIFORM and dt.name == "int32":
+            if self.min_integer > self.max_integer:
+                raise DescriptorError(f"min_integer={self.min_integer} > max_integer={self.max_integer}: "
+                                      "integers are drawn from [min_integer, max_integer]")
+        elif d != RandomDistribution.NORMAL and not lo < hi:
+            raise DescriptorError(f"min={self.min} must be below max={self.max}: {d.name} draws from [min, max)")
+        if d != RandomDistribution.UNIFORM and not self.standard_deviation > 0:
+            raise DescriptorError(f"standard_deviation={self.standard_deviation} must be > 0")
+        if d == RandomDistribution.TRUNCATED_NORMAL:
+            if self.sampling_method != RandomNormalSamplingMethod.INV_CDF:
+                raise DescriptorError("TRUNCATED_NORMAL is sampled by inverse CDF here; sampling_method "
+                                      "BOX_MULLER is supported for NORMAL only")
+            if (hi - self.mean) / self.standard_deviation < -5.0 or (lo - self.mean) / self.standard_deviation > 5.0:
+                raise DescriptorError(f"[min, max) = [{self.min}, {self.max}) lies more than 5 standard deviations "
+                                      f"from mean={self.mean} (standard_deviation={self.standard_deviation}); "
+                                      "float32 cannot sample that tail")
 
 
 def frozen_copy(desc: Any, cls: type, label: str):

@@ -15,6 +15,7 @@ from .errors import ExecutionError, FeedDTypeError, FeedError, MiniGraphError, M
 from .ir import Operation, Tensor
 from .listing import describe_executable
 from .ops.registry import renamed
+from .philox import drawing
 from .types import ShapedType, as_dtype, is_static
 
 
@@ -41,6 +42,9 @@ class Executable:
         self._cache_size = self.DEFAULT_CACHE_SIZE
         self._lock = threading.Lock()
         self.compile_count = 0
+        self._draws = 0  # the random ops' draw counter: successful runs so far (docs/random.md)
+        self._draw_lock = threading.Lock()
+        self._random_plans: dict = {}  # id(plan) -> (plan, whether it has a random op)
         self.plan = None
         if all(is_static(ty.shape) for ty in self.feed_types.values()):
             self.plan, self._runner = self._prepare(self.feed_types)
@@ -94,7 +98,25 @@ class Executable:
                     f"{as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else a.dtype}, but the "
                     f"executable was compiled for {ty}{cast_hint(a.dtype, ty.dtype)}")
             feed_values.append(a)
-        return _execute(self.graph, plan, runner, feed_values, self.backend_name)
+        if not self._has_random(plan):
+            return _execute(self.graph, plan, runner, feed_values, self.backend_name)
+        with self._draw_lock:  # one draw per run: a failed run leaves the counter where it was
+            with drawing(self._draws):
+                out = _execute(self.graph, plan, runner, feed_values, self.backend_name)
+            self._draws += 1
+        return out
+
+    def _has_random(self, plan) -> bool:
+        got = self._random_plans.get(id(plan))
+        if got is None or got[0] is not plan:
+            got = self._random_plans[id(plan)] = (plan, any(st.op.opdef.family == "random" for st in plan.steps))
+        return got[1]
+
+    @property
+    def random_draws(self) -> int:
+        """How many runs drew random values so far: the Philox counter of the next run's random ops
+        (not in MPSGraph; docs/random.md)."""
+        return self._draws
 
     def _arrays(self, inputs: Any) -> dict:
         """``{placeholder: ndarray}`` from a dict or a list in ``feed_tensors`` order, every feed checked."""

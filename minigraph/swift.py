@@ -34,19 +34,24 @@ SWIFT_DTYPES = {"float32": ".float32", "float16": ".float16", "int8": ".int8", "
                 "uint32": ".uInt32", "uint64": ".uInt64", "bool": ".bool"}
 # Swift case names where they differ from the Python member name
 SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
-                    ("ResizeMode", "NEAREST"): ".nearest", ("ResizeMode", "BILINEAR"): ".bilinear",
                     ("PaddingMode", "CONSTANT"): ".constant", ("PaddingMode", "REFLECT"): ".reflect",
                     ("PaddingMode", "SYMMETRIC"): ".symmetric", ("PaddingMode", "CLAMP_TO_EDGE"): ".clampToEdge",
                     ("PaddingMode", "ZERO"): ".zero", ("PaddingMode", "PERIODIC"): ".periodic",
                     ("PaddingMode", "ANTI_PERIODIC"): ".antiPeriodic",
                     ("PaddingStyle", "EXPLICIT_OFFSET"): ".explicitOffset",
+                    ("ResizeMode", "NEAREST"): ".nearest", ("ResizeMode", "BILINEAR"): ".bilinear",
+                    ("RandomDistribution", "UNIFORM"): ".uniform", ("RandomDistribution", "NORMAL"): ".normal",
+                    ("RandomDistribution", "TRUNCATED_NORMAL"): ".truncatedNormal",
+                    ("RandomNormalSamplingMethod", "INV_CDF"): ".invCDF",
+                    ("RandomNormalSamplingMethod", "BOX_MULLER"): ".boxMuller",
                     ("ScatterMode", "ADD"): ".add", ("ScatterMode", "SUB"): ".sub", ("ScatterMode", "MUL"): ".mul",
                     ("ScatterMode", "DIV"): ".div", ("ScatterMode", "MIN"): ".min", ("ScatterMode", "MAX"): ".max",
                     ("ScatterMode", "SET"): ".set"}
 LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
-                 "with": "padding_mode", "withMultiplier": "multiplier", "dataType": "dtype"}
+                 "with": "padding_mode", "withMultiplier": "multiplier",
+                 "withShape": "shape", "dataType": "dtype"}
 _AXIS_LABELS = ("axis", "dimension", "withDimension")
 # ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
 _RESULT_AXIS_OPS = ("stack", "flatten_2d", "one_hot")
@@ -285,6 +290,9 @@ class _Exporter:
             return str(int(v))
         if label in _AXIS_LABELS and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             return str(normalize_axes(int(v), rank, label)[0]) if rank else str(int(v))
+        if attr == "seed" and op.opdef.family == "random":  # a 64-bit pattern as Swift's Int
+            seed = int(v or 0)
+            return str(seed - (1 << 64) if seed >= 1 << 63 else seed)
         if attr == "reduction" and isinstance(v, str):
             if v not in LOSS_REDUCTION:
                 raise SwiftExportError(f"{where}: {v!r} has no MPSGraphLossReductionType")
@@ -306,7 +314,13 @@ class _Exporter:
         if var is not None and not op.control_dependencies:
             return var
         var = self.ident(op, "_descriptor")
-        self.lines.append(f"let {var} = {cls}()")
+        if cls == "MPSGraphRandomOpDescriptor":  # its initialiser takes the distribution and data type
+            given = dict(values)
+            self.lines.append(f"let {var} = {cls}(distribution: {given.pop('distribution')}, "
+                              f"dataType: {given.pop('dtype')})!")
+            values = list(given.items())
+        else:
+            self.lines.append(f"let {var} = {cls}()")
         self.lines += [f"{var}.{field} = {value}" for field, value in values]
         if not op.control_dependencies:  # one built inside a control-dependency block stays there
             self.descriptors[key] = var

@@ -20,7 +20,7 @@ PKG = ROOT / "minigraph"
 
 # module (dotted, relative to minigraph) -> layer; a module may import its own layer and below
 LAYERS = {
-    0: ["types", "errors", "ir", "descriptors", "coerce", "limits", "version", "callsite"],
+    0: ["types", "errors", "ir", "descriptors", "coerce", "limits", "version", "callsite", "philox"],
     1: ["ops"],
     2: ["op_builders", "builder"],
     3: ["compiler", "backends", "executable", "listing"],

@@ -3,7 +3,7 @@
 On macOS wgpu runs them on Metal (also registered as the ``"metal"`` backend), on Linux on
 Vulkan (a GPU, or Mesa's lavapipe on a CPU), on Windows on D3D12 or Vulkan.
 """
-from . import convolution, elementwise, gather, matmul, movement, normalization, pooling, reduction, resize, scan, shape, sort  # noqa: F401  (register their kernels)
+from . import convolution, elementwise, gather, matmul, movement, normalization, pooling, random, reduction, resize, scan, shape, sort  # noqa: F401  (register their kernels)
 from .backend import SUPPORTED_DTYPES, WebGPUBackend
 from .registry import KERNELS, webgpu_kernel
 

@@ -185,6 +185,11 @@ class KernelBuilder:
                                          f"adapter's limit {self.ctx.max_groups}")
         self._runner.dispatches.append((pipe, bg, grid, self.step.op))
 
+    def before_each_run(self, fn) -> None:
+        """Call ``fn()`` at the start of every run, before the dispatches (per-run parameters such
+        as the random ops' draw counter)."""
+        self._runner.before_run.append(fn)
+
 
 # ----------------------------------------------------------------------------- the runner
 class _Runner:
@@ -205,6 +210,7 @@ class _Runner:
         self.slot_ref: dict = {}
         self.pool: list = []
         self.keep: list = []  # uniform buffers etc. that must outlive the bind groups
+        self.before_run: list = []  # callables run at the start of each run (KernelBuilder.before_each_run)
         self.dispatches: list = []
         self.feeds: list = [None] * len(plan.feeds)  # (Ref, dtype name, shape) in plan.feeds order
         self.variables: list = []  # (variable op, Ref, dtype name)
@@ -420,6 +426,8 @@ class _Runner:
             if self._var_seen.get(op) is not v:
                 self._upload(ref, np.asarray(v), dtype)
                 self._var_seen[op] = v
+        for fn in self.before_run:
+            fn()
         enc = dev.create_command_encoder()
         if self.dispatches:
             cp = enc.begin_compute_pass()

@@ -1,0 +1,127 @@
+"""WGSL kernels of the random ops (semantics: ops/random.py; the formulas: backends/numpy/random.py).
+
+``kernels/random.wgsl`` holds Philox4x32-10 in u32 arithmetic (the 32x32 -> 64-bit products
+from 16-bit halves) and the float32 formulas of the NumPy kernels, with every constant baked
+in as its exact float32 bits. One invocation computes one Philox block (4 words). The run's
+draw number is a small storage buffer written before each run (``before_each_run``), so the
+recorded dispatches stay the same from run to run.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import philox
+from ...descriptors import RandomDistribution, RandomNormalSamplingMethod
+from ...ops.random import descriptor_of, keep_threshold
+from ..numpy.random import below, dropout_scale, truncated_params, uniform_params
+from .backend import Ref, _Buf
+from .registry import webgpu_kernel
+from .wgsl import STORAGE, render
+
+
+def lit(x) -> str:
+    """A float32 constant as its exact bits."""
+    return f"bitcast<f32>({int(np.float32(x).view(np.uint32))}u)"
+
+
+def _poly(coeffs) -> str:
+    lines = [f"    p = {lit(coeffs[0])};"]
+    lines += [f"    p = {lit(c)} + p * v;" for c in coeffs[1:]]
+    return "\n".join(lines)
+
+
+_COS_POLY = (f"  let c = (({lit(2.443315711809948e-05)} * z - {lit(1.388731625493765e-03)}) * z + "
+             f"{lit(4.166664568298827e-02)}) * z * z - 0.5 * z + 1.0;\n"
+             f"  let s = (({lit(-1.9515295891e-04)} * z + {lit(8.3321608736e-03)}) * z - {lit(1.6666654611e-01)}) "
+             "* z * a + a;")
+
+
+def _draw_buffer(kb) -> Ref:
+    """A 16-byte buffer holding the draw number, rewritten before every run."""
+    import wgpu
+
+    dev = kb.ctx.device
+    buf = dev.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
+    kb._runner.keep.append(buf)
+
+    def write() -> None:
+        d = philox.current_draw()
+        dev.queue.write_buffer(buf, 0, np.array([d & philox.MASK32, (d >> 32) & philox.MASK32, 0, 0], np.uint32))
+    kb.before_each_run(write)
+    return Ref(_Buf(buf, 16, pooled=False), 16)
+
+
+def _value(d) -> tuple[str, int]:
+    """(the WGSL expression of one result from the word ``wl`` (and ``wa``/``wb``), words per element)."""
+    dist = d.distribution
+    m, s, sqrt2 = lit(d.mean), lit(d.standard_deviation), lit(math.sqrt(2.0))
+    if dist == RandomDistribution.NORMAL and d.sampling_method == RandomNormalSamplingMethod.BOX_MULLER:
+        u1 = "(f32((wa >> 8u) + 1u) * (1.0 / 16777216.0))"
+        z = f"(sqrt(-2.0 * log_f32({u1})) * cos_2pi(uniform01(wb)))"
+        return f"{m} + {s} * {z}", 2
+    if dist == RandomDistribution.UNIFORM:
+        if d.dtype.name == "int32":
+            span = d.max_integer - d.min_integer + 1
+            off = "wl" if span == 1 << 32 else f"mulhilo(wl, {span}u).x"
+            return f"bitcast<i32>({d.min_integer & philox.MASK32}u + {off})", 1
+        low, span_f, top = uniform_params(d)
+        return f"min({lit(low)} + uniform01(wl) * {lit(span_f)}, {lit(top)})", 1
+    if dist == RandomDistribution.NORMAL:
+        return f"{m} + {s} * ({sqrt2} * erfinv(open_unit(wl)))", 1
+    a, b = truncated_params(d)
+    t = f"{lit(a)} + ((open_unit(wl) + 1.0) * 0.5) * {lit(np.float32(b - a))}"
+    x = f"{m} + {s} * ({sqrt2} * erfinv({t}))"
+    return f"clamp({x}, {lit(d.min)}, {lit(below(d.max, d.dtype.name))})", 1
+
+
+def _source(out_dtype: str, n: int, seed: int, io: str, value: str, per_block: int, words: int) -> str:
+    k0, k1 = philox.split_key(seed)
+    body = []
+    for j in range(per_block):
+        if words == 2:
+            pick = f"    let wa = w[{2 * j}];\n    let wb = w[{2 * j + 1}];"
+        else:
+            pick = f"    let wl = w[{j}];"
+        conv = "" if out_dtype == "int32" else STORAGE[out_dtype]
+        body.append(f"  if (b * {per_block}u + {j}u < {n}u) {{\n    let i = b * {per_block}u + {j}u;\n{pick}\n"
+                    f"    y[i] = {conv}({value});\n  }}")
+    return render("random", IO=io, K0=k0, K1=k1, BLOCKS=-(-n // per_block), TWO_PI=lit(2 * math.pi),
+                  COS_POLY=_COS_POLY, SQRTHF=lit(0.70710677), LOG_C1=lit(-2.12194440e-4),
+                  LOG_POLY="\n".join([f"  var p = {lit(philox.LOG_POLY[0])};"]
+                                     + [f"  p = p * t + {lit(c)};" for c in philox.LOG_POLY[1:]]),
+                  CENTRAL=_poly(philox.ERFINV_CENTRAL), TAIL=_poly(philox.ERFINV_TAIL), BODY="\n".join(body))
+
+
+def _random(step, kb) -> None:
+    d = descriptor_of(step.op)
+    out = step.out_types[0]
+    n = int(np.prod(out.shape, dtype=np.int64))
+    if n == 0:
+        return
+    value, words = _value(d)
+    per_block = 4 // words
+    io = f"@group(0) @binding(1) var<storage, read_write> y: array<{STORAGE[out.dtype.name]}>;"
+    src = _source(out.dtype.name, n, step.op.attrs["seed"], io, value, per_block, words)
+    blocks = -(-n // per_block)
+    kb.dispatch(src, [("ro", _draw_buffer(kb)), ("rw", kb.output())], -(-blocks // 256))
+
+
+webgpu_kernel("random_tensor")(_random)
+webgpu_kernel("random_uniform_tensor")(_random)
+
+
+@webgpu_kernel("dropout")
+def _dropout(step, kb) -> None:
+    out = step.out_types[0]
+    n = int(np.prod(out.shape, dtype=np.int64))
+    if n == 0:
+        return
+    rate = step.op.attrs["rate"]
+    t = STORAGE[out.dtype.name]
+    io = (f"@group(0) @binding(1) var<storage, read> x: array<{t}>;\n"
+          f"@group(0) @binding(2) var<storage, read_write> y: array<{t}>;")
+    value = f"select(0.0, f32(x[i]) * {lit(dropout_scale(rate))}, (wl >> 8u) >= {keep_threshold(rate)}u)"
+    src = _source(out.dtype.name, n, step.op.attrs["seed"], io, value, 4, 1)
+    kb.dispatch(src, [("ro", _draw_buffer(kb)), ("ro", kb.input(0)), ("rw", kb.output())], -(-n // 1024))

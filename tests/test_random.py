@@ -1,0 +1,440 @@
+"""Random ops: the Philox4x32-10 core against Random123's known answers and an independent scalar
+transcription, the distributions statistically, bit-identity across backends, the draw counter
+(fresh per run, unchanged by a failed run), seeds (op and graph level), dropout and its gradient,
+the descriptor's validation, save/load and Swift export."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from scipy.special import erfinv
+
+import minigraph as mg
+from minigraph import philox
+from minigraph.backends.numpy import KERNELS as NUMPY_KERNELS
+from minigraph.backends.numpy.random import sample
+
+RD = mg.RandomDistribution
+F32 = np.float32
+
+
+# ----------------------------------------------------------------------------- Philox core
+# Random123 1.14 examples/kat_vectors, the "philox4x32 10" lines: counter (4 words), key (2), result (4).
+KAT = [
+    ((0x00000000, 0x00000000, 0x00000000, 0x00000000), (0x00000000, 0x00000000),
+     (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+    ((0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff), (0xffffffff, 0xffffffff),
+     (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+    ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), (0xa4093822, 0x299f31d0),
+     (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1)),
+]
+
+
+@pytest.mark.parametrize("ctr,key,want", KAT, ids=["zeros", "ones", "pi"])
+def test_philox4x32_10_known_answers(ctr, key, want):
+    got = philox.philox4x32([[c] for c in ctr], key)[:, 0]
+    assert [int(x) for x in got] == list(want)
+
+
+def _scalar_philox(ctr, key):
+    """Philox4x32-10 from the paper, one block in Python ints (key bumped before rounds 2..10)."""
+    c0, c1, c2, c3 = ctr
+    k0, k1 = key
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & 0xFFFFFFFF, (p0 >> 32) ^ c3 ^ k1, p0 & 0xFFFFFFFF
+    return c0, c1, c2, c3
+
+
+def test_random_words_layout_matches_a_scalar_philox():
+    """Word i is lane i % 4 of block i // 4, counter (block, 0, draw lo, draw hi), key = the seed."""
+    seed, draw = 0x0123456789ABCDEF, (5 << 32) + 17
+    words = philox.random_words(4 * 6 + 3, seed, draw)
+    for i, w in enumerate(words):
+        block = _scalar_philox((i // 4, 0, draw & 0xFFFFFFFF, draw >> 32), (seed & 0xFFFFFFFF, seed >> 32))
+        assert int(w) == block[i % 4], i
+
+
+def test_uniform_and_open_unit_mappings_are_exact():
+    w = np.array([0, 0xFF, 0x100, 0xFFFFFFFF, 0x80000000], np.uint32)
+    np.testing.assert_array_equal(philox.uniform01(w), np.array([0, 0, 2.0 ** -24, 1 - 2.0 ** -24, 0.5], F32))
+    t = philox.open_unit(w)
+    assert t.min() > -1 and t.max() < 1
+    np.testing.assert_array_equal(t[[0, 3]], np.array([-1 + 2.0 ** -23, 1 - 2.0 ** -23], F32))
+
+
+def test_float32_math_helpers_are_accurate():
+    u = np.random.default_rng(0).random(200_000).astype(F32)
+    np.testing.assert_allclose(philox.cos_2pi_f32(u), np.cos(2 * np.pi * u.astype(np.float64)), atol=2e-7)
+    x = np.concatenate([u + F32(1e-6), F32(1) - np.arange(1, 500, dtype=F32) * F32(2 ** -24)])
+    ref = np.log(x.astype(np.float64))
+    assert np.all(np.abs(philox.log_f32(x) - ref) <= np.spacing(np.abs(ref).astype(F32)))
+    t = np.linspace(-0.999, 0.999, 2001).astype(F32)
+    np.testing.assert_allclose(philox.erfinv_f32(t), erfinv(t.astype(np.float64)), rtol=2e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- distributions
+def _draw(d, n=200_000, seed=42, draw=0):
+    return sample(_valid(d), n, seed, draw)
+
+
+def _valid(d):
+    d = d.copy()
+    d.validate()
+    return d
+
+
+def test_uniform_float_statistics():
+    x = _draw(mg.RandomOpDescriptor(RD.UNIFORM, mg.float32)).astype(np.float64)
+    assert x.min() >= 0 and x.max() < 1
+    assert abs(x.mean() - 0.5) < 0.003 and abs(x.var() - 1 / 12) < 0.002
+    assert st.kstest(x, "uniform").pvalue > 1e-3
+    y = _draw(mg.RandomOpDescriptor(RD.UNIFORM, mg.float32, min=-3.0, max=5.0), seed=7).astype(np.float64)
+    assert y.min() >= -3 and y.max() < 5
+    assert st.kstest(y, "uniform", args=(-3, 8)).pvalue > 1e-3
+
+
+def test_uniform_top_never_reaches_max_even_after_rounding():
+    d = _valid(mg.RandomOpDescriptor(RD.UNIFORM, mg.float16, min=0.0, max=1.0))
+    x = sample(d, 100_000, 3, 0)
+    assert x.dtype == np.float16 and x.max() < 1.0
+
+
+def test_uniform_int32_is_in_the_closed_range_and_even():
+    x = _draw(mg.RandomOpDescriptor(RD.UNIFORM, mg.int32, min_integer=-3, max_integer=4))
+    assert x.dtype == np.int32 and x.min() == -3 and x.max() == 4
+    counts = np.bincount(x + 3)
+    assert st.chisquare(counts).pvalue > 1e-3
+    full = _draw(mg.RandomOpDescriptor(RD.UNIFORM, mg.int32, min_integer=-2 ** 31, max_integer=2 ** 31 - 1))
+    assert full.min() < -2 ** 30 and full.max() > 2 ** 30
+    one = _draw(mg.RandomOpDescriptor(RD.UNIFORM, mg.int32, min_integer=5, max_integer=5), n=10)
+    np.testing.assert_array_equal(one, np.full(10, 5, np.int32))
+
+
+@pytest.mark.parametrize("method", list(mg.RandomNormalSamplingMethod))
+def test_normal_statistics(method):
+    d = mg.RandomOpDescriptor(RD.NORMAL, mg.float32, mean=1.5, standard_deviation=2.0, sampling_method=method)
+    x = _draw(d).astype(np.float64)
+    assert abs(x.mean() - 1.5) < 0.02 and abs(x.std() - 2.0) < 0.02
+    assert st.kstest(x, "norm", args=(1.5, 2.0)).pvalue > 1e-3
+    assert abs(st.skew(x)) < 0.03 and abs(st.kurtosis(x)) < 0.06
+
+
+def test_truncated_normal_defaults_to_two_standard_deviations():
+    """MPSGraph's TRUNCATED_NORMAL defaults min/max to -2/2; TF's truncated_normal also cuts at 2 sigma."""
+    d = mg.RandomOpDescriptor(RD.TRUNCATED_NORMAL, mg.float32)
+    assert (d.min, d.max) == (-2.0, 2.0)
+    x = _draw(d).astype(np.float64)
+    assert x.min() >= -2 and x.max() < 2
+    assert st.kstest(x, "truncnorm", args=(-2, 2)).pvalue > 1e-3
+    assert abs(x.std() - st.truncnorm.std(-2, 2)) < 0.01
+
+
+def test_truncated_normal_with_mean_and_bounds():
+    d = mg.RandomOpDescriptor(RD.TRUNCATED_NORMAL, mg.float32, min=0.0, max=3.0, mean=1.0, standard_deviation=0.5)
+    x = _draw(d, seed=9).astype(np.float64)
+    assert x.min() >= 0 and x.max() < 3
+    assert st.kstest(x, "truncnorm", args=((0 - 1) / 0.5, (3 - 1) / 0.5, 1.0, 0.5)).pvalue > 1e-3
+
+
+def test_random_uniform_tensor_equals_default_uniform_random_tensor(backend):
+    g = mg.Graph()
+    a = g.random_uniform_tensor([3, 7], seed=11)
+    b = g.random_tensor([3, 7], mg.RandomOpDescriptor(RD.UNIFORM, mg.float32), seed=11)
+    r = g.run({}, [a, b], backend=backend)
+    np.testing.assert_array_equal(r[a], r[b])
+    want = philox.uniform01(philox.random_words(21, 11, 0)).reshape(3, 7)
+    np.testing.assert_array_equal(r[a], want)
+
+
+# ----------------------------------------------------------------------------- across backends
+def _both(build):
+    out = []
+    for be in ("numpy", "webgpu"):
+        g = mg.Graph()
+        targets, feeds = build(g)
+        exe = g.compile({t: mg.ShapedType(v.shape, v.dtype) for t, v in feeds.items()}, targets, backend=be)
+        out.append([exe.run(feeds) for _ in range(3)])
+    return out
+
+
+def test_uniform_bits_and_dropout_masks_identical_on_both_backends(webgpu):
+    def build(g):
+        x = g.placeholder([50, 41], name="x")
+        return [g.random_uniform_tensor([1000], seed=5),
+                g.random_tensor([999], mg.RandomOpDescriptor(RD.UNIFORM, mg.int32, min_integer=-7, max_integer=70),
+                                seed=6),
+                g.dropout(x, 0.3, seed=7)], {x: np.ones((50, 41), F32)}
+    a, b = _both(build)
+    for run_a, run_b in zip(a, b):
+        for u, v in zip(run_a, run_b):
+            np.testing.assert_array_equal(u, v)
+
+
+def test_normal_draws_agree_to_a_few_ulp_on_both_backends(webgpu):
+    descs = [mg.RandomOpDescriptor(RD.NORMAL, mg.float32, mean=0.5, standard_deviation=3.0),
+             mg.RandomOpDescriptor(RD.NORMAL, mg.float32, sampling_method=mg.RandomNormalSamplingMethod.BOX_MULLER),
+             mg.RandomOpDescriptor(RD.TRUNCATED_NORMAL, mg.float32)]
+
+    def build(g):
+        return [g.random_tensor([4099], d, seed=i) for i, d in enumerate(descs)], {}
+    a, b = _both(build)
+    for run_a, run_b in zip(a, b):
+        for d, u, v in zip(descs, run_a, run_b):
+            scale = np.spacing(np.maximum(np.abs(u), F32(d.standard_deviation)).astype(F32))
+            assert np.all(np.abs(u - v) <= 8 * scale), np.abs(u - v).max()
+            assert np.mean(u == v) > 0.5  # most are bit-identical
+
+
+# ----------------------------------------------------------------------------- draws and seeds
+def test_every_run_draws_afresh_and_a_new_executable_starts_over(backend):
+    g = mg.Graph()
+    r = g.random_uniform_tensor([64], seed=1)
+    exe = g.compile({}, [r], backend=backend)
+    first, second = exe.run()[0], exe.run()[0]
+    assert not np.array_equal(first, second)
+    assert exe.random_draws == 2
+    np.testing.assert_array_equal(first, philox.uniform01(philox.random_words(64, 1, 0)))
+    np.testing.assert_array_equal(second, philox.uniform01(philox.random_words(64, 1, 1)))
+    again = g.compile({}, [r], backend=backend)
+    np.testing.assert_array_equal(again.run()[0], first)
+
+
+def test_g_run_draws_afresh_through_its_cached_executable():
+    g = mg.Graph()
+    r = g.random_uniform_tensor([16], seed=3)
+    assert not np.array_equal(g.run({}, [r])[r], g.run({}, [r])[r])
+
+
+def test_a_failed_run_does_not_advance_the_counter(replace_kernel):
+    g = mg.Graph()
+    x = g.placeholder([8], name="x")
+    r = g.random_uniform_tensor([8], seed=2)
+    y = g.addition(x, r)
+    exe = g.compile({x: mg.ShapedType([8], mg.float32)}, [y])
+    zeros = np.zeros(8, F32)
+    first = exe.run({x: zeros})[0]
+
+    def broken(step):
+        def run(a, b):
+            raise RuntimeError("device lost")
+        return run
+    replace_kernel(NUMPY_KERNELS, "addition", broken)
+    failing = g.compile({x: mg.ShapedType([8], mg.float32)}, [y])
+    with pytest.raises(mg.ExecutionError):
+        failing.run({x: zeros})
+    assert failing.random_draws == 0
+    with pytest.raises(mg.FeedError):
+        exe.run({x: np.zeros(3, F32)})
+    assert exe.random_draws == 1
+    np.testing.assert_array_equal(first, philox.uniform01(philox.random_words(8, 2, 0)))
+
+
+def test_graph_seed_makes_programs_reproducible():
+    def program(seed):
+        g = mg.Graph()
+        if seed is not None:
+            g.random_seed = seed
+        a = g.random_uniform_tensor([20])
+        b = g.random_tensor([20], mg.RandomOpDescriptor(RD.NORMAL, mg.float32))
+        c = g.dropout(g.constant(np.ones(20, F32)), 0.5)
+        exe = g.compile({}, [a, b, c])
+        return [np.concatenate(exe.run()) for _ in range(2)]
+    p1, p2, p3 = program(1234), program(1234), program(99)
+    for u, v in zip(p1, p2):
+        np.testing.assert_array_equal(u, v)
+    assert not np.array_equal(p1[0], p3[0])
+    assert not np.array_equal(p1[0], p1[1])  # still a fresh draw per run
+    n1, n2 = program(None), program(None)
+    assert not np.array_equal(n1[0], n2[0])  # no seed anywhere: each graph draws its own
+
+
+def test_ops_of_a_seeded_graph_get_distinct_seeds_and_explicit_seeds_win():
+    g = mg.Graph()
+    g.random_seed = 0
+    a, b = g.random_uniform_tensor([4]), g.random_uniform_tensor([4])
+    c, d = g.random_uniform_tensor([4], seed=17), g.random_uniform_tensor([4], seed=17)
+    assert a.operation.attrs["seed"] != b.operation.attrs["seed"]
+    assert c.operation.attrs["seed"] == d.operation.attrs["seed"] == 17
+    r = g.run({}, [a, b, c, d])
+    assert not np.array_equal(r[a], r[b])
+    np.testing.assert_array_equal(r[c], r[d])
+
+
+@pytest.mark.parametrize("bad", [1.5, "x", 2 ** 64, -(2 ** 63) - 1, True])
+def test_bad_seeds_are_refused(bad):
+    g = mg.Graph()
+    with pytest.raises(mg.DescriptorError, match="seed"):
+        g.random_uniform_tensor([2], seed=bad)
+    g.random_seed = bad
+    with pytest.raises(mg.DescriptorError, match="random_seed"):
+        g.dropout(g.constant(np.ones(2, F32)), 0.5)
+
+
+def test_negative_seed_is_its_64_bit_pattern():
+    g = mg.Graph()
+    a, b = g.random_uniform_tensor([5], seed=-1), g.random_uniform_tensor([5], seed=2 ** 64 - 1)
+    r = g.run({}, [a, b])
+    np.testing.assert_array_equal(r[a], r[b])
+
+
+def test_shapes_must_be_static_and_empty_is_fine(backend):
+    g = mg.Graph()
+    with pytest.raises(mg.ShapeError, match="static"):
+        g.random_uniform_tensor([-1, 3], seed=1)
+    e = g.random_tensor([0, 3], mg.RandomOpDescriptor(RD.NORMAL, mg.float32), seed=1)
+    assert g.run({}, [e], backend=backend)[e].shape == (0, 3)
+
+
+# ----------------------------------------------------------------------------- dropout
+def test_dropout_keeps_with_probability_one_minus_rate_and_scales(backend):
+    g = mg.Graph()
+    x = g.placeholder([200, 100], name="x")
+    y = g.dropout(x, 0.3, seed=4)
+    xs = np.random.default_rng(0).uniform(1, 2, (200, 100)).astype(F32)
+    out = g.run({x: xs}, [y], backend=backend)[y]
+    kept = out != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_array_equal(out[kept], xs[kept] * F32(1 / 0.7))
+    want = (philox.random_words(xs.size, 4, 0) >> np.uint32(8)).reshape(xs.shape) >= math.ceil(0.3 * 2 ** 24)
+    np.testing.assert_array_equal(kept, want)
+
+
+def test_dropout_rate_zero_is_identity_and_rate_one_is_zeros(backend):
+    g = mg.Graph()
+    xs = np.array([1.5, -2.0, np.nan, np.inf, -0.0], F32)
+    x = g.placeholder([5], name="x")
+    keep, drop = g.dropout(x, 0.0), g.dropout(x, 1.0)
+    r = g.run({x: xs}, [keep, drop], backend=backend)
+    np.testing.assert_array_equal(r[keep], xs)
+    np.testing.assert_array_equal(r[drop], np.zeros(5, F32))
+    assert not np.signbit(r[drop]).any()
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.01, float("nan"), float("inf"), "half", None])
+def test_dropout_rate_is_validated(rate):
+    g = mg.Graph()
+    with pytest.raises(mg.DescriptorError, match=r"dropout op 'd'.*rate"):
+        g.dropout(g.constant(np.ones(3, F32)), rate, name="d")
+
+
+def test_dropout_needs_a_float_tensor():
+    g = mg.Graph()
+    with pytest.raises(mg.DTypeError, match="float"):
+        g.dropout(g.constant(np.ones(3, np.int32)), 0.5)
+
+
+@pytest.mark.parametrize("rate", [0.25, 0.5, 1.0])
+def test_dropout_gradient_uses_the_same_mask(backend, rate):
+    g = mg.Graph()
+    x = g.placeholder([30, 7], name="x")
+    w = g.placeholder([30, 7], name="w")
+    y = g.dropout(x, rate, seed=21)
+    loss = g.reduction_sum(g.multiplication(y, w), axes=None)
+    dx = g.gradients(loss, [x])[x]
+    rng = np.random.default_rng(1)
+    xs, ws = rng.uniform(1, 2, (30, 7)).astype(F32), rng.uniform(-1, 1, (30, 7)).astype(F32)
+    exe = g.compile({x: mg.ShapedType([30, 7]), w: mg.ShapedType([30, 7])}, [y, dx], backend=backend)
+    for _ in range(3):  # each run a new mask, the gradient always the forward's
+        out, grad = exe.run({x: xs, w: ws})
+        kept = out != 0
+        scale = F32(1 / (1 - rate)) if rate < 1 else F32(0)
+        np.testing.assert_array_equal(grad, np.where(kept, ws * scale, F32(0)))
+
+
+def test_dropout_gradient_matches_finite_differences():
+    """float64, rate 0.5: each evaluation a fresh executable, so every one draws the mask of draw 0."""
+    g = mg.Graph()
+    x = g.placeholder([3, 4], mg.float64, name="x")
+    r = g.placeholder([3, 4], mg.float64, name="r")
+    loss = g.reduction_sum(g.multiplication(g.square(g.dropout(x, 0.5, seed=8)), r), axes=None)
+    dx = g.gradients(loss, [x])[x]
+    rng = np.random.default_rng(2)
+    xs, rs = rng.uniform(-2, 2, (3, 4)), rng.uniform(0.5, 1.5, (3, 4))
+    types = {x: mg.ShapedType([3, 4], mg.float64), r: mg.ShapedType([3, 4], mg.float64)}
+    got = g.compile(types, [dx]).run({x: xs, r: rs})[0]
+    fd = np.zeros_like(xs)
+    eps = 1e-6
+    for idx in np.ndindex(*xs.shape):
+        for sgn in (1, -1):
+            p = xs.copy()
+            p[idx] += sgn * eps
+            fd[idx] += sgn * g.compile(types, [loss]).run({x: p, r: rs})[0].item() / (2 * eps)
+    np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6)
+    assert 0 < np.count_nonzero(got) < got.size
+
+
+# ----------------------------------------------------------------------------- descriptor
+def test_descriptor_defaults_follow_mpsgraph():
+    u = mg.RandomOpDescriptor(RD.UNIFORM, mg.float32)
+    assert (u.min, u.max, u.mean, u.standard_deviation) == (0.0, 1.0, 0.0, 1.0)
+    n = mg.RandomOpDescriptor(RD.NORMAL, mg.float32)
+    assert (n.min, n.max) == (-2.0, 2.0)
+    assert n.sampling_method == mg.RandomNormalSamplingMethod.INV_CDF
+    assert mg.RandomOpDescriptor(RD.UNIFORM, mg.float32, min=-1.0, max=3.0).non_defaults() == {"min": -1.0, "max": 3.0}
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(distribution=RD.NORMAL, dtype=mg.int32), "int32 is not valid for NORMAL"),
+    (dict(distribution=RD.UNIFORM, dtype=mg.float64), "float64 is not valid"),
+    (dict(distribution=RD.UNIFORM, dtype="nope"), "not a data type"),
+    (dict(distribution=7, dtype=mg.float32), "distribution=7"),
+    (dict(distribution=RD.UNIFORM, dtype=mg.float32, min=1.0, max=1.0), "min=1.0 must be below max=1.0"),
+    (dict(distribution=RD.UNIFORM, dtype=mg.float32, max=float("inf")), "max=inf must be finite"),
+    (dict(distribution=RD.NORMAL, dtype=mg.float32, standard_deviation=0.0), "standard_deviation=0.0 must be > 0"),
+    (dict(distribution=RD.UNIFORM, dtype=mg.int32, min_integer=3, max_integer=2), "min_integer=3 > max_integer=2"),
+    (dict(distribution=RD.UNIFORM, dtype=mg.int32, max_integer=2 ** 31), "max_integer"),
+    (dict(distribution=RD.TRUNCATED_NORMAL, dtype=mg.float32, min=10.0, max=11.0), "5 standard deviations"),
+    (dict(distribution=RD.TRUNCATED_NORMAL, dtype=mg.float32,
+          sampling_method=mg.RandomNormalSamplingMethod.BOX_MULLER), "BOX_MULLER"),
+])
+def test_bad_descriptors_are_refused_naming_the_op(kw, match):
+    g = mg.Graph()
+    with pytest.raises(mg.DescriptorError, match=match) as e:
+        g.random_tensor([2], mg.RandomOpDescriptor(**kw), seed=1, name="r")
+    assert "random_tensor op 'r'" in str(e.value)
+
+
+def test_descriptor_is_copied_when_the_op_is_built():
+    g = mg.Graph()
+    d = mg.RandomOpDescriptor(RD.UNIFORM, mg.float32, min=5.0, max=6.0)
+    r = g.random_tensor([100], d, seed=1)
+    d.min, d.max = -100.0, -99.0
+    out = g.run({}, [r])[r]
+    assert out.min() >= 5 and out.max() < 6
+    with pytest.raises(mg.DescriptorError, match="RandomOpDescriptor"):
+        g.random_tensor([2], mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2))
+
+
+# ----------------------------------------------------------------------------- tools
+def test_save_and_load_keep_seeds_descriptors_and_draws(tmp_path):
+    g = mg.Graph()
+    d = mg.RandomOpDescriptor(RD.TRUNCATED_NORMAL, mg.float16, mean=0.25, standard_deviation=0.5, min=-0.5, max=1.0)
+    r = g.random_tensor([3, 4], d, name="r")
+    u = g.random_uniform_tensor([5], name="u")
+    y = g.dropout(g.constant(np.ones(6, F32)), 0.4, name="y")
+    h = mg.load(g.save(tmp_path / "rand.json"))
+    assert h.tensor("r").operation.attrs["descriptor"] == r.operation.attrs["descriptor"]
+    ra = g.compile({}, [r, u, y]).run()
+    rb = h.compile({}, [h.tensor("r"), h.tensor("u"), h.tensor("y")]).run()
+    for a, b in zip(ra, rb):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_swift_export_builds_the_descriptor_with_its_initialiser():
+    g = mg.Graph()
+    d = mg.RandomOpDescriptor(RD.NORMAL, mg.float32, mean=2.0,
+                              sampling_method=mg.RandomNormalSamplingMethod.BOX_MULLER)
+    g.random_tensor([2, 3], d, seed=2 ** 64 - 2, name="r")
+    g.random_uniform_tensor([4], seed=5, name="u")
+    g.dropout(g.placeholder([3], name="x"), 0.25, name="d")
+    swift = g.to_swift()
+    assert "MPSGraphRandomOpDescriptor(distribution: .normal, dataType: .float32)!" in swift
+    assert "r_descriptor.mean = 2.0" in swift and "r_descriptor.samplingMethod = .boxMuller" in swift
+    assert "graph.randomTensor(withShape: [2, 3], descriptor: r_descriptor, seed: -2, name: \"r\")" in swift
+    assert "graph.randomUniformTensor(withShape: [4], seed: 5, name: \"u\")" in swift
+    assert "graph.dropout(x, rate: 0.25, name: \"d\")" in swift
