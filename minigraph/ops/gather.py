@@ -160,12 +160,19 @@ def _gather_gradient(g, op, dy, wanted):
         return [g.scatter(dy_rows, g.reshape(i, [n]), u.shape, axis, ScatterMode.ADD), None]
     # batch dimensions: each row's index, broadcast over the other axes, scattered along the axis
     ones = [1] * (axis - b)
-    idx = g.broadcast(g.reshape(i, list(i.shape[:b]) + ones + [n] + [1] * (u.rank - axis - 1)), rows)
+    idx = g.reshape(i, list(i.shape[:b]) + ones + [n] + [1] * (u.rank - axis - 1))
+    idx = g.select(dy_rows, idx, idx)  # broadcast to dy's shape, known or not until run time
     return [g.scatter_along_axis(dy_rows, idx, _zeros(g, u), axis, ScatterMode.ADD), None]
 
 
+def _filled(g, like, value):
+    """A tensor of ``like``'s shape (known or not until run time) and dtype holding ``value``."""
+    c = g.constant(np.asarray(value, like.dtype.np_dtype))
+    return g.select(like, c, c)
+
+
 def _zeros(g, like):
-    return g.broadcast(g.constant(np.zeros((), like.dtype.np_dtype)), list(like.shape))
+    return _filled(g, like, 0)
 
 
 # ----------------------------------------------------------------------------- gather along axis
@@ -322,7 +329,7 @@ def _scatter_along_axis_gradient(g, op, dy, wanted):
     if wanted[2]:
         dd = dy
         if mode == ScatterMode.SET:
-            ones = g.broadcast(g.constant(np.ones((), d.dtype.np_dtype)), list(d.shape))
+            ones = _filled(g, d, 1)
             kept = g.scatter_along_axis(_zeros(g, u), i, ones, axis, ScatterMode.SET)
             dd = g.multiplication(dy, kept)
     return [du, None, dd]
@@ -342,7 +349,7 @@ def _infer_scatter(in_types, attrs):
     if not _dims_match(u.shape, want):
         raise ShapeError(f"updates {u.shape} must have shape {want}: the result shape {shape} with axis {axis} "
                          f"of the length of indices ({i.shape[0]})")
-    return [ShapedType(shape, u.dtype)]
+    return [ShapedType(tuple(d if d != -1 or k == axis else u.shape[k] for k, d in enumerate(shape)), u.dtype)]
 
 
 @defop("scatter", swift="scatter(_:indices:shape:axis:mode:name:)",
@@ -352,7 +359,8 @@ def scatter(g, updates, indices, shape: Sequence[int], axis: int, mode: Any, nam
     """A tensor of ``shape`` filled with ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
     and DIV, +inf / -inf or the integer limits for MIN / MAX) where each slice
     ``updates[..., k, ...]`` along ``axis`` is combined into slice ``indices[k]``; the transpose
-    of ``gather`` with ADD (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``)."""
+    of ``gather`` with ADD. ``shape`` may hold -1 on the axes other than ``axis``: their sizes
+    come from ``updates`` (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``)."""
     label = _label("scatter", name)
     updates = g.as_tensor(updates, label)
     indices = g.as_tensor(indices, label, dtype=as_dtype("int32") if not hasattr(indices, "graph") else None)
@@ -360,9 +368,12 @@ def scatter(g, updates, indices, shape: Sequence[int], axis: int, mode: Any, nam
         out_shape = as_shape(shape, "shape")
     except ShapeError as e:
         raise ShapeError(f"{label}: {e}") from None
-    if not out_shape or -1 in out_shape:
-        raise ShapeError(f"{label}: shape must be a known shape of rank >= 1, got {tuple(out_shape)}")
+    if not out_shape:
+        raise ShapeError(f"{label}: shape must have rank >= 1")
     a = _axis(axis, len(out_shape), label)
+    if out_shape[a] == -1:
+        raise ShapeError(f"{label}: the size of the scattered axis {a} must be known (shape {tuple(out_shape)}; "
+                         "-1 is allowed only on the other axes, whose sizes come from updates)")
     check_constant_indices(indices, out_shape[a], label)
     return g.add_op("scatter", [updates, indices], {"shape": tuple(out_shape), "axis": a,
                                                     "mode": _mode(mode, label)}, name).output
@@ -385,10 +396,11 @@ def _infer_scatter_nd(in_types, attrs):
     _check_indices(i)
     _check_updates(u, attrs["mode"])
     shape, b = tuple(attrs["shape"]), attrs["batch_dimensions"]
-    _, want = _nd_parts(shape, i.shape, b, "the result shape")
+    k, want = _nd_parts(shape, i.shape, b, "the result shape")
     if not _dims_match(u.shape, want):
         raise ShapeError(f"updates {u.shape} must have shape {want} (indices.shape[:-1] + shape[B+K:])")
-    return [ShapedType(shape, u.dtype)]
+    known = tuple(i.shape[:b]) + tuple(shape[b:b + k]) + tuple(u.shape[len(i.shape) - 1:])
+    return [ShapedType(tuple(d if d != -1 else known[j] for j, d in enumerate(shape)), u.dtype)]
 
 
 @defop("scatter_nd", swift="scatterND(withUpdatesTensor:indicesTensor:shape:batchDimensions:mode:name:)",
@@ -399,7 +411,8 @@ def scatter_nd(g, updates, indices, shape: Sequence[int], batch_dimensions: int 
                mode: Any = None, name: Optional[str] = None):
     """A tensor of ``shape`` filled with ``mode``'s identity where each slice of ``updates`` is
     combined at the index tuple along the last axis of ``indices``; the transpose of ``gather_nd``
-    with ADD; ``mode=None`` is ADD, as MPSGraph's scatterND without ``mode:`` sums collisions
+    with ADD; ``mode=None`` is ADD, as MPSGraph's scatterND without ``mode:`` sums collisions.
+    ``shape`` may hold -1 on the batch and trailing axes (their sizes come from indices and updates)
     (MPSGraph ``scatterND(withUpdatesTensor:indicesTensor:shape:batchDimensions:mode:name:)``)."""
     label = _label("scatter_nd", name)
     updates = g.as_tensor(updates, label)
@@ -408,11 +421,13 @@ def scatter_nd(g, updates, indices, shape: Sequence[int], batch_dimensions: int 
         out_shape = as_shape(shape, "shape")
     except ShapeError as e:
         raise ShapeError(f"{label}: {e}") from None
-    if not out_shape or -1 in out_shape:
-        raise ShapeError(f"{label}: shape must be a known shape of rank >= 1, got {tuple(out_shape)}")
     b = _int_attr(batch_dimensions, "batch_dimensions", label)
     if indices.rank and indices.shape[-1] != -1 and 0 <= b and indices.shape[-1] <= len(out_shape) - b:
-        check_constant_indices(indices, tuple(out_shape[b:b + indices.shape[-1]]), label)
+        indexed = tuple(out_shape[b:b + indices.shape[-1]])
+        if -1 in indexed:
+            raise ShapeError(f"{label}: the sizes of the indexed axes {b}..{b + len(indexed) - 1} must be known "
+                             f"(shape {tuple(out_shape)}; -1 is allowed only on the batch and trailing axes)")
+        check_constant_indices(indices, indexed, label)
     return g.add_op("scatter_nd", [updates, indices], {"shape": tuple(out_shape), "batch_dimensions": b,
                                                        "mode": _mode(ScatterMode.ADD if mode is None else mode, label)},
                     name).output

@@ -104,7 +104,7 @@ def _scatter_along_axis(step):
 
 @numpy_kernel("scatter")
 def _scatter(step):
-    axis, mode, shape = step.attrs["axis"], step.attrs["mode"], step.attrs["shape"]
+    axis, mode, shape = step.attrs["axis"], step.attrs["mode"], step.out_types[0].shape
     dt = step.out_types[0].dtype.np_dtype
 
     def run(u, i):
@@ -115,7 +115,7 @@ def _scatter(step):
 
 @numpy_kernel("scatter_nd")
 def _scatter_nd(step):
-    b, mode, shape = step.attrs["batch_dimensions"], step.attrs["mode"], tuple(step.attrs["shape"])
+    b, mode, shape = step.attrs["batch_dimensions"], step.attrs["mode"], tuple(step.out_types[0].shape)
     dt = step.out_types[0].dtype.np_dtype
 
     def run(u, i):

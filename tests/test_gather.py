@@ -1,0 +1,338 @@
+"""Gather, scatter and one-hot: results against independent references (NumPy's take /
+take_along_axis, PyTorch's gather / index_select / scatter_reduce / one_hot, JAX, naive loops) on
+every backend; negative and out-of-range indices; collisions; build-time errors; gradients;
+Swift export."""
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+torch = pytest.importorskip("torch")
+
+S = mg.ScatterMode
+F32 = np.float32
+
+
+def run(g, feeds, outs, backend):
+    r = g.run(feeds, outs, backend=backend)
+    return [r[t] for t in outs]
+
+
+def ph(g, a, name=None):
+    return g.placeholder(a.shape, dtype=a.dtype, name=name)
+
+
+def naive_gather(u, idx, axis, b=0):
+    """Apple's definition, one element at a time; out of range -> 0, negative counts from the end."""
+    out_shape = u.shape[:axis] + idx.shape[b:] + u.shape[axis + 1:]
+    out = np.zeros(out_shape, u.dtype)
+    q = idx.ndim - b
+    for pos in np.ndindex(*out_shape):
+        k = int(idx[pos[:b] + pos[axis:axis + q]])
+        n = u.shape[axis]
+        if -n <= k < n:
+            out[pos] = u[pos[:axis] + (k % n,) + pos[axis + q:]]
+    return out
+
+
+# ----------------------------------------------------------------------------- gathers
+def test_gather_matches_take_and_index_select(backend, rng):
+    u = rng.standard_normal((3, 5, 4)).astype(F32)
+    idx = np.array([[4, 0, 2], [1, 1, 3]], np.int32)
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    outs = [g.gather(U, I, 1), g.gather(U, I, -1), g.gather(U, g.reshape(I, [6]), 0)]
+    got = run(g, {U: u, I: idx}, outs, backend)
+    np.testing.assert_array_equal(got[0], np.take(u, idx, axis=1))
+    ref = torch.index_select(torch.from_numpy(u), 2, torch.from_numpy(idx.reshape(-1).astype(np.int64) % 4))
+    inside = (idx < 4)[None, None]  # 4 is out of range on the last axis (size 4): 0
+    np.testing.assert_array_equal(got[1], np.where(inside, ref.numpy().reshape(3, 5, 2, 3), 0))
+    np.testing.assert_array_equal(got[2], naive_gather(u, idx.reshape(6), 0))
+
+
+def test_gather_batch_dimensions_pair_the_leading_axes(backend, rng):
+    u = rng.standard_normal((2, 3, 5, 4)).astype(F32)
+    idx = rng.integers(0, 5, (2, 3, 6)).astype(np.int32)
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    y = g.gather(U, I, 2, batch_dimensions=2)
+    assert y.shape == (2, 3, 6, 4)
+    (got,) = run(g, {U: u, I: idx}, [y], backend)
+    want = np.stack([np.stack([u[i, j][idx[i, j]] for j in range(3)]) for i in range(2)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, naive_gather(u, idx, 2, b=2))
+    jnp = pytest.importorskip("jax.numpy")
+    np.testing.assert_array_equal(got, np.asarray(jnp.take_along_axis(u, idx[..., None], axis=2)))
+
+
+def test_gather_negative_and_out_of_range_indices(backend, rng):
+    u = rng.standard_normal((4, 3)).astype(F32) + 10
+    idx = np.array([-1, -4, 3, 4, -5, 1000, 0], np.int32)
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    (got,) = run(g, {U: u, I: idx}, [g.gather(U, I, 0)], backend)
+    want = np.stack([u[3], u[0], u[3], np.zeros(3, F32), np.zeros(3, F32), np.zeros(3, F32), u[0]])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_along_axis_matches_take_along_axis_and_torch_gather(backend, rng):
+    u = rng.standard_normal((3, 5, 4)).astype(F32)
+    idx = rng.integers(-5, 5, (3, 7, 4)).astype(np.int32)
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    (got,) = run(g, {U: u, I: idx}, [g.gather_along_axis(U, I, 1)], backend)
+    np.testing.assert_array_equal(got, np.take_along_axis(u, idx, axis=1))
+    ref = torch.gather(torch.from_numpy(u), 1, torch.from_numpy(idx.astype(np.int64) % 5))
+    np.testing.assert_array_equal(got, ref.numpy())
+
+
+def test_gather_along_axis_out_of_range_gives_zero(backend):
+    u = np.arange(1, 7, dtype=F32).reshape(2, 3)
+    idx = np.array([[0, 3], [-4, -3]], np.int32)
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    (got,) = run(g, {U: u, I: idx}, [g.gather_along_axis(U, I, 1)], backend)
+    np.testing.assert_array_equal(got, [[1, 0], [0, 4]])
+
+
+def test_gather_nd_matches_naive_loops_and_jax(backend, rng):
+    u = rng.standard_normal((2, 4, 3, 5)).astype(F32)
+    idx = np.array([[[1, 2], [3, 0], [-1, -3]], [[0, 0], [4, 1], [2, 2]]], np.int32)  # [2, 3, 2]
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    plain = g.gather_nd(U, I)
+    batched = g.gather_nd(U, I, batch_dimensions=1)
+    assert plain.shape == (2, 3, 3, 5) and batched.shape == (2, 3, 5)
+    got = run(g, {U: u, I: idx}, [plain, batched], backend)
+    want_plain = np.zeros((2, 3, 3, 5), F32)
+    want_batched = np.zeros((2, 3, 5), F32)
+    for a in range(2):
+        for b in range(3):
+            i, j = idx[a, b]
+            if -2 <= i < 2 and -4 <= j < 4:
+                want_plain[a, b] = u[i, j]
+            if -4 <= i < 4 and -3 <= j < 3:
+                want_batched[a, b] = u[a, i, j]
+    np.testing.assert_array_equal(got[0], want_plain)
+    np.testing.assert_array_equal(got[1], want_batched)
+    jnp = pytest.importorskip("jax.numpy")
+    inside = np.array([[1, 2], [0, -1], [-2, -3]], np.int32)
+    g2 = mg.Graph()
+    U2, I2 = ph(g2, u[0]), ph(g2, inside)
+    (got2,) = run(g2, {U2: u[0], I2: inside}, [g2.gather_nd(U2, I2)], backend)
+    np.testing.assert_array_equal(got2, np.asarray(jnp.asarray(u[0])[inside[:, 0], inside[:, 1]]))
+
+
+# ----------------------------------------------------------------------------- scatters
+def naive_scatter_along_axis(u, idx, data, axis, mode):
+    out = data.astype(np.float64 if data.dtype.kind == "f" else data.dtype).copy()
+    n = data.shape[axis]
+    for pos in np.ndindex(*u.shape):  # row-major order of the updates
+        k = int(idx[pos])
+        if not -n <= k < n:
+            continue
+        t = pos[:axis] + (k % n,) + pos[axis + 1:]
+        v = u[pos]
+        out[t] = {S.ADD: lambda a: a + v, S.SUB: lambda a: a - v, S.MUL: lambda a: a * v, S.DIV: lambda a: a / v,
+                  S.MIN: lambda a: np.minimum(a, v), S.MAX: lambda a: np.maximum(a, v), S.SET: lambda a: v}[mode](out[t])
+    return out
+
+
+@pytest.mark.parametrize("mode", list(S))
+def test_scatter_along_axis_every_mode_against_loops_and_torch(backend, rng, mode):
+    d = rng.uniform(0.5, 2, (3, 4, 2)).astype(F32)
+    u = rng.uniform(0.5, 2, (3, 6, 2)).astype(F32)
+    idx = rng.integers(-5, 5, (3, 6, 2)).astype(np.int32)  # collisions, negatives, -5 out of range
+    g = mg.Graph()
+    D, U, I = ph(g, d), ph(g, u), ph(g, idx)
+    (got,) = run(g, {D: d, U: u, I: idx}, [g.scatter_along_axis(U, I, D, 1, mode)], backend)
+    np.testing.assert_allclose(got, naive_scatter_along_axis(u, idx, d, 1, mode), rtol=2e-6)
+    reduce = {S.ADD: "sum", S.MUL: "prod", S.MIN: "amin", S.MAX: "amax"}.get(mode)
+    if reduce:
+        keep = (idx >= -4) & (idx < 4)
+        t_idx = torch.from_numpy(np.where(keep, idx % 4, 0).astype(np.int64))
+        neutral = {"sum": 0.0, "prod": 1.0, "amin": np.inf, "amax": -np.inf}[reduce]
+        t_src = torch.from_numpy(np.where(keep, u, F32(neutral)))
+        ref = torch.from_numpy(d.copy()).scatter_reduce(1, t_idx, t_src, reduce=reduce, include_self=True)
+        np.testing.assert_allclose(got, ref.numpy(), rtol=2e-6)
+
+
+def test_scatter_along_axis_apple_example(backend):
+    """The example of Apple's documentation of scatterAlongAxis (ADD)."""
+    data = np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2], [3, 3, 3]], np.int32)
+    upd = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+    idx = np.array([[2, 1, 0], [1, 3, 2]], np.int32)
+    g = mg.Graph()
+    D, U, I = ph(g, data), ph(g, upd), ph(g, idx)
+    (got,) = run(g, {D: data, U: upd, I: idx}, [g.scatter_along_axis(U, I, D, 0, S.ADD)], backend)
+    np.testing.assert_array_equal(got, [[0, 0, 3], [5, 3, 1], [3, 2, 8], [3, 8, 3]])
+
+
+def test_scatter_add_collisions_accumulate_in_order_bit_for_bit(backend):
+    """Many updates on one element: the sum in row-major order of the updates, exactly."""
+    u = np.array([1e8, 1.0, -1e8, 1.0, 0.5, 3.25], F32)
+    idx = np.zeros(6, np.int32)
+    want = F32(0)
+    for v in u:
+        want = F32(want + v)
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    got = run(g, {U: u, I: idx}, [g.scatter(U, I, [2], 0, S.ADD), g.scatter(U, I, [1], 0, S.SET)], backend)
+    assert got[0][0] == want and got[0][1] == 0
+    assert got[1][0] == u[-1]  # SET: the last update wins
+
+
+def test_scatter_set_last_write_wins_and_nan_propagates_in_min_max(backend):
+    d = np.array([[5.0, 5.0, 5.0]], F32)
+    u = np.array([[1.0, np.nan, 7.0, 2.0]], F32)
+    idx = np.array([[0, 1, 0, 2]], np.int32)
+    g = mg.Graph()
+    D, U, I = ph(g, d), ph(g, u), ph(g, idx)
+    outs = [g.scatter_along_axis(U, I, D, 1, m) for m in (S.SET, S.MIN, S.MAX)]
+    got = run(g, {D: d, U: u, I: idx}, outs, backend)
+    np.testing.assert_array_equal(got[0], [[7.0, np.nan, 2.0]])
+    np.testing.assert_array_equal(got[1], [[1.0, np.nan, 2.0]])
+    np.testing.assert_array_equal(got[2], [[7.0, np.nan, 5.0]])
+
+
+@pytest.mark.parametrize("mode", [S.ADD, S.MUL, S.MIN, S.MAX, S.SET])
+def test_scatter_and_scatter_nd_start_from_the_modes_identity(backend, rng, mode):
+    u = rng.integers(-9, 9, (3, 4)).astype(np.int32)
+    idx = np.array([0, 2, 0], np.int32)
+    nd_idx = np.array([[1, 0], [1, 0], [0, 2]], np.int32)
+    g = mg.Graph()
+    U, I, J = ph(g, u), ph(g, idx), ph(g, nd_idx)
+    outs = [g.scatter(U, I, [4, 4], 0, mode), g.scatter_nd(U, J, [2, 3, 4], mode=mode)]
+    got = run(g, {U: u, I: idx, J: nd_idx}, outs, backend)
+    info = np.iinfo(np.int32)
+    init = {S.ADD: 0, S.SET: 0, S.MUL: 1, S.MIN: info.max, S.MAX: info.min}[mode]
+    want = naive_scatter_along_axis(u, np.broadcast_to(idx[:, None], u.shape), np.full((4, 4), init, np.int32), 0, mode)
+    np.testing.assert_array_equal(got[0], want)
+    want_nd = np.full((2, 3, 4), init, np.int64)
+    for n, (a, b) in enumerate(nd_idx):
+        for k in range(4):
+            want_nd[a, b, k] = naive_scatter_along_axis(u[n:n + 1, k:k + 1], np.zeros((1, 1), np.int32),
+                                                         want_nd[a, b, k:k + 1].reshape(1, 1), 0, mode)[0, 0]
+    np.testing.assert_array_equal(got[1], want_nd.astype(np.int32))
+
+
+def test_scatter_nd_is_the_transpose_of_gather_nd_and_skips_out_of_range(backend, rng):
+    upd = rng.standard_normal((2, 3, 5)).astype(F32)
+    idx = np.array([[[1], [-1], [7]], [[0], [0], [-4]]], np.int32)  # [2, 3, 1]: 7 is out of range
+    g = mg.Graph()
+    U, I = ph(g, upd), ph(g, idx)
+    y = g.scatter_nd(U, I, [2, 4, 5], batch_dimensions=1)
+    (got,) = run(g, {U: upd, I: idx}, [y], backend)
+    want = np.zeros((2, 4, 5), F32)
+    for b in range(2):
+        for n in range(3):
+            k = int(idx[b, n, 0])
+            if -4 <= k < 4:
+                want[b, k % 4] += upd[b, n]
+    np.testing.assert_array_equal(got, want)
+
+
+# ----------------------------------------------------------------------------- one hot
+def test_one_hot_matches_torch_and_keeps_out_of_range_off(backend):
+    idx = np.array([[0, 3, -1], [2, 4, 1]], np.int32)
+    g = mg.Graph()
+    I = ph(g, idx)
+    outs = [g.one_hot(I, 4), g.one_hot(I, 4, axis=0, dtype=mg.int32, on_value=5, off_value=-2),
+            g.one_hot(I, 4, axis=1, dtype=mg.float16, on_value=0.1, off_value=np.inf)]
+    got = run(g, {I: idx}, outs, backend)
+    assert got[0].dtype == np.float32 and got[0].shape == (2, 3, 4)
+    ok = (idx >= 0) & (idx < 4)
+    ref = torch.nn.functional.one_hot(torch.from_numpy(np.where(ok, idx, 0).astype(np.int64)), 4).numpy() * ok[..., None]
+    np.testing.assert_array_equal(got[0], ref)
+    np.testing.assert_array_equal(got[1], np.moveaxis(np.where(ref == 1, 5, -2), -1, 0))
+    np.testing.assert_array_equal(got[2], np.moveaxis(np.where(ref == 1, np.float16(0.1), np.float16(np.inf)), -1, 1))
+
+
+# ----------------------------------------------------------------------------- errors
+def test_constant_indices_out_of_range_are_refused_when_built():
+    g = mg.Graph()
+    u = g.placeholder([3, 4])
+    with pytest.raises(mg.ShapeError, match=r"gather op 'pick'.*holds 7.*-4\.\.3"):
+        g.gather(u, g.constant(np.array([0, 7], np.int32)), 1, name="pick")
+    with pytest.raises(mg.ShapeError, match=r"gather_along_axis.*holds -4.*-3\.\.2"):
+        g.gather_along_axis(u, g.constant(np.full((2, 4), -4, np.int32)), 0)
+    with pytest.raises(mg.ShapeError, match=r"gather_nd.*\(1, 1\) holds 4.*-4\.\.3"):
+        g.gather_nd(u, g.constant(np.array([[0, 0], [2, 4]], np.int32)))
+    with pytest.raises(mg.ShapeError, match=r"scatter_along_axis.*holds 3"):
+        g.scatter_along_axis(g.placeholder([1, 2]), g.constant(np.array([[0, 3]], np.int32)), u, 0, S.ADD)
+    g.gather(u, g.constant(np.array([-3, 2], np.int32)), 0)  # in range, negative included
+
+
+def test_shape_and_dtype_errors_name_the_op():
+    g = mg.Graph()
+    u = g.placeholder([3, 4])
+    with pytest.raises(mg.DTypeError, match="integer"):
+        g.gather(u, g.placeholder([2]), 0)
+    with pytest.raises(mg.ShapeError, match="axis 2 is out of range"):
+        g.gather(u, [0], 2)
+    with pytest.raises(mg.ShapeError, match="batch"):
+        g.gather(u, g.placeholder([4, 2], mg.int32), 1, batch_dimensions=1)
+    with pytest.raises(mg.ShapeError, match="except at axis 1"):
+        g.gather_along_axis(u, g.placeholder([2, 4], mg.int32), 1)
+    with pytest.raises(mg.ShapeError, match="index tuples of length 3"):
+        g.gather_nd(u, g.placeholder([2, 3], mg.int32))
+    with pytest.raises(mg.DTypeError, match="DIV needs a floating-point"):
+        g.scatter(g.placeholder([2, 4], mg.int32), [0, 1], [3, 4], 0, S.DIV)
+    with pytest.raises(mg.ShapeError, match="mg.ScatterMode"):
+        g.scatter_along_axis(u, g.placeholder([3, 4], mg.int32), u, 0, "average")
+    with pytest.raises(mg.ShapeError, match="not a value of int32"):
+        g.one_hot(g.placeholder([2], mg.int32), 3, dtype=mg.int32, on_value=0.5)
+    with pytest.raises(mg.ShapeError, match="axis 3 is out of range"):
+        g.one_hot(g.placeholder([2, 2], mg.int32), 3, axis=3)
+
+
+def test_int64_indices_on_numpy():
+    g = mg.Graph()
+    u = np.arange(6, dtype=F32).reshape(2, 3)
+    idx = np.array([2, -3, 5], np.int64)
+    U, I = ph(g, u), ph(g, idx)
+    out = g.run({U: u, I: idx}, [g.gather(U, I, 1), g.one_hot(I, 3)], backend="numpy")
+    np.testing.assert_array_equal(list(out.values())[0], [[2, 0, 0], [5, 3, 0]])
+
+
+def test_feeds_are_not_mutated(backend, rng):
+    d = rng.standard_normal((3, 4)).astype(F32)
+    u = rng.standard_normal((3, 2)).astype(F32)
+    idx = np.array([[0, 0], [1, 3], [2, 2]], np.int32)
+    keep = [d.copy(), u.copy(), idx.copy()]
+    g = mg.Graph()
+    D, U, I = ph(g, d), ph(g, u), ph(g, idx)
+    run(g, {D: d, U: u, I: idx}, [g.scatter_along_axis(U, I, D, 1, S.ADD)], backend)
+    for a, b in zip([d, u, idx], keep):
+        np.testing.assert_array_equal(a, b)
+
+
+# ----------------------------------------------------------------------------- gradients and Swift
+def test_gather_gradient_is_a_scatter_add_matching_torch(backend, rng):
+    u = rng.standard_normal((4, 3)).astype(F32)
+    idx = np.array([[0, 2, 2], [3, 0, 0]], np.int32)
+    w = rng.standard_normal((2, 3, 3)).astype(F32)
+    g = mg.Graph()
+    U, I, W = ph(g, u), ph(g, idx), ph(g, w)
+    y = g.gather(U, I, 0)
+    loss = g.reduction_sum(g.multiplication(y, W), axes=None)
+    du = g.gradients(loss, [U])[U]
+    assert any(op.type == "scatter" for op in g.operations)
+    (got,) = run(g, {U: u, I: idx, W: w}, [du], backend)
+    tu = torch.from_numpy(u).requires_grad_()
+    (tu[torch.from_numpy(idx.astype(np.int64))] * torch.from_numpy(w)).sum().backward()
+    np.testing.assert_allclose(got, tu.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_to_swift_writes_mpsgraph_calls():
+    g = mg.Graph()
+    u = g.placeholder([3, 4], name="u")
+    i = g.placeholder([3, 2], dtype=mg.int32, name="i")
+    a = g.gather_along_axis(u, i, -1, name="ga")
+    b = g.scatter_along_axis(a, i, u, 1, S.MAX, name="sa")
+    c = g.one_hot(i, 5, dtype=mg.float16, name="oh")
+    src = g.to_swift(target_tensors=[b, c])
+    assert 'graph.gatherAlongAxis(1, updates: u, indices: i, name: "ga")' in src
+    assert 'graph.scatterAlongAxis(1, data: u, updates: ga, indices: i, mode: .max, name: "sa")' in src
+    assert "graph.oneHot(withIndicesTensor: i, depth: 5, axis: 2, dataType: .float16, onValue: 1.0, offValue: 0.0" in src
+    assert "macOS 12.3" in src
