@@ -1,10 +1,12 @@
 """Elementwise kernels: arithmetic, unary math, comparisons, select, cast (one WGSL family).
 
 Each op is a WGSL expression over compute-typed values (f32 for float32 and float16, i32,
-u32 for uint32 and bool); the template adds broadcasting. NaN behaves as in MPSGraph: maximum
-and minimum skip it (np.fmax), their ``_with_nan_propagation`` forms propagate it, ``relu``
-(max(x, 0)) and ``sign`` give 0 for it, comparisons with NaN are false (``not_equal`` true), and the
-transcendental functions are minigraph's own (``kernels/math.wgsl``), not the driver's.
+u32 for uint32 and bool, a bool being 0u or 1u); the template adds broadcasting. NaN behaves as
+in MPSGraph: maximum and minimum skip it (np.fmax), their ``_with_nan_propagation`` forms
+propagate it, ``relu`` (max(x, 0)), ``sign`` and ``clamp`` (Metal's fmin(fmax(x, lo), hi)) give
+0 / the lower bound for it, comparisons with NaN are false (``not_equal`` true), and the
+transcendental, rounding and remainder functions are minigraph's own (``kernels/math.wgsl``),
+not the driver's.
 """
 from __future__ import annotations
 
