@@ -315,11 +315,19 @@ def test_sort_matches_torch_stable_sort(backend, rng):
         np.testing.assert_array_equal(a, ta.numpy())
 
 
-def test_sort_is_not_differentiable():
+@pytest.mark.parametrize("axis,descending", [(0, False), (1, True), (-1, False)])
+def test_sort_gradient_matches_torch(backend, rng, axis, descending):
+    """Each output's gradient goes back to the element sorted there (ties: the stable order)."""
+    torch = pytest.importorskip("torch")
+    x = rng.integers(-3, 4, (4, 6)).astype(F32)  # many ties
+    w = rng.standard_normal((4, 6)).astype(F32)
     g = mg.Graph()
-    p = g.placeholder([3])
-    with pytest.raises(mg.NotDifferentiableError, match="sort"):
-        g.gradients(g.reduction_sum(g.sort(p, 0)), [p])
+    p = g.placeholder(x.shape)
+    loss = g.reduction_sum(g.multiplication(g.sort(p, axis, descending=descending), g.constant(w)))
+    (got,) = _run(g, {p: x}, [g.gradients(loss, [p])[p]], backend)
+    t = torch.tensor(x, requires_grad=True)
+    (torch.sort(t, dim=axis, descending=descending, stable=True)[0] * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-6)
 
 
 # ----------------------------------------------------------------------------- top_k

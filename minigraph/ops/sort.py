@@ -99,16 +99,28 @@ def _sort_attrs(axis, descending) -> dict:
 
 @defop("sort", swift="sort(_:axis:descending:name:)", objc="sortWithTensor:axis:descending:name:",
        inputs=("tensor",), infer=_infer_sort(False), family="sort", attrs=("axis", "descending"),
-       differentiable=False, since=("13.0", "16.0"))
+       since=("13.0", "16.0"))
 def sort(g, tensor, axis: int, descending: bool = False, name: Optional[str] = None):
     """The elements sorted along ``axis``: ascending with NaN last, or descending with NaN first;
     stable (MPSGraph ``sort(_:axis:descending:name:)``).
 
-    Not differentiable (MPSGraph has no gradient op for it): for a gradient, take
-    ``arg_sort`` and gather with its indices, whose gradient is a scatter.
+    MPSGraph has no sort gradient op; the gradient rule sends each output's gradient back to
+    the element that landed there: ``dx = gather_along_axis(dy, rank)``, where ``rank``, the
+    inverse of the ``arg_sort`` permutation, is the ``arg_sort`` of those indices.
     """
     tensor = g.as_tensor(tensor, f"sort op {name or 'sort'!r}")
     return g.add_op("sort", [tensor], _sort_attrs(axis, descending), name).output
+
+
+@gradient("sort")
+def _sort_gradient(g, op, dy, wanted):
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        return [None]
+    a = op.attrs
+    order = g.arg_sort(x, a["axis"], descending=a["descending"])
+    rank = g.arg_sort(order, a["axis"])  # the inverse permutation: where each element went
+    return [g.gather_along_axis(dy, rank, a["axis"])]
 
 
 @defop("arg_sort", swift="argSort(_:axis:descending:name:)", objc="argSortWithTensor:axis:descending:name:",
