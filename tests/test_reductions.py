@@ -402,3 +402,26 @@ def test_swift_export_uses_mpsgraph_names_and_availability():
                   "sort(", "descending: true", "argSort(", "topK(", "k: 2", "topKGradient("):
         assert piece in src, piece
     assert "macOS 13" in src
+
+
+# ----------------------------------------------------------------------------- long rows
+def test_long_rows_take_the_chunked_paths(backend, rng):
+    """Rows longer than one kernel chunk (the webgpu loops are bounded; several passes combine)."""
+    n = 40000
+    bits = np.ones((2, n), np.float32)
+    bits[1, rng.integers(0, n)] = 0.0
+    ints_ = np.ones((1, n), np.int32)
+    ints_[0, [5, 17000, 39999]] = [3, -2, 5]
+    scan_in = rng.integers(-3, 4, (1, 9000)).astype(F32)
+    sort_in = rng.integers(-50, 50, (1, 4500)).astype(F32)
+    g = mg.Graph()
+    b, i, s, q = (g.placeholder(bits.shape), g.placeholder(ints_.shape, mg.int32), g.placeholder(scan_in.shape),
+                  g.placeholder(sort_in.shape))
+    outs = [g.reduction_and(b, [1]), g.reduction_or(g.subtraction(b, 1.0), [1]), g.reduction_product(i, [1]),
+            g.cumulative_sum(s, 1, reverse=True), g.arg_sort(q, 1, descending=True), g.reduction_arg_minimum(q, 1)]
+    got = _run(g, {b: bits, i: ints_, s: scan_in, q: sort_in}, outs, backend)
+    assert got[0].ravel().tolist() == [True, False] and got[1].ravel().tolist() == [False, True]
+    assert got[2].item() == -30
+    np.testing.assert_array_equal(got[3][0], _naive_cumsum([float(v) for v in scan_in[0]], False, True))
+    np.testing.assert_array_equal(got[4][0], _naive_order(list(sort_in[0]), True))
+    assert got[5].item() == int(np.flatnonzero(sort_in[0] == sort_in[0].min())[0])
