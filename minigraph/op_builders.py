@@ -931,6 +931,27 @@ class OpBuilders:
         """
         return _builder('leaky_relu')(self, tensor, alpha, name)  # type: ignore[no-any-return]
 
+    def leaky_relu_gradient(self, incoming_gradient: TensorLike, source: TensorLike, alpha_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``leaky_relu`` toward its input: ``incoming_gradient`` where
+        ``source >= 0``, else ``alpha_tensor * incoming_gradient`` (MPSGraph
+        ``leakyReLUGradient(withIncomingGradient:sourceTensor:alphaTensor:name:)``, which
+        ``g.gradients`` inserts for a ``leaky_relu``). ``alpha_tensor`` broadcasts (a number is made
+        a constant of the source's dtype); the result has the source's shape.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            alpha_tensor: A tensor of this graph (the op's ``alpha_tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``leakyReLUGradient(withIncomingGradient:sourceTensor:alphaTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('leaky_relu_gradient')(self, incoming_gradient, source, alpha_tensor, name)  # type: ignore[no-any-return]
+
     def less_than(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a < b, a bool tensor (MPSGraph ``lessThan(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 

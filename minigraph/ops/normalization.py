@@ -110,7 +110,8 @@ def _optional(g, value, neutral: float, like: Tensor, label: str, slot: str, nil
        objc="normalizationWithTensor:meanTensor:varianceTensor:gammaTensor:betaTensor:epsilon:name:",
        inputs=("tensor", "mean", "variance", "gamma", "beta"), infer=_infer_normalize,
        family="normalization", attrs=("epsilon",), hidden_attrs=("nil_inputs",))
-def normalize(g, tensor, mean, variance, gamma, beta, epsilon: float, name: Optional[str] = None):
+def normalize(g, tensor, mean, variance, gamma: Optional[Tensor], beta: Optional[Tensor], epsilon: float,
+              name: Optional[str] = None):
     """``(tensor - mean) / sqrt(variance + epsilon) * gamma + beta``, broadcasting (MPSGraph
     ``normalize(_:mean:variance:gamma:beta:epsilon:name:)``). ``gamma``/``beta`` may be None
     (MPSGraph's nil: no scale, no bias)."""
@@ -287,7 +288,8 @@ def _beta_gradient_gradient(g, op, dz, wanted):
        inputs=("incoming_gradient", "source", "mean", "variance", "gamma", "gamma_gradient", "beta_gradient"),
        infer=_infer_grad, family="normalization", role="data_gradient", forward="normalize",
        differentiable=False, attrs=("reduction_axes", "epsilon"), hidden_attrs=("nil_inputs",))
-def normalization_gradient(g, incoming_gradient, source, mean, variance, gamma, gamma_gradient, beta_gradient,
+def normalization_gradient(g, incoming_gradient, source, mean, variance, gamma: Optional[Tensor],
+                           gamma_gradient: Optional[Tensor], beta_gradient: Optional[Tensor],
                            reduction_axes, epsilon: float, name: Optional[str] = None):
     """The gradient toward ``source`` of a batch norm whose mean and variance are the statistics of
     ``source`` over ``reduction_axes``: ``gamma / sqrt(variance + epsilon) * (dy - beta_gradient / N
