@@ -188,10 +188,12 @@ def test_pad_gradient_op_directly(backend, rng):
 
 def test_padding_mode_given_as_enum_name_or_raw_value(backend):
     x = np.array([[1, 2, 3]], F32)
-    ys = run(lambda g, x: [g.pad_tensor(x, m, [0, 2], [0, 1]) for m in (PM.SYMMETRIC, "symmetric", "SYMMETRIC", 2)],
+    ys = run(lambda g, x: [g.pad_tensor(x, m, [0, 2], [0, 1]) for m in (PM.SYMMETRIC, "symmetric", "SYMMETRIC", 2)]
+             + [g.pad_tensor(x, "clampToEdge", [0, 1], [0, 0])],
              {"x": x}, backend)
-    for y in ys:
+    for y in ys[:-1]:
         np.testing.assert_array_equal(y, [[2, 1, 1, 2, 3, 3]])
+    np.testing.assert_array_equal(ys[-1], [[1, 1, 2, 3]])
 
 
 def test_pad_keeps_nan_inf_and_signed_zero(backend):

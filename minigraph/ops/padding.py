@@ -39,10 +39,11 @@ def as_padding_mode(value, label: str) -> PaddingMode:
     """A ``PaddingMode`` from the enum, its name (any case) or its raw MPSGraph value."""
     if isinstance(value, PaddingMode):
         return value
-    if isinstance(value, str):
-        key = value.strip().upper()
-        if key in PaddingMode.__members__:
-            return PaddingMode[key]
+    if isinstance(value, str):  # "reflect", "CLAMP_TO_EDGE" or Swift's "clampToEdge"
+        key = value.strip().replace("_", "").lower()
+        for m in PaddingMode:
+            if m.name.replace("_", "").lower() == key:
+                return m
     elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         if int(value) in PaddingMode._value2member_map_:
             return PaddingMode(int(value))
