@@ -336,3 +336,73 @@ def test_to_swift_writes_mpsgraph_calls():
     assert 'graph.scatterAlongAxis(1, data: u, updates: ga, indices: i, mode: .max, name: "sa")' in src
     assert "graph.oneHot(withIndicesTensor: i, depth: 5, axis: 2, dataType: .float16, onValue: 1.0, offValue: 0.0" in src
     assert "macOS 12.3" in src
+
+
+def _fd_gradients(build, shapes, seed=0):
+    """Gradients of sum(build(...) * r) by g.gradients and by central differences (float64)."""
+    rng = np.random.default_rng(seed)
+    g = mg.Graph()
+    xs = [g.placeholder(s, mg.float64) for s in shapes]
+    y = build(g, *xs)
+    r = g.placeholder(y.shape, mg.float64)
+    loss = g.reduction_sum(g.multiplication(y, r), axes=None)
+    grads = g.gradients(loss, xs)
+    vals = [rng.uniform(-2, 2, s) for s in shapes]
+    feeds = {**dict(zip(xs, vals)), r: rng.uniform(0.5, 1.5, y.shape)}
+    got = g.run(feeds, [grads[x] for x in xs])
+    for x, v in zip(xs, vals):
+        fd = np.zeros_like(v)
+        for idx in np.ndindex(*v.shape):
+            for sgn in (1, -1):
+                p = v.copy()
+                p[idx] += sgn * 1e-6
+                fd[idx] += sgn * g.run({**feeds, x: p}, [loss])[loss].item() / 2e-6
+        np.testing.assert_allclose(got[grads[x]], fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["gather-axis0", "scatter-set", "scatter-along-set", "scatter-nd-sub", "scatter-add"])
+def test_more_gradient_rules_match_finite_differences(case):
+    c = lambda g, a: g.constant(np.array(a, np.int32))  # noqa: E731
+    builds = {
+        "gather-axis0": (lambda g, u: g.gather(u, c(g, [[3, 0], [-1, 3]]), 0), [(4, 2)]),
+        "scatter-set": (lambda g, u: g.scatter(u, c(g, [2, 0, -1]), [2, 4], 1, S.SET), [(2, 3)]),
+        "scatter-along-set": (lambda g, u, d: g.scatter_along_axis(u, c(g, [[1, 3], [0, 2], [2, -1]]), d, 1, S.SET),
+                              [(3, 2), (3, 4)]),
+        "scatter-nd-sub": (lambda g, u: g.scatter_nd(u, c(g, [[0, 1], [0, 1], [1, 2]]), [2, 3, 2], mode=S.SUB),
+                           [(3, 2)]),
+        "scatter-add": (lambda g, u: g.scatter(u, c(g, [1, 1, 0]), [2, 3], 0, S.ADD), [(3, 3)]),
+    }
+    _fd_gradients(*builds[case])
+
+
+def test_mul_div_min_max_scatters_have_no_gradient():
+    g = mg.Graph()
+    u = g.placeholder([2, 3])
+    y = g.scatter(u, [0, 1], [2, 3], 0, S.MUL)
+    with pytest.raises(mg.NotDifferentiableError, match="MUL has no gradient rule"):
+        g.gradients(g.reduction_sum(y), [u])
+
+
+def test_uint32_indices_beyond_int32_are_out_of_range(backend):
+    u = np.arange(4, dtype=F32) + 1
+    idx = np.array([0xFFFFFFFF, 3, 0x80000000, 1], np.uint32)
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    got = run(g, {U: u, I: idx}, [g.gather(U, I, 0), g.scatter(U, I, [4], 0, S.ADD), g.one_hot(I, 4)], backend)
+    np.testing.assert_array_equal(got[0], [0, 4, 0, 2])
+    np.testing.assert_array_equal(got[1], [0, 4, 0, 2])
+    np.testing.assert_array_equal(got[2].argmax(axis=1)[[1, 3]], [3, 1])
+    assert got[2][[0, 2]].sum() == 0
+
+
+def test_empty_updates_leave_the_data(backend, rng):
+    d = rng.standard_normal((2, 3)).astype(F32)
+    g = mg.Graph()
+    D = ph(g, d)
+    U = g.placeholder([2, 0])
+    I = g.placeholder([2, 0], mg.int32)
+    got = run(g, {D: d, U: np.zeros((2, 0), F32), I: np.zeros((2, 0), np.int32)},
+              [g.scatter_along_axis(U, I, D, 1, S.MUL), g.scatter(g.reshape(U, [0, 2]), g.reshape(I, [0]), [3, 2], 0, S.MIN)],
+              backend)
+    np.testing.assert_array_equal(got[0], d)
+    np.testing.assert_array_equal(got[1], np.full((3, 2), np.inf, F32))
