@@ -403,3 +403,34 @@ def test_swift_export_and_save_load(tmp_path):
     b = h.run({h.tensor("x"): xv}, [h.tensor(r.name), h.tensor(gr.name)])
     for u, v in zip(a.values(), b.values()):
         np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("mode", list(PM), ids=lambda m: m.name)
+def test_pad_gradient_is_the_adjoint_of_the_pad(mode, backend, rng):
+    """<pad_gradient(dy), v> == <dy, pad(v)> with the constant taken as 0, and the gradient of
+    pad_gradient (second order) is that pad again."""
+    left, right = [2, 1], [1, 3]
+    v = rng.standard_normal((3, 4)).astype(F32)
+    dy = rng.standard_normal((6, 8)).astype(F32)
+    g = mg.Graph()
+    vp, dp = g.placeholder(v.shape, name="v"), g.placeholder(dy.shape, name="dy")
+    folded = g.pad_gradient(dp, vp, mode, left, right)
+    zero = PM.ZERO if mode == PM.CONSTANT else mode
+    padded = g.pad_tensor(vp, zero, left, right)
+    second = g.gradients(g.reduction_sum(g.multiplication(folded, vp), axes=None), [dp])[dp]
+    r = g.run({vp: v, dp: dy}, [folded, padded, second], backend=backend)
+    np.testing.assert_allclose(np.sum(r[folded] * v), np.sum(dy * r[padded]), rtol=1e-5)
+    np.testing.assert_allclose(r[second], r[padded], rtol=1e-6)
+    np.testing.assert_allclose(r[padded], naive_pad(v, zero, left, right), rtol=0, atol=0)
+
+
+def test_tile_gradient_second_order_is_a_tile(backend, rng):
+    x = rng.standard_normal((2, 3)).astype(F32)
+    dy = rng.standard_normal((4, 9)).astype(F32)
+    g = mg.Graph()
+    xp, dp = g.placeholder(x.shape, name="x"), g.placeholder(dy.shape, name="dy")
+    tg = g.tile_gradient(dp, xp, [2, 3])
+    d = g.gradients(g.reduction_sum(g.multiplication(tg, xp), axes=None), [dp])[dp]
+    r = g.run({xp: x, dp: dy}, [tg, d], backend=backend)
+    np.testing.assert_allclose(r[tg], dy.reshape(2, 2, 3, 3).sum(axis=(0, 2)), rtol=1e-5)
+    np.testing.assert_array_equal(r[d], np.tile(x, [2, 3]))
