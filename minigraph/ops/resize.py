@@ -42,21 +42,23 @@ def coefficients(in_size: int, out_size: int, center_result: bool, align_corners
     return 2 * in_size, 0, 2 * out_size
 
 
-def taps(in_size: int, out_size: int, mode: ResizeMode, center_result: bool,
-         align_corners: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per result index: ``(i0, i1, f)``, the two source indices and the weight of ``i1`` as float32
-    (``f = 0`` and ``i1 = i0`` where one source element is read: always for NEAREST)."""
+def taps(in_size: int, out_size: int, mode: ResizeMode, center_result: bool, align_corners: bool,
+         dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per result index: ``(i0, i1, f)``, the two source indices and the weight of ``i1``, one
+    division in ``dtype`` (``f = 0`` and ``i1 = i0`` where one source element is read: always
+    for NEAREST)."""
+    dtype = np.dtype(dtype)
     a, b, den = coefficients(in_size, out_size, center_result, align_corners)
     num = a * np.arange(out_size, dtype=np.int64) + b
     if mode == ResizeMode.NEAREST:
         i0 = np.clip((num + den // 2) // den, 0, in_size - 1)
-        return i0, i0, np.zeros(out_size, np.float32)
+        return i0, i0, np.zeros(out_size, dtype)
     num = np.maximum(num, 0)
     i0 = num // den
     rem = num - i0 * den
     edge = i0 >= in_size - 1
     i0 = np.where(edge, in_size - 1, i0)
-    f = np.where(edge, np.float32(0), rem.astype(np.float32) / np.float32(den)).astype(np.float32)
+    f = np.where(edge, dtype.type(0), rem.astype(dtype) / dtype.type(den)).astype(dtype)
     i1 = np.where(f > 0, i0 + 1, i0)
     return i0, i1, f
 

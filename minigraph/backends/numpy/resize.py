@@ -15,7 +15,7 @@ from .registry import numpy_kernel
 
 
 def _resize_axis(x: np.ndarray, axis: int, out_size: int, attrs: dict) -> np.ndarray:
-    i0, i1, f = taps(x.shape[axis], out_size, attrs["mode"], attrs["center_result"], attrs["align_corners"])
+    i0, i1, f = taps(x.shape[axis], out_size, attrs["mode"], attrs["center_result"], attrs["align_corners"], x.dtype)
     a = np.take(x, i0, axis=axis)
     if not f.any():
         return a
@@ -28,7 +28,8 @@ def _resize_axis(x: np.ndarray, axis: int, out_size: int, attrs: dict) -> np.nda
 
 
 def _resize_axis_adjoint(dy: np.ndarray, axis: int, in_size: int, attrs: dict) -> np.ndarray:
-    i0, i1, f = taps(in_size, dy.shape[axis], attrs["mode"], attrs["center_result"], attrs["align_corners"])
+    i0, i1, f = taps(in_size, dy.shape[axis], attrs["mode"], attrs["center_result"], attrs["align_corners"],
+                     dy.dtype)
     g = np.moveaxis(dy, axis, 0)
     out = np.zeros((in_size,) + g.shape[1:], dy.dtype)
     lead = (slice(None),) + (None,) * (g.ndim - 1)

@@ -1,0 +1,299 @@
+"""resize and resize_gradient (MPSGraphResizeOps): the coordinate transforms of docs/resize.md.
+
+References share no code with the kernels: naive loops over exact fractions written from
+Apple's description (direct scaling, centred, corners aligned; nearest rounds half toward
++inf, MPSGraph's RoundPreferCeil), torch.nn.functional.interpolate where it has the same
+transform (bilinear with align_corners False / True, "nearest-exact"), torch autograd, the
+adjoint identity and finite differences.
+"""
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from math import floor
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.ops.registry import OPS
+
+L = mg.TensorNamedDataLayout
+R = mg.ResizeMode
+FLAGS = list(itertools.product((R.NEAREST, R.BILINEAR), (False, True), (False, True)))
+SPATIAL = {"NCHW": (2, 3), "NHWC": (1, 2), "CHW": (1, 2), "HWC": (0, 1), "HW": (0, 1)}
+
+
+# ----------------------------------------------------------------------------- the reference
+def source_coordinate(o: int, n: int, m: int, center_result: bool, align_corners: bool) -> Fraction:
+    if align_corners:
+        return Fraction(o * (n - 1), m - 1) if m > 1 else Fraction(0)
+    if center_result:
+        return (o + Fraction(1, 2)) * Fraction(n, m) - Fraction(1, 2)
+    return o * Fraction(n, m)
+
+
+def axis_weights(n: int, m: int, mode, center_result: bool, align_corners: bool) -> list:
+    """Per result index, {source index: weight}."""
+    out = []
+    for o in range(m):
+        s = source_coordinate(o, n, m, center_result, align_corners)
+        if mode == R.NEAREST:
+            out.append({min(max(floor(s + Fraction(1, 2)), 0), n - 1): 1.0})
+            continue
+        s = min(max(s, Fraction(0)), Fraction(n - 1))
+        i0 = floor(s)
+        f = s - i0
+        out.append({i0: 1.0} if f == 0 else {i0: float(1 - f), i0 + 1: float(f)})
+    return out
+
+
+def naive_resize(x: np.ndarray, size, mode, center_result, align_corners, layout: str) -> np.ndarray:
+    """Loops over [..., H, W] images (the layout's spatial axes moved last)."""
+    h, w = SPATIAL[layout]
+    img = np.moveaxis(x.astype(np.float64), (h, w), (-2, -1))
+    wh = axis_weights(img.shape[-2], size[0], mode, center_result, align_corners)
+    ww = axis_weights(img.shape[-1], size[1], mode, center_result, align_corners)
+    out = np.zeros(img.shape[:-2] + tuple(size))
+    for oh, ow in np.ndindex(*size):
+        acc = 0.0
+        for ih, a in wh[oh].items():
+            for iw, b in ww[ow].items():
+                acc = acc + a * b * img[..., ih, iw]
+        out[..., oh, ow] = acc
+    return np.moveaxis(out, (-2, -1), (h, w))
+
+
+def naive_resize_gradient(dy: np.ndarray, in_shape, mode, center_result, align_corners, layout: str) -> np.ndarray:
+    h, w = SPATIAL[layout]
+    g = np.moveaxis(dy.astype(np.float64), (h, w), (-2, -1))
+    n_h, n_w = in_shape[h], in_shape[w]
+    wh = axis_weights(n_h, g.shape[-2], mode, center_result, align_corners)
+    ww = axis_weights(n_w, g.shape[-1], mode, center_result, align_corners)
+    dx = np.zeros(g.shape[:-2] + (n_h, n_w))
+    for oh, ow in np.ndindex(*g.shape[-2:]):
+        for ih, a in wh[oh].items():
+            for iw, b in ww[ow].items():
+                dx[..., ih, iw] += a * b * g[..., oh, ow]
+    return np.moveaxis(dx, (-2, -1), (h, w))
+
+
+def _run(x, size, mode, cr, ac, layout, backend, dy=None):
+    g = mg.Graph()
+    xp = g.placeholder(x.shape, x.dtype)
+    y = g.resize(xp, size, mode, cr, ac, layout)
+    targets = [y]
+    feeds = {xp: x}
+    if dy is not None:
+        dyp = g.placeholder(dy.shape, x.dtype)
+        targets.append(g.resize_gradient(dyp, xp, mode, cr, ac, layout))
+        feeds[dyp] = dy
+    before = {k: v.copy() for k, v in feeds.items()}
+    r = g.run(feeds, targets, backend=backend)
+    for k, v in feeds.items():
+        np.testing.assert_array_equal(v, before[k])
+    return [r[t] for t in targets]
+
+
+def _tol(backend):
+    return dict(rtol=1e-12, atol=1e-12) if backend == "numpy" else dict(rtol=1e-5, atol=1e-5)
+
+
+def _dtype(backend):
+    return np.float64 if backend == "numpy" else np.float32
+
+
+# ----------------------------------------------------------------------------- every transform, every layout
+SHAPES = {"NCHW": (2, 3, 4, 5), "NHWC": (1, 5, 4, 2), "CHW": (2, 3, 6), "HWC": (4, 4, 3), "HW": (6, 3)}
+SIZES = [(7, 7), (2, 3), (1, 1), (4, 9)]
+
+
+@pytest.mark.parametrize("layout", list(SHAPES))
+@pytest.mark.parametrize("mode,cr,ac", FLAGS, ids=lambda v: str(v))
+def test_matches_the_naive_loops(backend, layout, mode, cr, ac):
+    rng = np.random.default_rng(abs(hash((layout, int(mode), cr, ac))) % 2 ** 32)
+    x = rng.standard_normal(SHAPES[layout]).astype(_dtype(backend))
+    for size in SIZES:
+        out_shape = list(x.shape)
+        h, w = SPATIAL[layout]
+        out_shape[h], out_shape[w] = size
+        dy = rng.standard_normal(out_shape).astype(x.dtype)
+        y, dx = _run(x, size, mode, cr, ac, getattr(L, layout), backend, dy)
+        assert y.shape == tuple(out_shape) and y.dtype == x.dtype and dx.shape == x.shape
+        np.testing.assert_allclose(y, naive_resize(x, size, mode, cr, ac, layout), **_tol(backend))
+        np.testing.assert_allclose(dx, naive_resize_gradient(dy, x.shape, mode, cr, ac, layout), **_tol(backend))
+        # adjoint: <dy, resize(x)> = <resize_gradient(dy), x>
+        scale = np.abs(dy).sum() * np.abs(x).max()
+        np.testing.assert_allclose(np.vdot(dy, y), np.vdot(dx, x), rtol=1e-5, atol=1e-6 * scale)
+
+
+# ----------------------------------------------------------------------------- PyTorch where it agrees
+TORCH = [  # (mode, center_result, align_corners, torch mode, torch align_corners)
+    (R.BILINEAR, True, False, "bilinear", False),
+    (R.BILINEAR, False, True, "bilinear", True),
+    (R.BILINEAR, True, True, "bilinear", True),  # align_corners makes center_result irrelevant
+    (R.NEAREST, True, False, "nearest-exact", None),
+]
+
+
+@pytest.mark.parametrize("mode,cr,ac,tmode,tac", TORCH, ids=lambda v: str(v))
+@pytest.mark.parametrize("size", [(7, 7), (3, 2), (9, 13), (1, 4)], ids=str)
+def test_matches_torch_interpolate_forward_and_autograd(backend, mode, cr, ac, tmode, tac, size):
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(_dtype(backend))
+    tx = torch.tensor(x, requires_grad=True)
+    kw = {} if tac is None else {"align_corners": tac}
+    ty = F.interpolate(tx, size=size, mode=tmode, **kw)
+    dy = rng.standard_normal(tuple(ty.shape)).astype(x.dtype)
+    ty.backward(torch.tensor(dy))
+    y, dx = _run(x, size, mode, cr, ac, L.NCHW, backend, dy)
+    tol = dict(rtol=1e-6, atol=1e-6) if backend == "numpy" else dict(rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tol)
+
+
+def test_nearest_without_centring_rounds_half_up_unlike_torch_nearest():
+    """Direct scaling, 2 -> 4: o = 1 reads 0.5, which RoundPreferCeil takes to 1 (torch's
+    "nearest" floors it to 0); 2 -> 3: o = 1 reads 2/3 -> 1 (torch: 0)."""
+    x = np.array([[10.0, 20.0]])
+    assert _run(x, (1, 4), R.NEAREST, False, False, L.HW, "numpy")[0].tolist() == [[10, 20, 20, 20]]
+    assert _run(x, (1, 3), R.NEAREST, False, False, L.HW, "numpy")[0].tolist() == [[10, 20, 20]]
+    # centred: 2 -> 4 reads -0.25, 0.25, 0.75, 1.25: rounds to 0, 0, 1, 1
+    assert _run(x, (1, 4), R.NEAREST, True, False, L.HW, "numpy")[0].tolist() == [[10, 10, 20, 20]]
+
+
+def test_worked_bilinear_numbers():
+    """[0, 10, 20, 30] resized to 7 along W, each transform (docs/resize.md)."""
+    x = np.array([[0.0, 10.0, 20.0, 30.0]])
+    got = {(cr, ac): _run(x, (1, 7), R.BILINEAR, cr, ac, L.HW, "numpy")[0][0]
+           for cr, ac in ((True, False), (False, True), (False, False))}
+    np.testing.assert_allclose(got[(False, True)], [0, 5, 10, 15, 20, 25, 30])
+    np.testing.assert_allclose(got[(False, False)], np.minimum(np.arange(7) * 40 / 7, 30))
+    half = np.clip((np.arange(7) + 0.5) * 4 / 7 - 0.5, 0, 3) * 10
+    np.testing.assert_allclose(got[(True, False)], half)
+
+
+def test_infinities_and_nan_stay_where_their_weight_is_not_zero(backend):
+    x = np.ones((4, 4), _dtype(backend))
+    x[1, 1] = np.inf
+    x[2, 3] = np.nan
+    for mode in (R.NEAREST, R.BILINEAR):
+        y = _run(x, (7, 7), mode, False, True, L.HW, backend)[0]
+        ref = naive_resize(np.where(np.isfinite(x), x, 0), (7, 7), mode, False, True, "HW")
+        touched_inf = naive_resize(np.isinf(x).astype(float), (7, 7), mode, False, True, "HW") > 0
+        touched_nan = naive_resize(np.isnan(x).astype(float), (7, 7), mode, False, True, "HW") > 0
+        assert np.isposinf(y[touched_inf & ~touched_nan]).all()
+        assert np.isnan(y[touched_nan]).all()
+        clean = ~touched_inf & ~touched_nan
+        assert clean.sum() > 20
+        np.testing.assert_allclose(y[clean], ref[clean], rtol=1e-6)
+
+
+def test_align_corners_ignores_center_result_and_keeps_the_corners(backend):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 5, 6, 2)).astype(np.float32)
+    for mode in (R.NEAREST, R.BILINEAR):
+        a = _run(x, (9, 4), mode, False, True, L.NHWC, backend)[0]
+        b = _run(x, (9, 4), mode, True, True, L.NHWC, backend)[0]
+        np.testing.assert_array_equal(a, b)
+        for i, j in ((0, 0), (0, -1), (-1, 0), (-1, -1)):
+            np.testing.assert_allclose(a[0, i, j], x[0, i, j], rtol=1e-6)
+
+
+def test_float16_close_to_float32(backend):
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-2, 2, (1, 2, 5, 4)).astype(np.float16)
+    dy = rng.uniform(-2, 2, (1, 2, 8, 3)).astype(np.float16)
+    y, dx = _run(x, (8, 3), R.BILINEAR, True, False, L.NCHW, backend, dy)
+    assert y.dtype == np.float16 and dx.dtype == np.float16
+    np.testing.assert_allclose(y, naive_resize(x, (8, 3), R.BILINEAR, True, False, "NCHW"), rtol=3e-3, atol=3e-3)
+    np.testing.assert_allclose(dx, naive_resize_gradient(dy, x.shape, R.BILINEAR, True, False, "NCHW"),
+                               rtol=3e-3, atol=3e-3)
+
+
+# ----------------------------------------------------------------------------- gradients
+def test_autodiff_emits_resize_gradient_and_its_rule_resizes():
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 3, 4], mg.float64, name="x")
+    y = g.resize(x, [5, 6], R.BILINEAR, True, False, L.NCHW, name="up")
+    gx = g.gradients(g.reduction_sum(g.square(y), axes=None), [x], name="g")[x]
+    assert gx.operation.type != "resize"
+    ops = {o.type for o in g.operations}
+    assert "resize_gradient" in ops
+    rg = next(o for o in g.operations if o.type == "resize_gradient")
+    assert rg.name == "g/up/resize_gradient"
+    assert (rg.attrs["mode"], rg.attrs["center_result"], rg.attrs["align_corners"], rg.attrs["layout"]) == \
+        (R.BILINEAR, True, False, L.NCHW)
+    g2 = g.gradients(g.reduction_sum(g.square(gx), axes=None), [x], name="g2")[x]
+    assert g2.shape == (1, 2, 3, 4)
+    assert sum(o.type == "resize" for o in g.operations) >= 2
+
+
+@pytest.mark.parametrize("mode,cr,ac", FLAGS, ids=lambda v: str(v))
+def test_finite_differences(mode, cr, ac):
+    rng = np.random.default_rng(1)
+    g = mg.Graph()
+    x = g.placeholder([1, 3, 4, 2], mg.float64)
+    y = g.resize(x, [5, 3], mode, cr, ac, L.NHWC)
+    r = g.placeholder(y.shape, mg.float64)
+    loss = g.reduction_sum(g.multiplication(y, r), axes=None)
+    gx = g.gradients(loss, [x])[x]
+    xv, rv = rng.uniform(-1, 1, (1, 3, 4, 2)), rng.uniform(0.5, 1.5, y.shape)
+    got = g.run({x: xv, r: rv}, [gx])[gx]
+    exe = g.compile({x: mg.ShapedType(xv.shape, mg.float64), r: mg.ShapedType(rv.shape, mg.float64)}, [loss])
+    fd = np.zeros_like(xv)
+    for idx in np.ndindex(*xv.shape):
+        for s in (1, -1):
+            p = xv.copy()
+            p[idx] += s * 1e-6
+            fd[idx] += s * exe.run({x: p, r: rv})[0].item() / 2e-6
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7)
+
+
+# ----------------------------------------------------------------------------- declarations and errors
+def test_declarations_and_swift_export():
+    r, rg = OPS["resize"], OPS["resize_gradient"]
+    assert r.swift == "resize(_:size:mode:centerResult:alignCorners:layout:name:)"
+    assert r.objc == "resizeTensor:size:mode:centerResult:alignCorners:layout:name:"
+    assert rg.swift == "resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)"
+    assert rg.objc == "resizeWithGradientTensor:input:mode:centerResult:alignCorners:layout:name:"
+    assert r.since == rg.since == ("11.0", "14.0")
+    g = mg.Graph()
+    x = g.placeholder([1, 4, 4, 3], name="img")
+    y = g.resize(x, [7, 7], "nearest", True, False, "NHWC", name="up")
+    g.gradients(g.reduction_sum(y, axes=None), [x])
+    swift = g.to_swift()
+    assert ('graph.resize(img, size: [7, 7], mode: .nearest, centerResult: true, alignCorners: false, '
+            'layout: .NHWC, name: "up")') in swift
+    assert "graph.resize(withGradientTensor: " in swift
+
+
+@pytest.mark.parametrize("build,err,part", [
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.BILINEAR, True, False, L.NCDHW),
+     mg.DescriptorError, "layout"),
+    (lambda g: g.resize(g.placeholder([2, 3, 4]), [5, 5], R.BILINEAR, True, False, L.NCHW),
+     mg.ShapeError, "layout NCHW needs rank 4"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 0], R.BILINEAR, True, False, L.NCHW),
+     mg.ShapeError, "two ints >= 1"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5], R.BILINEAR, True, False, L.NCHW),
+     mg.ShapeError, "[newHeight, newWidth]"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], "bicubic", True, False, L.NCHW),
+     mg.DescriptorError, "not an MPSGraphResizeMode"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.BILINEAR, 1, False, L.NCHW),
+     mg.DescriptorError, "center_result must be a bool"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4], mg.int32), [5, 5], R.NEAREST, True, False, L.NCHW),
+     mg.DTypeError, "int32"),
+    (lambda g: g.resize(g.placeholder([1, 2, 0, 4]), [5, 5], R.NEAREST, True, False, L.NCHW),
+     mg.ShapeError, "H = 0"),
+    (lambda g: g.resize_gradient(g.placeholder([1, 3, 5, 5]), g.placeholder([1, 2, 3, 4]), R.NEAREST, True, False,
+                                 L.NCHW), mg.ShapeError, "differ on axis 1"),
+    (lambda g: g.resize_gradient(g.placeholder([1, 5, 5]), g.placeholder([1, 2, 3, 4]), R.NEAREST, True, False,
+                                 L.NCHW), mg.ShapeError, "incoming_gradient has shape (1, 5, 5) of rank 3"),
+])
+def test_validation_errors_name_the_op(build, err, part):
+    g = mg.Graph()
+    with pytest.raises(err) as e:
+        build(g)
+    assert "resize" in str(e.value) and part in str(e.value), str(e.value)
