@@ -2083,9 +2083,11 @@ class OpBuilders:
         """
         return _builder('sort')(self, tensor, axis, descending, name)  # type: ignore[no-any-return]
 
-    def split(self, tensor: TensorLike, num_splits: int, axis: int, name: Optional[str] = None) -> Tensor:
-        """``num_splits`` equal pieces along ``axis``, as a list of tensors (one op with several outputs;
-        MPSGraph ``split(_:numSplits:axis:name:)``, which needs the size divisible by ``num_splits``).
+    def split(self, tensor: TensorLike, num_splits: Any, axis: int, name: Optional[str] = None) -> Tensor:
+        """Pieces along ``axis``, as a list of tensors (one op with several outputs). ``num_splits``
+        an int: that many equal pieces (MPSGraph ``split(_:numSplits:axis:name:)``, which needs the
+        size divisible by it); a list of ints: pieces of those sizes, which add up to the size
+        (MPSGraph ``split(_:splitSizes:axis:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).

@@ -90,6 +90,7 @@ def every_op_graph(seed: int = 0):
     with g.name_scope("arithmetic"):
         outs.append(g.clamp(a, 0.75, g.constant(np.full((4,), 1.5, f32), name="hi")))
         outs.append(g.leaky_relu(g.subtraction(a, 1.0), 0.1))
+        outs.append(g.leaky_relu_gradient(b, g.subtraction(a, 1.0), g.constant(np.full((4,), 0.1, f32), name="alpha")))
         p, q = g.less_than(a, b), g.greater_than(a, 1.0)
         outs += [getattr(g, t)(p, q) if t != "logical_not" else g.logical_not(p) for t in LOGICAL]
     with g.name_scope("normalization"):  # a batch norm and its gradient: the three gradient ops

@@ -750,6 +750,15 @@ for _alpha in (0.2, 0.01, -1.5):
     case("leaky_relu", f"alpha{_alpha}")(_b)
 
 
+@case("leaky_relu_gradient", "broadcast-alpha-f16")
+def _(g, rng):
+    dy, fdy = feed(g, uniform(rng, (3, 6)))
+    x, fx = feed(g, np.concatenate([uniform(rng, (3, 2), -3, 3), np.tile(np.array([0.0, -0.0, np.nan, -np.inf], F32), (3, 1))], 1))
+    a, fa = feed(g, uniform(rng, (6,), -1, 1))
+    h, fh = feed(g, uniform(rng, (2, 4), -3, 3, dtype=F16))
+    return [g.leaky_relu_gradient(dy, x, a), g.leaky_relu_gradient(h, h, 0.3)], {**fdy, **fx, **fa, **fh}
+
+
 @case("modulo", "signs-zero-divisor-specials")
 def _(g, rng):
     a = np.array([7, -7, 7, -7, 0, -0.0, 5, np.inf, np.nan, 5, -5, 1e30, 3e-39], F32)
@@ -1247,8 +1256,8 @@ def _(g, rng):
 def _(g, rng):
     x, fx = feed(g, with_nan(uniform(rng, (4, 6, 2)), 5))
     b, fb = feed(g, rng.uniform(size=(6,)) > 0.5)
-    return [*g.split(x, 3, 1), *g.split(x, 2, 0), *g.split(x, 2, -1), *g.split(b, 6, 0), *g.split(x, 1, 1)], \
-        {**fx, **fb}
+    return [*g.split(x, 3, 1), *g.split(x, 2, 0), *g.split(x, 2, -1), *g.split(b, 6, 0), *g.split(x, 1, 1),
+            *g.split(x, [1, 0, 5], 1), *g.split(b, [4, 2], -1)], {**fx, **fb}
 
 
 @case("stack", "broadcast-axes-dtypes")

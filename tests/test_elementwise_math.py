@@ -568,6 +568,25 @@ def test_leaky_relu_and_gradient_match_torch(backend, rng, alpha):
     assert out[dx][50] == 1.0 and np.isnan(out[y][-1])
 
 
+def test_leaky_relu_gradient_is_mpsgraphs_op(backend, rng):
+    """g.gradients inserts leakyReLUGradient(withIncomingGradient:sourceTensor:alphaTensor:name:);
+    called directly, alpha_tensor broadcasts; a loop over the elements is the reference."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32, name="x")
+    dx = g.gradients(g.reduction_sum(g.leaky_relu(x, 0.25)), [x])[x]
+    assert dx.operation.type == "leaky_relu_gradient"
+    dy = g.placeholder([2, 3], mg.float32, name="dy")
+    alpha = g.placeholder([3], mg.float32, name="alpha")
+    direct = g.leaky_relu_gradient(dy, x, alpha)
+    xv, dyv, av = (rng.uniform(-2, 2, s).astype(F32) for s in ((2, 3), (2, 3), (3,)))
+    out = g.run({x: xv, dy: dyv, alpha: av}, [dx, direct], backend=backend)
+    np.testing.assert_array_equal(out[dx], np.where(xv >= 0, 1, F32(0.25)).astype(F32))
+    want = np.array([[dyv[i, j] if xv[i, j] >= 0 else av[j] * dyv[i, j] for j in range(3)] for i in range(2)], F32)
+    np.testing.assert_array_equal(out[direct], want)
+    with pytest.raises(mg.ShapeError, match="leaky_relu_gradient"):
+        g.leaky_relu_gradient(g.placeholder([4, 2, 3], mg.float32, name="big"), x, 0.1)
+
+
 def test_leaky_relu_refuses_bad_alpha_and_integers():
     g = mg.Graph()
     x = g.placeholder([3], mg.float32, name="x")

@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import DescriptorError, DTypeError
+from ..errors import DescriptorError, DTypeError, ShapeError
 from ..types import ShapedType, as_dtype, bool_
 from ._util import broadcast_shapes, same_dtype, unbroadcast
 from .registry import defop, gradient, renamed
@@ -265,6 +265,35 @@ def leaky_relu(g, tensor, alpha, name: Optional[str] = None):
     return g.add_op("leaky_relu", [tensor], {"alpha": float(alpha)}, name).output
 
 
+def _infer_leaky_relu_gradient(in_types, attrs):
+    dy, x, alpha = in_types
+    same_dtype(in_types, "incoming_gradient, source and alpha_tensor")
+    _floating(x, "leaky_relu_gradient")
+    shape = broadcast_shapes(dy.shape, x.shape, alpha.shape)
+    if shape != tuple(x.shape):
+        raise ShapeError(f"the gradient has the source's shape {list(x.shape)}, but incoming_gradient "
+                         f"{list(dy.shape)} and alpha_tensor {list(alpha.shape)} broadcast with it to {list(shape)}")
+    return [x]
+
+
+@defop("leaky_relu_gradient",
+       swift="leakyReLUGradient(withIncomingGradient:sourceTensor:alphaTensor:name:)",
+       objc="leakyReLUGradientWithIncomingGradient:sourceTensor:alphaTensor:name:",
+       inputs=("incoming_gradient", "source", "alpha_tensor"), infer=_infer_leaky_relu_gradient,
+       family="activation", role="data_gradient", forward="leaky_relu", since=("12.0", "15.0"))
+def leaky_relu_gradient(g, incoming_gradient, source, alpha_tensor, name: Optional[str] = None):
+    """The gradient of ``leaky_relu`` toward its input: ``incoming_gradient`` where
+    ``source >= 0``, else ``alpha_tensor * incoming_gradient`` (MPSGraph
+    ``leakyReLUGradient(withIncomingGradient:sourceTensor:alphaTensor:name:)``, which
+    ``g.gradients`` inserts for a ``leaky_relu``). ``alpha_tensor`` broadcasts (a number is made
+    a constant of the source's dtype); the result has the source's shape."""
+    label = f"leaky_relu_gradient op {name or 'leaky_relu_gradient'!r}"
+    source = g.as_tensor(source, label)
+    incoming_gradient = g.as_tensor(incoming_gradient, label, like=source)
+    alpha_tensor = g.as_tensor(alpha_tensor, label, like=source)
+    return g.add_op("leaky_relu_gradient", [incoming_gradient, source, alpha_tensor], {}, name).output
+
+
 def _infer_cast(in_types, attrs):
     return [ShapedType(in_types[0].shape, attrs["to_type"])]
 
@@ -520,9 +549,19 @@ gradient("floor_modulo")(_modulo_gradient)
 
 @gradient("leaky_relu")
 def _leaky_relu_gradient(g, op, dy, wanted):
-    x = op.inputs[0]
+    """MPSGraph's own gradient op, with alpha as a scalar constant."""
+    return [g.leaky_relu_gradient(dy, op.inputs[0], op.attrs["alpha"])]
+
+
+@gradient("leaky_relu_gradient")
+def _leaky_relu_gradient_gradient(g, op, ddx, wanted):
+    """Linear in incoming_gradient (the same op again) and in alpha_tensor (where source < 0);
+    flat in source (its kink at 0 has no derivative)."""
+    dy, x, alpha = op.inputs
     zero = g.constant(0, dtype=x.dtype)
-    return [g.select(g.greater_than_or_equal_to(x, zero), dy, g.multiplication(dy, op.attrs["alpha"]))]
+    return _ub(g, op, wanted, lambda: g.leaky_relu_gradient(ddx, x, alpha),
+               lambda: g.multiplication(ddx, zero),
+               lambda: g.select(g.less_than(x, zero), g.multiplication(ddx, dy), zero))
 
 
 @gradient("cast")

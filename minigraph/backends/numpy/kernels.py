@@ -186,6 +186,19 @@ def _leaky_relu(step):
     return leaky
 
 
+@numpy_kernel("leaky_relu_gradient")
+def _leaky_relu_gradient(step):
+    """source >= 0 ? dy : alpha * dy (float16 in float32, as the forward op)."""
+    dt = step.out_types[0].dtype.np_dtype
+    ct = np.float64 if dt == np.float64 else np.float32
+    shape = step.out_types[0].shape
+
+    def grad(dy, x, alpha):
+        dyc, xc, ac = (v.astype(ct, copy=False) for v in (dy, x, alpha))
+        return np.asarray(np.broadcast_to(np.where(xc >= 0, dyc, ac * dyc), shape), dtype=dt)
+    return grad
+
+
 @numpy_kernel("identity", "stop_gradient")
 def _identity(step):
     return lambda x: x

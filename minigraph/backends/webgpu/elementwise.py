@@ -195,7 +195,12 @@ def _clamp(v, ct, out):
     return f"min(max({x}, {lo}), {hi})"
 
 
-OTHER = {"select": _select, "cast": _cast, "clamp": _clamp}
+def _leaky_relu_gradient(v, ct, out):
+    dy, x, alpha = v
+    return f"select({alpha} * {dy}, {dy}, {x} >= 0.0)"
+
+
+OTHER = {"select": _select, "cast": _cast, "clamp": _clamp, "leaky_relu_gradient": _leaky_relu_gradient}
 EXPRESSIONS = {**BINARY, **UNARY, **OTHER}
 
 
