@@ -911,6 +911,16 @@ def _(g, rng):
     return g.adam(0.1, 0.9, 0.999, 1e-3, 0.9, 0.999, w, z, z, z, grad), {**fw, **fg}
 
 
+@case("normalize", "zero-variance-inf-nan", tol=(1e-5, 1e-6))
+def _(g, rng):  # a constant column with epsilon 0 is 0 / 0: NaN, as are columns holding inf or NaN
+    x, fx = feed(g, np.array([[1, 1, np.inf, np.nan, 2], [1, -0.0, 2, 3, -2]], F32))
+    dy, fd = feed(g, uniform(rng, (2, 5)))
+    m, v = g.mean(x, [0]), g.variance(x, [0])
+    return [g.normalize(x, m, v, None, None, 0.0), g.normalize(x, m, v, 2.0, 1.0, 1e-3),
+            g.normalization_gradient(dy, x, m, v, None, None, None, [0], 0.0),
+            g.normalization_gamma_gradient(dy, x, m, v, [0], 0.0)], {**fx, **fd}
+
+
 NORM_CASES = [(op, cid, build, tol) for op, cs in CASES.items() for cid, build, tol in cs[_NORM_BEFORE.get(op, 0):]]
 
 
