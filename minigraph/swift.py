@@ -252,6 +252,13 @@ class _Exporter:
         return (f"graph.variable(with: {_data(np.asarray(arr))}, shape: {_numbers(op.attrs['shape'])}, "
                 f"dataType: {swift_dtype(op.attrs['dtype'], self.where(op))}, name: {swift_string(op.name)})")
 
+    def split_sizes(self, op):
+        """split given a list of sizes: MPSGraph's ``split(_:splitSizes:axis:name:)``."""
+        a = op.attrs
+        axis = normalize_axes(a["axis"], len(op.inputs[0].shape))[0]
+        return (f"graph.split({self.tensor(op.inputs[0])}, splitSizes: {_numbers(a['split_sizes'])}, "
+                f"axis: {axis}, name: {swift_string(op.name)})")
+
     def slice_gradient(self, op):
         a = op.attrs
         shape = list(a["input_shape"])
@@ -328,6 +335,8 @@ class _Exporter:
 
     def call(self, op: Operation) -> str:
         opdef = OPS[op.type]
+        if op.type == "split" and op.attrs.get("split_sizes") is not None:
+            return self.split_sizes(op)
         if op.type in SPECIAL:
             return getattr(self, SPECIAL[op.type])(op)
         method, _ = parse_signature(opdef.swift)

@@ -306,6 +306,22 @@ def test_split_needs_equal_pieces():
     with pytest.raises(mg.ShapeError, match="split op .*7 elements.*3 splits.*divisible"):
         g.split(g.placeholder([2, 7]), 3, 1)
     assert len(g.split(g.placeholder([2, 7]), 1, 1)) == 1
+    with pytest.raises(mg.ShapeError, match="split sizes \\[3, 3\\] add up to 6.*7 elements"):
+        g.split(g.placeholder([2, 7]), [3, 3], 1)
+
+
+def test_split_by_sizes_and_its_gradient(backend, rng):
+    """A list of sizes is MPSGraph's split(_:splitSizes:axis:name:): uneven and empty pieces."""
+    x = rng.standard_normal((7, 2)).astype(F32)
+    ys = run(lambda g, x: g.split(x, [3, 0, 4], 0), {"x": x}, backend)
+    for got, want in zip(ys, np.split(x, [3, 3], axis=0)):
+        np.testing.assert_array_equal(got, want)
+    w = rng.standard_normal((4, 2)).astype(F32)
+    got = grads(lambda g, x: g.split(x, [3, 0, 4], 0)[2], x, w, backend)
+    np.testing.assert_array_equal(got, np.concatenate([np.zeros((3, 2), F32), w]))
+    g = mg.Graph()
+    g.split(g.placeholder([7, 2], name="x"), [3, 4], -2, name="s")
+    assert "graph.split(x, splitSizes: [3, 4], axis: 0, name: \"s\")" in g.to_swift()
 
 
 # ----------------------------------------------------------------------------- stack

@@ -73,29 +73,44 @@ def _tile_gradient_gradient(g, op, dy, wanted):
 def _infer_split(in_types, attrs):
     t = in_types[0]
     (d,) = normalize_axes(attrs["axis"], len(t.shape), "axis")
-    n = attrs["num_splits"]
-    if n < 1:
-        raise ShapeError(f"num_splits must be >= 1, got {n}")
+    n, sizes = attrs["num_splits"], attrs.get("split_sizes")
     size = t.shape[d]
-    if size != -1 and size % n:
-        raise ShapeError(f"dimension {d} of shape {t.shape} has {size} elements, which {n} splits cannot share "
-                         f"equally (MPSGraph's split(_:numSplits:axis:) needs the size divisible by numSplits; "
-                         "slice for uneven pieces)")
-    shape = list(t.shape)
-    shape[d] = -1 if size == -1 else size // n
-    return [ShapedType(shape, t.dtype) for _ in range(n)]
+    if sizes is not None:
+        if not sizes or any(k < 0 for k in sizes):
+            raise ShapeError(f"split sizes {list(sizes)} must be a non-empty list of sizes >= 0")
+        if size != -1 and sum(sizes) != size:
+            raise ShapeError(f"split sizes {list(sizes)} add up to {sum(sizes)}, but dimension {d} of shape "
+                             f"{t.shape} has {size} elements (MPSGraph's split(_:splitSizes:axis:) needs them equal)")
+    else:
+        if n < 1:
+            raise ShapeError(f"num_splits must be >= 1, got {n}")
+        if size != -1 and size % n:
+            raise ShapeError(f"dimension {d} of shape {t.shape} has {size} elements, which {n} splits cannot share "
+                             f"equally (MPSGraph's split(_:numSplits:axis:) needs the size divisible by numSplits; "
+                             "give a list of sizes for uneven pieces)")
+        sizes = [-1 if size == -1 else size // n] * n
+    out = []
+    for k in sizes:
+        shape = list(t.shape)
+        shape[d] = k
+        out.append(ShapedType(shape, t.dtype))
+    return out
 
 
 @defop("split", swift="split(_:numSplits:axis:name:)", objc="splitTensor:numSplits:axis:name:",
-       inputs=("tensor",), infer=_infer_split, family="shape", attrs=("num_splits", "axis"),
+       inputs=("tensor",), infer=_infer_split, family="shape", attrs=("num_splits", "axis", "split_sizes"),
        since=("12.3", "15.4"))
-def split(g, tensor, num_splits: int, axis: int, name: Optional[str] = None) -> list:
-    """``num_splits`` equal pieces along ``axis``, as a list of tensors (one op with several outputs;
-    MPSGraph ``split(_:numSplits:axis:name:)``, which needs the size divisible by ``num_splits``)."""
+def split(g, tensor, num_splits, axis: int, name: Optional[str] = None) -> list:
+    """Pieces along ``axis``, as a list of tensors (one op with several outputs). ``num_splits``
+    an int: that many equal pieces (MPSGraph ``split(_:numSplits:axis:name:)``, which needs the
+    size divisible by it); a list of ints: pieces of those sizes, which add up to the size
+    (MPSGraph ``split(_:splitSizes:axis:name:)``)."""
     label = _label("split", name)
-    op = g.add_op("split", [g.as_tensor(tensor, label)],
-                  {"num_splits": _int(num_splits, "num_splits", label), "axis": _int(axis, "axis", label)}, name)
-    return list(op.outputs)
+    sizes = None if isinstance(num_splits, int) or not isinstance(num_splits, (list, tuple)) else \
+        _int_list(num_splits, "split sizes", label)
+    attrs = {"num_splits": len(sizes) if sizes is not None else _int(num_splits, "num_splits", label),
+             "axis": _int(axis, "axis", label), "split_sizes": sizes}
+    return list(g.add_op("split", [g.as_tensor(tensor, label)], attrs, name).outputs)
 
 
 @gradient("split")

@@ -82,10 +82,12 @@ def _tile_grad(step):
 
 @numpy_kernel("split")
 def _split(step):
-    n, axis = step.attrs["num_splits"], step.attrs["axis"]
-    if n == 1:  # one output: the kernel returns it, not a tuple
+    axis = step.attrs["axis"]
+    d = axis % len(step.in_types[0].shape)
+    cuts = np.cumsum([t.shape[d] for t in step.out_types])[:-1]
+    if len(step.out_types) == 1:  # one output: the kernel returns it, not a tuple
         return lambda x: x
-    return lambda x: tuple(np.split(x, n, axis=axis))
+    return lambda x: tuple(np.split(x, cuts, axis=axis))
 
 
 @numpy_kernel("stack")

@@ -133,9 +133,11 @@ def _split(step, kb):
     shape = step.in_types[0].shape
     d = normalize_axes(step.attrs["axis"], len(shape))[0]
     ist = contiguous_strides(shape)
+    at = 0
     for k, t in enumerate(step.out_types):
         strided_copy(kb, kb.input(0), kb.output(k), t.dtype.name, t.shape, ist, contiguous_strides(t.shape),
-                     src_off=k * t.shape[d] * ist[d])
+                     src_off=at * ist[d])
+        at += t.shape[d]
 
 
 @webgpu_kernel("stack")
