@@ -355,6 +355,10 @@ class RandomOpDescriptor(_Descriptor):
     def _required(self) -> dict:
         return {"distribution": self.distribution, "dtype": self.dtype}
 
+    def non_defaults(self) -> dict:
+        """The distribution and dtype, then the fields that differ from that distribution's defaults."""
+        return {"distribution": self.distribution, "dtype": self.dtype, **super().non_defaults()}
+
     def validate(self) -> None:
         self.distribution = _enum(RandomDistribution, self.distribution, "distribution")
         self.sampling_method = _enum(RandomNormalSamplingMethod, self.sampling_method, "sampling_method")

@@ -375,7 +375,8 @@ def test_descriptor_defaults_follow_mpsgraph():
     n = mg.RandomOpDescriptor(RD.NORMAL, mg.float32)
     assert (n.min, n.max) == (-2.0, 2.0)
     assert n.sampling_method == mg.RandomNormalSamplingMethod.INV_CDF
-    assert mg.RandomOpDescriptor(RD.UNIFORM, mg.float32, min=-1.0, max=3.0).non_defaults() == {"min": -1.0, "max": 3.0}
+    assert mg.RandomOpDescriptor(RD.UNIFORM, mg.float32, min=-1.0, max=3.0).non_defaults() == {
+        "distribution": RD.UNIFORM, "dtype": mg.float32, "min": -1.0, "max": 3.0}
 
 
 @pytest.mark.parametrize("kw,match", [
