@@ -1,4 +1,6 @@
-"""The transcendental elementwise ops against float64 references (NumPy, PyTorch), on every backend.
+"""The elementwise math ops against independent references (float64 NumPy, Python's math, PyTorch),
+on every backend: the transcendental functions (sigmoid, sin, cos, tanh, exp, log, power, erf, exp2,
+log2, rsqrt, atan2), the roundings, the remainders, clamp, leaky ReLU, the predicates and logical ops.
 
 Inputs are random over every magnitude (uniform over the bit patterns of the finite floats) plus
 the edge values: ±0, subnormals, the largest floats, ±inf, NaN. Errors are counted in ulps of the
