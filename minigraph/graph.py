@@ -31,11 +31,13 @@ class Graph(GraphBuilder):
 
     Build ops with the builder methods (``g.addition``, ``g.depthwise_convolution_2d``, ...),
     then ``run`` or ``compile`` them. Builders infer shapes and dtypes at once and raise a
-    ``MiniGraphError`` naming the op on any mismatch.
+    ``MiniGraphError`` naming the op on any mismatch. ``seed`` sets ``random_seed``, the
+    graph-level seed of the random ops (docs/random.md; not in MPSGraph).
     """
 
-    def __init__(self, cache_size: Optional[int] = 64):
+    def __init__(self, cache_size: Optional[int] = 64, *, seed: Optional[int] = None):
         super().__init__()
+        self.random_seed = seed
         self._lock = threading.RLock()  # guards the executable cache
         self._cache: OrderedDict[Any, Executable] = OrderedDict()
         self._cache_size = _cache_bound(cache_size)

@@ -253,6 +253,14 @@ def test_graph_seed_makes_programs_reproducible():
     assert not np.array_equal(n1[0], n2[0])  # no seed anywhere: each graph draws its own
 
 
+def test_graph_seed_spellings_agree():
+    a, b = mg.Graph(seed=77), mg.Graph()
+    b.random_seed = 77
+    assert a.random_seed == 77
+    ra, rb = a.random_uniform_tensor([6]), b.random_uniform_tensor([6])
+    np.testing.assert_array_equal(a.run({}, [ra])[ra], b.run({}, [rb])[rb])
+
+
 def test_ops_of_a_seeded_graph_get_distinct_seeds_and_explicit_seeds_win():
     g = mg.Graph()
     g.random_seed = 0
