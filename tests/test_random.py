@@ -294,6 +294,9 @@ def test_shapes_must_be_static_and_empty_is_fine(backend):
     g = mg.Graph()
     with pytest.raises(mg.ShapeError, match="static"):
         g.random_uniform_tensor([-1, 3], seed=1)
+    with pytest.raises(mg.ShapeError, match="shape must be a list of ints, got the tensor"):
+        g.random_uniform_tensor(g.constant(np.array([2, 3], np.int32), name="dims"), seed=1)
+    assert g.random_uniform_tensor((4,), seed=1).shape == (4,)
     e = g.random_tensor([0, 3], mg.RandomOpDescriptor(RD.NORMAL, mg.float32), seed=1)
     assert g.run({}, [e], backend=backend)[e].shape == (0, 3)
 

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..descriptors import RandomDistribution, RandomOpDescriptor, frozen_copy
 from ..errors import DescriptorError, DTypeError, ShapeError
+from ..ir import Tensor
 from ..philox import MASK64, derived_seed
 from ..types import ShapedType, as_shape
 from .registry import defop, gradient
@@ -37,8 +38,10 @@ def _infer_dropout(in_types, attrs):
 
 
 def _static_shape(shape: Any, label: str) -> tuple:
-    dims = as_shape(getattr(shape, "shape", shape) if not isinstance(shape, (list, tuple)) else shape,
-                    f"{label}: shape")
+    if isinstance(shape, Tensor):
+        raise ShapeError(f"{label}: shape must be a list of ints, got the tensor {shape.name!r} (MPSGraph's "
+                         "shape-tensor form, withShapeTensor:, is not supported; give its values)")
+    dims = as_shape(shape, f"{label}: shape")
     if -1 in dims:
         raise ShapeError(f"{label}: shape {list(dims)} must be static (a random op's shape is its "
                          "result's shape; -1 is not allowed)")
