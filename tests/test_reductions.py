@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
+from minigraph.backends.webgpu import sort as webgpu_sort
 
 F32 = np.float32
 
@@ -425,3 +426,30 @@ def test_long_rows_take_the_chunked_paths(backend, rng):
     np.testing.assert_array_equal(got[3][0], _naive_cumsum([float(v) for v in scan_in[0]], False, True))
     np.testing.assert_array_equal(got[4][0], _naive_order(list(sort_in[0]), True))
     assert got[5].item() == int(np.flatnonzero(sort_in[0] == sort_in[0].min())[0])
+
+
+@pytest.mark.parametrize("rank_max", [0, 10_000])
+def test_webgpu_merge_sort_and_rank_sort_both_keep_the_order(webgpu, rng, monkeypatch, rank_max):
+    """Rows longer than RANK_MAX take the merge sort: forced here for every length (and the rank
+    sort forced for long ones), against the Python reference."""
+    monkeypatch.setattr(webgpu_sort, "RANK_MAX", rank_max)
+    for length, descending in itertools.product((0, 1, 2, 3, 5, 8, 17, 33, 300), (False, True)):
+        x = _specials(rng, (length, 3))
+        k = min(length, 4)
+        dy = rng.standard_normal((3, k)).astype(F32)
+        g = mg.Graph()
+        p, r, d = g.placeholder(x.shape), g.placeholder((3, length)), g.placeholder(dy.shape)
+        values, indices = g.top_k(r, k)
+        outs = [g.sort(p, 0, descending=descending), g.arg_sort(p, 0, descending=descending), values, indices,
+                g.top_k_gradient(d, r, k)]
+        s, a, v, i, dx = _run(g, {p: x, r: np.ascontiguousarray(x.T), d: dy}, outs, webgpu)
+        for c in range(3):
+            order = _naive_order(list(x[:, c]), descending)
+            np.testing.assert_array_equal(a[:, c], order)
+            np.testing.assert_array_equal(s[:, c], x[order, c])
+            top = _naive_order(list(x[:, c]), True)[:k]
+            np.testing.assert_array_equal(i[c], top)
+            np.testing.assert_array_equal(v[c], x[top, c])
+            want = np.zeros(length, F32)
+            want[top] = dy[c]
+            np.testing.assert_array_equal(dx[c], want)

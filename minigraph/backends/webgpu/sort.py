@@ -1,9 +1,14 @@
 """Kernels of sort, arg_sort, top_k, top_k_gradient and the arg reductions.
 
-Sorting works by rank: one thread per element counts the elements of its row that come before it
-in the stable order (NaN largest, ties by index) and writes itself at that position, so any row
-length works, powers of two or not, and 0 or 1. That is L^2 comparisons per row of length L:
-fine for the short rows of top-k and of the sorts models use, slow for very long rows.
+One stable order (NaN largest, ties by index), two ways to reach it, both for any row length
+(powers of two or not, 0 and 1 included):
+
+- rows of up to ``RANK_MAX`` elements: a rank sort, one dispatch. One thread per element counts
+  the elements of its row that come before it and writes itself at that position (L
+  comparisons each);
+- longer rows: a bottom-up merge sort of (value, index) pairs, ceil(log2 L) passes, each
+  merging neighbouring sorted runs; an element finds its place in the other run by a binary
+  search (L log^2 L comparisons in all).
 """
 from __future__ import annotations
 
@@ -11,6 +16,9 @@ from ...ops._util import normalize_axes
 from ...types import num_elements
 from .registry import webgpu_kernel
 from .wgsl import COMPUTE, STORAGE, params_decl, render
+
+
+RANK_MAX = 256  # longer rows take the merge sort
 
 
 def _order(dtype: str) -> str:
@@ -21,6 +29,38 @@ def _order(dtype: str) -> str:
 def outer_inner(shape, axis: int) -> tuple:
     """(outer, L, inner) of a tensor seen as rows along ``axis``."""
     return num_elements(shape[:axis]), shape[axis], num_elements(shape[axis + 1:])
+
+
+def _sorted_pairs(kb, source, dtype, shape, axis, descending):
+    """Scratch (values, indices): every row of ``source`` along ``axis`` sorted, as contiguous rows."""
+    _, L, inner = outer_inner(shape, axis)
+    n = num_elements(shape)
+    c = COMPUTE[dtype]
+    vals, idx = kb.scratch(4 * n), kb.scratch(4 * n)
+    params = [n, L, inner]
+    kb.dispatch(render("merge_load", PARAMS=params_decl(len(params)), T=STORAGE[dtype], C=c),
+                [("u", params), ("ro", source), ("rw", vals), ("rw", idx)], -(-n // 256))
+    other = (kb.scratch(4 * n), kb.scratch(4 * n))
+    src = render("merge_pass", PARAMS=params_decl(4), C=c, ORDER=_order(dtype))
+    width = 1
+    while width < L:
+        params = [n, L, width, int(bool(descending))]
+        kb.dispatch(src, [("u", params), ("ro", vals), ("ro", idx), ("rw", other[0]), ("rw", other[1])],
+                    -(-n // 256))
+        (vals, idx), other = other, (vals, idx)
+        width *= 2
+    return vals, idx
+
+
+def _merge_dispatch(kb, dtype, shape, axis, descending, k, bindings, decls, write):
+    """The merge sort, then ``write`` once per sorted position ``i`` of each row (``at``: its
+    place in the tensor's layout; ``vals[p]``, ``idx[p]``: the pair sorted there)."""
+    _, L, inner = outer_inner(shape, axis)
+    n = num_elements(shape)
+    vals, idx = _sorted_pairs(kb, kb.input(0), dtype, shape, axis, descending)
+    params = [n, L, inner, k]
+    src = render("merge_store", PARAMS=params_decl(len(params)), C=COMPUTE[dtype], BINDINGS=decls, WRITE=write)
+    kb.dispatch(src, [("u", params), ("ro", vals), ("ro", idx)] + bindings, -(-n // 256))
 
 
 def _rank_dispatch(kb, dtype, shape, axis, descending, k, bindings, decls, write):
@@ -42,22 +82,32 @@ def _sort(step, kb):
     x = step.in_types[0]
     dt = x.dtype.name
     axis = normalize_axes(step.attrs["axis"], len(x.shape), "axis")[0]
-    if step.op.type == "sort":
-        decl, write = _decl(2, "dst", STORAGE[dt]), "dst[base + rank * inner] = src[e];"
-    else:
-        decl, write = _decl(2, "dst", "i32"), "dst[base + rank * inner] = i32(l);"
-    _rank_dispatch(kb, dt, x.shape, axis, step.attrs["descending"], 0, [("rw", kb.output())], decl, write)
+    t = STORAGE[dt] if step.op.type == "sort" else "i32"
+    if x.shape[axis] > RANK_MAX:
+        write = f"dst[at] = {t}({'vals' if step.op.type == 'sort' else 'idx'}[p]);"
+        _merge_dispatch(kb, dt, x.shape, axis, step.attrs["descending"], 0, [("rw", kb.output())],
+                        _decl(3, "dst", t), write)
+        return
+    write = "dst[base + rank * inner] = " + ("src[e];" if step.op.type == "sort" else "i32(l);")
+    _rank_dispatch(kb, dt, x.shape, axis, step.attrs["descending"], 0, [("rw", kb.output())], _decl(2, "dst", t), write)
 
 
 @webgpu_kernel("top_k")
 def _top_k(step, kb):
     x = step.in_types[0]
     dt = x.dtype.name
+    k, axis = int(step.attrs["k"]), len(x.shape) - 1
+    outs = [("rw", kb.output(0)), ("rw", kb.output(1))]
+    if x.shape[axis] > RANK_MAX:
+        decls = _decl(3, "values", STORAGE[dt]) + "\n" + _decl(4, "indices", "i32")
+        write = (f"let k = prm(3u);\n  if (i < k) {{ values[row * k + i] = {STORAGE[dt]}(vals[p]); "
+                 "indices[row * k + i] = i32(idx[p]); }")
+        _merge_dispatch(kb, dt, x.shape, axis, True, k, outs, decls, write)
+        return
     decls = _decl(2, "values", STORAGE[dt]) + "\n" + _decl(3, "indices", "i32")
     write = ("let k = prm(4u);\n  if (rank < k) { values[o * k + rank] = src[e]; "
              "indices[o * k + rank] = i32(l); }")
-    _rank_dispatch(kb, dt, x.shape, len(x.shape) - 1, True, int(step.attrs["k"]),
-                   [("rw", kb.output(0)), ("rw", kb.output(1))], decls, write)
+    _rank_dispatch(kb, dt, x.shape, axis, True, k, outs, decls, write)
 
 
 @webgpu_kernel("top_k_gradient")
@@ -67,7 +117,19 @@ def _top_k_gradient(step, kb):
     dt = x.dtype.name
     _, L, inner = outer_inner(x.shape, len(x.shape) - 1)
     n = num_elements(x.shape)
-    params = [n, L, inner, 1, int(step.attrs["k"])]
+    k = int(step.attrs["k"])
+    if L > RANK_MAX:  # zeros, then each of the first k sorted positions sends dy to its element
+        zero = render("merge_store", PARAMS=params_decl(4), C=COMPUTE[dt], BINDINGS=_decl(3, "dx", STORAGE[dt]),
+                      WRITE=f"dx[p] = {STORAGE[dt]}(0);")
+        vals, idx = _sorted_pairs(kb, kb.input(1), dt, x.shape, len(x.shape) - 1, True)
+        kb.dispatch(zero, [("u", [n, L, 1, k]), ("ro", vals), ("ro", idx), ("rw", kb.output())], -(-n // 256))
+        decls = _decl(3, "dx", STORAGE[dt]) + "\n" + _decl(4, "dy", STORAGE[dt], rw=False)
+        write = "let k = prm(3u);\n  if (i < k) { dx[row * L + idx[p]] = dy[row * k + i]; }"
+        src = render("merge_store", PARAMS=params_decl(4), C=COMPUTE[dt], BINDINGS=decls, WRITE=write)
+        kb.dispatch(src, [("u", [n, L, 1, k]), ("ro", vals), ("ro", idx), ("rw", kb.output()), ("ro", kb.input(0))],
+                    -(-n // 256))
+        return
+    params = [n, L, inner, 1, k]
     decls = _decl(2, "dy", STORAGE[dt], rw=False) + "\n" + _decl(3, "dx", STORAGE[dt])
     write = ("let k = prm(4u);\n  if (rank < k) { dx[e] = dy[o * k + rank]; } "
              f"else {{ dx[e] = {STORAGE[dt]}(0); }}")
