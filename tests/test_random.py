@@ -190,6 +190,21 @@ def test_normal_draws_agree_to_a_few_ulp_on_both_backends(webgpu):
             assert np.mean(u == v) > 0.5  # most are bit-identical
 
 
+def test_distributions_drawn_on_the_backend_pass_ks(backend):
+    g = mg.Graph()
+    u = g.random_uniform_tensor([50_000], seed=31)
+    n = g.random_tensor([50_000], mg.RandomOpDescriptor(RD.NORMAL, mg.float32, mean=-1.0, standard_deviation=0.5),
+                        seed=32)
+    t = g.random_tensor([50_000], mg.RandomOpDescriptor(RD.TRUNCATED_NORMAL, mg.float32), seed=33)
+    exe = g.compile({}, [u, n, t], backend=backend)
+    for _ in range(2):
+        ru, rn, rt = (a.astype(np.float64) for a in exe.run())
+        assert st.kstest(ru, "uniform").pvalue > 1e-3
+        assert st.kstest(rn, "norm", args=(-1.0, 0.5)).pvalue > 1e-3
+        assert st.kstest(rt, "truncnorm", args=(-2, 2)).pvalue > 1e-3
+        assert abs(np.corrcoef(ru, rn)[0, 1]) < 0.02  # distinct seeds, independent streams
+
+
 # ----------------------------------------------------------------------------- draws and seeds
 def test_every_run_draws_afresh_and_a_new_executable_starts_over(backend):
     g = mg.Graph()
@@ -350,11 +365,15 @@ def test_dropout_gradient_uses_the_same_mask(backend, rate):
     rng = np.random.default_rng(1)
     xs, ws = rng.uniform(1, 2, (30, 7)).astype(F32), rng.uniform(-1, 1, (30, 7)).astype(F32)
     exe = g.compile({x: mg.ShapedType([30, 7]), w: mg.ShapedType([30, 7])}, [y, dx], backend=backend)
+    masks = []
     for _ in range(3):  # each run a new mask, the gradient always the forward's
         out, grad = exe.run({x: xs, w: ws})
         kept = out != 0
+        masks.append(kept)
         scale = F32(1 / (1 - rate)) if rate < 1 else F32(0)
         np.testing.assert_array_equal(grad, np.where(kept, ws * scale, F32(0)))
+    if rate < 1:
+        assert not np.array_equal(masks[0], masks[1]) and not np.array_equal(masks[1], masks[2])
 
 
 def test_dropout_gradient_matches_finite_differences():
