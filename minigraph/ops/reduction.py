@@ -80,10 +80,10 @@ _reduction("reduction_product", "reductionProduct(with:axes:name:)", "reductionP
            "product", "Product (an empty slice gives 1; integers wrap around)")
 _reduction("reduction_and", "reductionAnd(with:axes:name:)", "reductionAndWithTensor:axes:name:", "logical",
            "Logical AND, a bool result (a nonzero or NaN element is true; an empty slice gives true)",
-           since=("12.3", "15.4"))
+           since=("12.2", "15.3"))
 _reduction("reduction_or", "reductionOr(with:axes:name:)", "reductionOrWithTensor:axes:name:", "logical",
            "Logical OR, a bool result (a nonzero or NaN element is true; an empty slice gives false)",
-           since=("12.3", "15.4"))
+           since=("12.2", "15.3"))
 
 
 def _count(op) -> float:

@@ -125,7 +125,7 @@ def _sort_gradient(g, op, dy, wanted):
 
 @defop("arg_sort", swift="argSort(_:axis:descending:name:)", objc="argSortWithTensor:axis:descending:name:",
        inputs=("tensor",), infer=_infer_sort(True), family="sort", attrs=("axis", "descending"),
-       differentiable=False, since=("13.0", "16.0"))
+       differentiable=False, since=("13.0", "16.1"))
 def arg_sort(g, tensor, axis: int, descending: bool = False, name: Optional[str] = None):
     """The int32 indices that sort ``tensor`` along ``axis`` (the order of ``sort``: NaN last
     ascending, first descending; equal elements keep their order) (MPSGraph
