@@ -453,3 +453,26 @@ def test_webgpu_merge_sort_and_rank_sort_both_keep_the_order(webgpu, rng, monkey
             want = np.zeros(length, F32)
             want[top] = dy[c]
             np.testing.assert_array_equal(dx[c], want)
+
+
+def test_top_k_sorts_scans_and_products_match_jax(backend, rng):
+    """JAX puts NaN first in top_k and descending argsort, and last ascending, as minigraph does."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    x = _specials(rng, (4, 9))
+    y = rng.uniform(-2, 2, (3, 7)).astype(F32)
+    g = mg.Graph()
+    p, q = g.placeholder(x.shape), g.placeholder(y.shape)
+    values, indices = g.top_k(p, 4)
+    outs = [values, indices, g.arg_sort(p, 1), g.arg_sort(p, 1, descending=True), g.reduction_arg_maximum(p, 1),
+            g.cumulative_sum(q, 1, reverse=True), g.reduction_product(q, [0])]
+    got = _run(g, {p: x, q: y}, outs, backend)
+    jv, ji = jax.lax.top_k(jnp.asarray(x), 4)
+    np.testing.assert_array_equal(got[0], np.asarray(jv))
+    np.testing.assert_array_equal(got[1], np.asarray(ji))
+    np.testing.assert_array_equal(got[2], np.asarray(jnp.argsort(x, axis=1, stable=True)))
+    np.testing.assert_array_equal(got[3], np.asarray(jnp.argsort(x, axis=1, stable=True, descending=True)))
+    np.testing.assert_array_equal(got[4][:, 0], np.asarray(jnp.argmax(x, axis=1)))
+    np.testing.assert_allclose(got[5], np.asarray(jax.lax.cumsum(jnp.asarray(y), axis=1, reverse=True)),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[6], np.asarray(jnp.prod(y, axis=0, keepdims=True)), rtol=1e-5)
