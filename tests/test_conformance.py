@@ -1143,21 +1143,21 @@ def _transpose_case(spec):
 
 
 for _spec in _TRANSPOSE:
-    _cid, _dt, _desc, _src, _res, _ws = _transpose_case(_spec)
+    _cid, _dt, _desc, _tsrc, _tres, _tws = _transpose_case(_spec)
 
-    def _b(g, rng, desc=_desc, src=_src, res=_res, ws=_ws, dt=_dt):
+    def _b(g, rng, desc=_desc, src=_tsrc, res=_tres, ws=_tws, dt=_dt):
         x, fx = feed(g, uniform(rng, src, dtype=dt))
         w, fw = feed(g, uniform(rng, ws, dtype=dt))
         return [g.convolution_transpose_2d(x, w, res, desc)], {**fx, **fw}
     case("convolution_transpose_2d", _cid, tol=(2e-3 if _dt == F16 else 1e-5, "scaled"))(_b)
 
-    def _b(g, rng, desc=_desc, src=_src, res=_res, ws=_ws, dt=_dt):
+    def _b(g, rng, desc=_desc, src=_tsrc, res=_tres, ws=_tws, dt=_dt):
         dy, fd = feed(g, uniform(rng, res, dtype=dt))
         w, fw = feed(g, uniform(rng, ws, dtype=dt))
         return [g.convolution_transpose_2d_data_gradient(dy, w, src, desc)], {**fd, **fw}
     case("convolution_transpose_2d_data_gradient", _cid, tol=(2e-3 if _dt == F16 else 1e-5, "scaled"))(_b)
 
-    def _b(g, rng, desc=_desc, src=_src, res=_res, ws=_ws, dt=_dt):
+    def _b(g, rng, desc=_desc, src=_tsrc, res=_tres, ws=_tws, dt=_dt):
         dy, fd = feed(g, uniform(rng, res, dtype=dt))
         x, fx = feed(g, uniform(rng, src, dtype=dt))
         return [g.convolution_transpose_2d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
