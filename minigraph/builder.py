@@ -93,12 +93,6 @@ class GraphBuilder(OpBuilders):
         warnings.warn("Graph.placeholder_tensors is deprecated; use Graph.placeholders", DeprecationWarning, stacklevel=2)
         return self.placeholders
 
-    def operation(self, name: str) -> Operation:
-        """The operation with this unique name (``MPSGraphOperation.name``; MPSGraph itself has no lookup by name).
-
-        Args:
-            name: The op's unique name, scopes included (``"block1/conv_1"``).
-
     @property
     def variables(self) -> list[Tensor]:
         """All variable tensors, optimizer state included, in creation order (no MPSGraph counterpart)."""
@@ -112,14 +106,20 @@ class GraphBuilder(OpBuilders):
 
     @contextlib.contextmanager
     def non_trainable(self) -> Iterator[None]:
-        """Variables built inside the block are left out of ``trainable_variables`` (optimizer
-        state; no MPSGraph counterpart). The block belongs to the thread that opens it."""
+        """Variables built inside the block are left out of ``trainable_variables`` (optimizer state);
+        no MPSGraph counterpart. The block belongs to the thread that opens it."""
         marks = self._stack("state")
         marks.append(True)
         try:
             yield
         finally:
             marks.pop()
+
+    def operation(self, name: str) -> Operation:
+        """The operation with this unique name (``MPSGraphOperation.name``; MPSGraph itself has no lookup by name).
+
+        Args:
+            name: The op's unique name, scopes included (``"block1/conv_1"``).
 
         Raises:
             AmbiguousNameError: ``name`` was requested for several ops; the message lists the
@@ -360,16 +360,16 @@ class GraphBuilder(OpBuilders):
                 self._user_names[op] = user_name
             if opdef.type == "placeholder":
                 self._placeholders.append(op.outputs[0])
+            if opdef.type == "variable":
+                self._variables.append(op.outputs[0])
+                if self._stack("state"):
+                    self._state_variables.add(op)
         if "initial_value" in attrs:
             self.variable_store.set(op, attrs["initial_value"])
         return op
 
     # ---------------------------------------------------------------- variables
     def variable_operation(self, variable: Any, label: str) -> Operation:
-            if opdef.type == "variable":
-                self._variables.append(op.outputs[0])
-                if self._stack("state"):
-                    self._state_variables.add(op)
         """The variable op behind a variable tensor (or the op itself); a clear error for anything else (not in MPSGraph).
 
         Args:
@@ -394,15 +394,9 @@ class GraphBuilder(OpBuilders):
         op = self.variable_operation(variable, "value_of")
         return np.array(self.variable_store.values[op], copy=True)
 
-
-def type_of(e: MiniGraphError) -> type:
-    return type(e)
-
-
-def _checked_signature(opdef: OpDef, inputs: Any, attrs: Any, label: str) -> tuple:
     def set_value(self, variable: Any, array: Any) -> None:
-        """Give a variable a new value, checked against its shape and dtype (no MPSGraph
-        counterpart: there, run an ``assign`` of a constant or a placeholder).
+        """Give a variable a new value, checked against its shape and dtype; no MPSGraph counterpart
+        (there, run an ``assign`` of a constant or a placeholder).
 
         An ndarray (or array-like) must have the variable's shape and dtype exactly, so nothing is
         cast silently; numbers and nested lists take the variable's dtype if they fit it exactly.
@@ -435,6 +429,12 @@ def _checked_signature(opdef: OpDef, inputs: Any, attrs: Any, label: str) -> tup
         value.setflags(write=False)
         self.variable_store.set(op, value)
 
+
+def type_of(e: MiniGraphError) -> type:
+    return type(e)
+
+
+def _checked_signature(opdef: OpDef, inputs: Any, attrs: Any, label: str) -> tuple:
     """(inputs as a list, attrs as a dict) if they fit the declaration: one tensor per declared
     input (at least one for a list of tensors) and only declared attribute names. A kernel bound
     by arity would take an extra input as its ``out=`` and write into it."""
