@@ -323,7 +323,7 @@ def report(result: dict, ops=None, notes: bool = True) -> str:
         foot = ["geomean", "", "", ""] + [gm.get(n) if n != "torch" else 1.0 for n in names] + ["", gm.get("minigraph")]
         foot += [s.get("minigraph_speedup_over", {}).get(n) for n in names if n not in ("minigraph", "torch")]
         table.append(foot)
-        lines.append(f"### {OP_TITLES[op]} — {net}, N={rows[0]['n']} (median ms; ratios < 1 favour the numerator's rival)")
+        lines.append(f"### {OP_TITLES[op]} — {net}, N={rows[0]['n']} (median ms; a ratio < 1: the numerator is faster)")
         lines.append(format_table(headers, table))
         lines.append("")
     if notes:

@@ -48,7 +48,7 @@ def save_variables(g: Any, path: Any, variables: Optional[Sequence[Any]] = None)
     header: dict = {"__metadata__": {"format": "np", "writer": "minigraph"}}
     blobs, offset = [], 0
     for op in ops:
-        arr = np.ascontiguousarray(values[op])
+        arr = np.asarray(values[op], order="C")  # (ascontiguousarray would make a 0-d value 1-d)
         name = _NAMES[arr.dtype.newbyteorder("=").str]
         data = arr.astype(DTYPES[name], copy=False).tobytes()
         header[op.name] = {"dtype": name, "shape": list(arr.shape), "data_offsets": [offset, offset + len(data)]}
@@ -123,15 +123,16 @@ def load_variables(g: Any, path: Any, variables: Optional[Sequence[Any]] = None,
     """Set variables from a safetensors file by name; returns the variables set.
 
     All entries are checked before any variable changes: with ``strict``, a variable without an
-    entry (missing) and an entry without a variable (extra) are errors; a shape or dtype that is
-    not the variable's always is.
+    entry (missing) and an entry that names no variable of the graph (extra) are errors; a shape
+    or dtype that is not the variable's always is.
     """
     ops = _variables(g, variables, "load_variables")
     entries = read(path)
     where = f"checkpoint {os.fspath(path)!r}"
     by_name = {op.name: op for op in ops}
+    known = {t.operation.name for t in g.variables}  # an entry of another variable of the graph is not extra
     missing = [n for n in by_name if n not in entries]
-    extra = [n for n in entries if n not in by_name]
+    extra = [n for n in entries if n not in by_name and n not in known]
     if strict and (missing or extra):
         parts = []
         if missing:

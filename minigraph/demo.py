@@ -11,6 +11,7 @@ vs central finite differences.
 from __future__ import annotations
 
 import argparse
+import shutil
 import struct
 import sys
 import time
@@ -157,8 +158,10 @@ class Progress:
         self.every = max(1, steps // 10)
         self.t0 = time.perf_counter()
         interactive = bool(getattr(out, "isatty", lambda: False)())
-        self.bar = tqdm(total=steps, file=out, unit="step", desc="training", leave=True, dynamic_ncols=True) \
-            if (tqdm is not None and interactive and not quiet) else None
+        size = shutil.get_terminal_size((100, 24))  # a terminal that reports no size (0 x 0) gets 100 x 24:
+        self.bar = tqdm(total=steps, file=out, unit="step", desc="training", leave=True,  # tqdm hides bars
+                        ncols=size.columns if size.columns >= 40 else 100,  # below the last row
+                        nrows=size.lines if size.lines >= 2 else 24) if (tqdm is not None and interactive and not quiet) else None
 
     def update(self, step: int, loss: float, acc: float) -> None:
         if self.quiet:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Optional
 
 from .errors import RegistrationError, SymbolicValueError
-from .types import DataType
+from .types import DataType, int32
 
 if TYPE_CHECKING:  # pragma: no cover
     from .builder import GraphBuilder as Graph
@@ -269,6 +269,66 @@ class Tensor:
     def __iter__(self):
         raise SymbolicValueError(f"symbolic tensor {self.name!r} is not iterable; use g.slice(...)")
 
+    # -------------------------------------------------------------- no values while building
+    def _no_value(self, what: str):
+        return SymbolicValueError(
+            f"{what}: {self.name!r} ({list(self.shape)} {self.dtype.name}) is a symbolic tensor, a node of the graph "
+            "being built; it has values only when the graph runs. Run it first, e.g. value = g.run(feeds, [t])[t], "
+            "and use the array (the shape is known now: t.shape)")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._no_value("np.asarray(t) has no values to read")
+
+    __array_ufunc__ = None  # ndarray <op> tensor defers to the tensor's reflected op (a graph op)
+
+    def __float__(self):
+        raise self._no_value("float(t) has no value to read")
+
+    def __int__(self):
+        raise self._no_value("int(t) has no value to read")
+
+    def __index__(self):
+        raise self._no_value("a tensor cannot be a Python index")
+
+    def __complex__(self):
+        raise self._no_value("complex(t) has no value to read")
+
+    def __len__(self):
+        raise self._no_value("len(t) is not defined (t.shape[0] is the first size; -1 there means known only at run time)")
+
+    # -------------------------------------------------------------- conveniences that build ops
+    def __getitem__(self, key):
+        """``t[1:3, :, ::2]``, ``t[0]``, ``t[..., None]`` as ops; no MPSGraph counterpart (there,
+        ``sliceTensor`` takes the arguments explicitly).
+
+        Each sliced axis is a ``slice`` op (a step other than 1 a gather of constant indices); an
+        int index drops its axis, None inserts one, ``...`` fills the axes not named."""
+        return index_tensor(self, key)
+
+    @property
+    def T(self) -> "Tensor":
+        """The transpose of a rank-2 tensor (``g.transpose(t, 0, 1)``); no MPSGraph counterpart."""
+        if len(self.shape) != 2:
+            raise SymbolicValueError(f"t.T needs a rank-2 tensor; {self.name!r} has shape {self.shape}: use "
+                                     "g.permute(t, permutation) or g.transpose(t, dimension, with_dimension)")
+        return self.graph.transpose(self, 0, 1)
+
+    def reshape(self, *shape) -> "Tensor":
+        """``g.reshape(t, shape)``: ``t.reshape(2, -1)`` or ``t.reshape([2, -1])``; no MPSGraph counterpart as a method."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return self.graph.reshape(self, list(shape))
+
+    def sum(self, axes=None) -> "Tensor":
+        """``g.reduction_sum(t, axes)``: reduced axes kept as size 1, as in MPSGraph (None: every axis);
+        no MPSGraph counterpart as a method."""
+        return self.graph.reduction_sum(self, axes=_axes(axes))
+
+    def mean(self, axes=None) -> "Tensor":
+        """``g.mean(t, axes)``: reduced axes kept as size 1, as in MPSGraph (None: every axis);
+        no MPSGraph counterpart as a method."""
+        return self.graph.mean(self, axes=_axes(axes) if axes is not None else list(range(len(self.shape))))
+
     __add__ = _binary("addition")
     __radd__ = _binary("addition", True)
     __sub__ = _binary("subtraction")
@@ -293,3 +353,74 @@ class Tensor:
 
     def __abs__(self):
         return self.graph.absolute(self)
+
+
+def _axes(axes: Any) -> Any:
+    """An int axis as a list; None and lists unchanged."""
+    return [axes] if isinstance(axes, int) else axes
+
+
+def _index_error(t: Tensor, key: Any, why: str) -> SymbolicValueError:
+    return SymbolicValueError(f"{t.name!r}[{key!r:.60}] ({list(t.shape)}): {why}")
+
+
+def _expand_key(t: Tensor, key: Any) -> list:
+    """The index as one entry per axis (an Ellipsis expanded, None kept as a new axis)."""
+    key = list(key) if isinstance(key, tuple) else [key]
+    if sum(k is Ellipsis for k in key) > 1:
+        raise _index_error(t, key, "at most one ... (Ellipsis)")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > len(t.shape):
+        raise _index_error(t, key, f"{used} indices for a rank-{len(t.shape)} tensor")
+    fill = [slice(None)] * (len(t.shape) - used)
+    at = [i for i, k in enumerate(key) if k is Ellipsis]  # identity: == on a tensor builds an op
+    return key[:at[0]] + fill + key[at[0] + 1:] if at else key + fill
+
+
+def index_tensor(t: Tensor, key: Any) -> Tensor:
+    """``t[key]`` as graph ops: slices, gathers of constant indices for steps, squeeze, expand_dims."""
+    g = t.graph
+    out, axis, pos, drop, new = t, 0, 0, [], []
+    for k in _expand_key(t, key):
+        if k is None:  # a new axis at this position of the result
+            new.append(pos)
+            pos += 1
+            continue
+        size = t.shape[axis]
+        if isinstance(k, slice):
+            out = _slice_axis(g, out, axis, k, size, t, key)
+            pos += 1
+        elif isinstance(k, int) and not isinstance(k, bool) or (hasattr(k, "__index__") and not hasattr(k, "graph")
+                                                               and not isinstance(k, bool)):
+            i = k.__index__()
+            if size != -1 and not -size <= i < size:
+                raise _index_error(t, key, f"index {i} is out of range for axis {axis} of size {size}")
+            out = g.slice(out, axis, i, 1)
+            drop.append(axis)
+        else:
+            raise _index_error(t, key, f"index {k!r:.40} is not an int, a slice, None or ...; index with a tensor "
+                               "through g.gather(t, indices, axis)")
+        axis += 1
+    if drop:
+        out = g.squeeze(out, axes=drop)
+    if new:
+        out = g.expand_dims(out, axes=new)
+    return out
+
+
+def _slice_axis(g: Any, out: Tensor, axis: int, k: slice, size: int, t: Tensor, key: Any) -> Tensor:
+    if k.step == 0:
+        raise _index_error(t, key, "slice step cannot be zero")
+    if k == slice(None) or (k.start in (None, 0) and k.stop is None and k.step in (None, 1)):
+        return out
+    if size == -1:
+        start, stop, step = k.start or 0, k.stop, k.step or 1
+        if step != 1 or start < 0 or stop is None or stop < 0:
+            raise _index_error(t, key, f"axis {axis} has a size known only at run time (-1): slice it with a "
+                               "step of 1 and non-negative start and stop, e.g. t[0:8]")
+        return g.slice(out, axis, start, max(stop - start, 0))
+    start, stop, step = k.indices(size)
+    if step == 1:
+        return g.slice(out, axis, start, max(stop - start, 0))
+    picks = list(range(start, stop, step))
+    return g.gather(out, g.constant(picks, dtype=int32), axis)

@@ -122,9 +122,9 @@ def _children(tree: dict, scope: str) -> list:
 
 
 def collapsible_scopes(g) -> list:
-    """The outermost name scopes a picture shows as one node by default: those whose ops all came
-    from ``g.gradients`` (gradient scopes), and those holding an ``assign`` but no placeholder
-    (optimizer scopes: the update of each variable, with its state)."""
+    """The outermost name scopes a picture shows as one node by default, in the order they were
+    built: those whose ops all came from ``g.gradients`` (gradient scopes), and those holding an
+    ``assign`` but no placeholder (optimizer scopes: the update of each variable, with its state)."""
     tree = _scope_tree(g.operations)
     found: list = []
 
@@ -139,7 +139,8 @@ def collapsible_scopes(g) -> list:
                 visit(child)
 
     visit("")
-    return found
+    first = {scope: min(o.index for o in _ops_under(tree, scope)) for scope in found}
+    return sorted(found, key=first.__getitem__)  # in the order they were built
 
 
 def _ops_under(tree: dict, scope: str) -> list:

@@ -6,6 +6,8 @@ exist; the real webgpu backend is compared with numpy when it is available.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -277,3 +279,86 @@ def test_webgpu_agrees_with_numpy(webgpu, rng):
         assert d.max_abs >= 0 and d.max_rel >= 0
     assert rep.first_failure is None
     assert "dw" in str(rep)
+
+
+# ---------------------------------------------------------------------------------------------- default tolerances
+def test_reduction_length_of_each_kind_of_op():
+    from minigraph.compare import reduction_length
+
+    g = mg.Graph()
+    x = g.placeholder([8, 64, 7, 7], name="x")
+    e = g.tanh(x)
+    s = g.reduction_sum(x, axes=[1, 2, 3])
+    mm = g.matrix_multiplication(g.placeholder([5, 300]), g.placeholder([300, 2]))
+    pw = g.convolution_2d(x, g.placeholder([32, 64, 1, 1]), descriptor=mg.Convolution2DOpDescriptor())
+    assert reduction_length(e.operation) == 1
+    assert reduction_length(s.operation) == 64 * 49
+    assert reduction_length(mm.operation) == 300
+    assert reduction_length(pw.operation) >= 64  # an upper estimate: never below the true 64
+    assert reduction_length(x.operation) == 1
+
+
+def test_default_tolerance_scales_with_the_reduction_and_dtype():
+    from minigraph.compare import default_tolerance
+
+    g = mg.Graph()
+    a, b = g.placeholder([4, 10000]), g.placeholder([10000, 4])
+    mm = g.matrix_multiplication(a, b)
+    ew = g.tanh(a)
+    ref = np.full((4, 4), 2.0, np.float32)
+    rtol_mm, atol_mm = default_tolerance(mm.operation, mm.dtype, ref)
+    rtol_ew, atol_ew = default_tolerance(ew.operation, ew.dtype, ref)
+    assert rtol_ew == 1e-5 and rtol_mm == pytest.approx(8 * 2.0 ** -24 * 100)
+    assert atol_mm == pytest.approx(2 * rtol_mm)  # rtol times the tensor's scale
+    h = g.placeholder([4], mg.float16)
+    assert default_tolerance(g.tanh(h).operation, mg.float16, np.ones(4, np.float16))[0] == 8 * 2.0 ** -11
+    i = g.placeholder([4], mg.int32)
+    assert default_tolerance(g.absolute(i).operation, mg.int32, np.ones(4, np.int32)) == (0.0, 0.0)
+
+
+def test_summation_order_passes_by_default_and_a_real_error_fails(fake, rng):
+    """A backend that sums a long matmul in another order (float32, differences of a few ulps
+    times sqrt(K)) passes the defaults, which the old fixed rtol=1e-5, atol=1e-6 failed; a wrong
+    value of 1e-3 relative fails; the report says how much of its tolerance each tensor used."""
+    def reordered(op, v):
+        if op.type != "matrix_multiplication":
+            return v
+        a, b = (np.asarray(t) for t in (feeds[x], w_value))
+        blocks = [a[:, k:k + 7].astype(np.float32) @ b[k:k + 7].astype(np.float32) for k in range(0, a.shape[1], 7)]
+        out = np.zeros_like(blocks[0])
+        for blk in reversed(blocks):  # another order of the same float32 sums
+            out = (out + blk).astype(np.float32)
+        return out
+
+    g = mg.Graph()
+    x = g.placeholder([16, 4096], name="x")
+    w_value = rng.uniform(-1, 1, (4096, 8)).astype(np.float32)
+    y = g.matrix_multiplication(x, g.constant(w_value, name="w"), name="mm")
+    out = g.tanh(y, name="act")
+    feeds = {x: rng.uniform(-1, 1, (16, 4096)).astype(np.float32)}
+    other = fake("reordered", reordered)
+    old = mg.compare_backends(g, feeds, [out], backends=("numpy", other), rtol=1e-5, atol=1e-6)
+    rep = mg.compare_backends(g, feeds, [out], backends=("numpy", other))
+    d = rep.diff("mm", other)
+    assert d.max_abs > 0 and d.reduction_length == 4096
+    assert not old.ok and old.first_failure.tensor == "mm"  # the false alarm of the fixed default
+    assert rep.ok, str(rep)
+    assert 0 < d.tolerance_used < 1 and d.rtol == pytest.approx(8 * 2.0 ** -24 * 64)
+    text = str(rep)
+    assert "tol used" in text and "default tolerances" in text and "closest: " in text
+    broken = fake("broken_mm", lambda op, v: (v * np.float32(1.001)).astype(v.dtype)
+                  if op.type == "matrix_multiplication" else v)
+    bad = mg.compare_backends(g, feeds, [out], backends=("numpy", broken))
+    assert bad.first_failure.tensor == "mm" and bad.first_failure.tolerance_used > 1
+    assert re.search(r"mm .* FAIL", str(bad))
+
+
+def test_pointwise_convolution_on_webgpu_within_default_tolerance(webgpu, rng):
+    g = mg.Graph()
+    x = g.placeholder([4, 256, 14, 14], name="x")
+    w = g.constant((rng.standard_normal((256, 256, 1, 1)) / 16).astype(np.float32), name="w")
+    y = g.convolution_2d(x, w, descriptor=mg.Convolution2DOpDescriptor(), name="pointwise")
+    rep = mg.compare_backends(g, {x: rng.standard_normal((4, 256, 14, 14)).astype(np.float32)}, [y],
+                              backends=("numpy", webgpu))
+    assert rep.ok, str(rep)
+    assert rep.diff("pointwise").tolerance_used < 0.5

@@ -726,3 +726,101 @@ def test_filling_a_constant_from_an_array_respects_the_memory_limit(monkeypatch)
     np.testing.assert_array_equal(c.operation.attrs["value"], [[1, 2]] * 3)
     with pytest.raises(mg.ResourceLimitError, match="more than this machine's memory"):
         g.constant(np.array([1.0, 2.0], np.float32), shape=[1 << 18, 2])  # 2 MiB
+
+
+# ---------------------------------------------------------------------------------------------- tensor conveniences
+INDEXES = ["[1:3, :, ::2]", "[0]", "[-1, 2]", "[..., None]", "[None, 1:, ::-1, -2]", "[::3, 4:0:-2]",
+           "[:, :, 5:1]", "[1:3, ..., ::2]", "[2, ..., 1]", "[:, -4:-1]", "[1::2, None, :2]"]
+
+
+@pytest.mark.parametrize("index", INDEXES)
+def test_indexing_builds_ops_that_match_numpy(index, backend):
+    g = mg.Graph()
+    x = g.placeholder([4, 5, 6], name="x")
+    value = np.arange(120, dtype=np.float32).reshape(4, 5, 6)
+    t = eval("x" + index)
+    want = eval("value" + index)
+    assert t.shape == want.shape
+    got = g.run({x: value}, [t], backend=backend)[t]
+    np.testing.assert_array_equal(got, want)
+    # and the gradient scatters back where the index read (ones where it read, else zeros)
+    (dx,) = g.gradients(g.reduction_sum(t, axes=None), [x]).values()
+    mask = np.zeros_like(value)
+    exec("mask" + index + " = 1")
+    np.testing.assert_array_equal(g.run({x: value}, [dx], backend=backend)[dx], mask)
+
+
+def test_indexing_a_dynamic_batch_and_its_errors():
+    g = mg.Graph()
+    x = g.placeholder([-1, 5], name="x")
+    t = x[:, 1:3]
+    assert t.shape == (-1, 2) and x[0:2].shape == (2, 5) and x[0].shape == (5,)
+    value = np.arange(15, dtype=np.float32).reshape(3, 5)
+    np.testing.assert_array_equal(g.run({x: value}, [t])[t], value[:, 1:3])
+    with pytest.raises(mg.SymbolicValueError, match="known only at run time"):
+        x[::2]
+    with pytest.raises(mg.SymbolicValueError, match="out of range for axis 1 of size 5"):
+        x[:, 5]
+    with pytest.raises(mg.SymbolicValueError, match="3 indices for a rank-2 tensor"):
+        x[0, 1, 2]
+    with pytest.raises(mg.SymbolicValueError, match="g.gather"):
+        x[x]
+    with pytest.raises(mg.SymbolicValueError, match="step cannot be zero"):
+        x[:, ::0]
+
+
+def test_transpose_reshape_sum_mean_methods(backend):
+    g = mg.Graph()
+    m = g.placeholder([2, 3], name="m")
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    outs = {"T": m.T, "reshape": m.reshape(3, 2), "reshape_list": m.reshape([-1]), "sum": m.sum(),
+            "sum1": m.sum(1), "sum_list": m.sum([0, 1]), "mean": m.mean(), "mean0": m.mean(0)}
+    want = {"T": v.T, "reshape": v.reshape(3, 2), "reshape_list": v.reshape(-1),
+            "sum": v.sum(keepdims=True), "sum1": v.sum(1, keepdims=True), "sum_list": v.sum(keepdims=True),
+            "mean": v.mean(keepdims=True), "mean0": v.mean(0, keepdims=True)}
+    got = g.run({m: v}, list(outs.values()), backend=backend)
+    for k, t in outs.items():
+        assert t.shape == want[k].shape, k
+        np.testing.assert_allclose(got[t], want[k], rtol=1e-6, err_msg=k)
+    assert outs["T"].operation.type == "transpose" and outs["sum"].operation.type == "reduction_sum"
+    with pytest.raises(mg.SymbolicValueError, match="rank-2"):
+        g.placeholder([2, 3, 4]).T
+    for name in ("T", "reshape", "sum", "mean", "__getitem__"):
+        assert "no MPSGraph counterpart" in (getattr(mg.Tensor, name).__doc__ or ""), name
+
+
+@pytest.mark.parametrize("use", ["np.asarray", "np.array", "float", "int", "len", "bool", "range"])
+def test_a_symbolic_tensor_has_no_values_while_building(use):
+    g = mg.Graph()
+    t = g.placeholder([2, 3], name="t")
+    call = {"np.asarray": np.asarray, "np.array": np.array, "float": float, "int": int, "len": len,
+            "bool": bool, "range": range}[use]
+    with pytest.raises(mg.SymbolicValueError) as e:
+        call(t)
+    text = str(e.value)
+    assert "'t'" in text and ("run" in text)
+    if use in ("np.asarray", "float", "len"):
+        assert "symbolic tensor" in text and "g.run(feeds, [t])[t]" in text
+    # arithmetic with arrays still builds ops
+    assert isinstance(np.ones((2, 3), np.float32) + t, mg.Tensor)
+    assert isinstance(np.float32(2) * t, mg.Tensor)
+
+
+def test_a_float64_feed_says_astype(backend):
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float32, name="x")
+    y = g.square(x)
+    with pytest.raises(mg.FeedDTypeError, match=r"float64.*\.astype\(np\.float32\)"):
+        g.run({x: np.random.rand(2, 3)}, [y], backend=backend)
+    exe = g.compile({x: mg.ShapedType([2, 3], mg.float32)}, [y], backend=backend)
+    with pytest.raises(mg.FeedDTypeError, match=r"\.astype\(np\.float32\)"):
+        exe.run({x: np.random.rand(2, 3)})
+    h = mg.Graph()
+    hx = h.placeholder([-1, 3], mg.float32, name="hx")
+    exe = h.compile({hx: mg.ShapedType([-1, 3], mg.float32)}, [h.square(hx)])
+    with pytest.raises(mg.FeedDTypeError, match=r"\.astype\(np\.float32\)"):
+        exe.run({hx: np.random.rand(4, 3)})
+    i = mg.Graph()
+    ix = i.placeholder([2], mg.int32, name="ix")
+    with pytest.raises(mg.FeedDTypeError, match=r"\.astype\(np\.int32\)"):
+        i.run({ix: np.array([1, 2], np.int64)}, [i.square(ix)])

@@ -61,3 +61,58 @@ def test_ci_script_installs_vulkan_and_requires_webgpu():
     assert "mesa-vulkan-drivers" in text
     assert "MINIGRAPH_REQUIRE_BACKENDS" in text and "webgpu" in text
     assert "graphviz" in text
+
+
+def _pyproject():
+    tomllib = pytest.importorskip("tomllib")
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return tomllib.load(f)["project"]
+
+
+def test_metadata_for_an_index_and_light_extras():
+    proj = _pyproject()
+    assert proj["authors"] and proj["keywords"] and "mpsgraph" in proj["keywords"]
+    assert any(c.startswith("Programming Language :: Python :: 3") for c in proj["classifiers"])
+    assert "Typing :: Typed" in proj["classifiers"]
+    assert {"Homepage", "Source"} <= set(proj["urls"])
+    extras = proj["optional-dependencies"]
+    # viz is what the package imports for pictures (the graphviz package), not matplotlib
+    assert any(d.startswith("graphviz") for d in extras["viz"])
+    assert not any("matplotlib" in d for d in extras["viz"])
+    # torch as a range, not one exact version (which an ordinary index resolves to the CUDA build)
+    torch = [d for d in extras["oracles"] if d.startswith("torch")]
+    assert torch and "==" not in torch[0]
+    assert any(d.startswith("safetensors") for d in extras["oracles"])  # the checkpoint tests' reader
+    core = " ".join(proj["dependencies"]).lower()
+    for heavy in ("torch", "jax", "wgpu", "graphviz", "matplotlib", "safetensors"):
+        assert heavy not in core, heavy
+
+
+def test_matplotlib_is_never_imported_by_the_package():
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "minigraph")):
+        for name in files:
+            if name.endswith(".py"):
+                text = _read(dirpath, name)
+                assert not re.search(r"^\s*(import|from)\s+matplotlib", text, re.M), name
+
+
+def test_readme_and_ci_install_the_cpu_build_of_pytorch():
+    readme, ci = _read("README.md"), _read(".ci", "run")
+    for text in (readme, ci):
+        assert "download.pytorch.org/whl/cpu" in text
+    assert 'pip install "minigraph[' not in _read("docs", "backends.md")  # not on an index
+    assert 'pip install ".[webgpu]"' in _read("docs", "backends.md")
+
+
+def test_readme_example_shows_the_training_api():
+    text = _read("README.md")
+    example = re.findall(r"```python\n(.*?)```", text, re.S)[0]
+    assert len(example.strip().splitlines()) <= 25
+    for word in ("trainable_variables", "save_variables", "-1"):
+        assert word in example, word
+
+
+def test_performance_tables_say_which_way_a_ratio_favours():
+    text = _read("docs", "performance.md")
+    assert "rival" not in text
+    assert "a ratio < 1: the numerator is faster" in text

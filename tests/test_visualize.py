@@ -208,3 +208,121 @@ def test_show_command(tmp_path, capsys):
     assert "not valid JSON" in capsys.readouterr().err
 
 
+
+
+# ---------------------------------------------------------------------------------------------- collapsed scopes
+def _training_graph():
+    import numpy as np
+
+    g = mg.Graph()
+    x = g.placeholder([-1, 4], name="x")
+    with g.name_scope("model"):
+        w = g.variable(np.ones((4, 3), np.float32), name="w")
+        b = g.variable(np.zeros(3, np.float32), name="b")
+        y = g.matrix_multiplication(x, w, name="mm") + b
+    loss = g.mean(g.square(y), axes=None, name="loss")
+    grads = g.gradients(loss, g.trainable_variables, name="grad")
+    for v in g.trainable_variables:
+        g.apply_adam(v, grads[v], name=f"adam/{v.name.rpartition('/')[2]}")
+    return g
+
+
+def _dot_nodes_edges(text):
+    nodes = set(re.findall(r"^\s*([nc]\d+) \[label=", text, re.M))
+    edges = re.findall(r"^\s*([nc]\d+) -> ([nc]\d+)", text, re.M)
+    return nodes, edges
+
+
+def test_collapse_draws_gradient_and_optimizer_scopes_as_one_node_each():
+    g = _training_graph()
+    assert visualize.collapsible_scopes(g) == ["grad", "adam"]
+    full, folded = g.to_dot(), g.to_dot(collapse=True)
+    assert g.to_dot(collapse=False) == full
+    nodes, edges = _dot_nodes_edges(folded)
+    assert {"c0", "c1"} <= nodes
+    n_grad = sum(1 for op in g.operations if op.name.startswith("grad/"))
+    n_adam = sum(1 for op in g.operations if op.name.startswith("adam/"))
+    assert f"{n_grad} ops (gradients), collapsed" in folded and f"{n_adam} ops (optimizer update), collapsed" in folded
+    # every op outside the collapsed scopes is still a node, and none inside is
+    outside = [op for op in g.operations if not op.name.startswith(("grad/", "adam/"))]
+    assert nodes == {f"n{op.index}" for op in outside} | {"c0", "c1"}
+    # edges: the forward graph's own, plus those into and out of the collapsed nodes, each once
+    assert len(edges) == len(set(edges))
+    assert all(a != b for a, b in edges)
+    ids = {op.name: f"n{op.index}" for op in outside}
+    assert (ids["x"], "c0") in edges and ("c0", "c1") in edges and (ids["model/w"], "c1") in edges
+    assert len(folded) < len(full) / 3
+    # expandable: a chosen scope only, or none
+    only = g.to_dot(collapse="grad")
+    assert "ops (gradients), collapsed" in only and "optimizer update" not in only
+    with pytest.raises(mg.MiniGraphError, match="no name scope 'nope'"):
+        g.to_dot(collapse=["nope"])
+    if shutil.which("dot"):
+        subprocess.run(["dot", "-Tsvg"], input=folded.encode(), check=True, capture_output=True)
+
+
+def test_collapse_keeps_a_user_scope_that_holds_placeholders():
+    """A user's 'train' scope with the model and its update is not an optimizer scope."""
+    import numpy as np
+
+    g = mg.Graph()
+    with g.name_scope("train"):
+        x = g.placeholder([2], name="x")
+        w = g.variable(np.ones(2, np.float32), name="w")
+        g.assign(w, g.read(w) + x, name="update")
+    assert visualize.collapsible_scopes(g) == []
+    assert "collapsed" not in g.to_dot(collapse=True)
+
+
+@needs_dot
+def test_show_png_collapses_by_default_and_expand_draws_every_op(tmp_path, capsys):
+    g = _training_graph()
+    g.save(tmp_path / "t.json")
+    small, big = tmp_path / "small.svg", tmp_path / "big.svg"
+    assert show_main([str(tmp_path / "t.json"), "--svg", str(small)]) == 0
+    assert show_main([str(tmp_path / "t.json"), "--svg", str(big), "--expand"]) == 0
+    assert show_main([str(tmp_path / "t.json"), "--dot", "--collapse", "adam"]) == 0
+    dot = capsys.readouterr().out
+    assert "optimizer update" in dot and "(gradients)" not in dot
+    s, b = small.read_text(), big.read_text()
+    width = lambda text: float(re.search(r'<svg width="([\d.]+)pt"', text).group(1))  # noqa: E731
+    assert "collapsed" in s and "collapsed" not in b
+    assert s.count("<g id=\"node") < b.count("<g id=\"node") / 3
+    assert width(s) < width(b)
+
+
+def test_labels_wrap_and_never_cut_the_field_that_differs():
+    """A descriptor whose non-default field comes last keeps it, wrapped onto its own line."""
+    import numpy as np
+
+    g = mg.Graph()
+    x = g.placeholder([1, 2, 9, 9], name="x")
+    w = g.constant(np.ones((1, 2, 3, 3), np.float32), name="w")
+    desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, dilation_rate_in_x=2,
+                                                 dilation_rate_in_y=2, padding_left=1, padding_right=1,
+                                                 padding_style=mg.PaddingStyle.TF_SAME)
+    g.depthwise_convolution_2d(x, w, descriptor=desc, name="dw")
+    label = re.search(r'label="(dw\\n[^"]*)"', g.to_dot()).group(1)
+    lines = label.split("\\n")
+    assert "..." not in label
+    joined = " ".join(lines[3:])
+    for field in ("stride_in_x=2", "dilation_rate_in_y=2", "padding_right=1", "padding_style=TF_SAME"):
+        assert field in joined, field
+    assert all(len(ln) <= 70 for ln in lines)
+
+
+# ---------------------------------------------------------------------------------------------- notebooks
+def test_notebook_display_is_svg_with_a_text_fallback(monkeypatch):
+    g = _training_graph()
+    bundle = g._repr_mimebundle_()
+    assert bundle["text/plain"] == g.describe()
+    graphviz = pytest.importorskip("graphviz")
+    if shutil.which("dot"):
+        svg = bundle["image/svg+xml"]
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "collapsed" in svg
+        assert g._repr_svg_() == svg
+    # without Graphviz's dot, or without the graphviz package: the listing alone
+    monkeypatch.setattr(graphviz.Source, "pipe", lambda *a, **k: (_ for _ in ()).throw(graphviz.ExecutableNotFound(["dot"])))
+    assert g._repr_mimebundle_() == {"text/plain": g.describe()} and g._repr_svg_() is None
+    monkeypatch.setitem(__import__("sys").modules, "graphviz", None)
+    assert g._repr_mimebundle_() == {"text/plain": g.describe()} and g._repr_svg_() is None
