@@ -35,6 +35,9 @@ def _pass(kb, kernel: str, attrs: dict, shape: tuple, axis: int, n: int, m: int,
     out_shape[axis] = n if grad else m
     total = prod(out_shape)
     a, b, den = coefficients(n, m, attrs["center_result"], attrs["align_corners"])
+    if (a + 2) * (m + 1) + abs(b) + den >= 2 ** 31:  # the shader's coordinates are i32
+        raise ResourceLimitError(f"{label}: resizing {n} to {m} along axis {axis} needs coordinates beyond the "
+                                 "32-bit integers the kernel computes them in")
     if grad:
         loop = m if a == 0 or n <= 2 else min(m, 2 * den // a + 2)
         if loop > _LOOP_MAX:
