@@ -7,12 +7,13 @@ from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDes
                           ScatterMode, TensorNamedDataLayout)
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
                      ExecutionError, FeedDTypeError, FeedError, GraphMismatchError, GraphvizNotFoundError,
-                     KernelMissingError, MiniGraphError, MissingFeedError, NameLookupError, NotDifferentiableError,
+                     KernelMissingError, MiniGraphError, MissingFeedError, ModelImportError, NameLookupError, NotDifferentiableError,
                      RegistrationError, RenderError, ResourceLimitError, SerializationError, ShapeError,
                      SwiftExportError, SymbolicValueError, TargetError, UnknownBackendError, UnknownDTypeError,
                      UnsupportedDTypeError)
 from .executable import Executable
 from .graph import Graph, load
+from .onnx_import import from_onnx
 from .ir import Operation, Tensor
 from .version import __version__
 from .types import (DataType, ShapedType, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
@@ -25,11 +26,11 @@ __all__ = [
     "AmbiguousNameError", "AxisError", "BackendUnavailableError", "Convolution2DOpDescriptor", "DTypeError",
     "DataType", "DepthwiseConvolution2DOpDescriptor", "DepthwiseConvolution3DOpDescriptor", "DescriptorError",
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
-    "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "NameLookupError",
+    "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
     "NotDifferentiableError", "Operation", "PaddingMode", "PaddingStyle", "Pooling2DOpDescriptor", "RegistrationError",
     "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
-    "compare_backends", "float16", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
+    "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
     "load", "register_backend", "uint16", "uint32", "uint64", "uint8", "__version__",
 ]

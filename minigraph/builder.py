@@ -75,6 +75,9 @@ class GraphBuilder(OpBuilders):
         # the graph-level seed: random ops built with seed=None derive theirs from it and their
         # index, so a program that sets it is reproducible (docs/random.md); not in MPSGraph
         self.random_seed: Optional[int] = None
+        # assign operations a training step runs besides the optimizer's (an imported model's
+        # batch-norm running statistics, mg.from_onnx); not in MPSGraph
+        self.update_operations: list[Operation] = []
 
     # ---------------------------------------------------------------- introspection
     @property

@@ -119,3 +119,8 @@ class UnsupportedDTypeError(KernelMissingError, DTypeError):
 
 class RegistrationError(MiniGraphError, ValueError):
     """An op or kernel declared twice, or a kernel registered for an op that is not declared (MPSGraph has a fixed op set)."""
+
+
+class ModelImportError(MiniGraphError, ValueError):
+    """A model file that cannot be imported (``mg.from_onnx``): malformed, an operator or opset
+    outside the supported set, a missing initializer, shapes that contradict its ops."""

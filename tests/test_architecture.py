@@ -24,8 +24,8 @@ LAYERS = {
     1: ["ops"],
     2: ["op_builders", "builder"],
     3: ["compiler", "backends", "executable", "listing"],
-    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "checkpoint"],
-    5: ["graph", "demo", "__init__", "__main__"],
+    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint"],
+    5: ["graph", "demo", "__init__", "__main__", "onnx_import"],
 }
 
 

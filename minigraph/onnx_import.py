@@ -1,0 +1,258 @@
+"""``mg.from_onnx``: an ONNX model as a minigraph graph, one name scope per ONNX node.
+
+Reading is strict and side-effect free: the file is parsed as a protobuf and checked by
+``onnx.checker`` before anything is built; external tensor data must lie inside the model's
+folder; nothing from the file is executed. Any failure raises ``ModelImportError`` and returns no
+partial graph. The operator table is ``minigraph/onnx_ops.py``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+import numpy as np
+
+from .errors import MiniGraphError, ModelImportError
+from .graph import Graph
+from .ir import Operation, Tensor
+from .onnx_ops import CONVERTERS, ONNX_DTYPES, Context, attributes
+
+MAX_MODEL_BYTES = 2 ** 31  # protobuf's own limit
+
+
+def _require_onnx() -> Any:
+    try:
+        import onnx
+    except ImportError:
+        raise ModelImportError("mg.from_onnx needs the 'onnx' package: pip install \"minigraph[onnx]\" "
+                               "(or pip install onnx)") from None
+    return onnx
+
+
+def from_onnx(model: Any, training: bool = False) -> tuple[Graph, dict, dict]:
+    """Import an ONNX model: ``g, inputs, outputs = mg.from_onnx("model.onnx")``.
+
+    No MPSGraph counterpart (MPSGraph reads no ONNX; Core ML tools do). Every ONNX node becomes
+    the MPSGraph-style op(s) it means, built inside a name scope named after the node, so
+    listings, ``to_swift()`` and errors read in the model's words. Every initializer becomes a
+    variable of the same name (the imported model trains). A depthwise ``Conv`` (``group`` = input
+    channels) becomes ``depthwise_convolution_2d``, its ONNX weights ``[C*M, 1, kH, kW]`` reshaped
+    and permuted to MPSGraph's ``[M, C, kH, kW]`` inside the graph.
+
+    With ``training=True``, ``BatchNormalization`` uses the batch's statistics (``mean``,
+    ``variance``, ``normalize``: autodiff inserts MPSGraph's normalization gradient ops) and
+    ``g.update_operations`` holds the assign operations that update the running statistics (list
+    them in ``target_operations`` of each training step); ``Dropout`` becomes ``dropout``. With
+    ``training=False`` batch norm uses the running statistics and dropout is the identity.
+
+    Args:
+        model: A path to an ``.onnx`` file, its bytes, or an ``onnx.ModelProto``.
+        training: Build the training form (batch statistics, dropout) instead of inference.
+
+    Returns:
+        tuple: ``(graph, inputs, outputs)``; ``inputs`` maps the ONNX graph's input names to
+        placeholders, ``outputs`` its output names to tensors.
+
+    Raises:
+        ModelImportError: the model cannot be read or uses what is not supported; the message
+            names the node, its operator and the opset.
+    """
+    onnx = _require_onnx()
+    proto, base_dir = _read(onnx, model)
+    _load_external_data(onnx, proto, base_dir)
+    try:
+        onnx.checker.check_model(proto)
+    except Exception as e:  # onnx.checker.ValidationError and protobuf errors
+        raise ModelImportError(f"the ONNX model is not valid: {_first_line(e)}") from None
+    opset = _opset(onnx, proto)
+    try:
+        return _build(onnx, proto, opset, bool(training))
+    except ModelImportError:
+        raise
+    except MiniGraphError as e:
+        raise ModelImportError(str(e)) from e
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _read(onnx: Any, model: Any) -> tuple[Any, Optional[str]]:
+    if isinstance(model, onnx.ModelProto):
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model)
+        return proto, None
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return _parse(onnx, bytes(model), "the given bytes"), None
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise ModelImportError(f"no ONNX file at {path!r}")
+        size = os.path.getsize(path)
+        if size > MAX_MODEL_BYTES:
+            raise ModelImportError(f"{path!r} is {size} bytes; an ONNX protobuf holds at most 2 GiB "
+                                   "(larger models keep their weights in external data files)")
+        with open(path, "rb") as f:
+            data = f.read()
+        return _parse(onnx, data, repr(path)), os.path.dirname(os.path.abspath(path))
+    raise ModelImportError(f"model must be a path, bytes or an onnx.ModelProto, got {type(model).__name__}")
+
+
+def _parse(onnx: Any, data: bytes, what: str) -> Any:
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except Exception as e:  # google.protobuf.message.DecodeError
+        raise ModelImportError(f"{what} is not an ONNX model (malformed or truncated protobuf: "
+                               f"{_first_line(e)})") from None
+    if not proto.HasField("graph") or not proto.opset_import:
+        raise ModelImportError(f"{what} is not an ONNX model (no graph or no opset_import: malformed "
+                               "or truncated)")
+    return proto
+
+
+def _tensors_of(proto: Any) -> list:
+    """Every TensorProto of the main graph: initializers and Constant nodes' values."""
+    out = list(proto.graph.initializer)
+    for node in proto.graph.node:
+        for a in node.attribute:
+            if a.HasField("t"):
+                out.append(a.t)
+    return out
+
+
+def _load_external_data(onnx: Any, proto: Any, base_dir: Optional[str]) -> None:
+    """Read external tensor data, refusing any location outside the model's folder."""
+    ext = onnx.TensorProto.EXTERNAL
+    for t in _tensors_of(proto):
+        if t.data_location != ext:
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        loc = info.get("location", "")
+        where = f"initializer {t.name!r}: external data {loc!r}"
+        if base_dir is None:
+            raise ModelImportError(f"{where}: a model with external data must be loaded from its path")
+        if not loc or os.path.isabs(loc) or os.path.splitdrive(loc)[0]:
+            raise ModelImportError(f"{where} must be a relative path inside the model's folder")
+        root = os.path.realpath(base_dir)
+        full = os.path.realpath(os.path.join(root, loc))
+        if os.path.commonpath([root, full]) != root:
+            raise ModelImportError(f"{where} points outside the model's folder {base_dir!r}; refused")
+        if not os.path.isfile(full):
+            raise ModelImportError(f"{where}: no such file next to the model")
+        try:
+            offset, length = int(info.get("offset", 0)), int(info.get("length", -1))
+        except ValueError:
+            raise ModelImportError(f"{where}: offset/length are not integers") from None
+        size = os.path.getsize(full)
+        if length < 0:
+            length = size - offset
+        if offset < 0 or offset + length > size:
+            raise ModelImportError(f"{where}: bytes {offset}..{offset + length} lie past the file's end ({size})")
+        with open(full, "rb") as f:
+            f.seek(offset)
+            t.raw_data = f.read(length)
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
+
+
+def _opset(onnx: Any, proto: Any) -> int:
+    versions = {o.domain or "ai.onnx": o.version for o in proto.opset_import}
+    if "ai.onnx" not in versions:
+        raise ModelImportError("the model imports no default-domain opset ('' / ai.onnx); minigraph "
+                               "supports only ONNX's standard operators")
+    v = versions["ai.onnx"]
+    newest = onnx.defs.onnx_opset_version()
+    if not 7 <= v <= newest:
+        raise ModelImportError(f"unknown opset {v}: this onnx package knows opsets 7..{newest} (minigraph "
+                               "imports those)")
+    return v
+
+
+def _value_shape(vi: Any) -> tuple:
+    dims = vi.type.tensor_type.shape.dim
+    return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in dims)
+
+
+def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, dict, dict]:
+    g = Graph()
+    numpy_helper = onnx.numpy_helper
+    ctx = Context(g, opset, training, attributes(onnx))
+    inits = {t.name for t in proto.graph.initializer}
+    for t in proto.graph.initializer:
+        try:
+            arr = numpy_helper.to_array(t)
+        except Exception as e:
+            raise ModelImportError(f"initializer {t.name!r} cannot be read: {_first_line(e)}") from None
+        ctx.add_initializer(t.name, np.array(arr))
+    inputs = {}
+    for vi in proto.graph.input:
+        if vi.name in inits:
+            continue  # older exporters list initializers as inputs too
+        elem = vi.type.tensor_type.elem_type
+        if elem not in ONNX_DTYPES:
+            raise ModelImportError(f"graph input {vi.name!r}: element type {elem} is not supported "
+                                   f"(supported: {sorted(ONNX_DTYPES)})")
+        inputs[vi.name] = ctx.values[vi.name] = g.placeholder(_value_shape(vi), ONNX_DTYPES[elem], name=vi.name)
+    for i, node in enumerate(proto.graph.node):
+        _convert(ctx, node, i)
+    outputs = {}
+    for vi in proto.graph.output:
+        if vi.name not in ctx.values and vi.name not in ctx.statics:
+            raise ModelImportError(f"graph output {vi.name!r} is produced by no node")
+        t = ctx.tensor(vi.name)
+        _check_declared(vi, t)
+        outputs[vi.name] = t
+    g.update_operations = list(ctx.updates)
+    return g, inputs, outputs
+
+
+def _check_declared(vi: Any, t: Tensor) -> None:
+    declared = _value_shape(vi)
+    if not vi.type.tensor_type.HasField("shape"):
+        return
+    if len(declared) != len(t.shape) or any(d != -1 and s != -1 and d != s for d, s in zip(declared, t.shape)):
+        raise ModelImportError(f"graph output {vi.name!r}: the model declares shape {list(declared)} but its "
+                               f"ops give {list(t.shape)} (the file's shapes contradict its operators)")
+
+
+def _scope(node: Any, i: int) -> str:
+    name = node.name.strip("/") or f"{node.op_type}_{i}"
+    return name
+
+
+def _convert(ctx: Context, node: Any, i: int) -> None:
+    where = f"ONNX node {node.name or '#' + str(i)!r} ({node.op_type}, opset {ctx.opset})"
+    if node.domain not in ("", "ai.onnx"):
+        raise ModelImportError(f"{where}: operator domain {node.domain!r} is not supported; supported: "
+                               "the standard ONNX domain, operators " + ", ".join(sorted(CONVERTERS)))
+    conv = CONVERTERS.get(node.op_type)
+    if conv is None:
+        raise ModelImportError(f"{where}: operator {node.op_type!r} is not supported; supported operators: "
+                               + ", ".join(sorted(CONVERTERS)))
+    for name in node.input:
+        if name in ctx.unavailable:
+            raise ModelImportError(f"{where}: uses {name!r}, an output that {ctx.unavailable[name]} does not "
+                                   "produce in minigraph")
+        if name and name not in ctx.values and name not in ctx.statics:
+            raise ModelImportError(f"{where}: input {name!r} is neither a graph input, an initializer nor an "
+                                   "earlier node's output (a missing initializer?)")
+    ctx.where = where
+    try:
+        with ctx.g.name_scope(_scope(node, i)):
+            outs = conv(ctx, node, ctx.attrs(node))
+    except ModelImportError:
+        raise
+    except MiniGraphError as e:
+        raise ModelImportError(f"{where}: {e}") from e
+    for name, value in zip(node.output, outs):
+        if not name or value is None:
+            continue
+        if isinstance(value, (Tensor, Operation)):
+            ctx.values[name] = value
+        else:
+            ctx.statics[name] = np.asarray(value)
+    for name in list(node.output)[len(outs):]:
+        if name:
+            ctx.unavailable[name] = where

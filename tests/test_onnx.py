@@ -1,0 +1,350 @@
+"""ONNX import (``mg.from_onnx``): networks written in PyTorch (tests/torch_models.py), exported with
+``torch.onnx.export`` and imported, against onnxruntime (inference) and torch.autograd (training)."""
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+import torch_models as tm  # noqa: E402
+
+nn = torch.nn
+NETS = {
+    "mobilenet_v2": lambda dropout=0.2: tm.MobileNetV2(0.35, dropout=dropout),
+    "mobilenet_v3_small": lambda dropout=0.2: tm.MobileNetV3(tm.V3_SMALL, 576, 1024, 0.35, 10, dropout),
+    "mobilenet_v3_large": lambda dropout=0.2: tm.MobileNetV3(tm.V3_LARGE, 960, 1280, 0.35, 10, dropout),
+    "efficientnet_b0": lambda dropout=0.2: tm.EfficientNetB0(0.35, dropout=dropout),
+}
+# the TorchScript exporter at opset 13, and the default (torch.export) one at its default opset
+EXPORTERS = {"opset13": dict(dynamo=False, opset_version=13), "default": dict(dynamo=True)}
+
+
+def export(module, x, path, exporter="opset13", training=False):
+    """Write ``module`` to ``path`` as ONNX; in training form batch norm keeps its batch statistics."""
+    kw = dict(EXPORTERS[exporter])
+    if training:
+        kw = dict(dynamo=False, opset_version=13, training=torch.onnx.TrainingMode.TRAINING)
+    module.train(training)
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, (x,), str(path), do_constant_folding=False, **kw) if not kw.get("dynamo") \
+                else torch.onnx.export(module, (x,), str(path), **kw)
+    finally:
+        logging.disable(logging.NOTSET)
+    return str(path)
+
+
+def _close(got, ref, rtol=1e-4):
+    scale = float(np.abs(ref).max()) or 1.0
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol * scale)
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory):
+    """(path, input) per (net, exporter), exported once into a folder the test workers share."""
+    folder = tmp_path_factory.getbasetemp().parent / f"onnx-exports-{torch.__version__}"
+    folder.mkdir(exist_ok=True)
+
+    def get(net, exporter):
+        torch.manual_seed(0)
+        module = NETS[net]()
+        x = torch.randn(2, 3, 64, 64)
+        path = folder / f"{net}-{exporter}.onnx"
+        if not path.exists():
+            tmp = folder / f"{net}-{exporter}.{os.getpid()}.tmp.onnx"
+            export(module, x, tmp, exporter)
+            os.replace(tmp, path)
+        return str(path), x.numpy()
+    return get
+
+
+# ----------------------------------------------------------------------------- inference
+@pytest.mark.parametrize("exporter", sorted(EXPORTERS))
+@pytest.mark.parametrize("net", sorted(NETS))
+def test_forward_matches_onnxruntime(net, exporter, backend, exported):
+    path, x = exported(net, exporter)
+    g, inputs, outputs = mg.from_onnx(path)
+    (name, ph), = inputs.items()
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {name: x})
+    got = g.run({ph: x}, list(outputs.values()), backend=backend)
+    for t, r in zip(outputs.values(), ref):
+        _close(got[t], r)
+
+
+def test_every_initializer_is_a_variable_named_as_in_the_file(exported):
+    path, _ = exported("mobilenet_v2", "opset13")
+    model = onnx.load(path)
+    g, _, _ = mg.from_onnx(model)
+    names = {v.name for v in g.variables}
+    assert {t.name for t in model.graph.initializer} <= names
+
+
+def test_depthwise_conv_becomes_depthwise_op_with_mpsgraph_weights(tmp_path, backend):
+    """group = C with channel multiplier M = 2: ONNX weights [C*M, 1, kH, kW] become MPSGraph's
+    [M, C, kH, kW] (output channel c*M + m in both)."""
+    torch.manual_seed(1)
+    conv = nn.Conv2d(3, 6, 3, stride=2, padding=1, groups=3, bias=True)
+    x = torch.randn(2, 3, 9, 8)
+    path = export(conv, x, tmp_path / "dw.onnx")
+    g, inputs, outputs = mg.from_onnx(path)
+    dw = [op for op in g.operations if op.type == "depthwise_convolution_2d"]
+    assert len(dw) == 1 and tuple(dw[0].inputs[1].shape) == (2, 3, 3, 3)
+    assert not any(op.type == "convolution_2d" for op in g.operations)
+    y = g.run({next(iter(inputs.values())): x.numpy()}, list(outputs.values()), backend=backend)
+    _close(next(iter(y.values())), conv(x).detach().numpy(), 1e-5)
+
+
+@pytest.mark.parametrize("auto_pad,style,out", [("SAME_UPPER", "TF_SAME", [1, 4, 3, 4]),
+                                                ("SAME_LOWER", "ONNX_SAME_LOWER", [1, 4, 3, 4]),
+                                                ("VALID", "TF_VALID", [1, 4, 2, 3])])
+def test_auto_pad_uses_the_matching_mpsgraph_padding_style(auto_pad, style, out, backend):
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 1, 3, 3)).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], group=4, strides=[2, 2], auto_pad=auto_pad, name="dw")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 7])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
+                              [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.reshape(-1))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    g, inputs, outputs = mg.from_onnx(model)
+    op = next(op for op in g.operations if op.type == "depthwise_convolution_2d")
+    assert op.attrs["descriptor"].padding_style.name == style
+    x = rng.standard_normal((1, 4, 6, 7)).astype(np.float32)
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    _close(g.run({inputs["x"]: x}, [outputs["y"]], backend=backend)[outputs["y"]], ref, 1e-5)
+
+
+class OpsZoo(nn.Module):
+    """The other operators the exporters write: padding of each mode, pooling, concat, transpose,
+    squeeze/unsqueeze, the Shape/Gather/Concat chain of x.view(x.size(0), -1), matmul."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.w = nn.Parameter(torch.randn(100, 5) * 0.1)
+
+    def forward(self, x):
+        a = nn.functional.pad(x, (1, 2, 2, 1), mode="reflect")
+        b = nn.functional.pad(x, (1, 2, 2, 1), mode="replicate")
+        c = nn.functional.pad(x, (1, 2, 2, 1), mode="constant", value=0.5)
+        y = self.conv(torch.cat([a, b, c], dim=0))
+        y = nn.functional.max_pool2d(y, 2, ceil_mode=True) + nn.functional.avg_pool2d(y, 3, 2, 1, count_include_pad=False)
+        y = y.permute(0, 2, 3, 1).unsqueeze(1).squeeze(1)
+        y = y.reshape(y.size(0), -1)
+        return torch.sigmoid(y @ self.w).clamp(0.2, 0.8)
+
+
+@pytest.mark.parametrize("exporter", sorted(EXPORTERS))
+def test_padding_pooling_and_shape_chains_match_onnxruntime(exporter, backend, tmp_path):
+    torch.manual_seed(2)
+    x = torch.randn(1, 3, 8, 9)
+    path = export(OpsZoo(), x, tmp_path / "zoo.onnx", exporter)
+    g, inputs, outputs = mg.from_onnx(path)
+    assert any(op.type == "pad_tensor" for op in g.operations)
+    (name, ph), = inputs.items()
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {name: x.numpy()})
+    got = g.run({ph: x.numpy()}, list(outputs.values()), backend=backend)
+    for t, r in zip(outputs.values(), ref):
+        _close(got[t], r)
+
+
+def test_each_onnx_node_gets_its_own_name_scope(exported):
+    path, _ = exported("mobilenet_v2", "opset13")
+    model = onnx.load(path)
+    g, _, _ = mg.from_onnx(model)
+    conv_nodes = [n.name.strip("/") for n in model.graph.node if n.op_type == "Conv"]
+    names = [op.name for op in g.operations]
+    for node in conv_nodes:
+        assert any(n.startswith(node + "/") for n in names), node
+
+
+# ----------------------------------------------------------------------------- training
+def _training_setup(net, tmp_path, n=4, size=64):
+    torch.manual_seed(3)
+    module = NETS[net](dropout=0.0)
+    x = torch.randn(n, 3, size, size)
+    labels = torch.arange(n) % 10
+    path = export(module, x, tmp_path / f"{net}-train.onnx", training=True)
+    g, inputs, outputs = mg.from_onnx(path, training=True)
+    onehot = np.eye(10, dtype=np.float32)[labels.numpy()]
+    lab = g.placeholder(onehot.shape, name="labels")
+    loss = g.softmax_cross_entropy(next(iter(outputs.values())), lab, axis=-1, reduction="mean")
+    feeds = {next(iter(inputs.values())): x.numpy(), lab: onehot}
+    return module, x, labels, g, loss, feeds
+
+
+@pytest.mark.parametrize("net", ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"])
+def test_training_gradients_match_torch_autograd(net, backend, tmp_path):
+    module, x, labels, g, loss, feeds = _training_setup(net, tmp_path)
+    params = dict(module.named_parameters())
+    weights = [v for v in g.variables if v.name in params]
+    assert len(weights) == len(params)
+    grads = g.gradients(loss, weights)
+    out = g.run(feeds, [loss] + [grads[v] for v in weights], backend=backend)
+    module.train()
+    module.zero_grad()
+    ref = nn.functional.cross_entropy(module(x), labels)
+    ref.backward()
+    np.testing.assert_allclose(out[loss].item(), ref.item(), rtol=1e-4)
+    scale = max(float(p.grad.abs().max()) for p in params.values())
+    for v in weights:
+        r = params[v.name].grad.numpy()
+        np.testing.assert_allclose(out[grads[v]], r, rtol=2e-3, atol=2e-4 * scale, err_msg=v.name)
+    kinds = {op.type for op in g.operations}
+    assert {"normalization_gradient", "normalization_gamma_gradient", "normalization_beta_gradient",
+            "depthwise_convolution_2d_weights_gradient"} <= kinds
+    swift = g.to_swift(target_tensors=[grads[v] for v in weights])
+    assert swift.count("depthwiseConvolution2DWeightsGradient(") == tm.depthwise_layers(module)
+
+
+def test_running_statistics_update_like_torch(tmp_path):
+    module, x, labels, g, loss, feeds = _training_setup("mobilenet_v2", tmp_path, n=2, size=32)
+    assert g.update_operations and all(op.type == "assign" for op in g.update_operations)
+    before = {k: v.detach().clone() for k, v in module.state_dict().items() if "running" in k}
+    g.run(feeds, [loss], target_operations=g.update_operations)
+    module.load_state_dict({**module.state_dict(), **before})
+    module.train()
+    module(x)
+    values = {v.name: v for v in g.variables}
+    for k in before:
+        np.testing.assert_allclose(g.value_of(values[k]), module.state_dict()[k].numpy(), rtol=1e-3, atol=1e-5,
+                                   err_msg=k)
+
+
+def test_ten_sgd_steps_of_one_executable_reduce_the_loss(tmp_path):
+    module, x, labels, g, loss, feeds = _training_setup("mobilenet_v2", tmp_path, n=8, size=32)
+    weights = [v for v in g.variables if v.name in dict(module.named_parameters())]
+    grads = g.gradients(loss, weights)
+    steps = [g.apply_stochastic_gradient_descent(0.1, v, grads[v]) for v in weights]
+    exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
+                    target_operations=steps + g.update_operations)
+    losses = [float(exe.run(feeds)[0].item()) for _ in range(10)]
+    assert losses[-1] < 0.7 * losses[0], losses
+
+
+def test_full_size_mobilenet_v2_matches_onnxruntime(tmp_path):
+    torch.manual_seed(4)
+    x = torch.randn(1, 3, 224, 224)
+    path = export(tm.MobileNetV2(1.0, classes=1000), x, tmp_path / "mnv2.onnx", "default")
+    g, inputs, outputs = mg.from_onnx(path)
+    (name, ph), = inputs.items()
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {name: x.numpy()})[0]
+    got = g.run({ph: x.numpy()}, list(outputs.values()))
+    _close(next(iter(got.values())), ref)
+    assert sum(op.type == "depthwise_convolution_2d" for op in g.operations) == 17
+
+
+# ----------------------------------------------------------------------------- bad input
+def _tiny_model(op_type="Relu", opset=13, **attrs):
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(op_type, ["x"], ["y"], name="the_node", **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_unsupported_operator_names_node_op_type_opset_and_the_supported_set():
+    with pytest.raises(mg.ModelImportError, match=r"'the_node' \(Celu, opset 13\).*'Celu' is not supported.*Conv"):
+        mg.from_onnx(_tiny_model("Celu"))
+
+
+def test_malformed_and_truncated_files_are_refused(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x00not a model at all\xff" * 3)
+    with pytest.raises(mg.ModelImportError, match="not an ONNX model|not valid"):
+        mg.from_onnx(bad)
+    full = _tiny_model().SerializeToString()
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(full[: len(full) // 2])
+    with pytest.raises(mg.ModelImportError):
+        mg.from_onnx(cut)
+    with pytest.raises(mg.ModelImportError, match="no ONNX file"):
+        mg.from_onnx(tmp_path / "missing.onnx")
+
+
+def test_unknown_opset_is_refused():
+    model = _tiny_model()
+    model.opset_import[0].version = 999
+    with pytest.raises(mg.ModelImportError, match="opset 999|unknown opset|not valid"):
+        mg.from_onnx(model)
+
+
+def test_missing_initializer_is_named():
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Add", ["x", "bias"], ["y"], name="add")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(mg.ModelImportError, match="bias"):
+        mg.from_onnx(model)
+
+
+def test_shape_that_contradicts_the_ops_is_refused():
+    from onnx import TensorProto, helper
+
+    w = np.ones((4, 5), np.float32)
+    node = helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])],
+                              [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.reshape(-1))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(mg.ModelImportError, match="mm"):
+        mg.from_onnx(model)
+
+
+def test_external_data_outside_the_model_folder_is_refused(tmp_path):
+    from onnx import TensorProto, helper
+
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(np.ones(6, np.float32).tobytes())
+    folder = tmp_path / "model"
+    folder.mkdir()
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], np.zeros(6, np.float32))
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "../secret.bin"), ("offset", "0"), ("length", "24")):
+        entry = w.external_data.add()
+        entry.key, entry.value = k, v
+    node = helper.make_node("Add", ["x", "w"], ["y"], name="add")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [w])
+    path = folder / "m.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    with pytest.raises(mg.ModelImportError, match="outside the model's folder"):
+        mg.from_onnx(path)
+    # the same file inside the folder is read
+    os.replace(secret, folder / "w.bin")
+    graph.initializer[0].external_data[0].value = "w.bin"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    g, inputs, outputs = mg.from_onnx(path)
+    y = g.run({inputs["x"]: np.zeros((2, 3), np.float32)}, [outputs["y"]])[outputs["y"]]
+    np.testing.assert_array_equal(y, np.ones((2, 3), np.float32))
+
+
+def test_missing_onnx_package_names_the_extra(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name == "onnx":
+            raise ImportError("no onnx")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(mg.ModelImportError, match=r"minigraph\[onnx\]"):
+        mg.from_onnx("model.onnx")
