@@ -57,6 +57,12 @@ def from_onnx(model: Any, training: bool = False) -> tuple[Graph, dict, dict]:
         ModelImportError: the model cannot be read or uses what is not supported; the message
             names the node, its operator and the opset.
     """
+    g, inputs, outputs, _ = import_model(model, training)
+    return g, inputs, outputs
+
+
+def import_model(model: Any, training: bool = False) -> tuple[Graph, dict, dict, list]:
+    """``from_onnx`` plus, per ONNX node, ``(scope, op type, ops built, output tensors)``."""
     onnx = _require_onnx()
     proto, base_dir = _read(onnx, model)
     _load_external_data(onnx, proto, base_dir)
@@ -175,7 +181,7 @@ def _value_shape(vi: Any) -> tuple:
     return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in dims)
 
 
-def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, dict, dict]:
+def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, dict, dict, list]:
     g = Graph()
     numpy_helper = onnx.numpy_helper
     ctx = Context(g, opset, training, attributes(onnx))
@@ -205,7 +211,7 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
         _check_declared(vi, t)
         outputs[vi.name] = t
     g.update_operations = list(ctx.updates)
-    return g, inputs, outputs
+    return g, inputs, outputs, ctx.nodes
 
 
 def _check_declared(vi: Any, t: Tensor) -> None:
@@ -239,6 +245,7 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
             raise ModelImportError(f"{where}: input {name!r} is neither a graph input, an initializer nor an "
                                    "earlier node's output (a missing initializer?)")
     ctx.where = where
+    first = len(ctx.g.operations)
     try:
         with ctx.g.name_scope(_scope(node, i)):
             outs = conv(ctx, node, ctx.attrs(node))
@@ -256,3 +263,34 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
     for name in list(node.output)[len(outs):]:
         if name:
             ctx.unavailable[name] = where
+    built = ctx.g.operations[first:]
+    ctx.nodes.append((_scope(node, i), node.op_type, built, [v for v in outs if isinstance(v, Tensor)]))
+
+
+def summary(model: Any) -> str:
+    """A listing of an ONNX model as minigraph imports it: one line per ONNX node (its scope, ONNX
+    operator, the ops it became, its output shape), then the depthwise convolutions and the gradient
+    ops that training would insert (``python -m minigraph import``)."""
+    g, inputs, outputs, nodes = import_model(model, training=False)
+    lines = [f"{len(nodes)} ONNX nodes -> {len(g.operations)} minigraph ops; inputs: "
+             + ", ".join(f"{k} {list(v.shape)}" for k, v in inputs.items())]
+    width = max((len(n[0]) for n in nodes), default=10)
+    for scope, op_type, built, outs in nodes:
+        kinds = ", ".join(dict.fromkeys(op.type for op in built)) or "(constant, folded)"
+        shape = " ".join(f"{t.dtype.name}{list(t.shape)}" for t in outs)
+        lines.append(f"  {scope:<{width}}  {op_type:<18} -> {kinds}  {shape}")
+    tg, _, tout, _ = import_model(model, training=True)
+    running = {a.inputs[0].operation for a in tg.update_operations}
+    weights = [v for v in tg.variables if v.dtype.is_floating and v.operation not in running]
+    loss = tg.reduction_sum(next(iter(tout.values()))) if tout else None
+    depthwise = sum(op.type == "depthwise_convolution_2d" for op in g.operations)
+    lines.append(f"depthwise convolutions: {depthwise}")
+    if loss is not None and weights:
+        before = len(tg.operations)
+        tg.gradients(loss, weights)
+        grads = [op for op in tg.operations[before:] if op.from_gradients]
+        counts = {t: sum(op.type == t for op in grads) for t in dict.fromkeys(op.type for op in grads)}
+        named = ", ".join(f"{n} {t}" for t, n in counts.items() if t.endswith("_gradient"))
+        lines.append(f"training (gradients of the outputs with respect to {len(weights)} weights) inserts "
+                     f"{len(grads)} gradient ops" + (f", among them {named}" if named else ""))
+    return "\n".join(lines)

@@ -63,6 +63,7 @@ class Context:
         self.variables: dict[str, Tensor] = {}  # initializer name -> its variable
         self.unavailable: dict[str, str] = {}  # outputs a converter does not produce
         self.updates: list = []  # assign operations (running statistics)
+        self.nodes: list = []  # (scope, ONNX op type, ops built, output tensors) per node
         self.where = ""
 
     def add_initializer(self, name: str, value: np.ndarray) -> None:
