@@ -59,8 +59,12 @@ class Graph(GraphBuilder):
         Args:
             of: a floating-point tensor. If it is not a scalar, it is seeded with ones (the
                 gradient of ``sum(of)``).
-            with_tensors: floating-point tensors (placeholders, variables, intermediates).
+            with_tensors: floating-point tensors (placeholders, variables, intermediates;
+                ``g.trainable_variables`` for a training step).
             name: the name scope of the inserted ops.
+
+        Dynamic (-1) dimensions, such as an open batch size, may lie on the path: sizes the
+        rules need are computed from the tensors when the graph runs.
 
         Returns:
             ``{tensor: gradient tensor}``, each of the tensor's shape and dtype; zeros for a tensor
@@ -222,11 +226,12 @@ class Graph(GraphBuilder):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         """Jupyter's display: an SVG picture (through the ``graphviz`` package and Graphviz's
-        ``dot``) and the text listing; the listing alone where either is missing."""
+        ``dot``; gradient and optimizer scopes collapsed) and the text listing; the listing alone
+        where either is missing. No MPSGraph counterpart."""
         return visualize.mimebundle(self)
 
     def _repr_svg_(self) -> Optional[str]:
-        """The graph as SVG for Jupyter, or None (Jupyter then shows the text) without Graphviz."""
+        """The graph as SVG for Jupyter, or None (Jupyter then shows the text) without Graphviz; no MPSGraph counterpart."""
         return visualize.svg_or_none(self)
 
     def to_swift(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Optional[Sequence[Tensor]] = None,

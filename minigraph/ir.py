@@ -314,19 +314,29 @@ class Tensor:
         return self.graph.transpose(self, 0, 1)
 
     def reshape(self, *shape) -> "Tensor":
-        """``g.reshape(t, shape)``: ``t.reshape(2, -1)`` or ``t.reshape([2, -1])``; no MPSGraph counterpart as a method."""
+        """``g.reshape(t, shape)``: ``t.reshape(2, -1)`` or ``t.reshape([2, -1])``; no MPSGraph counterpart as a method.
+
+        Args:
+            shape: The new shape, as ints or one list; one -1 is inferred.
+        """
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
         return self.graph.reshape(self, list(shape))
 
     def sum(self, axes=None) -> "Tensor":
-        """``g.reduction_sum(t, axes)``: reduced axes kept as size 1, as in MPSGraph (None: every axis);
-        no MPSGraph counterpart as a method."""
+        """``g.reduction_sum(t, axes)``: reduced axes kept as size 1, as in MPSGraph; no MPSGraph counterpart as a method.
+
+        Args:
+            axes: An axis or a list of axes; None reduces every axis.
+        """
         return self.graph.reduction_sum(self, axes=_axes(axes))
 
     def mean(self, axes=None) -> "Tensor":
-        """``g.mean(t, axes)``: reduced axes kept as size 1, as in MPSGraph (None: every axis);
-        no MPSGraph counterpart as a method."""
+        """``g.mean(t, axes)``: reduced axes kept as size 1, as in MPSGraph; no MPSGraph counterpart as a method.
+
+        Args:
+            axes: An axis or a list of axes; None reduces every axis.
+        """
         return self.graph.mean(self, axes=_axes(axes) if axes is not None else list(range(len(self.shape))))
 
     __add__ = _binary("addition")
