@@ -260,6 +260,7 @@ def test_declarations_and_swift_export():
     assert rg.swift == "resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)"
     assert rg.objc == "resizeWithGradientTensor:input:mode:centerResult:alignCorners:layout:name:"
     assert r.since == rg.since == ("11.0", "14.0")
+    assert (rg.role, rg.forward) == ("data_gradient", "resize")
     g = mg.Graph()
     x = g.placeholder([1, 4, 4, 3], name="img")
     y = g.resize(x, [7, 7], "nearest", True, False, "NHWC", name="up")

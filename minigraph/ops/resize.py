@@ -183,7 +183,8 @@ def _infer_resize_gradient(in_types, attrs):
 @defop("resize_gradient", swift="resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)",
        objc="resizeWithGradientTensor:input:mode:centerResult:alignCorners:layout:name:",
        inputs=("incoming_gradient", "input"), infer=_infer_resize_gradient, family="resize",
-       attrs=("mode", "center_result", "align_corners", "layout"), since=_SINCE)
+       role="data_gradient", forward="resize", attrs=("mode", "center_result", "align_corners", "layout"),
+       since=_SINCE)
 def resize_gradient(g, incoming_gradient, input, mode, center_result: bool, align_corners: bool,
                     layout, name: Optional[str] = None):
     """Gradient of ``resize`` with respect to its images (MPSGraph
