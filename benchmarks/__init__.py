@@ -14,6 +14,8 @@ name (aliases)            what it measures
 ``compile``               compile time for 1k/10k/100k-node graphs; peak memory of a
                           forward+backward run vs the plan's largest live set
 ``gpu``                   the webgpu backend on a GPU (``benchmarks/gpu_depthwise.py``)
+``network`` (step)        a whole training step (six depthwise-separable blocks; MobileNetV2)
+                          vs PyTorch and JAX, optionally at several thread counts
 ``all``                   depthwise, executor and compile, one after another
 ========================  =====================================================================
 """
@@ -27,9 +29,11 @@ BENCHMARKS = {
     "executor": "executor_overhead",
     "compile": "compile_time",
     "gpu": "gpu_depthwise",
+    "network": "network_step",
 }
 ALIASES = {"dw": "depthwise", "depthwise_cpu": "depthwise", "overhead": "executor",
-           "executor_overhead": "executor", "compile_time": "compile", "gpu_depthwise": "gpu"}
+           "executor_overhead": "executor", "compile_time": "compile", "gpu_depthwise": "gpu",
+           "step": "network", "network_step": "network"}
 
 
 def _usage() -> str:

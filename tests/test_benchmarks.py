@@ -168,3 +168,16 @@ def test_plot_reads_the_gpu_json(tmp_path):
                                {"layer": [96, 112, 112, 3, 2], "n": 32, "ms_ours": 0.4, "ms_torch": 0.35}]}
     p = plot.plot_depthwise(plot.from_gpu(gpu), str(tmp_path / "g.png"), baseline="torch_cuda", ours="webgpu")
     assert os.path.getsize(p) > 1000
+
+
+def test_network_step_tiny_runs_and_peers_agree_on_the_first_loss():
+    from benchmarks import network_step
+
+    res = network_step.run(nets=("sixblock",), peers=("minigraph", "torch", "jax"), tiny=True, log=lambda *a: None)
+    (row,) = res["results"]
+    assert row["peers"]["minigraph"]["median_ms"] > 0 and res["machine"]["cores"] >= 1
+    for peer in ("torch", "jax"):  # the same network, weights and data: the same first loss
+        if peer in row["peers"]:
+            np.testing.assert_allclose(row["peers"][peer]["first_loss"], row["peers"]["minigraph"]["first_loss"],
+                                       rtol=1e-4, err_msg=peer)
+    assert "minigraph / torch" in network_step.report(res)

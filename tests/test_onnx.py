@@ -1,9 +1,10 @@
-"""ONNX import (``mg.from_onnx``): networks written in PyTorch (tests/torch_models.py), exported with
+"""ONNX import (``mg.from_onnx``): networks written in PyTorch (benchmarks/torch_models.py), exported with
 ``torch.onnx.export`` and imported, against onnxruntime (inference) and torch.autograd (training)."""
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -15,7 +16,8 @@ torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-import torch_models as tm  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks import torch_models as tm  # noqa: E402
 
 nn = torch.nn
 NETS = {

@@ -1,0 +1,293 @@
+"""A whole training step: minigraph against PyTorch (and JAX) on the same network, same data.
+
+Networks:
+
+* ``sixblock``: six depthwise-separable blocks (depthwise 3x3 -> ReLU -> pointwise 1x1 -> ReLU),
+  channels 32 -> 64 -> 128 -> 128 -> 256 -> 256 -> 512 with stride 2 in blocks 2, 4 and 6, a
+  56x56 input, global average pooling, a linear layer and softmax cross-entropy;
+* ``mobilenet_v2``: MobileNetV2 (width 1.0, batch norm in training mode, ReLU6) from
+  ``benchmarks/torch_models.py``, imported into minigraph with ``mg.from_onnx(training=True)``.
+
+One step = forward, loss, gradients of every weight, an SGD update (minigraph: one compiled
+executable run with the updates as target operations; PyTorch: ``loss.backward()`` and
+``torch.optim.SGD.step()``; JAX, sixblock only: a jitted ``value_and_grad`` with the update).
+Each peer's first-step loss is checked against minigraph's, so a wrong setup cannot pass for a
+fast one. ``--threads 1,2,4`` repeats the CPU runs at each thread count (minigraph through
+``mg.set_num_threads`` where it exists, PyTorch through ``torch.set_num_threads``; JAX fixes its
+threads at start, so it runs once).
+
+Run: ``python -m minigraph bench network [--nets sixblock,mobilenet_v2] [--backend numpy|webgpu]
+[--batch N] [--size S] [--threads 1,2,4] [--json out.json] [--tiny]``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from typing import Callable, Dict, Optional
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    __package__ = "benchmarks"
+
+from .timing import format_table, machine_info, stats, time_interleaved, write_json  # noqa: E402
+
+NETS = ("sixblock", "mobilenet_v2")
+# (input channels, output channels, stride) of the six blocks
+SIX = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)]
+CLASSES = 10
+LR = 0.01
+
+
+def _data(net: str, n: int, size: int, width: float = 1.0, seed: int = 0) -> tuple:
+    rng = np.random.default_rng(seed)
+    cin = _six(width)[0][0] if net == "sixblock" else 3
+    x = rng.standard_normal((n, cin, size, size), dtype=np.float32)
+    labels = np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, n)]
+    return x, labels
+
+
+def _six_weights(seed: int = 1, width: float = 1.0) -> list:
+    rng = np.random.default_rng(seed)
+    ws = []
+    for cin, cout, _ in _six(width):
+        ws.append((rng.standard_normal((1, cin, 3, 3)) * np.sqrt(2 / 9)).astype(np.float32))
+        ws.append((rng.standard_normal((cout, cin, 1, 1)) * np.sqrt(2 / cin)).astype(np.float32))
+    last = _six(width)[-1][1]
+    ws.append((rng.standard_normal((last, CLASSES)) * np.sqrt(1 / last)).astype(np.float32))
+    return ws
+
+
+def _six(width: float) -> list:
+    return [(max(1, int(a * width)), max(1, int(b * width)), s) for a, b, s in SIX]
+
+
+# ----------------------------------------------------------------------------- minigraph
+def minigraph_sixblock(x: np.ndarray, labels: np.ndarray, backend: str, width: float = 1.0) -> Callable:
+    import minigraph as mg
+
+    g = mg.Graph()
+    xp, lp = g.placeholder(x.shape, name="x"), g.placeholder(labels.shape, name="labels")
+    ws = [g.variable(w, name=f"w{i}") for i, w in enumerate(_six_weights(width=width))]
+    h = xp
+    for i, (_, _, s) in enumerate(_six(width)):
+        d = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=s, stride_in_y=s, padding_left=1, padding_right=1,
+                                                  padding_top=1, padding_bottom=1)
+        h = g.relu(g.depthwise_convolution_2d(h, ws[2 * i], d))
+        h = g.relu(g.convolution_2d(h, ws[2 * i + 1], mg.Convolution2DOpDescriptor()))
+    pooled = g.reshape(g.mean(h, [2, 3]), [x.shape[0], -1])
+    loss = g.softmax_cross_entropy(g.matrix_multiplication(pooled, ws[-1]), lp, axis=-1, reduction="mean")
+    grads = g.gradients(loss, ws)
+    steps = [g.apply_stochastic_gradient_descent(LR, w, grads[w]) for w in ws]
+    feeds = {xp: x, lp: labels}
+    exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
+                    target_operations=steps, backend=backend)
+    return lambda: exe.run(feeds)[0]
+
+
+def minigraph_onnx(module, x: np.ndarray, labels: np.ndarray, backend: str) -> Callable:
+    """A PyTorch module exported in training form and imported with ``mg.from_onnx(training=True)``."""
+    import torch
+
+    import minigraph as mg
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "net.onnx")
+        module.train()
+        torch.onnx.export(module, (torch.from_numpy(x),), path, dynamo=False, opset_version=13,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+        g, inputs, outputs = mg.from_onnx(path, training=True)
+    (xp,), (logits,) = inputs.values(), outputs.values()
+    lp = g.placeholder(labels.shape, name="labels")
+    loss = g.softmax_cross_entropy(logits, lp, axis=-1, reduction="mean")
+    ws = [v for v in g.variables if v.name in dict(module.named_parameters())]
+    grads = g.gradients(loss, ws)
+    steps = [g.apply_stochastic_gradient_descent(LR, w, grads[w]) for w in ws]
+    feeds = {xp: x, lp: labels}
+    exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
+                    target_operations=steps + g.update_operations, backend=backend)
+    return lambda: exe.run(feeds)[0]
+
+
+# ----------------------------------------------------------------------------- torch
+def torch_sixblock(width: float = 1.0):
+    import torch
+    from torch import nn
+
+    ws = _six_weights(width=width)
+    layers: list = []
+    for i, (cin, cout, s) in enumerate(_six(width)):
+        dw = nn.Conv2d(cin, cin, 3, s, 1, groups=cin, bias=False)
+        pw = nn.Conv2d(cin, cout, 1, bias=False)
+        dw.weight.data = torch.from_numpy(ws[2 * i].reshape(cin, 1, 3, 3).copy())
+        pw.weight.data = torch.from_numpy(ws[2 * i + 1].copy())
+        layers += [dw, nn.ReLU(), pw, nn.ReLU()]
+    fc = nn.Linear(_six(width)[-1][1], CLASSES, bias=False)
+    fc.weight.data = torch.from_numpy(ws[-1].T.copy())
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), fc)
+
+
+def torch_step(module, x: np.ndarray, labels: np.ndarray, device: str) -> Callable:
+    import torch
+
+    module = module.to(device).train()
+    opt = torch.optim.SGD(module.parameters(), lr=LR)
+    xt = torch.from_numpy(x).to(device)
+    yt = torch.from_numpy(labels.argmax(1)).to(device)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(module(xt), yt)
+        loss.backward()
+        opt.step()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return loss.detach().cpu().numpy()
+    return step
+
+
+# ----------------------------------------------------------------------------- jax
+def jax_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0) -> Callable:
+    import jax
+    import jax.numpy as jnp
+
+    params = [jnp.asarray(w) for w in _six_weights(width=width)]
+    blocks = _six(width)
+
+    def loss_fn(ps, xb, yb):
+        h = xb
+        for i, (cin, _, s) in enumerate(blocks):
+            dw = ps[2 * i].reshape(cin, 1, 3, 3)
+            h = jax.nn.relu(jax.lax.conv_general_dilated(h, dw, (s, s), ((1, 1), (1, 1)),
+                                                                 feature_group_count=cin))
+            h = jax.nn.relu(jax.lax.conv_general_dilated(h, ps[2 * i + 1], (1, 1), "VALID"))
+        logits = h.mean((2, 3)) @ ps[-1]
+        return -(yb * jax.nn.log_softmax(logits)).sum(-1).mean()
+
+    @jax.jit
+    def step(ps, xb, yb):
+        loss, gs = jax.value_and_grad(loss_fn)(ps, xb, yb)
+        return loss, [p - LR * g for p, g in zip(ps, gs)]
+
+    state = {"p": params}
+    xj, yj = jnp.asarray(x), jnp.asarray(labels)
+
+    def run():
+        loss, state["p"] = step(state["p"], xj, yj)
+        return np.asarray(loss.block_until_ready())
+    return run
+
+
+# ----------------------------------------------------------------------------- run
+def _set_threads(n: Optional[int]) -> None:
+    if n is None:
+        return
+    import minigraph as mg
+
+    if hasattr(mg, "set_num_threads"):
+        mg.set_num_threads(n)
+    try:
+        import torch
+        torch.set_num_threads(n)
+    except ImportError:
+        pass
+
+
+def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: bool) -> Dict[str, Callable]:
+    width = 0.125 if tiny else 1.0
+    x, labels = _data(net, n, size, width)
+    fns: Dict[str, Callable] = {}
+    gpu = backend != "numpy"
+    if net == "sixblock":
+        fns["minigraph"] = minigraph_sixblock(x, labels, backend, width)  # padding 1, as PyTorch's
+    else:
+        from . import torch_models
+
+        fns["minigraph"] = minigraph_onnx(torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0), x, labels,
+                                          backend)
+    if "torch" in peers:
+        try:
+            import torch
+            device = "cuda" if gpu and torch.cuda.is_available() else "cpu"
+            if device == "cuda":
+                torch.backends.cuda.matmul.allow_tf32 = False
+                torch.backends.cudnn.allow_tf32 = False
+                torch.backends.cudnn.benchmark = True
+            if net == "sixblock":
+                module = torch_sixblock(width)
+            else:
+                from . import torch_models
+
+                module = torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0)
+            fns["torch"] = torch_step(module, x, labels, device)
+        except ImportError:
+            pass
+    if "jax" in peers and net == "sixblock" and not gpu:
+        try:
+            fns["jax"] = jax_sixblock(x, labels, width)
+        except ImportError:
+            pass
+    return fns
+
+
+def run(nets=NETS, backend: str = "numpy", batch: Optional[int] = None, size: Optional[int] = None,
+        threads=(None,), peers=("minigraph", "torch", "jax"), repeats: int = 5, tiny: bool = False,
+        log=print) -> dict:
+    gpu = backend != "numpy"
+    results = []
+    for net in nets:
+        n = batch or (2 if tiny else (32 if gpu or net == "sixblock" else 8))
+        s = size or (16 if tiny else (56 if net == "sixblock" else (224 if gpu else 112)))
+        for t in threads:
+            _set_threads(t)
+            fns = _contenders(net, n, s, backend, peers, tiny)
+            first = {k: float(np.asarray(f()).reshape(-1)[0]) for k, f in fns.items()}
+            times = time_interleaved(fns, repeats=2 if tiny else repeats, warmup=1)
+            row = {"net": net, "batch": n, "size": s, "threads": t, "backend": backend, "peers": {}}
+            for k, ts in times.items():
+                row["peers"][k] = {**stats(ts), "first_loss": first[k]}
+            if "torch" in row["peers"]:
+                row["ratio_to_torch"] = row["peers"]["minigraph"]["median_ms"] / row["peers"]["torch"]["median_ms"]
+            results.append(row)
+            log(f"{net} N={n} {s}x{s} threads={t}: " + ", ".join(
+                f"{k} {v['median_ms']:.1f} ms" for k, v in row["peers"].items()))
+    return {"benchmark": "network_step", "machine": machine_info(), "results": results}
+
+
+def report(res: dict) -> str:
+    rows = []
+    for r in res["results"]:
+        p = r["peers"]
+        rows.append([r["net"], r["batch"], r["size"], r["threads"] or "default", r["backend"],
+                     p["minigraph"]["median_ms"], p.get("torch", {}).get("median_ms", "-"),
+                     p.get("jax", {}).get("median_ms", "-"), r.get("ratio_to_torch", "-")])
+    return format_table(["net", "N", "size", "threads", "backend", "minigraph ms", "torch ms", "jax ms",
+                         "minigraph / torch"], rows)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m minigraph bench network", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nets", default=",".join(NETS))
+    ap.add_argument("--backend", default="numpy")
+    ap.add_argument("--batch", type=int)
+    ap.add_argument("--size", type=int)
+    ap.add_argument("--threads", default="", help="comma-separated thread counts (default: the libraries' own)")
+    ap.add_argument("--peers", default="minigraph,torch,jax")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--json")
+    ap.add_argument("--tiny", action="store_true")
+    a = ap.parse_args(argv)
+    threads = tuple(int(t) for t in a.threads.split(",") if t) or (None,)
+    res = run(tuple(a.nets.split(",")), a.backend, a.batch, a.size, threads, tuple(a.peers.split(",")),
+              a.repeats, a.tiny)
+    print(report(res))
+    if a.json:
+        write_json(a.json, res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
