@@ -16,6 +16,8 @@ writes a compiled ``.mpsgraphpackage``; this saves the (uncompiled) graph instea
 """
 from __future__ import annotations
 
+import contextlib
+
 import dataclasses
 import enum
 import hashlib
@@ -232,6 +234,7 @@ def to_json_dict(g) -> tuple:
                       else enc.value(v, f"{where} attribute {k!r}") for k, v in op.attrs.items()},
             "outputs": [{"shape": list(t.shape), "dtype": t.dtype.name} for t in op.outputs],
             "location": escape(op.location) if isinstance(op.location, str) else op.location,  # informative only
+            **({"trainable": False} if op.type == "variable" and not _trainable(g, op) else {}),  # optimizer state
         })
     variables = {}
     for op, v in g.variable_store.values.items():
@@ -240,6 +243,11 @@ def to_json_dict(g) -> tuple:
     doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
            "ops": ops, "variables": variables}
     return doc, {k: a for k, (_, a) in enc.arrays.items()}
+
+
+def _trainable(g: Any, op: Any) -> bool:
+    """Whether a variable op is in ``g.trainable_variables`` (by identity: ``==`` on tensors builds ops)."""
+    return any(t is op.outputs[0] for t in g.trainable_variables)
 
 
 def _check_saved_names(op: Any, user_name: Optional[str], where: str) -> None:
@@ -816,7 +824,9 @@ def _check_entry(i: int, e: Any, ops: list, seen: dict, dec: _Decoder, where: st
     w = f"{where}: op #{i}"
     _want(e, dict, w, "op entry")
     _keys(e, {"name", "type", "inputs", "control_dependencies", "attrs", "outputs"},
-          {"requested_name", "user_name", "location", "from_gradients"}, w)
+          {"requested_name", "user_name", "location", "from_gradients", "trainable"}, w)
+    if "trainable" in e and not isinstance(e["trainable"], bool):
+        _fail(w, f"trainable must be true or false, got {e['trainable']!r:.40}")
     name, typ, w = _check_name_and_type(e, seen, w, where, i)
     opdef = OPS[typ]
     inputs = _check_inputs(e, ops, seen, w)
@@ -988,9 +998,10 @@ def _rebuild_op(g: Any, entry: _Entry, by_name: dict, arrays: dict, w: str) -> A
             _fail(w, f"refers to output {k} of {src!r}, which has {len(op.outputs)} output(s)")
         ins.append(op.outputs[k])
     try:
-        op = g.add_op(typ, ins, _resolve(attrs, arrays), name, control_dependencies=[by_name[d] for d in deps],
-                      location=e.get("location"), requested_name=e.get("requested_name"),
-                      user_name=e.get("user_name"), from_gradients=bool(e.get("from_gradients")))
+        with g.non_trainable() if e.get("trainable") is False else contextlib.nullcontext():
+            op = g.add_op(typ, ins, _resolve(attrs, arrays), name, control_dependencies=[by_name[d] for d in deps],
+                          location=e.get("location"), requested_name=e.get("requested_name"),
+                          user_name=e.get("user_name"), from_gradients=bool(e.get("from_gradients")))
     except SerializationError:
         raise
     except MiniGraphError as err:

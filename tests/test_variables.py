@@ -214,3 +214,22 @@ def test_training_state_survives_a_checkpoint(tmp_path):
         np.testing.assert_array_equal(g1.value_of(a), g2.value_of(b))
     assert "no MPSGraph counterpart" in mg.Graph.save_variables.__doc__
     assert "no MPSGraph counterpart" in mg.Graph.load_variables.__doc__
+
+
+def test_a_saved_and_loaded_graph_keeps_which_variables_are_trainable(tmp_path):
+    g, x, w, b, loss = _model()
+    grads = g.gradients(loss, g.trainable_variables)
+    for v in g.trainable_variables:
+        g.apply_adam(v, grads[v])
+    g.save(tmp_path / "g.json")
+    h = mg.load(tmp_path / "g.json")
+    assert [v.name for v in h.variables] == [v.name for v in g.variables]
+    assert [v.name for v in h.trainable_variables] == ["layer/w", "layer/b"]
+    doc = json.loads((tmp_path / "g.json").read_text())
+    flags = {op["name"]: op.get("trainable") for op in doc["ops"] if op["type"] == "variable"}
+    assert flags["layer/w"] is None and flags["adam_layer/w/m"] is False
+    doc["ops"][[op["name"] for op in doc["ops"]].index("layer/w")]["trainable"] = "no"
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    (tmp_path / "bad.npz").write_bytes((tmp_path / "g.npz").read_bytes())
+    with pytest.raises(mg.SerializationError, match="trainable must be true or false"):
+        mg.load(tmp_path / "bad.json")
