@@ -298,3 +298,14 @@ def test_validation_errors_name_the_op(build, err, part):
     with pytest.raises(err) as e:
         build(g)
     assert "resize" in str(e.value) and part in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("n,m,cr,ac,want", [
+    (4, 7, True, False, [0, 0, 1, 2, 2, 3, 3]),      # o = 3 reads exactly 1.5 -> 2 (float32 math could give 1)
+    (3, 5, False, True, [0, 1, 1, 2, 2]),            # o/2: 0.5 -> 1 and 1.5 -> 2
+    (2, 4, False, False, [0, 1, 1, 1]),              # o/2: 0.5 -> 1
+    (6, 4, True, False, [0, 2, 3, 5]),               # (o + 0.5) * 1.5 - 0.5: 0.25, 1.75, 3.25, 4.75
+])
+def test_nearest_ties_round_up_exactly_on_every_backend(backend, n, m, cr, ac, want):
+    x = np.arange(n, dtype=np.float32)[None, :]
+    assert _run(x, (1, m), R.NEAREST, cr, ac, L.HW, backend)[0][0].tolist() == want
