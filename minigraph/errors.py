@@ -122,5 +122,5 @@ class RegistrationError(MiniGraphError, ValueError):
 
 
 class ModelImportError(MiniGraphError, ValueError):
-    """A model file that cannot be imported (``mg.from_onnx``): malformed, an operator or opset
-    outside the supported set, a missing initializer, shapes that contradict its ops."""
+    """A model file that cannot be imported (``mg.from_onnx``; MPSGraph reads no ONNX): malformed,
+    an operator or opset outside the supported set, a missing initializer, shapes that contradict its ops."""

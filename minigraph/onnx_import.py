@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import MiniGraphError, ModelImportError
 from .graph import Graph
-from .ir import Operation, Tensor
+from .ir import OPS, Operation, Tensor
 from .onnx_ops import CONVERTERS, ONNX_DTYPES, Context, attributes
 
 MAX_MODEL_BYTES = 2 ** 31  # protobuf's own limit
@@ -290,7 +290,7 @@ def summary(model: Any) -> str:
         tg.gradients(loss, weights)
         grads = [op for op in tg.operations[before:] if op.from_gradients]
         counts = {t: sum(op.type == t for op in grads) for t in dict.fromkeys(op.type for op in grads)}
-        named = ", ".join(f"{n} {t}" for t, n in counts.items() if t.endswith("_gradient"))
+        named = ", ".join(f"{n} {t}" for t, n in counts.items() if OPS[t].role != "forward")
         lines.append(f"training (gradients of the outputs with respect to {len(weights)} weights) inserts "
                      f"{len(grads)} gradient ops" + (f", among them {named}" if named else ""))
     return "\n".join(lines)
