@@ -535,15 +535,30 @@ def _slice(ctx: Context, node: Any, a: dict) -> list:
     return [y]
 
 
+# ONNX "wrap" has period L; MPSGraph's PERIODIC maps x[-2] to x[L-3] (period L-1), so wrap is
+# built from slices and a concat instead
 _PAD_MODES = {"constant": PaddingMode.CONSTANT, "reflect": PaddingMode.REFLECT,
-              "edge": PaddingMode.CLAMP_TO_EDGE, "wrap": PaddingMode.PERIODIC}
+              "edge": PaddingMode.CLAMP_TO_EDGE}
+
+
+def _wrap(ctx: Context, x: Tensor, left: list, right: list) -> Tensor:
+    g = ctx.g
+    for ax, (lo, hi) in enumerate(zip(left, right)):
+        n = x.shape[ax]
+        if not lo and not hi:
+            continue
+        if lo > n or hi > n:
+            raise ctx.error(f"wrap padding ({lo}, {hi}) of axis {ax} exceeds its size {n}")
+        parts = ([g.slice(x, ax, n - lo, lo)] if lo else []) + [x] + ([g.slice(x, ax, 0, hi)] if hi else [])
+        x = g.concat(parts, ax)
+    return x
 
 
 @converts("Pad")
 def _pad(ctx: Context, node: Any, a: dict) -> list:
     mode = a.get("mode", "constant")
-    if mode not in _PAD_MODES:
-        raise ctx.error(f"Pad mode {mode!r} is not supported ({', '.join(_PAD_MODES)} are)")
+    if mode not in _PAD_MODES and mode != "wrap":
+        raise ctx.error(f"Pad mode {mode!r} is not supported (constant, reflect, edge, wrap are)")
     x = ctx.tensor(node.input[0])
     rank = len(x.shape)
     if ctx.opset < 11:
@@ -558,4 +573,8 @@ def _pad(ctx: Context, node: Any, a: dict) -> list:
     left, right = [0] * rank, [0] * rank
     for i, ax in enumerate(axes):
         left[ax % rank], right[ax % rank] = pads[i], pads[i + len(axes)]
+    if min(left + right) < 0:
+        raise ctx.error(f"negative pads {pads} (cropping) are not supported")
+    if mode == "wrap":
+        return [_wrap(ctx, x, left, right)]
     return [ctx.g.pad_tensor(x, _PAD_MODES[mode], left, right, value)]

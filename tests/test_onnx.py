@@ -162,6 +162,23 @@ def test_padding_pooling_and_shape_chains_match_onnxruntime(exporter, backend, t
         _close(got[t], r)
 
 
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+def test_pad_modes_match_onnxruntime(mode, backend):
+    from onnx import TensorProto, helper
+
+    pads = np.array([0, 1, 2, 1, 0, 2, 1, 3], np.int64)
+    node = helper.make_node("Pad", ["x", "pads", "value"], ["y"], mode=mode, name="pad")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 7, 9])],
+                              [helper.make_tensor("pads", TensorProto.INT64, [8], pads),
+                               helper.make_tensor("value", TensorProto.FLOAT, [], [0.25])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.random.default_rng(5).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    g, inputs, outputs = mg.from_onnx(model)
+    np.testing.assert_array_equal(g.run({inputs["x"]: x}, [outputs["y"]], backend=backend)[outputs["y"]], ref)
+
+
 def test_each_onnx_node_gets_its_own_name_scope(exported):
     path, _ = exported("mobilenet_v2", "opset13")
     model = onnx.load(path)
