@@ -2254,13 +2254,13 @@ class OpBuilders:
         """
         return _builder('tile_gradient')(self, incoming_gradient, source, multiplier, name)  # type: ignore[no-any-return]
 
-    def top_k(self, source: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
+    def top_k(self, tensor: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
         """The ``k`` largest values along the last axis, largest first, and their int32 indices:
         ``(values, indices)``. Ties go to the lower index; NaN counts as the largest value
         (MPSGraph ``topK(_:k:name:)``).
 
         Args:
-            source: A tensor of this graph (the op's ``source`` input).
+            tensor: A tensor of this graph (the op's ``tensor`` input).
             k: See the op reference (docs/reference.md).
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
 
@@ -2270,7 +2270,7 @@ class OpBuilders:
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
-        return _builder('top_k')(self, source, k, name)  # type: ignore[no-any-return]
+        return _builder('top_k')(self, tensor, k, name)  # type: ignore[no-any-return]
 
     def top_k_gradient(self, incoming_gradient: TensorLike, source: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
         """Gradient of top_k's values: ``incoming_gradient[..., j]`` goes to the position of the j-th

@@ -36,14 +36,14 @@ def _infer_top_k(in_types, attrs):
     return [ShapedType(shape, t.dtype), ShapedType(shape, int32)]
 
 
-@defop("top_k", swift="topK(_:k:name:)", objc="topKWithSourceTensor:k:name:", inputs=("source",),
+@defop("top_k", swift="topK(_:k:name:)", objc="topKWithSourceTensor:k:name:", inputs=("tensor",),
        infer=_infer_top_k, family="top_k", attrs=("k",))
-def top_k(g, source, k: int, name: Optional[str] = None) -> tuple:
+def top_k(g, tensor, k: int, name: Optional[str] = None) -> tuple:
     """The ``k`` largest values along the last axis, largest first, and their int32 indices:
     ``(values, indices)``. Ties go to the lower index; NaN counts as the largest value
     (MPSGraph ``topK(_:k:name:)``)."""
-    source = g.as_tensor(source, f"top_k op {name or 'top_k'!r}")
-    op = g.add_op("top_k", [source], {"k": int(k) if isinstance(k, np.integer) else k}, name)
+    tensor = g.as_tensor(tensor, f"top_k op {name or 'top_k'!r}")
+    op = g.add_op("top_k", [tensor], {"k": int(k) if isinstance(k, np.integer) else k}, name)
     return op.outputs[0], op.outputs[1]
 
 
