@@ -66,7 +66,10 @@ def _six(width: float) -> list:
 
 
 # ----------------------------------------------------------------------------- minigraph
-def minigraph_sixblock(x: np.ndarray, labels: np.ndarray, backend: str, width: float = 1.0) -> Callable:
+def build_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0) -> tuple:
+    """The six-block network's training step as a graph: ``(graph, feeds {placeholder: array},
+    loss tensor, the SGD update operations)``; compile it with ``[loss]`` as the target tensor and
+    the updates as target operations (``python -m minigraph profile`` profiles it)."""
     import minigraph as mg
 
     g = mg.Graph()
@@ -82,7 +85,18 @@ def minigraph_sixblock(x: np.ndarray, labels: np.ndarray, backend: str, width: f
     loss = g.softmax_cross_entropy(g.matrix_multiplication(pooled, ws[-1]), lp, axis=-1, reduction="mean")
     grads = g.gradients(loss, ws)
     steps = [g.apply_stochastic_gradient_descent(LR, w, grads[w]) for w in ws]
-    feeds = {xp: x, lp: labels}
+    return g, {xp: x, lp: labels}, loss, steps
+
+
+def sixblock_data(batch: int, size: int, width: float = 1.0) -> tuple:
+    """(x, one-hot labels) for the six-block network: ``batch`` images of ``size`` x ``size``."""
+    return _data("sixblock", batch, size, width)
+
+
+def minigraph_sixblock(x: np.ndarray, labels: np.ndarray, backend: str, width: float = 1.0) -> Callable:
+    import minigraph as mg
+
+    g, feeds, loss, steps = build_sixblock(x, labels, width)
     exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
                     target_operations=steps, backend=backend)
     return lambda: exe.run(feeds)[0]

@@ -1,21 +1,25 @@
 """Executable: a compiled plan bound to a backend (MPSGraphExecutable)."""
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 from collections import OrderedDict
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .backends import get_backend
 from .coerce import KNOWN_DTYPES, cast_hint, coerce_feed
 from .compiler.plan import build_plan, check_feed_type
-from .errors import ExecutionError, FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, TargetError
+from . import profiling
+from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, FeedError, MiniGraphError,
+                     MissingFeedError, TargetError)
 from .ir import Operation, Tensor
 from .listing import describe_executable
 from .ops.registry import renamed
 from .philox import drawing
+from .profiling import Profile, build_profile
 from .types import ShapedType, as_dtype, is_static
 
 
@@ -87,6 +91,17 @@ class Executable:
                 not what the plan declares (count, shapes, dtypes); no variable changes.
         """
         inputs = renamed("Executable.run", "feeds", "inputs", feeds, inputs)
+        plan, runner, feed_values = self._feed_values(inputs)
+        if not self._has_random(plan):
+            return _execute(self.graph, plan, runner, feed_values, self.backend_name)
+        with self._draw_lock:  # one draw per run: a failed run leaves the counter where it was
+            with drawing(self._draws):
+                out = _execute(self.graph, plan, runner, feed_values, self.backend_name)
+            self._draws += 1
+        return out
+
+    def _feed_values(self, inputs: Any) -> tuple:
+        """(plan, runner, feed arrays in ``plan.feeds`` order), every feed checked."""
         arrays = self._arrays({} if inputs is None else inputs)
         plan, runner = self._specialise(arrays)
         feed_values = []
@@ -98,13 +113,51 @@ class Executable:
                     f"{as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else a.dtype}, but the "
                     f"executable was compiled for {ty}{cast_hint(a.dtype, ty.dtype)}")
             feed_values.append(a)
-        if not self._has_random(plan):
-            return _execute(self.graph, plan, runner, feed_values, self.backend_name)
-        with self._draw_lock:  # one draw per run: a failed run leaves the counter where it was
-            with drawing(self._draws):
-                out = _execute(self.graph, plan, runner, feed_values, self.backend_name)
-            self._draws += 1
-        return out
+        return plan, runner, feed_values
+
+    def profile(self, feeds: Any = None, repeats: int = 10, *, inputs: Any = None, warmup: int = 1,
+                clock: Optional[str] = None) -> Profile:
+        """Time every op of a run (not in MPSGraph; docs/performance.md#profiling).
+
+        Runs the plan ``warmup`` times untimed, then ``repeats`` times timing each op, and
+        commits nothing: variables and the random ops' draw counter stay as they were, so every
+        repeat does the same work. The normal ``run`` path times nothing.
+
+        Args:
+            feeds: As ``run``'s ``inputs``: ``{placeholder: array}`` or a list in ``feed_tensors`` order.
+            repeats: Timed runs; each op's time is its median over them.
+            inputs: ``run``'s spelling of ``feeds`` (give one of the two).
+            warmup: Untimed runs first (caches, lazily built buffers).
+            clock: ``"gpu-timestamps"`` (timestamp queries around each dispatch, webgpu on an
+                adapter with the ``timestamp-query`` feature) or ``"host"`` (the host clock around
+                each op, waiting for a GPU op to finish); default: the best the backend has.
+
+        Returns:
+            A ``Profile``: ``records`` (one ``OpRecord`` per executed op), ``table()`` (also its
+            ``str``), ``save_trace(path)`` (Chrome trace-event JSON), ``clock``.
+
+        Raises:
+            FeedError: as ``run``; nothing runs.
+            BackendUnavailableError: the backend cannot profile, or not with ``clock``.
+        """
+        if feeds is not None and inputs is not None:
+            raise FeedError("Executable.profile: give the feeds once (feeds or inputs, not both)")
+        for what, n, least in (("repeats", repeats, 1), ("warmup", warmup, 0)):
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < least:
+                raise TargetError(f"Executable.profile: {what} must be an int >= {least}, got {n!r}")
+        plan, runner, feed_values = self._feed_values(inputs if feeds is None else feeds)
+        clocks = tuple(getattr(runner, "profile_clocks", ()))
+        if not hasattr(runner, "profile") or not clocks:
+            raise BackendUnavailableError(f"backend {self.backend_name!r} cannot profile: its runner has no "
+                                          "profile(feed_values, variables, clock) method (docs/performance.md)")
+        chosen = clocks[0] if clock is None else clock
+        if chosen not in clocks:
+            raise BackendUnavailableError(f"backend {self.backend_name!r} cannot profile with clock {clock!r} here; "
+                                          f"it has {list(clocks)}")
+        with drawing(self._draws) if self._has_random(plan) else contextlib.nullcontext():
+            runs = [_profiled(self.graph, plan, runner, feed_values, self.backend_name, chosen)
+                    for _ in range(int(warmup) + int(repeats))][int(warmup):]
+        return build_profile(plan, runs, self.backend_name, chosen, str(getattr(runner, "device", "") or ""))
 
     def _has_random(self, plan) -> bool:
         got = self._random_plans.get(id(plan))
@@ -203,6 +256,25 @@ class Executable:
 
 def _order(t):
     return t.operation.index if isinstance(t, Tensor) else 0
+
+
+def _profiled(graph, plan, runner, feed_values, backend: str, clock_name: str) -> tuple:
+    """One profiled run, checked as a run is and committing nothing: (spans, lanes, host
+    seconds, results, kernels' worker blocks)."""
+    got: list = []
+
+    def timed(feeds, variables):
+        results, assigned, spans, lanes = runner.profile(feeds, variables, clock_name)
+        got.append((spans, lanes))
+        return results, assigned
+    with profiling.recording() as rec:
+        start = profiling.clock()
+        results, _ = _call(timed, plan, feed_values, graph.variable_store.values, backend)
+        took = (profiling.clock() - start) / 1e9
+    spans, lanes = got[0]
+    if rec is not None:
+        lanes = {**rec.lanes, **lanes}
+    return spans, lanes, took, results, rec.blocks if rec is not None else []
 
 
 def _call(runner, plan, feed_values, variables, backend: str):

@@ -23,7 +23,7 @@ LAYERS = {
     0: ["types", "errors", "ir", "descriptors", "coerce", "limits", "version", "callsite", "philox"],
     1: ["ops"],
     2: ["op_builders", "builder"],
-    3: ["compiler", "backends", "executable", "listing"],
+    3: ["compiler", "backends", "executable", "listing", "profiling"],
     4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint"],
     5: ["graph", "demo", "__init__", "__main__", "onnx_import"],
 }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import profiling
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
 from .registry import KERNELS
 
@@ -102,16 +103,20 @@ class _Runner:
             else:
                 self.steps.append((_bind(fn, st.inputs, st.outputs[0], st.free), st.op))
 
-    def __call__(self, feed_values, variables):
-        env = [None] * self.num_slots
+    def _env(self, feed_values, variables) -> tuple:
+        env: list = [None] * self.num_slots
         for s, v in zip(self.feed_slots, feed_values):
             env[s] = v
         for s, v, filled in self.const_slots:
             env[s] = v if filled is None else _fill(filled, v)  # for this run only: kernels see plain arrays
         for s, op in self.var_slots:
             env[s] = variables[op]
-        assigned = {}
+        assigned: dict = {}
         env.append(assigned)  # the assign closures find the overlay in the last slot
+        return env, assigned
+
+    def __call__(self, feed_values, variables):
+        env, assigned = self._env(feed_values, variables)
         i = -1
         try:
             with np.errstate(all="ignore"):
@@ -120,10 +125,36 @@ class _Runner:
         except MiniGraphError:
             raise
         except Exception as e:
-            op = self.steps[i][1]
-            raise ExecutionError(f"{op.type} op {op.name!r} (built at {op.location}) failed while "
-                                 f"running on numpy: {type(e).__name__}: {e}; no variable was changed") from e
+            raise _failed(self.steps[i][1], e) from e
         return [env[s] for s in self.target_slots], assigned
+
+    profile_clocks = ("host",)
+
+    def profile(self, feed_values, variables, clock_name: str = "host"):
+        """A run that times each step on the host: ``(results, assigned, spans, lanes)`` (see
+        minigraph/profiling.py). A run path of its own: ``__call__`` times nothing."""
+        env, assigned = self._env(feed_values, variables)
+        lane, lane_name = profiling.host_lane()
+        rec = profiling.own_recorder() or profiling.Recorder()  # tags the worker blocks of kernels with the op
+        spans = []
+        i = -1
+        try:
+            with np.errstate(all="ignore"):
+                for i, (step, op) in enumerate(self.steps):
+                    rec.op = op
+                    start = profiling.clock()
+                    step(env)
+                    spans.append((op, start, profiling.clock(), lane))
+        except MiniGraphError:
+            raise
+        except Exception as e:
+            raise _failed(self.steps[i][1], e) from e
+        return [env[s] for s in self.target_slots], assigned, spans, {lane: lane_name}
+
+
+def _failed(op, e: Exception) -> ExecutionError:
+    return ExecutionError(f"{op.type} op {op.name!r} (built at {op.location}) failed while "
+                          f"running on numpy: {type(e).__name__}: {e}; no variable was changed")
 
 
 def _fill(op, value):

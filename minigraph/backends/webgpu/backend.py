@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ... import profiling
 from ...errors import (UnsupportedDTypeError, BackendUnavailableError, ExecutionError, KernelMissingError,
                        MiniGraphError, ResourceLimitError)
 from ...ir import OPS
@@ -415,9 +416,19 @@ class _Runner:
                                      f"{self.ctx.description}: {type(e).__name__}: {e}; no variable was changed") from e
 
     def _run(self, feed_values, variables):
-        import wgpu
+        self._begin(feed_values, variables)
+        enc = self.ctx.device.create_command_encoder()
+        if self.dispatches:
+            cp = enc.begin_compute_pass()
+            for pipe, bg, grid, _ in self.dispatches:
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bg)
+                cp.dispatch_workgroups(*grid)
+            cp.end()
+        return self._finish(enc)
 
-        dev = self.ctx.device
+    def _begin(self, feed_values, variables) -> None:
+        """Upload the feeds and the variables whose value changed; per-run parameters."""
         self._settle_staging()
         for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
             self._upload(ref, arr, dtype)
@@ -428,17 +439,14 @@ class _Runner:
                 self._var_seen[op] = v
         for fn in self.before_run:
             fn()
-        enc = dev.create_command_encoder()
-        if self.dispatches:
-            cp = enc.begin_compute_pass()
-            for pipe, bg, grid, _ in self.dispatches:
-                cp.set_pipeline(pipe)
-                cp.set_bind_group(0, bg)
-                cp.dispatch_workgroups(*grid)
-            cp.end()
+
+    def _finish(self, enc) -> tuple:
+        """Copy the targets and assigned values out, submit ``enc``, map once: (results, assigned)."""
+        import wgpu
+
         for ref, off, shape, dtype in self.reads:
             enc.copy_buffer_to_buffer(ref.buffer, 0, self.staging, off, ref.nbytes)
-        dev.queue.submit([enc.finish()])
+        self.ctx.device.queue.submit([enc.finish()])
         arrays = []
         if self.staging is not None:
             try:
@@ -451,6 +459,106 @@ class _Runner:
         results = arrays[: len(self.plan.targets)]
         assigned = {op: arrays[i] for op, i in self.assigned}
         return results, assigned
+
+    # --- profiling (a run path of its own: a normal run times nothing)
+    @property
+    def device(self) -> str:
+        """The adapter in words (a profile names it)."""
+        return self.ctx.description
+
+    @property
+    def profile_clocks(self) -> tuple:
+        """The clocks ``profile`` can time with, best first."""
+        return ("gpu-timestamps", "host") if self.ctx.has_timestamps else ("host",)
+
+    def profile(self, feed_values, variables, clock_name: str = "host"):
+        """A run that times each op: ``(results, assigned, spans, lanes)`` (minigraph/profiling.py)."""
+        with self._run_lock, GPU_LOCK:
+            try:
+                self._begin(feed_values, variables)
+                if clock_name == "gpu-timestamps":
+                    return self._profile_timestamps()
+                return self._profile_host()
+            except MiniGraphError:
+                raise
+            except Exception as e:
+                raise ExecutionError(f"the {self.name} backend failed while profiling the plan on "
+                                     f"{self.ctx.description}: {type(e).__name__}: {e}; no variable was changed") from e
+
+    def _profile_host(self) -> tuple:
+        """Each op's dispatches in a submission of their own, timed on the host up to the map of
+        a 4-byte buffer copied after them (the queue runs in order, so the map waits for them)."""
+        import wgpu
+
+        dev = self.ctx.device
+        lane, lane_name = profiling.host_lane()
+        spans = []
+        src = dev.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC)
+        dst = dev.create_buffer(size=4, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        for op, group in _by_op(self.dispatches):
+            start = profiling.clock()
+            enc = dev.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            for pipe, bg, grid, _ in group:
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bg)
+                cp.dispatch_workgroups(*grid)
+            cp.end()
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, 4)
+            dev.queue.submit([enc.finish()])
+            dst.map_sync(wgpu.MapMode.READ)
+            dst.unmap()
+            spans.append((op, start, profiling.clock(), lane))
+        results, assigned = self._finish(dev.create_command_encoder())
+        return results, assigned, spans, {lane: lane_name}
+
+    def _profile_timestamps(self) -> tuple:
+        """Each dispatch in a compute pass of its own whose beginning and end the GPU timestamps;
+        one submission, the timestamps resolved and read back with the results."""
+        import wgpu
+
+        dev = self.ctx.device
+        n = 2 * len(self.dispatches)
+        sets = []  # (query set, resolve buffer, queries)
+        for first in range(0, n, _MAX_QUERIES):
+            count = min(_MAX_QUERIES, n - first)
+            sets.append((dev.create_query_set(type=wgpu.QueryType.timestamp, count=count),
+                         dev.create_buffer(size=8 * count, usage=wgpu.BufferUsage.QUERY_RESOLVE
+                                           | wgpu.BufferUsage.COPY_SRC), count))
+        enc = dev.create_command_encoder()
+        for i, (pipe, bg, grid, _) in enumerate(self.dispatches):
+            qs, j = sets[2 * i // _MAX_QUERIES][0], 2 * i % _MAX_QUERIES
+            cp = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": j,
+                                                          "end_of_pass_write_index": j + 1})
+            cp.set_pipeline(pipe)
+            cp.set_bind_group(0, bg)
+            cp.dispatch_workgroups(*grid)
+            cp.end()
+        for qs, buf, count in sets:
+            enc.resolve_query_set(qs, 0, count, buf, 0)
+        results, assigned = self._finish(enc)
+        ticks = np.concatenate([np.frombuffer(dev.queue.read_buffer(buf), np.uint64)[:count]
+                                for _, buf, count in sets]) if sets else np.zeros(0, np.uint64)
+        period = float(getattr(dev.queue, "get_timestamp_period", lambda: 1.0)())  # ns per tick
+        ns = (ticks.astype(np.float64) * period).astype(np.int64)
+        spans = [(op, int(ns[2 * i]), int(ns[2 * i + 1]), GPU_LANE)
+                 for i, (_, _, _, op) in enumerate(self.dispatches)]
+        return results, assigned, spans, {GPU_LANE: f"GPU queue ({self.ctx.description})"}
+
+
+_MAX_QUERIES = 4096  # queries per query set (wgpu's limit)
+GPU_LANE = 1  # the trace lane (tid) of GPU timestamps: OS thread ids of the host lanes are larger
+
+
+def _by_op(dispatches) -> list:
+    """``[(op, its consecutive dispatches)]`` in dispatch order."""
+    groups: list = []
+    for d in dispatches:
+        if groups and groups[-1][0] is d[3]:
+            groups[-1][1].append(d)
+        else:
+            groups.append((d[3], [d]))
+    return groups
 
 
 # The memory ops the executor handles (``OpDef.internal``), each prepared by its own method.

@@ -1,0 +1,408 @@
+"""Where a run's time goes: ``Executable.profile`` times every op of a plan (not in MPSGraph).
+
+A backend runner that can be profiled has a ``profile(feed_values, variables, clock)`` method, a
+run path of its own beside ``__call__``: the normal run path times nothing. It returns
+``(results, assigned, spans, clock name)``, where each span is ``(op, start ns, end ns, lane)``
+for one op and ``lane`` names the thread (or the GPU queue) that ran it. The numpy backend times
+each step with ``time.perf_counter_ns`` on the thread that runs it; the webgpu backend reads
+timestamp queries written around each dispatch where the adapter has the ``timestamp-query``
+feature, and otherwise waits for each op's dispatches on the host.
+
+This module turns the spans of several repeats into a ``Profile``: one ``OpRecord`` per
+executed op (median time, bytes moved, flops where known), a table sorted by time, and a
+Chrome trace-event JSON file (Perfetto, chrome://tracing) with one lane per thread.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any, Iterator, Optional, Sequence
+
+from .errors import MiniGraphError
+from .ops.convolution_transpose import transpose_geometry
+from .ops.geometry import geometry_of
+from .types import ShapedType
+
+CLOCKS = ("gpu-timestamps", "host")
+
+# families whose ops cost about one operation per output element
+_ELEMENTWISE_FAMILIES = ("arithmetic", "comparison")
+_ELEMENTWISE_TYPES = ("leaky_relu", "leaky_relu_gradient")
+# families that only move data: no arithmetic at all
+_MOVEMENT_FAMILIES = ("shape", "gather", "memory")
+
+
+def clock() -> int:
+    """The host clock of profiles, in nanoseconds (a function, so tests can count its calls)."""
+    return time.perf_counter_ns()
+
+
+def host_lane() -> tuple:
+    """``(lane id, lane name)`` of the calling thread: its OS thread id and its Python name."""
+    return threading.get_native_id(), threading.current_thread().name
+
+
+class Recorder:
+    """While a profile runs: the blocks of work that kernels hand to worker threads, each timed
+    on its own thread, so the trace gets a lane per thread that ran kernels.
+
+    A kernel that splits its work over threads asks ``recorder()`` once: None (every normal
+    run) means run the block as usual; else ``rec.time(fn, *args)`` runs and times it.
+    """
+
+    def __init__(self) -> None:
+        self.owner = threading.get_ident()  # the thread whose profile this is
+        self.op: Any = None  # the op the profile is timing now
+        self.blocks: list = []  # (op, start ns, end ns, lane id)
+        self.lanes: dict = {}
+        self._lock = threading.Lock()
+
+    def time(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, timed as a block of the current op on the calling thread."""
+        op, start = self.op, clock()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            end = clock()
+            lane, name = host_lane()
+            with self._lock:
+                self.blocks.append((op, start, end, lane))
+                self.lanes[lane] = name
+
+
+_RECORDER: Optional[Recorder] = None
+_RECORDER_LOCK = threading.Lock()
+
+
+def recorder() -> Optional[Recorder]:
+    """The recorder of the profile running now, or None (always None outside profiles)."""
+    return _RECORDER
+
+
+def own_recorder() -> Optional[Recorder]:
+    """The recorder if the calling thread's profile owns it (a backend tags its ops on it)."""
+    rec = _RECORDER
+    return rec if rec is not None and rec.owner == threading.get_ident() else None
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Optional[Recorder]]:
+    """Install a recorder for one profiled run; None if another thread's profile has one."""
+    global _RECORDER
+    with _RECORDER_LOCK:
+        if _RECORDER is not None:
+            rec = None
+        else:
+            rec = _RECORDER = Recorder()
+    try:
+        yield rec
+    finally:
+        if rec is not None:
+            with _RECORDER_LOCK:
+                _RECORDER = None
+
+
+# ----------------------------------------------------------------------------- costs
+def nbytes(ty: ShapedType) -> int:
+    """Bytes of a tensor of this type (its dtype's item size, as NumPy stores it)."""
+    return prod(ty.shape) * ty.dtype.np_dtype.itemsize
+
+
+def bytes_moved(step: Any) -> int:
+    """Bytes an op reads and writes: every input once plus every output once."""
+    return sum(nbytes(t) for t in step.in_types) + sum(nbytes(t) for t in step.out_types)
+
+
+def conv_flops(step: Any) -> int:
+    """Flops of a convolution-family step (forward, data or weights gradient, any kind): 2 per
+    multiply-add, ``batch * out channels * in channels per group * kernel taps * output
+    positions`` of them. The three ops of one convolution do the same number of multiply-adds."""
+    geo = transpose_geometry(step) if step.op.type.startswith("convolution_transpose") else geometry_of(step)
+    return 2 * geo.batch * geo.out_channels * geo.in_per_group * prod(geo.kernel_size) * prod(geo.output_size)
+
+
+def pooling_flops(step: Any) -> int:
+    """One comparison or addition per window tap of each output position."""
+    geo = geometry_of(step)
+    return geo.batch * geo.out_channels * prod(geo.kernel_size) * prod(geo.output_size)
+
+
+def matmul_flops(step: Any) -> int:
+    """2 * M * N * K per matrix of the (broadcast) batch."""
+    a, out = step.in_types[0].shape, step.out_types[0].shape
+    return 2 * prod(out) * (a[-1] if len(a) else 1)
+
+
+def flops(step: Any) -> Optional[int]:
+    """Floating-point operations of one step, where the op's cost is known; else None."""
+    op = step.op
+    family = op.opdef.family
+    out = step.out_types
+    if family == "convolution":
+        return conv_flops(step)
+    if family == "pooling":
+        return pooling_flops(step)
+    if family == "matmul":
+        return matmul_flops(step)
+    if family in _ELEMENTWISE_FAMILIES or op.type in _ELEMENTWISE_TYPES:
+        return sum(prod(t.shape) for t in out)
+    if family == "reduction" or op.type == "cumulative_sum":
+        return prod(step.in_types[0].shape)
+    if family in _MOVEMENT_FAMILIES or op.opdef.kind == "view":
+        return 0
+    return None
+
+
+# ----------------------------------------------------------------------------- records
+@dataclass
+class OpRecord:
+    """One executed op: its median time over the repeats and what it moved and computed."""
+
+    name: str
+    type: str
+    shape: tuple  # the (first) output's shape
+    dtype: str
+    time: float  # seconds, median over the repeats
+    times: list  # seconds, one per repeat
+    bytes: int  # inputs read plus outputs written
+    flops: Optional[int]  # None where the op's cost is not known
+    lane: str = ""  # the thread (or GPU queue) that ran it
+    share: float = 0.0  # of the profile's total op time
+
+    @property
+    def bandwidth(self) -> float:
+        """Bytes per second at the median time."""
+        return self.bytes / self.time if self.time > 0 else 0.0
+
+    @property
+    def flop_rate(self) -> Optional[float]:
+        """Flops per second at the median time (None where the flops are not known)."""
+        if self.flops is None:
+            return None
+        return self.flops / self.time if self.time > 0 else 0.0
+
+
+@dataclass
+class Profile:
+    """What ``Executable.profile`` measured: ``records`` in plan order, one per executed op.
+
+    ``clock`` says where the times come from: ``"gpu-timestamps"`` (timestamp queries written by
+    the GPU around each dispatch) or ``"host"`` (the host's clock around each op, waiting for a
+    GPU op to finish). ``str(profile)`` is ``profile.table()``.
+    """
+
+    records: list
+    backend: str
+    clock: str
+    repeats: int
+    device: str = ""
+    run_times: list = field(default_factory=list)  # seconds: each profiled run, on the host
+    spans: list = field(default_factory=list)  # per repeat: [(record index, start ns, end ns, lane id)]
+    lanes: dict = field(default_factory=dict)  # lane id -> lane name
+    results: list = field(default_factory=list)  # the targets of the last repeat
+    blocks: list = field(default_factory=list)  # per repeat: kernels' worker blocks, as spans
+
+    @property
+    def total(self) -> float:
+        """Seconds: the sum of the ops' median times."""
+        return sum(r.time for r in self.records)
+
+    @property
+    def run_time(self) -> float:
+        """Seconds: the median host time of a whole profiled run (uploads, readback and the
+        profiler's own waits included)."""
+        return statistics.median(self.run_times) if self.run_times else 0.0
+
+    def by_type(self) -> list:
+        """``[(op type, seconds, share)]``: the time summed per op type, largest first."""
+        acc: dict = {}
+        for r in self.records:
+            acc[r.type] = acc.get(r.type, 0.0) + r.time
+        total = self.total
+        return sorted(((t, s, s / total if total else 0.0) for t, s in acc.items()), key=lambda x: -x[1])
+
+    def table(self, top: Optional[int] = None) -> str:
+        """The ops sorted by time, largest first, each with its share of the total; a total line.
+
+        Args:
+            top: Show only this many ops (the total still counts every op).
+        """
+        rows = sorted(self.records, key=lambda r: -r.time)
+        shown = rows if top is None else rows[:top]
+        head = ["time ms", "share", "cum", "type", "output", "MB", "MFLOP", "GB/s", "GFLOP/s", "op"]
+        body = []
+        cum = 0.0
+        for r in shown:
+            cum += r.share
+            rate = r.flop_rate
+            body.append([f"{r.time * 1e3:.3f}", f"{r.share:6.1%}", f"{cum:6.1%}", r.type,
+                         ("x".join(map(str, r.shape)) or "scalar") if r.dtype else "-", f"{r.bytes / 1e6:.3f}",
+                         "-" if r.flops is None else f"{r.flops / 1e6:.3f}", f"{r.bandwidth / 1e9:.2f}",
+                         "-" if rate is None else f"{rate / 1e9:.2f}", r.name])
+        if len(shown) < len(rows):
+            rest = rows[len(shown):]
+            body.append([f"{sum(r.time for r in rest) * 1e3:.3f}", f"{sum(r.share for r in rest):6.1%}", "100.0%",
+                         f"({len(rest)} more ops)", "", "", "", "", "", ""])
+        moved = sum(r.bytes for r in self.records)
+        known = sum(r.flops or 0 for r in self.records)
+        body.append([f"{self.total * 1e3:.3f}", "100.0%", "", f"total ({len(rows)} ops)", "", f"{moved / 1e6:.3f}",
+                     f"{known / 1e6:.3f}", "", "", ""])
+        widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
+        left = {3, 4, 9}
+
+        def line(cells):
+            return "  ".join(str(c).ljust(w) if i in left else str(c).rjust(w)
+                             for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        title = (f"profile: {self.backend} backend{' on ' + self.device if self.device else ''}, "
+                 f"{self.repeats} repeat(s), median per op, clock: {self.clock}; "
+                 f"whole run {self.run_time * 1e3:.3f} ms on the host")
+        rule = "-" * len(line(head))
+        return "\n".join([title, line(head), rule] + [line(b) for b in body[:-1]] + [rule, line(body[-1])])
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def trace(self) -> dict:
+        """The profile as Chrome trace events: one complete ("X") event per op per repeat, one
+        lane (tid) per thread that ran kernels (or the GPU queue), named by metadata events."""
+        pid = os.getpid()
+        events: list = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                         "args": {"name": f"minigraph {self.backend}" + (f" ({self.device})" if self.device else "")}}]
+        for lane, name in self.lanes.items():
+            events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": lane, "args": {"name": name}})
+        starts = [s for spans in self.spans for _, s, _, _ in spans]
+        origin = min(starts) if starts else 0
+        for rep, spans in enumerate(self.spans):
+            for i, start, end, lane in spans:
+                r = self.records[i]
+                events.append({"name": r.name, "cat": r.type, "ph": "X", "pid": pid, "tid": lane,
+                               "ts": (start - origin) / 1e3, "dur": max(end - start, 0) / 1e3,
+                               "args": {"type": r.type, "shape": list(r.shape), "dtype": r.dtype, "bytes": r.bytes,
+                                        "flops": r.flops, "repeat": rep}})
+        for rep, blocks in enumerate(self.blocks):
+            for i, start, end, lane in blocks:
+                r = self.records[i]
+                events.append({"name": r.name, "cat": r.type, "ph": "X", "pid": pid, "tid": lane,
+                               "ts": (start - origin) / 1e3, "dur": max(end - start, 0) / 1e3,
+                               "args": {"type": r.type, "block": True, "repeat": rep}})
+        return {"traceEvents": events, "displayTimeUnit": "ms",
+                "otherData": {"backend": self.backend, "clock": self.clock, "repeats": self.repeats,
+                              "device": self.device}}
+
+    def save_trace(self, path: str) -> None:
+        """Write the Chrome trace-event JSON (open it in https://ui.perfetto.dev or chrome://tracing)."""
+        with open(path, "w") as f:
+            json.dump(self.trace(), f)
+
+
+def build_profile(plan: Any, runs: Sequence[tuple], backend: str, clock_name: str, device: str = "") -> Profile:
+    """A ``Profile`` from each repeat's ``(spans, lanes {id: name}, host seconds of the run,
+    results, worker blocks)``; the spans ``(op, start ns, end ns, lane id)`` come in execution
+    order, and several spans of one op (its dispatches) add up. Worker blocks (the same tuples,
+    from ``Recorder``) go to the trace only: their op's time is its span."""
+    step_of = {id(st.op): st for st in plan.steps}
+    index: dict = {}  # id(op) -> record index, in the order the ops first ran
+    steps: list = []
+    per_repeat: list = []  # per repeat: {record index: (ns, first start, lane)}
+    lanes: dict = {}
+    for spans, run_lanes, _, _, _ in runs:
+        lanes.update(run_lanes)
+        took: dict = {}
+        for op, start, end, lane in spans:
+            k = index.get(id(op))
+            if k is None:
+                k = index[id(op)] = len(steps)
+                steps.append(step_of[id(op)])
+            ns, first, ln = took.get(k, (0, start, lane))
+            took[k] = (ns + max(end - start, 0), first, ln)
+        per_repeat.append(took)
+    records = []
+    for k, st in enumerate(steps):
+        times = [took[k][0] / 1e9 if k in took else 0.0 for took in per_repeat]
+        lane = next((took[k][2] for took in per_repeat if k in took), 0)
+        out = st.out_types[0] if st.out_types else None
+        records.append(OpRecord(st.op.name, st.op.type, tuple(out.shape) if out else (), out.dtype.name if out else "",
+                                statistics.median(times),
+                                times, bytes_moved(st), flops(st), lanes.get(lane, str(lane))))
+    total = sum(r.time for r in records)
+    for r in records:
+        r.share = r.time / total if total else 0.0
+    spans_out = [sorted(((k, first, first + ns, ln) for k, (ns, first, ln) in took.items()), key=lambda s: s[1])
+                 for took in per_repeat]
+    blocks = [[(index[id(op)], start, end, lane) for op, start, end, lane in run[4] if id(op) in index]
+              for run in runs]
+    return Profile(records, backend, clock_name, len(runs), device, [run[2] for run in runs], spans_out, lanes,
+                   list(runs[-1][3]) if runs else [], blocks)
+
+
+# ----------------------------------------------------------------------------- the command
+PROFILE = ("Profile one SGD training step of the benchmark network (six depthwise-separable blocks, "
+           "benchmarks/network_step.py; from a source checkout): each op's median time, share, bytes "
+           "moved and flops, sorted by time; --trace writes a Chrome trace-event JSON for Perfetto.")
+
+
+def add_arguments(p: Any) -> Any:
+    """The ``profile`` command's options on an argparse parser."""
+    p.add_argument("--backend", default="numpy", help="numpy or webgpu (default numpy)")
+    p.add_argument("--batch", type=int, help="images per step (default 32; 2 with --tiny)")
+    p.add_argument("--size", type=int, help="image height and width (default 56; 16 with --tiny)")
+    p.add_argument("--repeats", type=int, default=10, help="timed steps; each op's time is its median (default 10)")
+    p.add_argument("--clock", choices=CLOCKS, help="gpu-timestamps or host (default: the best the backend has)")
+    p.add_argument("--top", type=int, help="show only the N slowest ops")
+    p.add_argument("--trace", metavar="PATH", help="write a Chrome trace-event JSON (open it in ui.perfetto.dev)")
+    p.add_argument("--tiny", action="store_true", help="channels / 8, N=2, 16x16: checks the pipeline only")
+    return p
+
+
+def network_step(backend: str, batch: int, size: int, width: float) -> tuple:
+    """(executable, feeds) of the benchmark network's training step (benchmarks/network_step.py)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.isfile(os.path.join(root, "benchmarks", "network_step.py")):
+        raise FileNotFoundError("the benchmark network lives in the source checkout (benchmarks/); run this from "
+                                "a clone of the repository (pip install -e .)")
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    net = importlib.import_module("benchmarks.network_step")
+    x, labels = net.sixblock_data(batch, size, width)
+    g, feeds, loss, steps = net.build_sixblock(x, labels, width)
+    exe = g.compile({t: ShapedType(a.shape, a.dtype) for t, a in feeds.items()}, [loss], target_operations=steps,
+                    backend=backend)
+    return exe, feeds
+
+
+def run_command(args: Any) -> int:
+    """``profile``: build, compile and profile the network step; print the table."""
+    batch = args.batch or (2 if args.tiny else 32)
+    size = args.size or (16 if args.tiny else 56)
+    try:
+        exe, feeds = network_step(args.backend, batch, size, 0.125 if args.tiny else 1.0)
+        prof = exe.profile(feeds, repeats=args.repeats, clock=args.clock)
+    except (MiniGraphError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"six-block network, one SGD training step: N={batch}, {size}x{size}"
+          + (", channels / 8" if args.tiny else ""))
+    print(prof.table(top=args.top))
+    if args.trace:
+        prof.save_trace(args.trace)
+        print(f"wrote {args.trace} (open it in https://ui.perfetto.dev)", file=sys.stderr)
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``profile [--backend B] [--batch N] [--size S] [--repeats R] [--trace PATH] [--tiny]``."""
+    p = add_arguments(argparse.ArgumentParser(prog="python -m minigraph profile", description=PROFILE))
+    try:
+        args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:
+        return int(e.code or 0)
+    return run_command(args)
