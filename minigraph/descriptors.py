@@ -332,7 +332,8 @@ class RandomOpDescriptor(_Descriptor):
     the normal distribution restricted to ``[min, max)`` (absolute values of the result, as in
     MPSGraph). ``min``/``max`` left as None take MPSGraph's defaults for the distribution: 0 and 1
     for UNIFORM, -2 and 2 (two standard deviations of the default normal) otherwise.
-    ``sampling_method`` (normal distributions): INV_CDF (MPSGraph's default) or BOX_MULLER.
+    ``sampling_method`` (normal distributions): INV_CDF (MPSGraph's default) or BOX_MULLER (for
+    TRUNCATED_NORMAL a rejection method, as in MPSGraph).
     """
 
     distribution: RandomDistribution = RandomDistribution.UNIFORM
@@ -400,9 +401,6 @@ class RandomOpDescriptor(_Descriptor):
         if d != RandomDistribution.UNIFORM and not self.standard_deviation > 0:
             raise DescriptorError(f"standard_deviation={self.standard_deviation} must be > 0")
         if d == RandomDistribution.TRUNCATED_NORMAL:
-            if self.sampling_method != RandomNormalSamplingMethod.INV_CDF:
-                raise DescriptorError("TRUNCATED_NORMAL is sampled by inverse CDF here; sampling_method "
-                                      "BOX_MULLER is supported for NORMAL only")
             if (hi - self.mean) / self.standard_deviation < -5.0 or (lo - self.mean) / self.standard_deviation > 5.0:
                 raise DescriptorError(f"[min, max) = [{self.min}, {self.max}) lies more than 5 standard deviations "
                                       f"from mean={self.mean} (standard_deviation={self.standard_deviation}); "

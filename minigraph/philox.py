@@ -9,7 +9,8 @@ The stream of a random op (docs/random.md):
 - key = the op's 64-bit seed ``(k0, k1) = (seed & 0xffffffff, seed >> 32)``;
 - counter = ``(block, attempt, draw_lo, draw_hi)``: element ``i`` of the result takes word
   ``i % 4`` of block ``i // 4``; ``draw`` is how many times the executable ran before (it
-  advances once per successful run); ``attempt`` is 0 (reserved for later use);
+  advances once per successful run); ``attempt`` is 0, or the attempt number of a truncated
+  normal's Box-Muller rejection;
 - a uniform float in [0, 1) is the word's top 24 bits times 2^-24, exact in float32.
 
 ``drawing(n)`` sets the draw number a run's random kernels read (``current_draw()``).

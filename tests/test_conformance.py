@@ -1079,6 +1079,9 @@ for _cid, _kw, _shape in [
         ("truncated-normal", dict(distribution=_RD.TRUNCATED_NORMAL, dtype=mg.float32), (2, 300)),
         ("truncated-normal-shifted", dict(distribution=_RD.TRUNCATED_NORMAL, dtype=mg.float32, min=0.0, max=3.0,
                                           mean=1.0, standard_deviation=0.5), (301,)),
+        ("truncated-normal-box-muller", dict(distribution=_RD.TRUNCATED_NORMAL, dtype=mg.float32, min=-0.5,
+                                             max=2.5, sampling_method=mg.RandomNormalSamplingMethod.BOX_MULLER),
+         (2, 301)),
         ("empty", dict(distribution=_RD.NORMAL, dtype=mg.float32), (0, 4))]:
     def _b(g, rng, kw=_kw, shape=_shape):
         return [g.random_tensor(list(shape), mg.RandomOpDescriptor(**kw), seed=12345)], {}

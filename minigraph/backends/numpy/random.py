@@ -41,15 +41,53 @@ def truncated_params(d) -> tuple:
     return F(philox.normal_cdf2((d.min - d.mean) / s)), F(philox.normal_cdf2((d.max - d.mean) / s))
 
 
+TRUNCATED_ATTEMPTS = 64  # Box-Muller draws a truncated normal element may reject before the fallback
+
+
+def _box_muller(d, w: np.ndarray) -> np.ndarray:
+    """``mean + sd * sqrt(-2 log u1) cos(2 pi u2)`` in float32 from word pairs (w[0::2], w[1::2])."""
+    u1 = ((w[0::2] >> np.uint32(8)) + np.uint32(1)).astype(F) * F(2.0 ** -24)  # (0, 1]
+    u2 = philox.uniform01(w[1::2])
+    z = np.sqrt(F(-2.0) * philox.log_f32(u1)) * philox.cos_2pi_f32(u2)
+    return F(d.mean) + F(d.standard_deviation) * z
+
+
+def _truncated_inv_cdf(d, w: np.ndarray) -> np.ndarray:
+    """The inverse CDF of a uniform draw squeezed into [Phi(a), Phi(b)), in float32."""
+    a, b = truncated_params(d)
+    u = (philox.open_unit(w) + F(1.0)) * F(0.5)  # (0, 1), exact
+    z = F(math.sqrt(2.0)) * philox.erfinv_f32(a + u * (b - a))
+    return F(d.mean) + F(d.standard_deviation) * z
+
+
+def _truncated_box_muller(d, n: int, seed: int, draw: int) -> np.ndarray:
+    """Rejection sampling (MPSGraph's BOX_MULLER for bounded distributions): attempt ``k`` draws
+    from counter lane 1 = k; an element still rejected after TRUNCATED_ATTEMPTS takes the inverse
+    CDF value of its first word."""
+    lo, hi = F(d.min), F(d.max)
+    w0 = philox.random_words(2 * n, seed, draw)
+    out = _truncated_inv_cdf(d, w0[0::2])
+    pending = np.ones(n, bool)
+    for attempt in range(TRUNCATED_ATTEMPTS):
+        x = _box_muller(d, w0 if attempt == 0 else philox.random_words(2 * n, seed, draw, attempt))
+        take = pending & (x >= lo) & (x < hi)
+        out[take] = x[take]
+        pending &= ~take
+        if not pending.any():
+            break
+    return out
+
+
 def sample(d, n: int, seed: int, draw: int) -> np.ndarray:
     """``n`` values of the descriptor's distribution for one op's draw, flat, in its dtype."""
     dist, dt = d.distribution, d.dtype.name
-    if dist == RandomDistribution.NORMAL and d.sampling_method == RandomNormalSamplingMethod.BOX_MULLER:
-        w = philox.random_words(2 * n, seed, draw)
-        u1 = ((w[0::2] >> np.uint32(8)) + np.uint32(1)).astype(F) * F(2.0 ** -24)  # (0, 1]
-        u2 = philox.uniform01(w[1::2])
-        z = np.sqrt(F(-2.0) * philox.log_f32(u1)) * philox.cos_2pi_f32(u2)
-        return (F(d.mean) + F(d.standard_deviation) * z).astype(dt)
+    box_muller = d.sampling_method == RandomNormalSamplingMethod.BOX_MULLER
+    if dist == RandomDistribution.NORMAL and box_muller:
+        return _box_muller(d, philox.random_words(2 * n, seed, draw)).astype(dt)
+    if dist == RandomDistribution.TRUNCATED_NORMAL:
+        x = _truncated_box_muller(d, n, seed, draw) if box_muller else \
+            _truncated_inv_cdf(d, philox.random_words(n, seed, draw))
+        return np.clip(x, F(d.min), F(below(d.max, dt))).astype(dt)
     w = philox.random_words(n, seed, draw)
     if dist == RandomDistribution.UNIFORM:
         if dt == "int32":
@@ -58,14 +96,8 @@ def sample(d, n: int, seed: int, draw: int) -> np.ndarray:
             return (off + np.uint32(lo & philox.MASK32)).view(np.int32)
         low, span_f, top = uniform_params(d)
         return np.minimum(low + philox.uniform01(w) * span_f, top).astype(dt)
-    if dist == RandomDistribution.NORMAL:
-        z = F(math.sqrt(2.0)) * philox.erfinv_f32(philox.open_unit(w))
-        return (F(d.mean) + F(d.standard_deviation) * z).astype(dt)
-    a, b = truncated_params(d)
-    u = (philox.open_unit(w) + F(1.0)) * F(0.5)  # (0, 1), exact
-    z = F(math.sqrt(2.0)) * philox.erfinv_f32(a + u * (b - a))
-    x = F(d.mean) + F(d.standard_deviation) * z
-    return np.clip(x, F(d.min), F(below(d.max, dt))).astype(dt)
+    z = F(math.sqrt(2.0)) * philox.erfinv_f32(philox.open_unit(w))
+    return (F(d.mean) + F(d.standard_deviation) * z).astype(dt)
 
 
 def _source_kernel(step):

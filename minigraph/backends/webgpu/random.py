@@ -15,7 +15,7 @@ import numpy as np
 from ... import philox
 from ...descriptors import RandomDistribution, RandomNormalSamplingMethod
 from ...ops.random import descriptor_of, keep_threshold
-from ..numpy.random import below, dropout_scale, truncated_params, uniform_params
+from ..numpy.random import TRUNCATED_ATTEMPTS, below, dropout_scale, truncated_params, uniform_params
 from .backend import Ref, _Buf
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
@@ -53,30 +53,54 @@ def _draw_buffer(kb) -> Ref:
     return Ref(_Buf(buf, 16, pooled=False), 16)
 
 
-def _value(d) -> tuple[str, int]:
-    """(the WGSL expression of one result from the word ``wl`` (and ``wa``/``wb``), words per element)."""
+def _truncated_box_muller(d, bm: str, inv_cdf: str) -> str:
+    """A WGSL function drawing element ``j`` of block ``b`` by rejection, as the NumPy kernel does."""
+    return f"""fn truncated_box_muller(b: u32, j: u32) -> f32 {{
+  for (var attempt = 0u; attempt < {TRUNCATED_ATTEMPTS}u; attempt = attempt + 1u) {{
+    let w = philox(vec4<u32>(b, attempt, D[0], D[1]));
+    let wa = w[2u * j];
+    let wb = w[2u * j + 1u];
+    let x = {bm};
+    if (x >= {lit(d.min)} && x < {lit(d.max)}) {{
+      return x;
+    }}
+  }}
+  let wl = philox(vec4<u32>(b, 0u, D[0], D[1]))[2u * j];
+  return {inv_cdf};
+}}
+"""
+
+
+def _value(d) -> tuple[str, int, str]:
+    """(the WGSL expression of one result from the word ``wl`` (or ``wa``/``wb``), words per element,
+    helper functions it needs)."""
     dist = d.distribution
     m, s, sqrt2 = lit(d.mean), lit(d.standard_deviation), lit(math.sqrt(2.0))
-    if dist == RandomDistribution.NORMAL and d.sampling_method == RandomNormalSamplingMethod.BOX_MULLER:
-        u1 = "(f32((wa >> 8u) + 1u) * (1.0 / 16777216.0))"
-        z = f"(sqrt(-2.0 * log_f32({u1})) * cos_2pi(uniform01(wb)))"
-        return f"{m} + {s} * {z}", 2
+    u1 = "(f32((wa >> 8u) + 1u) * (1.0 / 16777216.0))"
+    bm = f"{m} + {s} * (sqrt(-2.0 * log_f32({u1})) * cos_2pi(uniform01(wb)))"
+    box_muller = d.sampling_method == RandomNormalSamplingMethod.BOX_MULLER
+    if dist == RandomDistribution.NORMAL and box_muller:
+        return bm, 2, ""
     if dist == RandomDistribution.UNIFORM:
         if d.dtype.name == "int32":
             span = d.max_integer - d.min_integer + 1
             off = "wl" if span == 1 << 32 else f"mulhilo(wl, {span}u).x"
-            return f"bitcast<i32>({d.min_integer & philox.MASK32}u + {off})", 1
+            return f"bitcast<i32>({d.min_integer & philox.MASK32}u + {off})", 1, ""
         low, span_f, top = uniform_params(d)
-        return f"min({lit(low)} + uniform01(wl) * {lit(span_f)}, {lit(top)})", 1
+        return f"min({lit(low)} + uniform01(wl) * {lit(span_f)}, {lit(top)})", 1, ""
     if dist == RandomDistribution.NORMAL:
-        return f"{m} + {s} * ({sqrt2} * erfinv(open_unit(wl)))", 1
+        return f"{m} + {s} * ({sqrt2} * erfinv(open_unit(wl)))", 1, ""
     a, b = truncated_params(d)
     t = f"{lit(a)} + ((open_unit(wl) + 1.0) * 0.5) * {lit(np.float32(b - a))}"
-    x = f"{m} + {s} * ({sqrt2} * erfinv({t}))"
-    return f"clamp({x}, {lit(d.min)}, {lit(below(d.max, d.dtype.name))})", 1
+    inv_cdf = f"{m} + {s} * ({sqrt2} * erfinv({t}))"
+    top = lit(below(d.max, d.dtype.name))
+    if box_muller:
+        return f"clamp(truncated_box_muller(b, {{J}}u), {lit(d.min)}, {top})", 2, _truncated_box_muller(d, bm, inv_cdf)
+    return f"clamp({inv_cdf}, {lit(d.min)}, {top})", 1, ""
 
 
-def _source(out_dtype: str, n: int, seed: int, io: str, value: str, per_block: int, words: int) -> str:
+def _source(out_dtype: str, n: int, seed: int, io: str, value: str, per_block: int, words: int,
+            extra: str = "") -> str:
     k0, k1 = philox.split_key(seed)
     body = []
     for j in range(per_block):
@@ -86,9 +110,9 @@ def _source(out_dtype: str, n: int, seed: int, io: str, value: str, per_block: i
             pick = f"    let wl = w[{j}];"
         conv = "" if out_dtype == "int32" else STORAGE[out_dtype]
         body.append(f"  if (b * {per_block}u + {j}u < {n}u) {{\n    let i = b * {per_block}u + {j}u;\n{pick}\n"
-                    f"    y[i] = {conv}({value});\n  }}")
+                    f"    y[i] = {conv}({value.replace('{J}', str(j))});\n  }}")
     return render("random", IO=io, K0=k0, K1=k1, BLOCKS=-(-n // per_block), TWO_PI=lit(2 * math.pi),
-                  COS_POLY=_COS_POLY, SQRTHF=lit(0.70710677), LOG_C1=lit(-2.12194440e-4),
+                  COS_POLY=_COS_POLY, EXTRA=extra, SQRTHF=lit(0.70710677), LOG_C1=lit(-2.12194440e-4),
                   LOG_POLY="\n".join([f"  var p = {lit(philox.LOG_POLY[0])};"]
                                      + [f"  p = p * t + {lit(c)};" for c in philox.LOG_POLY[1:]]),
                   CENTRAL=_poly(philox.ERFINV_CENTRAL), TAIL=_poly(philox.ERFINV_TAIL), BODY="\n".join(body))
@@ -100,10 +124,10 @@ def _random(step, kb) -> None:
     n = int(np.prod(out.shape, dtype=np.int64))
     if n == 0:
         return
-    value, words = _value(d)
+    value, words, extra = _value(d)
     per_block = 4 // words
     io = f"@group(0) @binding(1) var<storage, read_write> y: array<{STORAGE[out.dtype.name]}>;"
-    src = _source(out.dtype.name, n, step.op.attrs["seed"], io, value, per_block, words)
+    src = _source(out.dtype.name, n, step.op.attrs["seed"], io, value, per_block, words, extra)
     blocks = -(-n // per_block)
     kb.dispatch(src, [("ro", _draw_buffer(kb)), ("rw", kb.output())], -(-blocks // 256))
 

@@ -94,6 +94,7 @@ fn cos_2pi(u: f32) -> f32 {
   return s;
 }
 
+{{EXTRA}}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
