@@ -2083,7 +2083,7 @@ class OpBuilders:
         """
         return _builder('sort')(self, tensor, axis, descending, name)  # type: ignore[no-any-return]
 
-    def split(self, tensor: TensorLike, num_splits: Any, axis: int, name: Optional[str] = None) -> Tensor:
+    def split(self, tensor: TensorLike, num_splits: Any, axis: int, name: Optional[str] = None) -> list[Tensor]:
         """Pieces along ``axis``, as a list of tensors (one op with several outputs). ``num_splits``
         an int: that many equal pieces (MPSGraph ``split(_:numSplits:axis:name:)``, which needs the
         size divisible by it); a list of ints: pieces of those sizes, which add up to the size
@@ -2254,7 +2254,7 @@ class OpBuilders:
         """
         return _builder('tile_gradient')(self, incoming_gradient, source, multiplier, name)  # type: ignore[no-any-return]
 
-    def top_k(self, tensor: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
+    def top_k(self, tensor: TensorLike, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
         """The ``k`` largest values along the last axis, largest first, and their int32 indices:
         ``(values, indices)``. Ties go to the lower index; NaN counts as the largest value
         (MPSGraph ``topK(_:k:name:)``).

@@ -87,7 +87,9 @@ def _method(opdef: OpDef) -> str:
             text += f" = {_default(p.default)}"
         sig.append(text)
         call.append(f"{p.name}={p.name}" if p.kind is inspect.Parameter.KEYWORD_ONLY else p.name)
-    ret = "Operation" if returns_operation(builder) else "Tensor"
+    ann = inspect.signature(builder).return_annotation
+    several = {list: "list[Tensor]", tuple: "tuple[Tensor, ...]", "list": "list[Tensor]", "tuple": "tuple[Tensor, ...]"}
+    ret = "Operation" if returns_operation(builder) else several.get(ann, "Tensor")
     doc = inspect.getdoc(builder) or ""
     doc_lines = doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').splitlines()
     body = "\n".join(("        " + line).rstrip() for line in doc_lines)
