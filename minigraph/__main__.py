@@ -1,4 +1,4 @@
-"""Command line: ``minigraph`` (or ``python -m minigraph``) ``{demo,backends,bench,show}``.
+"""Command line: ``minigraph`` (or ``python -m minigraph``) ``{demo,backends,bench,show,profile}``.
 
 argparse subcommands: ``--help`` on stdout for the program and for each command, ``--version``.
 """
@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from . import demo
+from . import demo, profiling
 from .backends import available_backends
 from .errors import MiniGraphError
 from .graph import load
@@ -123,7 +123,10 @@ def parser() -> argparse.ArgumentParser:
     be.set_defaults(func=_bench)
     s = sub.add_parser("show", help="print or draw a saved graph: show FILE [--png out.png]", description=SHOW)
     _add_show_arguments(s).set_defaults(func=_show)
-    COMMANDS.update(demo=d, backends=b, bench=be, show=s)
+    pr = sub.add_parser("profile", help="time each op of a training step of the benchmark network (a table, a trace)",
+                        description=profiling.PROFILE)
+    profiling.add_arguments(pr).set_defaults(func=profiling.run_command)
+    COMMANDS.update(demo=d, backends=b, bench=be, show=s, profile=pr)
     return p
 
 
