@@ -1,5 +1,6 @@
 """minigraph: build, compile and run graphs with the semantics of Apple's MPSGraph, anywhere."""
 from .backends import available_backends, get_backend, register_backend
+from .backends.numpy.threads import ThreadCountError, get_num_threads, set_num_threads
 from .compare import compare_backends
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
@@ -29,8 +30,8 @@ __all__ = [
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
     "NotDifferentiableError", "Operation", "PaddingMode", "PaddingStyle", "Pooling2DOpDescriptor", "RegistrationError",
     "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
-    "SymbolicValueError", "TargetError", "Tensor", "TensorNamedDataLayout", "UnknownBackendError",
+    "SymbolicValueError", "TargetError", "Tensor", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
     "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
-    "load", "register_backend", "uint16", "uint32", "uint64", "uint8", "__version__",
+    "get_num_threads", "load", "register_backend", "set_num_threads", "uint16", "uint32", "uint64", "uint8", "__version__",
 ]

@@ -40,7 +40,7 @@ class _SameAccPlan:
         self.geo = geo
         self.dtype = np.dtype(dtype)
         self.cdtype = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
-        self.threads = threads_to_use(threads)
+        self.threads = threads  # None: get_num_threads() at each call
         self.sign = sign
         (h, w), (kh, kw), (oh, ow) = geo.input_size, geo.kernel_size, geo.output_size
         (stride_h, stride_w), (dilation_h, dilation_w) = geo.strides, geo.dilations
@@ -167,7 +167,8 @@ class _SameAccPlan:
                                 o[:, a0:a1] = 0
 
             with np.errstate(invalid="ignore", over="ignore"):
-                run_blocks(block, channel_blocks(C, self.threads), self.threads)
+                threads = threads_to_use(self.threads)
+                run_blocks(block, channel_blocks(C, threads), threads)
         finally:
             self._workspaces.release(ws)
 

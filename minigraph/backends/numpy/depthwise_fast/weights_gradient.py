@@ -54,7 +54,7 @@ class WeightsGradientPlan:
         self.dtype = np.dtype(dtype)
         # float16 is accumulated in float32 (as the exact loop does), rounded once
         self.cdtype = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
-        self.threads = threads_to_use(threads)
+        self.threads = threads  # None: get_num_threads() at each call
         self.algorithm = "dot_cn" if algorithm == "acc" and not _acc_ok(geo) else algorithm
         self._workspaces = Workspaces()
         if self.algorithm == "acc":
@@ -212,13 +212,14 @@ class WeightsGradientPlan:
             if not dy_ready:
                 self._fill_dy(dyfr, dy, c0, c1)
 
-        blocks = channel_blocks(c, self.threads)
+        threads = threads_to_use(self.threads)
+        blocks = channel_blocks(c, threads)
         # A chunk's first and last dots may read (and, for wrapped columns, subtract) a few
         # values of the neighbouring channels' frames. Inside a block the order makes both
         # reads see the same values; across blocks another thread would be filling them, so
         # the chunks on each side of a block boundary are filled before the threads start.
         prefilled = set()
-        if self.threads > 1 and len(blocks) > 1:
+        if threads > 1 and len(blocks) > 1:
             for b0, b1 in blocks:
                 for a0 in {b0, b0 + ((b1 - b0 - 1) // chunk) * chunk}:
                     fill(a0, min(b1, a0 + chunk))
@@ -232,7 +233,7 @@ class WeightsGradientPlan:
                     fill(a0, a1)
                 self._dot_chunk(views, dyf, out, a0, a1)
 
-        run_blocks(block, blocks, self.threads)
+        run_blocks(block, blocks, threads)
 
     def _dot_chunk(self, views, dyf, out, c0, c1):
         """The dots of channels ``c0:c1`` (their frames filled), then the wrapped-column terms."""
@@ -317,4 +318,5 @@ class WeightsGradientPlan:
                     r = np.matmul(a.reshape(kh, kw, a1 - a0, P), self.mask)  # [kh, kw, cb, 1]
                     out[a0:a1, mm] = r[..., 0].transpose(2, 0, 1)
 
-        run_blocks(block, channel_blocks(c, self.threads), self.threads)
+        threads = threads_to_use(self.threads)
+        run_blocks(block, channel_blocks(c, threads), threads)

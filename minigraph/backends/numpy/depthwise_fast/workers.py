@@ -1,18 +1,13 @@
 """Threads and reusable workspaces of the fast depthwise algorithms."""
 from __future__ import annotations
 
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
 
 from ....ops.geometry import ConvGeometry
-
-_POOL: Optional[ThreadPoolExecutor] = None
-_POOL_LOCK = threading.Lock()
-
+from ..threads import get_num_threads, parallel
 
 def check_sizes(geo: ConvGeometry) -> None:
     """ValueError unless the geometry is a 2D one with at least one image, channel and output
@@ -26,43 +21,23 @@ def check_sizes(geo: ConvGeometry) -> None:
 
 
 def cpu_count() -> int:
-    """Threads to use: ``MINIGRAPH_NUM_THREADS`` if set, else the CPUs this process may run on."""
-    env = os.environ.get("MINIGRAPH_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """Threads to use now: ``mg.get_num_threads()``."""
+    return get_num_threads()
 
 
 def threads_to_use(threads: Optional[int]) -> int:
-    """``threads`` (at least 1), or ``cpu_count()`` when None."""
-    return cpu_count() if threads is None else max(1, int(threads))
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=cpu_count(), thread_name_prefix="minigraph-dw")
-        return _POOL
+    """``threads`` (at least 1), or ``get_num_threads()`` when None (read at each call, so
+    ``mg.set_num_threads`` applies to plans made before it)."""
+    return get_num_threads() if threads is None else max(1, int(threads))
 
 
 def run_blocks(fn, blocks, threads: int) -> None:
-    """Run ``fn(c0, c1)`` over channel blocks, on ``threads`` threads (1: inline)."""
-    if threads <= 1 or len(blocks) <= 1 or threading.current_thread().name.startswith("minigraph-dw"):
+    """Run ``fn(c0, c1)`` over channel blocks on the backend's pool (``threads <= 1``: inline)."""
+    if threads <= 1:
         for b in blocks:
             fn(*b)
         return
-    futs = [_pool().submit(fn, *b) for b in blocks[1:]]
-    try:
-        fn(*blocks[0])
-    finally:  # never return (or raise) while a worker still writes into the workspace
-        errors = [f.exception() for f in futs]
-    for e in errors:
-        if e is not None:
-            raise e
+    parallel(fn, blocks)
 
 
 def channel_blocks(c: int, parts: int) -> list:

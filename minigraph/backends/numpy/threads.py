@@ -1,0 +1,247 @@
+"""The NumPy backend's thread pool: heavy kernels split their work into blocks of independent
+outputs and run the blocks on ``get_num_threads()`` threads (NumPy releases the GIL inside its
+loops and BLAS calls, so the blocks really run at once).
+
+The number of threads is ``mg.set_num_threads(n)``'s, else the ``MINIGRAPH_NUM_THREADS``
+environment variable's, else the cores this process may run on. BLAS (NumPy's matmul) is kept
+consistent with it through threadpoolctl where that package is installed: ``set_num_threads(n)``
+gives BLAS ``n`` threads, and while the pool splits a kernel BLAS runs one thread per task, so the
+machine is never oversubscribed. Without threadpoolctl, BLAS keeps the threads its own environment
+variables give it (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OMP_NUM_THREADS``): set them to 1
+when minigraph uses more than one thread.
+
+Determinism: a kernel splits only along blocks of its output whose values do not depend on where
+the blocks start, so a result is the same for every run at a given thread count; which results
+are also bit-identical across thread counts is listed in docs/performance.md ("Threads").
+"""
+from __future__ import annotations
+
+import operator
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional, Sequence
+
+from ... import profiling
+from ...errors import MiniGraphError
+
+try:  # a soft dependency: BLAS threads follow ours only where it is installed
+    from threadpoolctl import ThreadpoolController
+except ImportError:  # pragma: no cover - depends on the environment
+    ThreadpoolController = None
+
+ENV = "MINIGRAPH_NUM_THREADS"
+# a task should have at least this many elements of work (below it, handing a block to another
+# thread costs more than it saves)
+MIN_TASK_WORK = 1 << 16
+_WORKER_PREFIX = "minigraph-worker"
+
+
+class ThreadCountError(MiniGraphError, ValueError):
+    """A thread count that is not an integer >= 1 (``set_num_threads`` or ``MINIGRAPH_NUM_THREADS``)."""
+
+
+_explicit: Optional[int] = None  # set_num_threads's count; None: the environment's or the cores
+_lock = threading.Lock()
+_pool: Optional[ThreadPoolExecutor] = None
+_pool_size = 0
+_tasks_run = 0  # blocks handed to pool workers since import (tests check the pool is used)
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check(n: Any, what: str) -> int:
+    if isinstance(n, bool) or not hasattr(n, "__index__"):
+        raise ThreadCountError(f"{what}: the number of threads must be an integer >= 1, got {n!r} "
+                               f"({type(n).__name__})")
+    value = operator.index(n)
+    if value < 1:
+        raise ThreadCountError(f"{what}: the number of threads must be an integer >= 1, got {value}")
+    return value
+
+
+def _from_env() -> Optional[int]:
+    raw = os.environ.get(ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ThreadCountError(f"environment variable {ENV}={raw!r}: expected an integer >= 1 "
+                               f"(or unset for the usable cores, {usable_cores()})") from None
+    return _check(value, f"environment variable {ENV}")
+
+
+def get_num_threads() -> int:
+    """The threads the NumPy backend's kernels use: ``set_num_threads``'s count, else
+    ``MINIGRAPH_NUM_THREADS``, else the usable cores (``len(os.sched_getaffinity(0))``)."""
+    if _explicit is not None:
+        return _explicit
+    return _from_env() or usable_cores()
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads (an integer >= 1) in the NumPy backend's kernels from now on, and give
+    BLAS ``n`` threads too (through threadpoolctl, where it is installed). Not an MPSGraph API:
+    MPSGraph runs on the GPU."""
+    global _explicit
+    value = _check(n, "set_num_threads")
+    with _lock:
+        _explicit = value
+    _blas.set(value)
+
+
+# ------------------------------------------------------------------------------ BLAS
+class _Blas:
+    """NumPy's BLAS libraries through threadpoolctl (none without it): ``single()`` holds them
+    at one thread while a split kernel runs, counting nested and concurrent holders."""
+
+    def __init__(self) -> None:
+        self._libs: Optional[list] = None
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._saved: list = []
+
+    def libs(self) -> list:
+        if self._libs is None:
+            libs = []
+            if ThreadpoolController is not None:
+                try:
+                    libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+                except Exception:  # pragma: no cover - an unusual BLAS threadpoolctl cannot read
+                    libs = []
+            self._libs = libs
+        return self._libs
+
+    @property
+    def controlled(self) -> bool:
+        """Whether minigraph can set BLAS's threads (threadpoolctl installed, a BLAS found)."""
+        return bool(self.libs())
+
+    def threads(self) -> Optional[int]:
+        libs = self.libs()
+        return libs[0].get_num_threads() if libs else None
+
+    def set(self, n: int) -> None:
+        with self._lock:
+            if self._holders:  # restored to n when the last split kernel ends
+                self._saved = [n] * len(self._saved)
+                return
+            for lib in self.libs():
+                lib.set_num_threads(n)
+
+    def acquire(self) -> None:
+        libs = self.libs()
+        if not libs:
+            return
+        with self._lock:
+            if self._holders == 0:
+                self._saved = [lib.get_num_threads() for lib in libs]
+                for lib in libs:
+                    lib.set_num_threads(1)
+            self._holders += 1
+
+    def release(self) -> None:
+        if not self.libs():
+            return
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0:
+                for lib, n in zip(self.libs(), self._saved):
+                    lib.set_num_threads(n)
+
+
+_blas = _Blas()
+
+
+def blas_threads() -> Optional[int]:
+    """BLAS's thread count now, or None where minigraph cannot read it (no threadpoolctl)."""
+    return _blas.threads()
+
+
+# ------------------------------------------------------------------------------ splitting
+def blocks(n: int, parts: int) -> list:
+    """``[(a, b)]``: ``range(n)`` split into at most ``parts`` contiguous blocks of near-equal
+    size (the first blocks one longer); none for ``n == 0``."""
+    parts = max(1, min(parts, n))
+    q, r = divmod(n, parts)
+    out, a = [], 0
+    for i in range(parts):
+        b = a + q + (1 if i < r else 0)
+        if b > a:
+            out.append((a, b))
+        a = b
+    return out
+
+
+def split(n: int, work_per_item: int = 1, threads: Optional[int] = None, min_work: int = MIN_TASK_WORK) -> list:
+    """Blocks of ``range(n)`` for one task each: at most ``threads`` (default
+    ``get_num_threads()``) of them, each with at least ``min_work`` elements of work (``n`` items of
+    ``work_per_item`` each); a single block when the work is small."""
+    t = get_num_threads() if threads is None else threads
+    if t <= 1 or n <= 1:
+        return blocks(n, 1)
+    parts = min(t, max(1, (n * max(1, work_per_item)) // max(1, min_work)))
+    return blocks(n, parts)
+
+
+def in_worker() -> bool:
+    """Whether the calling thread is one of the pool's workers (a kernel there runs its blocks inline)."""
+    return threading.current_thread().name.startswith(_WORKER_PREFIX)
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size < workers:
+            old = _pool
+            _pool, _pool_size = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_WORKER_PREFIX), workers
+            if old is not None:
+                old.shutdown(wait=False)  # its running tasks finish; new ones go to the new pool
+        return _pool
+
+
+def _count(k: int) -> None:
+    global _tasks_run
+    with _lock:
+        _tasks_run += k
+
+
+def tasks_run() -> int:
+    """Blocks handed to pool workers since the process started (what tests check the pool by)."""
+    return _tasks_run
+
+
+def parallel(fn: Callable[..., Any], parts: Sequence[tuple]) -> None:
+    """``fn(*part)`` for every part, the parts on the pool's threads (the first on the calling
+    thread); inline when there is one part or the caller is itself a worker. While the parts run,
+    BLAS runs one thread per task. Returns when every part has finished (and raises the first
+    error), so no worker still writes into the result."""
+    rec = profiling.recorder()
+    if len(parts) <= 1 or in_worker():
+        for p in parts:
+            fn(*p) if rec is None else rec.time(fn, *p)
+        return
+    _blas.acquire()
+    try:
+        pool = _executor(max(len(parts) - 1, get_num_threads() - 1, 1))
+        if rec is None:
+            futs = [pool.submit(fn, *p) for p in parts[1:]]
+        else:
+            futs = [pool.submit(rec.time, fn, *p) for p in parts[1:]]
+        _count(len(futs))
+        try:
+            fn(*parts[0]) if rec is None else rec.time(fn, *parts[0])
+        finally:  # never return (or raise) while a worker still writes into the result
+            errors = [f.exception() for f in futs]
+    finally:
+        _blas.release()
+    for e in errors:
+        if e is not None:
+            raise e
