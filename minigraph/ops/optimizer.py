@@ -66,7 +66,7 @@ def _infer_adam(in_types, attrs):
        inputs=_SCALARS + _STATE, infer=_infer_adam, family="optimizer", differentiable=False,
        hidden_attrs=("nil_inputs",))
 def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity,
-         maximum_velocity: Optional[Tensor], gradient, name: Optional[str] = None):
+         maximum_velocity: Optional[Tensor], gradient, name: Optional[str] = None) -> list:
     """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
     (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
     beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
