@@ -273,7 +273,8 @@ class Profile:
 
     def trace(self) -> dict:
         """The profile as Chrome trace events: one complete ("X") event per op per repeat, one
-        lane (tid) per thread that ran kernels (or the GPU queue), named by metadata events."""
+        lane (tid) per thread that ran kernels (or the GPU queue), named by metadata events; the
+        blocks a kernel ran on worker threads as begin/end ("B", "E") pairs under the op's name."""
         pid = os.getpid()
         events: list = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
                          "args": {"name": f"minigraph {self.backend}" + (f" ({self.device})" if self.device else "")}}]
@@ -288,12 +289,13 @@ class Profile:
                                "ts": (start - origin) / 1e3, "dur": max(end - start, 0) / 1e3,
                                "args": {"type": r.type, "shape": list(r.shape), "dtype": r.dtype, "bytes": r.bytes,
                                         "flops": r.flops, "repeat": rep}})
-        for rep, blocks in enumerate(self.blocks):
+        for rep, blocks in enumerate(self.blocks):  # begin/end pairs: the ops alone are complete events
             for i, start, end, lane in blocks:
                 r = self.records[i]
-                events.append({"name": r.name, "cat": r.type, "ph": "X", "pid": pid, "tid": lane,
-                               "ts": (start - origin) / 1e3, "dur": max(end - start, 0) / 1e3,
-                               "args": {"type": r.type, "block": True, "repeat": rep}})
+                events.append({"name": r.name, "cat": r.type, "ph": "B", "pid": pid, "tid": lane,
+                               "ts": (start - origin) / 1e3, "args": {"type": r.type, "block": True, "repeat": rep}})
+                events.append({"name": r.name, "cat": r.type, "ph": "E", "pid": pid, "tid": lane,
+                               "ts": (max(end, start) - origin) / 1e3})
         return {"traceEvents": events, "displayTimeUnit": "ms",
                 "otherData": {"backend": self.backend, "clock": self.clock, "repeats": self.repeats,
                               "device": self.device}}

@@ -116,8 +116,10 @@ def test_each_thread_that_profiles_gets_a_lane_of_its_own(rng):
     work("main")
     lanes = {k: {e["tid"] for e in tr["traceEvents"] if e["ph"] == "X"} for k, tr in got.items()}
     assert len(lanes["worker"]) == 1 and len(lanes["main"]) == 1 and lanes["worker"] != lanes["main"]
-    names = {k: [e["args"]["name"] for e in tr["traceEvents"] if e["name"] == "thread_name"] for k, tr in got.items()}
-    assert names["worker"] == ["profiler-thread"] and names["main"] == [threading.current_thread().name]
+    names = {k: {e["tid"]: e["args"]["name"] for e in tr["traceEvents"] if e["name"] == "thread_name"}
+             for k, tr in got.items()}
+    assert [names["worker"][t] for t in lanes["worker"]] == ["profiler-thread"]
+    assert [names["main"][t] for t in lanes["main"]] == [threading.current_thread().name]
 
 
 def test_worker_threads_of_a_kernel_get_lanes(rng, replace_kernel):
@@ -157,9 +159,18 @@ def test_worker_threads_of_a_kernel_get_lanes(rng, replace_kernel):
     np.testing.assert_allclose(again, np.exp(xv), rtol=1e-6)
     assert [r.name for r in prof.records] == ["exp"]
     trace = prof.trace()
-    ops = [e for e in trace["traceEvents"] if e["ph"] == "X" and not e["args"].get("block")]
-    blocks = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["args"].get("block")]
-    assert len(ops) == 2 and len(blocks) == 8
+    ops = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    blocks = [e for e in trace["traceEvents"] if e["ph"] == "B"]
+    ends = [e for e in trace["traceEvents"] if e["ph"] == "E"]
+    assert len(ops) == 2 and len(blocks) == 8 and len(ends) == 8
+    assert all(e["args"]["block"] for e in blocks)
+    for tid in {e["tid"] for e in blocks}:  # on each lane, every block begins, then ends
+        seq = [e for e in trace["traceEvents"] if e["tid"] == tid and e["ph"] in "BE"]
+        assert [e["ph"] for e in seq] == ["B", "E"] * (len(seq) // 2)
+        assert all(b["ts"] <= e["ts"] for b, e in zip(seq[::2], seq[1::2]))
+    for op in ops:  # every block lies inside its op's span
+        mine = [e for e in blocks if e["args"]["repeat"] == op["args"]["repeat"]]
+        assert len(mine) == 4 and all(op["ts"] <= e["ts"] <= op["ts"] + op["dur"] + 1e-3 for e in mine)
     assert all(e["name"] == "exp" and e["cat"] == "exponent" for e in blocks)
     names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
     lanes = {e["tid"] for e in blocks}
