@@ -18,6 +18,7 @@ import numpy as np
 from ...ops.convolution_transpose import transpose_geometry
 from ...ops.geometry import ConvGeometry, geometry_of
 from .registry import numpy_kernel
+from .threads import get_num_threads, parallel, split
 
 
 # ------------------------------------------------------------------ shared helpers
@@ -96,21 +97,68 @@ def setup(step) -> tuple:
 
 
 # ------------------------------------------------------------------ kernels
+# Each kernel splits its work over the backend's thread pool (threads.py) along blocks of its
+# output whose arithmetic does not depend on where the blocks start: the forward and data
+# gradient by images (pointwise convolutions of fewer images than threads by output columns),
+# the weights gradient by kernel taps (or, with fewer taps than threads, by output-channel
+# rows). So each result is bit-identical for every thread count.
+def is_pointwise(geo: ConvGeometry) -> bool:
+    """1x1 kernel, stride 1, no padding: the convolution is one matrix product per group."""
+    return (all(k == 1 for k in geo.kernel_size) and all(s == 1 for s in geo.strides)
+            and not any(geo.padding_before) and geo.padded_size == geo.input_size)
+
+
+def has_padding(geo: ConvGeometry) -> bool:
+    """Whether the taps read outside the source (a padded copy is needed), or the source is
+    longer than the windows reach."""
+    return any(geo.padding_before) or geo.padded_size != geo.input_size
+
+
+def padded_source(geo: ConvGeometry, x: np.ndarray, acc: np.dtype, n0: int, n1: int) -> np.ndarray:
+    """Images ``n0:n1`` of x as ``[nb, C, *padded]`` in ``acc``: a view of x itself where there is
+    no padding and no dtype to change (no copy the geometry does not need)."""
+    xs = source_view(geo, x)[n0:n1]
+    if not has_padding(geo):
+        return xs.astype(acc, copy=False)
+    return pad_trailing(xs, geo.padding_before, geo.padded_size, 0, acc)
+
+
+def _image_parts(geo: ConvGeometry) -> list:
+    """Blocks of images, each with enough work for a task of its own."""
+    return split(geo.batch, geo.in_channels * max(1, prod(geo.input_size)) * max(1, prod(geo.kernel_size)))
+
+
 def forward_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
     """``run(x, w) -> y``: the forward convolution of a geometry."""
     n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
+    taps = window_taps(geo)
+    pointwise = is_pointwise(geo)
 
     def run(x, w):
-        xp = pad_trailing(source_view(geo, x), geo.padding_before, geo.padded_size, 0, acc)
-        wg = weights_view(geo, w).astype(acc)
-        y = np.zeros((n, groups, og, p), acc)
-        for t, idx in window_taps(geo):
-            cols = xp[idx].reshape(n, groups, ig, p)
-            wt = wg[(Ellipsis,) + t]  # [groups, og, ig]
-            if ig == 1:  # depthwise-like groups: a broadcast product beats a matmul of inner size 1
-                y += cols * wt[:, :, 0][None, :, :, None]
-            else:
-                y += np.matmul(wt, cols)
+        wg = weights_view(geo, w).astype(acc, copy=False)
+        y = np.empty((n, groups, og, p), acc)
+        if pointwise:  # one GEMM per group and image: [og, ig] @ [ig, P], no tap loop
+            w3 = wg.reshape(groups, og, ig)
+            xs = source_view(geo, x).astype(acc, copy=False).reshape(n, groups, ig, p)
+            if n >= get_num_threads():
+                parallel(lambda a, b: np.matmul(w3, xs[a:b], out=y[a:b]), split(n, og * ig * p))
+            else:  # few images: blocks of output columns
+                parallel(lambda a, b: np.matmul(w3, xs[..., a:b], out=y[..., a:b]), split(p, n * og * ig))
+            return finish(to_data_layout(geo, y.reshape((n, geo.out_channels) + geo.output_size)), out_dt)
+
+        def block(n0, n1):
+            xp = padded_source(geo, x, acc, n0, n1)
+            nb, yb = n1 - n0, y[n0:n1]
+            yb[...] = 0
+            for t, idx in taps:
+                cols = xp[idx].reshape(nb, groups, ig, p)
+                wt = wg[(Ellipsis,) + t]  # [groups, og, ig]
+                if ig == 1:  # depthwise-like groups: a broadcast product beats a matmul of inner size 1
+                    yb += cols * wt[:, :, 0][None, :, :, None]
+                else:
+                    yb += np.matmul(wt, cols)
+
+        parallel(block, _image_parts(geo))
         return finish(to_data_layout(geo, y.reshape((n, geo.out_channels) + geo.output_size)), out_dt)
     return run
 
@@ -118,19 +166,38 @@ def forward_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
 def data_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
     """``run(dy, w) -> dx``: the convolution's data gradient (the transposed convolution)."""
     n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
+    taps = window_taps(geo)
+    pointwise, padded = is_pointwise(geo), has_padding(geo)
 
     def run(dy, w):
-        dyg = result_view(geo, dy).astype(acc).reshape(n, groups, og, p)
-        wg = weights_view(geo, w).astype(acc)
-        dxp = np.zeros((n, geo.in_channels) + geo.padded_size, acc)
-        for t, idx in window_taps(geo):
-            wt = wg[(Ellipsis,) + t]
-            if ig == 1:
-                part = (dyg * wt[:, :, 0][None, :, :, None]).sum(axis=2)
+        dyg = result_view(geo, dy).astype(acc, copy=False).reshape(n, groups, og, p)
+        wg = weights_view(geo, w).astype(acc, copy=False)
+        dx = np.empty((n, geo.in_channels) + geo.input_size, acc)
+        if pointwise:  # [ig, og] @ [og, P] per group and image
+            wt3 = wg.reshape(groups, og, ig).transpose(0, 2, 1)
+            dxg = dx.reshape(n, groups, ig, p)
+            if n >= get_num_threads():
+                parallel(lambda a, b: np.matmul(wt3, dyg[a:b], out=dxg[a:b]), split(n, og * ig * p))
             else:
-                part = np.matmul(wt.transpose(0, 2, 1), dyg)
-            dxp[idx] += part.reshape((n, geo.in_channels) + geo.output_size)
-        dx = crop_trailing(dxp, geo.padding_before, geo.input_size)
+                parallel(lambda a, b: np.matmul(wt3, dyg[..., a:b], out=dxg[..., a:b]), split(p, n * og * ig))
+            return finish(to_data_layout(geo, dx), out_dt)
+
+        def block(n0, n1):
+            nb = n1 - n0
+            dxp = np.zeros((nb, geo.in_channels) + geo.padded_size, acc) if padded else dx[n0:n1]
+            if not padded:
+                dxp[...] = 0
+            for t, idx in taps:
+                wt = wg[(Ellipsis,) + t]
+                if ig == 1:
+                    part = (dyg[n0:n1] * wt[:, :, 0][None, :, :, None]).sum(axis=2)
+                else:
+                    part = np.matmul(wt.transpose(0, 2, 1), dyg[n0:n1])
+                dxp[idx] += part.reshape((nb, geo.in_channels) + geo.output_size)
+            if padded:
+                dx[n0:n1] = crop_trailing(dxp, geo.padding_before, geo.input_size)
+
+        parallel(block, _image_parts(geo))
         return finish(to_data_layout(geo, dx), out_dt)
     return run
 
@@ -138,16 +205,40 @@ def data_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
 def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
     """``run(dy, x) -> dw``: the convolution's weights gradient."""
     n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
+    taps = window_taps(geo)
 
     def run(dy, x):
         # [groups, og, n*p]: each group's output channels against every (batch, position) pair
-        dyg = result_view(geo, dy).astype(acc).reshape(n, groups, og, p).transpose(1, 2, 0, 3).reshape(groups, og, n * p)
-        xp = pad_trailing(source_view(geo, x), geo.padding_before, geo.padded_size, 0, acc)
+        dyv = result_view(geo, dy).astype(acc, copy=False).reshape(n, groups, og, p)
+        if n == 1:
+            dyg = dyv.reshape(groups, og, p)
+        else:  # the transposing copy, by blocks of images
+            dyg = np.empty((groups, og, n, p), acc)
+            parallel(lambda a, b: dyg[:, :, a:b].__setitem__(Ellipsis, dyv[a:b].transpose(1, 2, 0, 3)),
+                     split(n, groups * og * p))
+            dyg = dyg.reshape(groups, og, n * p)
+        xp = padded_source(geo, x, acc, 0, n)
         dw = np.empty((groups, og, ig) + geo.kernel_size, acc)
-        for t, idx in window_taps(geo):
+
+        def columns(idx):
             # [groups, ig, n*p] keeps positions innermost (a cheap copy); BLAS takes the transpose as is
-            cols = xp[idx].reshape(n, groups, ig, p).transpose(1, 2, 0, 3).reshape(groups, ig, n * p)
-            dw[(Ellipsis,) + t] = np.matmul(dyg, cols.transpose(0, 2, 1))
+            return xp[idx].reshape(n, groups, ig, p).transpose(1, 2, 0, 3).reshape(groups, ig, n * p)
+
+        def tap_block(t0, t1):
+            for t, idx in taps[t0:t1]:
+                dw[(Ellipsis,) + t] = np.matmul(dyg, columns(idx).transpose(0, 2, 1))
+
+        threads = get_num_threads()
+        if len(taps) >= threads or og < 2:
+            parallel(tap_block, split(len(taps), groups * og * ig * n * p, threads))
+            return finish(to_weights_layout(geo, dw), out_dt)
+        for t, idx in taps:  # fewer taps than threads: blocks of output-channel rows share the columns
+            cols_t = columns(idx).transpose(0, 2, 1)
+            out = dw[(Ellipsis,) + t]
+
+            def rows(o0, o1, cols_t=cols_t, out=out):
+                out[:, o0:o1] = np.matmul(dyg[:, o0:o1], cols_t)
+            parallel(rows, split(og, groups * ig * n * p, threads))
         return finish(to_weights_layout(geo, dw), out_dt)
     return run
 
