@@ -12,6 +12,7 @@ over on the shapes they suit and hand back to them when a result is not finite.
 from __future__ import annotations
 
 import functools
+from math import prod
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from ...ops.geometry import ConvGeometry
 from .conv import compute_dtype, finish, result_view, setup, source_view, to_data_layout, weights_view
 from .depthwise_fast import DataGradientPlan, ForwardPlan, WeightsGradientPlan, choose_algorithm
 from .registry import numpy_kernel
+from .threads import parallel, split
 
 
 def _inside(out: int, size: int, stride: int, dilation: int, before: int, k: int):
@@ -31,6 +33,10 @@ def _inside(out: int, size: int, stride: int, dilation: int, before: int, k: int
         return None
     start = lo * stride + offset
     return slice(lo, hi), slice(start, start + (hi - lo - 1) * stride + 1, stride)
+
+
+def _work_per_image(geo: ConvGeometry) -> int:
+    return geo.in_channels * geo.channel_multiplier * prod(geo.output_size) * prod(geo.kernel_size)
 
 
 @functools.lru_cache(maxsize=256)
@@ -49,8 +55,13 @@ def exact_weights_gradient(geo: ConvGeometry, dy: np.ndarray, x: np.ndarray, dty
     cdt = compute_dtype(np.dtype(dtype))
     dy, x = dy.astype(cdt, copy=False), x.astype(cdt, copy=False)
     out = np.zeros((geo.in_channels, geo.channel_multiplier) + geo.kernel_size, cdt)
-    for i, j, oh, ow, ih, iw in taps_inside(geo):
-        out[:, :, i, j] = np.einsum("ncmhw,nchw->cm", dy[:, :, :, oh, ow], x[:, :, ih, iw])
+    taps = taps_inside(geo)
+
+    def block(c0, c1):  # blocks of channels: each sum over the images stays whole
+        for i, j, oh, ow, ih, iw in taps:
+            out[c0:c1, :, i, j] = np.einsum("ncmhw,nchw->cm", dy[:, c0:c1, :, oh, ow], x[:, c0:c1, ih, iw])
+
+    parallel(block, split(geo.in_channels, geo.batch * geo.channel_multiplier * prod(geo.output_size) * len(taps)))
     return out.astype(dtype, copy=False)
 
 
@@ -58,15 +69,20 @@ def exact_weights_gradient(geo: ConvGeometry, dy: np.ndarray, x: np.ndarray, dty
 def _forward(step):
     geo, out_dt, cdt = setup(step)
     taps = taps_inside(geo)
+    work = _work_per_image(geo)
 
     def run(x, w):
         xv = source_view(geo, x)
         wv = weights_view(geo, w.astype(cdt, copy=False))[:, :, 0]  # [C, M, kH, kW]
         y = np.zeros(geo.result_shape, cdt)
         yv = result_view(geo, y)  # [N, C, M, OH, OW]
-        for i, j, oh, ow, ih, iw in taps:
-            xs = xv[:, :, None, ih, iw]  # [N, C, 1, h, w]
-            yv[:, :, :, oh, ow] += xs * wv[None, :, :, i, j, None, None]
+
+        def block(n0, n1):
+            for i, j, oh, ow, ih, iw in taps:
+                xs = xv[n0:n1, :, None, ih, iw]  # [nb, C, 1, h, w]
+                yv[n0:n1, :, :, oh, ow] += xs * wv[None, :, :, i, j, None, None]
+
+        parallel(block, split(geo.batch, work))
         return y.astype(out_dt, copy=False)
 
     # Fast path (depthwise_fast): "same"-like layers as flat einsums over long vectors; other
@@ -89,18 +105,23 @@ def _data_gradient(step):
     geo, out_dt, cdt = setup(step)
     taps = taps_inside(geo)
     m = geo.channel_multiplier
+    work = _work_per_image(geo)
 
     def run(dy, w):
         dyv = result_view(geo, dy)  # [N, C, M, OH, OW]
         wv = weights_view(geo, w.astype(cdt, copy=False))[:, :, 0]
         dx = np.zeros(geo.source_shape, cdt)
         dxv = source_view(geo, dx)
-        for i, j, oh, ow, ih, iw in taps:
-            ds = dyv[:, :, :, oh, ow]
-            if m == 1:
-                dxv[:, :, ih, iw] += ds[:, :, 0] * wv[None, :, 0, i, j, None, None]
-            else:
-                dxv[:, :, ih, iw] += np.einsum("ncmhw,cm->nchw", ds, wv[:, :, i, j], dtype=cdt)
+
+        def block(n0, n1):
+            for i, j, oh, ow, ih, iw in taps:
+                ds = dyv[n0:n1, :, :, oh, ow]
+                if m == 1:
+                    dxv[n0:n1, :, ih, iw] += ds[:, :, 0] * wv[None, :, 0, i, j, None, None]
+                else:
+                    dxv[n0:n1, :, ih, iw] += np.einsum("ncmhw,cm->nchw", ds, wv[:, :, i, j], dtype=cdt)
+
+        parallel(block, split(geo.batch, work))
         return dx.astype(out_dt, copy=False)
 
     # Fast path (depthwise_fast), as for the forward op.
