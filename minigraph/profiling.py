@@ -230,6 +230,20 @@ class Profile:
         total = self.total
         return sorted(((t, s, s / total if total else 0.0) for t, s in acc.items()), key=lambda x: -x[1])
 
+    def type_table(self) -> str:
+        """The time summed per op type, largest first: type, ops, ms, share, bytes and flops."""
+        acc: dict = {}
+        for r in self.records:
+            n, t, b, f = acc.get(r.type, (0, 0.0, 0, 0))
+            acc[r.type] = (n + 1, t + r.time, b + r.bytes, f + (r.flops or 0))
+        total = self.total
+        head = ["type", "ops", "time ms", "share", "MB", "MFLOP"]
+        body = [[t, str(n), f"{s * 1e3:.3f}", f"{s / total if total else 0.0:6.1%}", f"{b / 1e6:.3f}", f"{f / 1e6:.3f}"]
+                for t, (n, s, b, f) in sorted(acc.items(), key=lambda kv: -kv[1][1])]
+        widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+        return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+                         for row in [head] + body)
+
     def table(self, top: Optional[int] = None) -> str:
         """The ops sorted by time, largest first, each with its share of the total; a total line.
 
@@ -360,6 +374,7 @@ def add_arguments(p: Any) -> Any:
     p.add_argument("--repeats", type=int, default=10, help="timed steps; each op's time is its median (default 10)")
     p.add_argument("--clock", choices=CLOCKS, help="gpu-timestamps or host (default: the best the backend has)")
     p.add_argument("--top", type=int, help="show only the N slowest ops")
+    p.add_argument("--by-type", action="store_true", help="also print the time summed per op type")
     p.add_argument("--trace", metavar="PATH", help="write a Chrome trace-event JSON (open it in ui.perfetto.dev)")
     p.add_argument("--tiny", action="store_true", help="channels / 8, N=2, 16x16: checks the pipeline only")
     return p
@@ -394,6 +409,9 @@ def run_command(args: Any) -> int:
     print(f"six-block network, one SGD training step: N={batch}, {size}x{size}"
           + (", channels / 8" if args.tiny else ""))
     print(prof.table(top=args.top))
+    if args.by_type:
+        print()
+        print(prof.type_table())
     if args.trace:
         prof.save_trace(args.trace)
         print(f"wrote {args.trace} (open it in https://ui.perfetto.dev)", file=sys.stderr)

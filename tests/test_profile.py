@@ -84,6 +84,21 @@ def test_table_is_sorted_by_time_with_shares_and_a_total(backend, rng):
     assert len(top) == 3 + 3 + 1 + 2 and f"({len(prof.records) - 3} more ops)" in top[6]
 
 
+def test_type_table_sums_the_ops_of_each_type(rng):
+    _, exe, feeds, _ = _training_step("numpy", rng)
+    prof = exe.profile(feeds, repeats=2)
+    rows = [ln.split() for ln in prof.type_table().splitlines()[1:]]
+    want = {}
+    for r in prof.records:
+        n, t = want.get(r.type, (0, 0.0))
+        want[r.type] = (n + 1, t + r.time)
+    assert {row[0]: int(row[1]) for row in rows} == {k: n for k, (n, _) in want.items()}
+    assert [float(row[2]) for row in rows] == sorted((float(row[2]) for row in rows), reverse=True)
+    for row in rows:
+        assert float(row[2]) == pytest.approx(want[row[0]][1] * 1e3, abs=1e-3)
+    assert [t for t, _, _ in prof.by_type()] == [row[0] for row in rows]
+
+
 def test_trace_has_one_complete_event_per_op_per_repeat(backend, rng, tmp_path):
     _, exe, feeds, _ = _training_step(backend, rng)
     prof = exe.profile(feeds, repeats=4)
@@ -315,8 +330,10 @@ def test_random_ops_draw_as_the_next_run_would(backend):
 
 def test_profile_command_tiny(run_python, tmp_path):
     path = tmp_path / "t.json"
-    p = run_python("-m", "minigraph", "profile", "--tiny", "--repeats", "2", "--top", "5", "--trace", str(path))
+    p = run_python("-m", "minigraph", "profile", "--tiny", "--repeats", "2", "--top", "5", "--by-type", "--trace",
+                   str(path))
     assert p.returncode == 0, p.stderr
     assert "six-block network" in p.stdout and "total (" in p.stdout and "depthwise_convolution_2d" in p.stdout
+    assert "convolution_2d_weights_gradient" in p.stdout.split("total (")[1]  # the per-type summary
     trace = json.loads(path.read_text())
     assert sum(e["ph"] == "X" for e in trace["traceEvents"]) > 100
