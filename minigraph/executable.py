@@ -318,8 +318,8 @@ def _checked(plan, backend: str, out) -> tuple:
             raise ExecutionError(f"{where} assigned {op!r}, which the plan does not assign (it assigns "
                                  f"{sorted(o.name for o in allowed)})")
         var = op.outputs[0]
-        checked[op] = _check_value(np.asarray(v), ShapedType(var.shape, var.dtype),
-                                   f"{where} assigned to variable {op.name!r}")
+        checked[op] = _check_value(v if getattr(v, "resident", False) else np.asarray(v),
+                                   ShapedType(var.shape, var.dtype), f"{where} assigned to variable {op.name!r}")
     return results, checked
 
 
@@ -329,6 +329,15 @@ def _check_value(a: np.ndarray, want: ShapedType, what: str) -> np.ndarray:
         raise ExecutionError(f"{what} {got}{list(a.shape)}, but the plan computes "
                              f"{want.dtype.name}{list(want.shape)}; nothing was committed")
     return a
+
+
+def _commit(store, runner, assigned) -> None:
+    """Store a run's assignments. Values the backend keeps on its device (``resident``: the
+    webgpu backend's ``DeviceValue``) go in as they are, read back only when asked for."""
+    kept = {op: v for op, v in assigned.items() if getattr(v, "resident", False)}
+    store.commit({op: v for op, v in assigned.items() if op not in kept})
+    if kept:
+        store.values = runner.with_resident(store.values, kept)
 
 
 def _execute(graph, plan, runner, feed_values, backend: str):
@@ -342,7 +351,7 @@ def _execute(graph, plan, runner, feed_values, backend: str):
     if plan.has_assignments:
         with store.lock:  # runs that assign are serialised per graph
             results, assigned = _call(runner, plan, feed_values, store.values, backend)
-            store.commit(assigned)
+            _commit(store, runner, assigned)
     else:
         results, assigned = _call(runner, plan, feed_values, store.values, backend)
     out = []

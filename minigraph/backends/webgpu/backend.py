@@ -3,9 +3,10 @@
 At ``prepare`` time every slot of the plan gets a device buffer (intermediates come from a
 pool and go back to it when the plan's ``Step.free`` says they are dead, so buffers are
 reused), every kernel is compiled (through a per-device pipeline cache) and bound. A run then
-only uploads the feeds (and variables whose value changed), records all dispatches in one
-compute pass of one command encoder, copies the targets (and assigned values) into one
-staging buffer, submits once and maps once. Intermediates never leave the device.
+only uploads the feeds (and variables whose value changed on the host), records all dispatches
+in one compute pass of one command encoder, copies the targets into one staging buffer, submits
+once and maps once. Intermediates never leave the device, and neither do assigned variables:
+they stay resident until asked for (``resident.py``).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ...errors import (UnsupportedDTypeError, BackendUnavailableError, Execution
                        MiniGraphError, ResourceLimitError)
 from ...ir import OPS
 from ...types import num_elements
+from . import resident
 from .device import GPU_LOCK, get_context
 from .registry import KERNELS
 from .wgsl import HOST, params_array, render
@@ -221,6 +223,8 @@ class _Runner:
         self.pool_hits = 0
         self._pending: dict = {}  # variable op -> Ref of its assigned value, in order of first assignment
         self._feed_index = {slot: i for i, (_, slot, _) in enumerate(plan.feeds)}
+        self.resident = resident.RESIDENT["enabled"]  # assigned values stay on the device
+        self._var_free: dict = {}  # variable op -> buffers of dropped DeviceValues, reused
 
         for st in plan.steps:
             _check_dtypes(st, ctx, backend_name)
@@ -312,8 +316,11 @@ class _Runner:
         """Targets, then assigned variables, packed into one staging buffer."""
         wanted = [(self.slot_ref[slot], self.plan.types[slot].shape, self.plan.types[slot].dtype.name)
                   for _tensor, slot in self.plan.targets]
-        self.assigned: list = []  # (variable op, its index in reads)
+        self.assigned: list = []  # (variable op, its index in reads), or its pending Ref if resident
         for var_op, ref in self._pending.items():
+            if self.resident:
+                self.assigned.append((var_op, ref))
+                continue
             self.assigned.append((var_op, len(wanted)))
             wanted.append((ref, tuple(var_op.attrs["shape"]), var_op.outputs[0].dtype.name))
         self.reads: list = []  # (Ref, staging offset, shape, dtype name)
@@ -403,6 +410,7 @@ class _Runner:
         data = to_device(arr, dtype)
         if data.nbytes:
             self.ctx.device.queue.write_buffer(ref.buffer, 0, data)
+            resident.count("upload", data.nbytes)
 
     # --- running
     def __call__(self, feed_values, variables):
@@ -432,11 +440,18 @@ class _Runner:
         self._settle_staging()
         for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
             self._upload(ref, arr, dtype)
+        copies = None
         for op, ref, dtype in self.variables:
-            v = variables[op]
+            v = resident.raw_value(variables, op)
             if self._var_seen.get(op) is not v:
-                self._upload(ref, np.asarray(v), dtype)
+                if isinstance(v, resident.DeviceValue) and v.ctx is self.ctx:  # on this device: copied there
+                    copies = copies or self.ctx.device.create_command_encoder()
+                    copies.copy_buffer_to_buffer(v.buffer, 0, ref.buffer, 0, min(v.nbytes, ref.nbytes))
+                else:
+                    self._upload(ref, np.asarray(v), dtype)
                 self._var_seen[op] = v
+        if copies is not None:
+            self.ctx.device.queue.submit([copies.finish()])
         for fn in self.before_run:
             fn()
 
@@ -446,6 +461,7 @@ class _Runner:
 
         for ref, off, shape, dtype in self.reads:
             enc.copy_buffer_to_buffer(ref.buffer, 0, self.staging, off, ref.nbytes)
+        kept = self._keep_assigned(enc) if self.resident else {}
         self.ctx.device.queue.submit([enc.finish()])
         arrays = []
         if self.staging is not None:
@@ -454,11 +470,27 @@ class _Runner:
                 data = self.staging.read_mapped(copy=True)
             finally:
                 self._settle_staging()
+            resident.count("readback", self._staging_size)
             for ref, off, shape, dtype in self.reads:
                 arrays.append(from_device(data, off, shape, dtype))
         results = arrays[: len(self.plan.targets)]
-        assigned = {op: arrays[i] for op, i in self.assigned}
+        assigned = kept if self.resident else {op: arrays[i] for op, i in self.assigned}
         return results, assigned
+
+    def _keep_assigned(self, enc) -> dict:
+        """Each assigned value copied (in ``enc``) into a buffer of its own: {variable op: DeviceValue}."""
+        kept = {}
+        for op, ref in self.assigned:
+            free = self._var_free.setdefault(op, [])
+            buf = free.pop() if free else self._new(ref.nbytes, _label(op))
+            enc.copy_buffer_to_buffer(ref.buffer, 0, buf, 0, ref.nbytes)
+            kept[op] = resident.DeviceValue(self.ctx, buf, ref.nbytes, tuple(op.attrs["shape"]),
+                                            op.outputs[0].dtype.name, free)
+        return kept
+
+    def with_resident(self, values, device):
+        """The store's values with these ``DeviceValue``s in place (the executor's commit)."""
+        return resident.with_device_values(values, device)
 
     # --- profiling (a run path of its own: a normal run times nothing)
     @property

@@ -6,11 +6,15 @@ per dispatch for some shapes (64x64, 128x128); M, N and the batch axes stay para
 new batch size reuses the pipeline. A K axis longer than ``_KCH`` is cut into pieces (one tile
 loop never runs more than ``_KCH / 16`` steps: llvmpipe stops a shader's loops after 65,535),
 whose partial products a reduction adds up in a pairwise-like order.
+
+Products of at least ``gemm.TILING["min_size"]`` rows and columns take the tiled GEMM of
+``gemm.py`` instead (64x64 outputs per workgroup, 4x4 per thread).
 """
 from __future__ import annotations
 
 from ...ops._util import broadcast_shapes
 from ...types import num_elements
+from .gemm import Gemm, fits, record_gemm, use_tiled
 from .reduction import PARTIAL_DTYPE, reduce_dispatch
 from .registry import webgpu_kernel
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
@@ -32,9 +36,18 @@ def _matmul(step, kb):
         cs = contiguous_strides(padded)
         return tuple(0 if p == 1 and o != 1 else s * mat for p, s, o in zip(padded, cs, batch_shape))
 
+    dt = out.dtype.name
+    if use_tiled(M, N):
+        cst = tuple(s * M * N for s in contiguous_strides(batch_shape))
+        tshape, (tas, tbs, tcs) = collapse(batch_shape, bstrides(a.shape[:-2], M * K),
+                                           bstrides(b.shape[:-2], K * N), cst)
+        g = Gemm(M, N, K, (K, 1, 0), (N, 0, 1), (N, 1), tuple(zip(tshape, tas, tbs, tcs)),
+                 c_total=num_elements(batch_shape) * M * N)
+        if fits(kb, g):
+            record_gemm(kb, g, kb.input(0), kb.input(1), kb.output(), dt)
+            return
     bshape, (ast, bst) = collapse(batch_shape, bstrides(a.shape[:-2], M * K), bstrides(b.shape[:-2], K * N))
     batch = num_elements(batch_shape)
-    dt = out.dtype.name
     acc = COMPUTE[dt]
     axes = []
     for k in reversed(range(len(bshape))):

@@ -1,0 +1,123 @@
+"""A tiled GEMM over strided operands, shared by ``matrix_multiplication`` and the pointwise
+(1x1) convolutions (forward, data and weights gradients).
+
+``C[b][m, n] = sum_k A[b][m, k] * B[b][k, n]`` where every operand is read through element
+strides, so a transposed operand, NCHW or NHWC data and OIHW or HWIO weights need no copy;
+batch axes carry a stride per operand (0 broadcasts). The K axis may be two axes walked as one
+(``k_inner``: K = outer * k_inner, as the batch and pixel axes of a weights gradient). See
+``kernels/gemm_tiled.wgsl`` for the tiling (64x64 outputs per workgroup of 256 threads, 4x4 per
+thread, K steps of 16 staged in workgroup memory).
+
+``TILING["mode"]`` picks the path: ``"auto"`` (the tiled kernel when both M and N are at least
+``TILING["min_size"]`` and they make at least ``TILING["min_outputs"]`` outputs per batch: a
+thinner product leaves much of a 64x64 tile idle, a smaller one makes too few workgroups to fill
+a GPU, where the 16x16 kernels make 16 times more), ``"always"`` or ``"never"`` (tests force
+each path with it). M, N, the strides and the batch sizes are kernel parameters, so a new size
+reuses the pipeline; K is baked in.
+"""
+from __future__ import annotations
+
+from math import prod
+from typing import NamedTuple, Sequence
+
+from .reduction import PARTIAL_DTYPE, reduce_dispatch
+from .wgsl import COMPUTE, STORAGE, params_decl, render
+
+TILING: dict = {"mode": "auto", "min_size": 32, "min_outputs": 2 * 64 * 64}
+RECORDED = {"gemm": 0}  # tiled GEMMs recorded so far (tests check which path a plan took)
+TILE = 64  # outputs per workgroup along M and along N
+_KCH = 16 * 1024  # longest piece of K one workgroup multiplies (bounded loops on llvmpipe)
+_ZERO = {"f32": "0.0", "i32": "0i", "u32": "0u"}
+
+
+class Gemm(NamedTuple):
+    """One strided GEMM. Strides in elements: ``a = (m, k, k_outer)``, ``b = (k, k_outer, n)``,
+    ``c = (m, n)``; ``batch``: ``(size, a stride, b stride, c stride)`` per batch axis;
+    ``k_inner``: the size of K's inner axis (K itself when K is one axis); ``c_total``: the
+    elements of C (every offset below it written once; partial products are laid out like C)."""
+
+    M: int
+    N: int
+    K: int
+    a: tuple
+    b: tuple
+    c: tuple
+    batch: Sequence[tuple] = ()
+    k_inner: int = 0
+    c_total: int = 0
+
+
+def use_tiled(M: int, N: int) -> bool:
+    """Whether the tiled kernel is chosen for an M x N product (``TILING``)."""
+    mode = TILING["mode"]
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    return min(M, N) >= int(TILING["min_size"]) and M * N >= int(TILING["min_outputs"])
+
+
+def fits(kb, g: Gemm) -> bool:
+    """Whether the grid of ``g`` fits the adapter (x and y workgroup counts)."""
+    return max(-(-g.N // TILE), -(-g.M // TILE)) <= kb.ctx.max_groups
+
+
+def params(g: Gemm, z0: int) -> list:
+    """The kernel's u32 parameters (see kernels/gemm_tiled.wgsl)."""
+    out = [z0, g.M, g.N, *g.a, *g.b, *g.c, c_total(g) if pieces_of(g) > 1 else 0, g.k_inner or g.K]
+    for axis in reversed(list(g.batch)):
+        out += list(axis)
+    return out
+
+
+def source(g: Gemm, dtype: str, partial: bool) -> str:
+    """The WGSL of ``g``: K, the batch rank, the load orders and the dtype are baked in
+    (partial: f32/i32/u32 partial products of a K piece)."""
+    acc = COMPUTE[dtype]
+    zero = _ZERO[acc]
+    load_a = ("      let ak = e % 16u;\n      let am = e / 16u;" if g.a[1] == 1 else
+              "      let am = e % 64u;\n      let ak = e / 64u;")
+    b_n_fast = g.b[2] == 1 or g.b[0] != 1
+    load_b = ("      let bn = e % 64u;\n      let bk = e / 64u;" if b_n_fast else
+              "      let bk = e % 16u;\n      let bn = e / 16u;")
+    ij = [(i, j) for i in range(4) for j in range(4)]
+    tc = acc if partial else STORAGE[dtype]
+    store = []
+    for i, j in ij:
+        store.append(f"  {{ let m = m0 + ty + {16 * i}u; let n = n0 + tx + {16 * j}u;\n"
+                     f"    if (m < M && n < N) {{ C[c_off + m * csm + n * csn] = {tc}(c{i}{j}); }} }}")
+    return render("gemm_tiled", PARAMS=params_decl(13 + 4 * len(g.batch)), T=STORAGE[dtype], TC=tc, ACC=acc,
+                  ZERO=zero, K=g.K, KCH=_KCH, KCHUNKS=pieces_of(g), BR=len(g.batch),
+                  SPLIT="true" if g.k_inner and g.k_inner < g.K else "false", LOAD_A=load_a, LOAD_B=load_b,
+                  ACC_DECL="\n".join(f"  var c{i}{j}: {acc} = {zero};" for i, j in ij),
+                  TILE_DECL="\n".join(f"    var s{i}{j}: {acc} = {zero};" for i, j in ij),
+                  FMA="\n".join(f"      s{i}{j} = s{i}{j} + a{i} * b{j};" for i, j in ij),
+                  ADD="\n".join(f"    c{i}{j} = c{i}{j} + s{i}{j};" for i, j in ij),
+                  STORE="\n".join(store))
+
+
+def pieces_of(g: Gemm) -> int:
+    return max(1, -(-g.K // _KCH))
+
+
+def c_total(g: Gemm) -> int:
+    return g.c_total or prod(size for size, *_ in g.batch) * g.M * g.N
+
+
+def record_gemm(kb, g: Gemm, a, b, c, dtype: str) -> None:
+    """Record ``g`` reading buffers ``a`` and ``b`` and writing ``c`` (all of ``dtype``)."""
+    RECORDED["gemm"] += 1
+    batch = prod(size for size, *_ in g.batch)
+    pieces = pieces_of(g)
+    dst = c
+    if pieces > 1:
+        dst = kb.scratch(4 * pieces * c_total(g))
+    src = source(g, dtype, pieces > 1)
+    gx, gy = -(-g.N // TILE), -(-g.M // TILE)
+    zmax = kb.ctx.max_groups
+    total = batch * pieces
+    for z0 in range(0, total, zmax):
+        kb.dispatch(src, [("u", params(g, z0)), ("ro", a), ("ro", b), ("rw", dst)], (gx, gy, min(zmax, total - z0)))
+    if pieces > 1:
+        n = c_total(g)
+        reduce_dispatch(kb, dst, c, PARTIAL_DTYPE[COMPUTE[dtype]], dtype, "sum", ((n,), (1,)), ((pieces,), (n,)))

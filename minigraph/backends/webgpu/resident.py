@@ -1,0 +1,129 @@
+"""Variables that stay on the device between runs.
+
+A run that assigns a variable does not read the value back: it copies it (on the device) into
+a buffer of its own, which nothing writes again, and hands the executor a ``DeviceValue`` for
+it. The variable store then holds a ``ResidentValues`` mapping, whose entries are read back
+only when someone asks for them (``g.value_of``, a save, another backend's run). The next run
+of a plan that reads the variable copies that buffer on the device instead of uploading, so a
+training loop uploads only its feeds and reads back only its targets.
+
+The promises stay as before: a failed run commits nothing, so the store keeps the previous
+``DeviceValue``, whose buffer is untouched; a host value set later (``set_value``, a load, a
+NumPy run) replaces the device one and is uploaded once. A ``DeviceValue``'s buffer goes back
+to its runner's free list when the value is dropped (superseded and no snapshot holds it).
+
+``RESIDENT["enabled"] = False`` reads every assigned value back after each run, as before (the
+tests compare both); ``TRANSFERS`` counts uploads and read-backs.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Iterator, Mapping, Optional
+
+import numpy as np
+
+from ...types import num_elements
+from .device import GPU_LOCK
+from .wgsl import HOST
+
+RESIDENT = {"enabled": True}
+TRANSFERS = {"uploads": 0, "upload_bytes": 0, "readbacks": 0, "readback_bytes": 0}
+
+
+def count(kind: str, nbytes: int) -> None:
+    """Count one transfer: ``kind`` "upload" or "readback"."""
+    TRANSFERS[kind + "s"] += 1
+    TRANSFERS[kind + "_bytes"] += int(nbytes)
+
+
+class DeviceValue:
+    """A variable's assigned value in a device buffer that is never written again; read back
+    (once) when its host value is asked for."""
+
+    resident = True
+
+    def __init__(self, ctx, buffer, nbytes: int, shape, dtype_name: str, free: list):
+        self.ctx, self.buffer, self.nbytes = ctx, buffer, nbytes
+        self.shape = tuple(shape)
+        self.dtype_name = dtype_name
+        self.dtype = np.dtype(bool) if dtype_name == "bool" else np.dtype(HOST[dtype_name])
+        self._host: Optional[np.ndarray] = None
+        self._lock = threading.Lock()
+        weakref.finalize(self, free.append, buffer)  # the buffer is reused once nothing holds this value
+
+    def host(self) -> np.ndarray:
+        """The value on the host (read-only), read back the first time it is asked for."""
+        with self._lock:
+            host = self._host
+            if host is None:
+                host = self._host = self._read()
+            return host
+
+    def _read(self) -> np.ndarray:
+        import wgpu
+
+        dev = self.ctx.device
+        with GPU_LOCK:
+            staging = dev.create_buffer(size=self.nbytes, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+            enc = dev.create_command_encoder()
+            enc.copy_buffer_to_buffer(self.buffer, 0, staging, 0, self.nbytes)
+            dev.queue.submit([enc.finish()])
+            staging.map_sync(wgpu.MapMode.READ)
+            try:
+                data = staging.read_mapped(copy=True)
+            finally:
+                staging.unmap()
+                staging.destroy()
+        count("readback", self.nbytes)
+        n = num_elements(self.shape)
+        a = np.frombuffer(data, dtype=HOST[self.dtype_name], count=n).reshape(self.shape)
+        a = a != 0 if self.dtype_name == "bool" else a.copy()
+        a.setflags(write=False)
+        return a
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.host()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"<DeviceValue {self.dtype_name}{list(self.shape)} {'read back' if self._host is not None else 'on the device'}>"
+
+
+class ResidentValues(Mapping):
+    """The variable store's values with some of them on the device: ``values[op]`` is always a
+    host array (read back on first use); ``raw(op)`` gives the ``DeviceValue`` itself."""
+
+    def __init__(self, host: Mapping, device: Mapping):
+        self._host = {op: v for op, v in host.items() if op not in device}
+        self._device = dict(device)
+
+    def __getitem__(self, op: Any) -> np.ndarray:
+        v = self._device.get(op)
+        return self._host[op] if v is None else v.host()
+
+    def __iter__(self) -> Iterator:
+        yield from self._host
+        yield from self._device
+
+    def __len__(self) -> int:
+        return len(self._host) + len(self._device)
+
+    def __contains__(self, op: object) -> bool:
+        return op in self._host or op in self._device
+
+    def raw(self, op: Any) -> Any:
+        v = self._device.get(op)
+        return self._host[op] if v is None else v
+
+
+def raw_value(values: Mapping, op: Any) -> Any:
+    """A variable's value as stored: an ndarray or a ``DeviceValue`` (nothing read back)."""
+    return values.raw(op) if isinstance(values, ResidentValues) else values[op]
+
+
+def with_device_values(values: Mapping, device: Mapping) -> ResidentValues:
+    """``values`` with the entries of ``device`` (``DeviceValue``s) replacing theirs; nothing read back."""
+    if isinstance(values, ResidentValues):
+        return ResidentValues(values._host, {**values._device, **device})
+    return ResidentValues(values, device)
