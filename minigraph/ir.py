@@ -400,8 +400,7 @@ def index_tensor(t: Tensor, key: Any) -> Tensor:
         if isinstance(k, slice):
             out = _slice_axis(g, out, axis, k, size, t, key)
             pos += 1
-        elif isinstance(k, int) and not isinstance(k, bool) or (hasattr(k, "__index__") and not hasattr(k, "graph")
-                                                               and not isinstance(k, bool)):
+        elif hasattr(k, "__index__") and not isinstance(k, (bool, Tensor)):  # ints and NumPy ints
             i = k.__index__()
             if size != -1 and not -size <= i < size:
                 raise _index_error(t, key, f"index {i} is out of range for axis {axis} of size {size}")
