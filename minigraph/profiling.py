@@ -211,6 +211,12 @@ class Profile:
     results: list = field(default_factory=list)  # the targets of the last repeat
     blocks: list = field(default_factory=list)  # per repeat: kernels' worker blocks, as spans
 
+    def __iter__(self) -> Iterator[OpRecord]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
     @property
     def total(self) -> float:
         """Seconds: the sum of the ops' median times."""
@@ -268,7 +274,7 @@ class Profile:
                          f"({len(rest)} more ops)", "", "", "", "", "", ""])
         moved = sum(r.bytes for r in self.records)
         known = sum(r.flops or 0 for r in self.records)
-        body.append([f"{self.total * 1e3:.3f}", "100.0%", "", f"total ({len(rows)} ops)", "", f"{moved / 1e6:.3f}",
+        body.append([f"{self.total * 1e3:.3f}", "100.0%", "", f"total ({len(rows)} op{'' if len(rows) == 1 else 's'})", "", f"{moved / 1e6:.3f}",
                      f"{known / 1e6:.3f}", "", "", ""])
         widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
         left = {3, 4, 9}

@@ -63,6 +63,7 @@ def test_records_cover_every_executed_op_with_positive_times(backend, rng):
         assert r.time == pytest.approx(float(np.median(r.times)))
     assert sum(r.share for r in prof.records) == pytest.approx(1.0)
     assert prof.total == pytest.approx(sum(r.time for r in prof.records))
+    assert list(prof) == prof.records and len(prof) == len(want)
     assert prof.repeats == 3 and prof.backend == backend
     assert prof.clock in profiling.CLOCKS
 
