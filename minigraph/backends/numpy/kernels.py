@@ -1,4 +1,8 @@
-"""NumPy kernels for the core ops. Importing this module registers them."""
+"""NumPy kernels for the core ops. Importing this module registers them.
+
+Elementwise ops, reductions, softmax and matmul with large results split their work over the
+backend's thread pool (threads.py) along independent blocks of the result.
+"""
 from __future__ import annotations
 
 import math
@@ -7,6 +11,7 @@ import numpy as np
 
 from ...ops._util import normalize_axes
 from .registry import numpy_kernel
+from .threads import elementwise, get_num_threads, parallel, reduction, split
 
 _BINARY = {
     "addition": np.add, "subtraction": np.subtract, "multiplication": np.multiply,
@@ -39,8 +44,15 @@ def _ufunc_factory(table):
         dt = step.out_types[0].dtype.np_dtype
         if step.out_types[0].shape == ():
             return _typed(fn, dt)
-        return fn
+        return elementwise(fn, step.out_types[0].shape, dt)
     return factory
+
+
+def _split(factory):
+    """A kernel factory whose elementwise kernels split large results over the thread pool."""
+    def split_factory(step):
+        return elementwise(factory(step), step.out_types[0].shape, step.out_types[0].dtype.np_dtype)
+    return split_factory
 
 
 numpy_kernel(*_BINARY)(_ufunc_factory(_BINARY))
@@ -48,6 +60,7 @@ numpy_kernel(*_UNARY)(_ufunc_factory(_UNARY))
 
 
 @numpy_kernel("reciprocal")
+@_split
 def _reciprocal(step):
     dt = step.out_types[0].dtype.np_dtype
     one = dt.type(1)
@@ -55,12 +68,14 @@ def _reciprocal(step):
 
 
 @numpy_kernel("power")
+@_split
 def _power(step):
     dt = step.out_types[0].dtype.np_dtype
     return lambda a, b: np.asarray(np.power(a, b), dtype=dt)
 
 
 @numpy_kernel("relu")
+@_split
 def _relu(step):
     """max(x, 0) with MPSGraph's NaN-ignoring maximum: relu(NaN) = 0."""
     dt = step.out_types[0].dtype.np_dtype
@@ -69,6 +84,7 @@ def _relu(step):
 
 
 @numpy_kernel("sign")
+@_split
 def _sign(step):
     """-1, 0 or 1; a zero keeps its sign and NaN gives 0 (Apple's header for signWithTensor)."""
     dt = step.out_types[0].dtype.np_dtype
@@ -79,6 +95,7 @@ def _sign(step):
 
 
 @numpy_kernel("sigmoid")
+@_split
 def _sigmoid(step):
     """1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, through e^-|x| only: nothing
     overflows, and for x < 0 the result keeps its relative precision down to e^x's underflow
@@ -96,6 +113,7 @@ def _sigmoid(step):
 
 
 @numpy_kernel("clamp")
+@_split
 def _clamp(step):
     """Metal's clamp: fmin(fmax(x, lo), hi), NaN-ignoring, so clamp(NaN, 0, 6) = 0."""
     dt = step.out_types[0].dtype.np_dtype
@@ -104,6 +122,7 @@ def _clamp(step):
 
 def _in_float64(fn):
     """A float64 evaluation rounded once to the op's dtype: within half an ulp for float32 and float16."""
+    @_split
     def factory(step):
         dt = step.out_types[0].dtype.np_dtype
 
@@ -144,6 +163,7 @@ def _rounding(step):
 
 
 @numpy_kernel("modulo")
+@_split
 def _modulo(step):
     """C's fmod: truncated, the sign of the dividend; an integer divisor of 0 gives 0 (a float one NaN)."""
     dt = step.out_types[0].dtype.np_dtype
@@ -160,6 +180,7 @@ def _modulo(step):
 
 
 @numpy_kernel("floor_modulo")
+@_split
 def _floor_modulo(step):
     """Python's % (np.mod: the divisor's sign, exact for floats); a divisor of 0 gives 0 (Apple's
     floorModulo), for floats too, where np.mod gives NaN."""
@@ -174,6 +195,7 @@ def _floor_modulo(step):
 
 
 @numpy_kernel("leaky_relu")
+@_split
 def _leaky_relu(step):
     """x >= 0 ? x : alpha * x, alpha rounded to float32 (float16 computed in float32, as the GPU does)."""
     dt = step.out_types[0].dtype.np_dtype
@@ -205,18 +227,32 @@ def _identity(step):
 
 
 @numpy_kernel("select")
+@_split
 def _select(step):
     dt = step.out_types[0].dtype.np_dtype
     return lambda p, a, b: np.asarray(np.where(p.astype(bool, copy=False), a, b), dtype=dt)
 
 
 @numpy_kernel("cast")
+@_split
 def _cast(step):
     dt = step.out_types[0].dtype.np_dtype
     return lambda x: x.astype(dt)
 
 
+def _split_reduction(factory):
+    """A reduction's kernel factory whose kernels split large inputs over the thread pool along
+    an axis they do not reduce."""
+    def split_factory(step):
+        axes = step.attrs["axes"] if "axes" in step.attrs else (step.attrs["axis"],)
+        axes = normalize_axes(axes, len(step.in_types[0].shape)) if step.in_types[0].shape else ()
+        return reduction(factory(step), step.in_types[0].shape, axes, step.out_types[0].shape,
+                         step.out_types[0].dtype.np_dtype)
+    return split_factory
+
+
 def _reduce_factory(fn):
+    @_split_reduction
     def factory(step):
         axes = normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
         dt = step.out_types[0].dtype.np_dtype
@@ -237,6 +273,7 @@ def _lowest(dt: np.dtype, highest: bool):
 def _extremum_factory(ufunc, highest: bool):
     """A maximum/minimum reduction seeded with its identity, so an empty slice gives -inf/+inf;
     with np.fmax/np.fmin a NaN is skipped and a slice of only NaN gives the seed too."""
+    @_split_reduction
     def factory(step):
         axes = normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
         dt = step.out_types[0].dtype.np_dtype
@@ -253,6 +290,7 @@ numpy_kernel("reduction_minimum_propagate_nan")(_extremum_factory(np.minimum, Tr
 
 
 @numpy_kernel("mean")
+@_split_reduction
 def _mean(step):
     """Float: np.mean. Integer: the sum in the tensor's dtype (wrapping) divided by the count, the
     quotient truncated toward zero, as MPSGraph does; an empty slice gives 0."""
@@ -281,6 +319,7 @@ def _row_max(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 @numpy_kernel("softmax")
+@_split_reduction
 def _softmax(step):
     axis = step.attrs["axis"]
     dt = step.out_types[0].dtype.np_dtype
@@ -315,7 +354,41 @@ def _sce(step):
 
 @numpy_kernel("matrix_multiplication")
 def _matmul(step):
-    return np.matmul
+    """np.matmul; a large product is split over the thread pool by blocks of its batch, else of
+    its rows (or columns): each element is one whole dot product, as BLAS computes it unsplit."""
+    out = step.out_types[0]
+    (a_shape, b_shape), shape = (t.shape for t in step.in_types), out.shape
+    if len(shape) < 2 or min(len(a_shape), len(b_shape)) < 2:
+        return np.matmul
+    k = a_shape[-1]
+    work = math.prod(shape) * max(1, k)
+    if work < (1 << 20):
+        return np.matmul
+    dt = out.dtype.np_dtype
+    rows, cols = shape[-2], shape[-1]
+    batch = shape[0] if len(shape) > 2 else 1
+
+    def run(a, b):
+        out_arr = np.empty(shape, dt)
+        t = get_num_threads()
+        if batch >= t:  # blocks of the leading batch axis (an operand that broadcasts along it goes whole)
+            ca = len(a_shape) == len(shape) and a_shape[0] == batch
+            cb = len(b_shape) == len(shape) and b_shape[0] == batch
+
+            def block(i, j):
+                np.matmul(a[i:j] if ca else a, b[i:j] if cb else b, out=out_arr[i:j])
+            parts = split(batch, work // batch)
+        elif rows >= cols:
+            def block(i, j):
+                np.matmul(a[..., i:j, :], b, out=out_arr[..., i:j, :])
+            parts = split(rows, work // rows)
+        else:
+            def block(i, j):
+                np.matmul(a, b[..., :, i:j], out=out_arr[..., :, i:j])
+            parts = split(cols, work // cols)
+        parallel(block, parts)
+        return out_arr
+    return run
 
 
 @numpy_kernel("reshape", "expand_dims", "squeeze")

@@ -20,7 +20,10 @@ import operator
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from math import prod
 from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
 
 from ... import profiling
 from ...errors import MiniGraphError
@@ -245,3 +248,76 @@ def parallel(fn: Callable[..., Any], parts: Sequence[tuple]) -> None:
     for e in errors:
         if e is not None:
             raise e
+
+
+# ------------------------------------------------------------------------------ kernel wrappers
+# results of at least this many elements are split by the elementwise and reduction wrappers
+ELEMENTWISE_THRESHOLD = 1 << 18
+
+
+def elementwise(fn: Callable[..., Any], shape: tuple, dtype: Any) -> Callable[..., Any]:
+    """``fn`` (an elementwise kernel with a result of ``shape`` and ``dtype``) split over the
+    pool by contiguous blocks of its result: flat blocks when every input has the result's shape
+    and is C-contiguous, else blocks of the leading axis (inputs that broadcast along it are passed
+    whole). Small results get ``fn`` itself. Each element is computed as ``fn`` computes it, so
+    the result is bit-identical for any thread count. A ufunc writes its blocks in place."""
+    size = prod(shape)
+    if size < ELEMENTWISE_THRESHOLD or len(shape) == 0:
+        return fn
+    dt = np.dtype(dtype)
+    in_place = isinstance(fn, np.ufunc)
+
+    def run(*xs):
+        if get_num_threads() <= 1:
+            return fn(*xs)
+        whole = all(type(x) is np.ndarray and x.shape == shape and x.flags.c_contiguous for x in xs)
+        if whole:
+            n, views, cut = size, [x.reshape(-1) for x in xs], [True] * len(xs)
+        else:
+            n, views = shape[0], list(xs)
+            cut = [getattr(x, "ndim", 0) == len(shape) and x.shape[0] == n for x in xs]
+        parts = split(n, size // max(1, n))
+        if len(parts) <= 1:
+            return fn(*xs)
+        out = np.empty(shape, dt)
+        flat = out.reshape(-1) if whole else out
+
+        def block(a: int, b: int) -> None:
+            args = [v[a:b] if c else v for v, c in zip(views, cut)]
+            if in_place:
+                fn(*args, out=flat[a:b])
+            else:
+                flat[a:b] = fn(*args)
+
+        parallel(block, parts)
+        return out
+    return run
+
+
+def reduction(fn: Callable[..., Any], in_shape: tuple, axes: Sequence[int], out_shape: tuple,
+              dtype: Any) -> Callable[..., Any]:
+    """``fn`` (a reduction over ``axes`` with ``keepdims``) split over the pool along the first
+    axis it does not reduce: every output element is still summed (or compared) whole, in the
+    order ``fn`` uses, so the result is bit-identical for any thread count. A reduction over every
+    axis of size > 1 is never split."""
+    size = prod(in_shape)
+    reduced = {a % max(1, len(in_shape)) for a in axes}
+    free = [k for k in range(len(in_shape)) if k not in reduced and in_shape[k] >= 2]
+    if size < ELEMENTWISE_THRESHOLD or not free or len(out_shape) != len(in_shape):
+        return fn
+    k = free[0]
+    dt = np.dtype(dtype)
+
+    def run(x):
+        parts = split(in_shape[k], size // in_shape[k])
+        if len(parts) <= 1:
+            return fn(x)
+        out = np.empty(out_shape, dt)
+
+        def block(a: int, b: int) -> None:
+            idx = (slice(None),) * k + (slice(a, b),)
+            out[idx] = fn(x[idx])
+
+        parallel(block, parts)
+        return out
+    return run
