@@ -13,6 +13,7 @@ from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, Des
                      SwiftExportError, SymbolicValueError, TargetError, UnknownBackendError, UnknownDTypeError,
                      UnsupportedDTypeError)
 from .executable import Executable
+from .profiling import OpRecord, Profile
 from .graph import Graph, load
 from .onnx_import import from_onnx
 from .ir import Operation, Tensor
@@ -28,7 +29,7 @@ __all__ = [
     "DataType", "DepthwiseConvolution2DOpDescriptor", "DepthwiseConvolution3DOpDescriptor", "DescriptorError",
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
-    "NotDifferentiableError", "Operation", "PaddingMode", "PaddingStyle", "Pooling2DOpDescriptor", "RegistrationError",
+    "NotDifferentiableError", "OpRecord", "Operation", "PaddingMode", "PaddingStyle", "Pooling2DOpDescriptor", "Profile", "RegistrationError",
     "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",

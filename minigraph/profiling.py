@@ -165,7 +165,8 @@ def flops(step: Any) -> Optional[int]:
 # ----------------------------------------------------------------------------- records
 @dataclass
 class OpRecord:
-    """One executed op: its median time over the repeats and what it moved and computed."""
+    """One executed op of a ``Profile``: its median time over the repeats and what it moved and
+    computed (not in MPSGraph, which leaves profiling to Xcode's Metal System Trace)."""
 
     name: str
     type: str
@@ -193,7 +194,8 @@ class OpRecord:
 
 @dataclass
 class Profile:
-    """What ``Executable.profile`` measured: ``records`` in plan order, one per executed op.
+    """What ``Executable.profile`` measured: ``records`` in plan order, one per executed op (not
+    in MPSGraph, which leaves profiling to Xcode's Metal System Trace).
 
     ``clock`` says where the times come from: ``"gpu-timestamps"`` (timestamp queries written by
     the GPU around each dispatch) or ``"host"`` (the host's clock around each op, waiting for a
@@ -321,7 +323,11 @@ class Profile:
                               "device": self.device}}
 
     def save_trace(self, path: str) -> None:
-        """Write the Chrome trace-event JSON (open it in https://ui.perfetto.dev or chrome://tracing)."""
+        """Write the Chrome trace-event JSON (open it in https://ui.perfetto.dev or chrome://tracing).
+
+        Args:
+            path: The file to write (``.json``).
+        """
         with open(path, "w") as f:
             json.dump(self.trace(), f)
 
