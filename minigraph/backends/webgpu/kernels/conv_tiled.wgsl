@@ -1,0 +1,74 @@
+// Grouped 2D convolution, tiled: the forward y = F(x, w) and the data gradient dx = D(dy, w).
+// One workgroup computes a TOH x TOW tile of output pixels for OB output channels of one group
+// of one image. Per chunk of RB reduction channels (forward: input channels; data gradient:
+// incoming-gradient channels) it stages the source tile with its halo (SRH x SRW pixels, zeros
+// outside the tensor) and the chunk's weights in workgroup memory; each thread then computes
+// VH pixels of one column (rows ty*VH + v) for all OB channels from workgroup memory.
+// {{MODE}}. Sizes and strides are baked in (one pipeline per geometry); every loop has a
+// fixed bound.
+@group(0) @binding(0) var<storage, read> src: array<{{T}}>;
+@group(0) @binding(1) var<storage, read> wt: array<{{T}}>;
+@group(0) @binding(2) var<storage, read_write> dst: array<{{T}}>;
+var<workgroup> xs: array<f32, {{XSN}}>;
+var<workgroup> ws: array<f32, {{WSN}}>;
+
+fn floor_div(a: i32, b: i32) -> i32 {
+  let q = a / b;
+  if (a % b != 0 && a < 0) { return q - 1; }
+  return q;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  var q = wid.y * nwg.x + wid.x;
+  if (q >= {{NWG}}u) { return; }
+  let tile_w = q % {{TILES_W}}u;
+  q = q / {{TILES_W}}u;
+  let tile_h = q % {{TILES_H}}u;
+  q = q / {{TILES_H}}u;
+  let ob = q % {{OBLOCKS}}u;
+  q = q / {{OBLOCKS}}u;
+  let g = q % {{G}}u;
+  let n = q / {{G}}u;
+  let tx = lid % {{TX}}u;
+  let ty = lid / {{TX}}u;
+  let oh0 = tile_h * {{TOH}}u;
+  let ow0 = tile_w * {{TOW}}u;
+{{ORIGIN}}
+{{ACC_DECL}}
+  for (var r0 = 0u; r0 < {{RC}}u; r0 = r0 + {{RB}}u) {
+    workgroupBarrier();
+    for (var e = lid; e < {{XSN}}u; e = e + 256u) {
+{{STAGE_INDEX}}
+      let ih = ih0 + i32(row);
+      let iw = iw0 + i32(col);
+      var v = 0.0;
+      if (r0 + rc < {{RC}}u && ih >= 0 && iw >= 0 && u32(ih) < {{SRC_H}}u && u32(iw) < {{SRC_W}}u) {
+        v = f32(src[n * {{S_N}}u + (g * {{RC}}u + r0 + rc) * {{S_C}}u + u32(ih) * {{S_H}}u + u32(iw) * {{S_W}}u]);
+      }
+      xs[(rc * {{SRH}}u + row) * {{SRW}}u + col] = v;
+    }
+    for (var e = lid; e < {{WSN}}u; e = e + 256u) {
+      let kw = e % {{KW}}u;
+      let kh = (e / {{KW}}u) % {{KH}}u;
+      let rc = (e / ({{KW}}u * {{KH}}u)) % {{RB}}u;
+      let o = ob * {{OB}}u + e / ({{KW}}u * {{KH}}u * {{RB}}u);
+      var v = 0.0;
+      if (r0 + rc < {{RC}}u && o < {{OC}}u) {
+        v = f32(wt[g * {{W_G}}u + o * {{W_O}}u + (r0 + rc) * {{W_R}}u + kh * {{W_KH}}u + kw * {{W_KW}}u]);
+      }
+      ws[e] = v;
+    }
+    workgroupBarrier();
+    for (var rc = 0u; rc < {{RB}}u; rc = rc + 1u) {
+      for (var kh = 0u; kh < {{KH}}u; kh = kh + 1u) {
+        for (var kw = 0u; kw < {{KW}}u; kw = kw + 1u) {
+          let wb = (rc * {{KH}}u + kh) * {{KW}}u + kw;
+{{TAP}}
+        }
+      }
+    }
+  }
+{{STORE}}
+}
