@@ -15,7 +15,8 @@ gradient rows and columns that reach the tile and keeps only the taps whose stri
 ``plan`` picks the tile from the output's size and the workgroup-memory budget; it returns None
 (the caller records the general kernel) for 3D ops, loops longer than llvmpipe allows, or tiles
 that do not fit. ``TILING["mode"]``: ``"auto"`` (tiled for images of at least
-``TILING["min_pixels"]`` output pixels and 8 columns), ``"always"``, ``"never"``.
+``TILING["min_pixels"]`` output pixels, or ``"min_group_pixels"`` where a workgroup takes several
+groups, as for depthwise), ``"always"``, ``"never"``.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from typing import Optional
 from ...ops.geometry import ConvGeometry
 from .wgsl import STORAGE, render
 
-TILING: dict = {"mode": "auto", "min_pixels": 128}
+TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16}
 RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (tests check the path)
 _LOOP_MAX = 32768  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
@@ -44,36 +45,53 @@ def plan(geo: ConvGeometry, mode: str, budget: int = _BUDGET) -> Optional[dict]:
         return None
     fwd = mode == "forward"
     out_h, out_w = geo.output_size if fwd else geo.input_size
-    choice = TILING["mode"]
-    if choice == "never" or (choice == "auto" and (out_w < 8 or out_h * out_w < int(TILING["min_pixels"]))):
-        return None
     oc, rc = (geo.out_per_group, geo.in_per_group) if fwd else (geo.in_per_group, geo.out_per_group)
+    per_group = geo.groups > 1 and oc <= 4
+    choice = TILING["mode"]
+    least = int(TILING["min_group_pixels" if per_group else "min_pixels"])
+    if choice == "never" or (choice == "auto" and out_h * out_w < least):
+        return None
     (kh, kw), (sh, sw), (dh, dw) = geo.kernel_size, geo.strides, geo.dilations
     floats = max(1, budget // 4)
-    tx = min(32, max(8, _pow2_at_least(out_w)))
-    while tx >= 8:
-        ty = 256 // tx
-        vh = min(4, max(1, -(-out_h // ty)))
-        while vh >= 1:
-            toh = ty * vh
-            if fwd:
-                srh, srw = (toh - 1) * sh + (kh - 1) * dh + 1, (tx - 1) * sw + (kw - 1) * dw + 1
-            else:
-                srh, srw = (toh - 1 + (kh - 1) * dh) // sh + 2, (tx - 1 + (kw - 1) * dw) // sw + 2
-            ob = min(oc, max(1, 16 // vh))
-            rb = min(rc, 8)
-            while rb >= 1 and rb * srh * srw + ob * rb * kh * kw > floats:
-                rb -= 1
-            if rb >= 1:
-                chunks = -(-rc // rb)
-                per_chunk = (-(-rb * srh * srw // 256) + -(-ob * rb * kh * kw // 256) + rb * (1 + kh * (1 + kw)) + 1)
-                if chunks * per_chunk > _LOOP_MAX:
-                    return None
-                return {"TX": tx, "TY": ty, "VH": vh, "TOH": toh, "TOW": tx, "SRH": srh, "SRW": srw, "OB": ob,
-                        "RB": rb, "OC": oc, "RC": rc, "OUT_H": out_h, "OUT_W": out_w}
-            vh -= 1
+    # few channels per group (depthwise): a workgroup takes several groups, when the image is
+    # small or the channels are innermost (their loads then coalesce)
+    channels_inner = geo.data_strides(geo.source_shape)[1] == 1
+    gb_min = min(8, _pow2_at_least(geo.groups)) if per_group and channels_inner else 1
+    tx = min(32, 256 // gb_min, max(4, _pow2_at_least(out_w)))
+    while tx >= 4:
+        ty = 256 // (tx * gb_min)
+        if per_group:
+            ty = min(ty, _pow2_at_least(out_h))
+        gb = 256 // (tx * ty)
+        for vh in range(min(4, max(1, -(-out_h // ty))), 0, -1):
+            got = _fit(gb, tx, ty, vh, oc, rc, (kh, kw), (sh, sw), (dh, dw), fwd, floats)
+            if got is not None:
+                got.update(OC=oc, RC=rc, OUT_H=out_h, OUT_W=out_w)
+                return got
         tx //= 2
     return None
+
+
+def _fit(gb: int, tx: int, ty: int, vh: int, oc: int, rc: int, kernel: tuple, strides: tuple, dilations: tuple,
+         fwd: bool, floats: int) -> Optional[dict]:
+    """The tile of these thread counts if its staged source and weights fit ``floats`` and its
+    loops stay bounded; None otherwise."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
+    toh = ty * vh
+    if fwd:
+        srh, srw = (toh - 1) * sh + (kh - 1) * dh + 1, (tx - 1) * sw + (kw - 1) * dw + 1
+    else:
+        srh, srw = (toh - 1 + (kh - 1) * dh) // sh + 2, (tx - 1 + (kw - 1) * dw) // sw + 2
+    ob = min(oc, max(1, 16 // vh))
+    rb = min(rc, 8)
+    while rb >= 1 and gb * rb * (srh * srw + ob * kh * kw) > floats:
+        rb -= 1
+    if rb < 1:
+        return None
+    per_chunk = -(-gb * rb * srh * srw // 256) + -(-gb * ob * rb * kh * kw // 256) + rb * (1 + kh * (1 + kw)) + 1
+    if -(-rc // rb) * per_chunk > _LOOP_MAX:
+        return None
+    return {"GB": gb, "TX": tx, "TY": ty, "VH": vh, "TOH": toh, "TOW": tx, "SRH": srh, "SRW": srw, "OB": ob, "RB": rb}
 
 
 def _strides(geo: ConvGeometry, shape) -> tuple:
@@ -94,14 +112,18 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str) -> str:
     VH, OB, RB = p["VH"], p["OB"], p["RB"]
     tiles_h, tiles_w = -(-p["OUT_H"] // p["TOH"]), -(-p["OUT_W"] // p["TOW"])
     oblocks = -(-p["OC"] // OB)
-    nwg = geo.batch * geo.groups * oblocks * tiles_h * tiles_w
-    wsn = OB * RB * KH * KW
+    GB = p["GB"]
+    gblocks = -(-geo.groups // GB)
+    nwg = geo.batch * gblocks * oblocks * tiles_h * tiles_w
+    wsn = GB * OB * RB * KH * KW
+    xb = f"(tg * {RB}u + rc) * {p['SRH']}u"  # the thread's group and channel in the staged tile
+    wo = f"tg * {OB * RB * KH * KW}u + "
     if fwd:
         origin = f"  let ih0 = i32(oh0 * {SH}u) - {PH};\n  let iw0 = i32(ow0 * {SW}u) - {PW};"
         tap = [f"          let sc = tx * {SW}u + kw * {DW}u;"]
-        tap += [f"          let w{o} = ws[{o * RB * KH * KW}u + wb];" for o in range(OB)]
+        tap += [f"          let w{o} = ws[{wo}{o * RB * KH * KW}u + wb];" for o in range(OB)]
         for v in range(VH):
-            tap.append(f"          let x{v} = xs[(rc * {p['SRH']}u + (ty * {VH}u + {v}u) * {SH}u + kh * {DH}u) * {p['SRW']}u + sc];")
+            tap.append(f"          let x{v} = xs[({xb} + (ty * {VH}u + {v}u) * {SH}u + kh * {DH}u) * {p['SRW']}u + sc];")
             tap += [f"          a{v}_{o} = a{v}_{o} + x{v} * w{o};" for o in range(OB)]
     else:
         origin = (f"  let ih0 = floor_div(i32(oh0) + {PH - (KH - 1) * DH}, {SH});\n"
@@ -109,30 +131,31 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str) -> str:
         tap = [f"          let tw = i32(ow0 + tx) + {PW} - i32(kw * {DW}u);",
                f"          let okw = tw >= 0 && tw % {SW} == 0;",
                f"          let sc = u32(select(0, tw / {SW} - iw0, okw));"]
-        tap += [f"          let w{o} = ws[{o * RB * KH * KW}u + wb];" for o in range(OB)]
+        tap += [f"          let w{o} = ws[{wo}{o * RB * KH * KW}u + wb];" for o in range(OB)]
         for v in range(VH):
             tap.append(f"          {{ let th = i32(oh0 + ty * {VH}u + {v}u) + {PH} - i32(kh * {DH}u);")
             tap.append(f"            if (okw && th >= 0 && th % {SH} == 0) {{")
-            tap.append(f"              let xv = xs[(rc * {p['SRH']}u + u32(th / {SH} - ih0)) * {p['SRW']}u + sc];")
+            tap.append(f"              let xv = xs[({xb} + u32(th / {SH} - ih0)) * {p['SRW']}u + sc];")
             tap += [f"              a{v}_{o} = a{v}_{o} + xv * w{o};" for o in range(OB)]
             tap.append("            }\n          }")
-    if s_c == 1 and RB > 1:  # channels innermost (NHWC): consecutive threads load consecutive channels
-        stage = (f"      let rc = e % {RB}u;\n      let col = (e / {RB}u) % {p['SRW']}u;\n"
-                 f"      let row = e / ({RB}u * {p['SRW']}u);")
+    if s_c == 1 and GB * RB > 1:  # channels innermost (NHWC): consecutive threads load consecutive channels
+        stage = (f"      let rc = e % {RB}u;\n      let gs = (e / {RB}u) % {GB}u;\n"
+                 f"      let col = (e / {RB * GB}u) % {p['SRW']}u;\n      let row = e / {RB * GB * p['SRW']}u;")
     else:
         stage = (f"      let col = e % {p['SRW']}u;\n      let row = (e / {p['SRW']}u) % {p['SRH']}u;\n"
-                 f"      let rc = e / ({p['SRW']}u * {p['SRH']}u);")
+                 f"      let rc = (e / {p['SRW'] * p['SRH']}u) % {RB}u;\n      let gs = e / {p['SRW'] * p['SRH'] * RB}u;")
     store = []
     for v in range(VH):
         for o in range(OB):
             store.append(f"  {{ let oh = oh0 + ty * {VH}u + {v}u; let ow = ow0 + tx; let oc = ob * {OB}u + {o}u;\n"
-                         f"    if (oh < {p['OUT_H']}u && ow < {p['OUT_W']}u && oc < {p['OC']}u) {{\n"
+                         f"    if (g < {geo.groups}u && oh < {p['OUT_H']}u && ow < {p['OUT_W']}u && oc < {p['OC']}u) {{\n"
                          f"      dst[n * {d_n}u + (g * {p['OC']}u + oc) * {d_c}u + oh * {d_h}u + ow * {d_w}u] = "
                          f"{STORAGE[dtype]}(a{v}_{o});\n    }} }}")
     return render("conv_tiled", MODE="forward: y[n, g*OG + og, oh, ow] += x[..., oh*SH - PH + kh*DH, ...] * w" if fwd
                   else "data gradient: dx[n, g*CI + ci, ih, iw] += dy[..., (ih + PH - kh*DH) / SH, ...] * w, "
-                  "where the stride divides", T=STORAGE[dtype], XSN=RB * p["SRH"] * p["SRW"], WSN=wsn, NWG=nwg,
-                  TILES_W=tiles_w, TILES_H=tiles_h, OBLOCKS=oblocks, G=geo.groups, TX=p["TX"], TOH=p["TOH"],
+                  "where the stride divides", T=STORAGE[dtype], XSN=GB * RB * p["SRH"] * p["SRW"], WSN=wsn,
+                  NWG=nwg, TILES_W=tiles_w, TILES_H=tiles_h, OBLOCKS=oblocks, GBLOCKS=gblocks, GB=GB, G=geo.groups,
+                  TX=p["TX"], TY=p["TY"], TOH=p["TOH"],
                   TOW=p["TOW"], ORIGIN=origin,
                   ACC_DECL="\n".join(f"  var a{v}_{o} = 0.0;" for v in range(VH) for o in range(OB)),
                   RC=p["RC"], RB=RB, STAGE_INDEX=stage, SRH=p["SRH"], SRW=p["SRW"], SRC_H=src_size[0],
@@ -149,7 +172,7 @@ def record(kb, geo: ConvGeometry, mode: str, src, w, dst, dtype: str) -> bool:
     if p is None:
         return False
     tiles = -(-p["OUT_H"] // p["TOH"]) * -(-p["OUT_W"] // p["TOW"])
-    groups = geo.batch * geo.groups * -(-p["OC"] // p["OB"]) * tiles
+    groups = geo.batch * -(-geo.groups // p["GB"]) * -(-p["OC"] // p["OB"]) * tiles
     kb.dispatch(source(geo, mode, p, dtype), [("ro", src), ("ro", w), ("rw", dst)], groups)
     RECORDED[mode] += 1
     return True

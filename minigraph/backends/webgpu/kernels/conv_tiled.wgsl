@@ -1,6 +1,7 @@
 // Grouped 2D convolution, tiled: the forward y = F(x, w) and the data gradient dx = D(dy, w).
-// One workgroup computes a TOH x TOW tile of output pixels for OB output channels of one group
-// of one image. Per chunk of RB reduction channels (forward: input channels; data gradient:
+// One workgroup computes a TOH x TOW tile of output pixels for OB output channels of each of GB
+// groups (depthwise: channels) of one image; thread tg = lid / (TX * TY) takes group
+// gblk * GB + tg (GB > 1 for small images and channel-innermost layouts). Per chunk of RB reduction channels (forward: input channels; data gradient:
 // incoming-gradient channels) it stages the source tile with its halo (SRH x SRW pixels, zeros
 // outside the tensor) and the chunk's weights in workgroup memory; each thread then computes
 // VH pixels of one column (rows ty*VH + v) for all OB channels from workgroup memory.
@@ -29,10 +30,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   q = q / {{TILES_H}}u;
   let ob = q % {{OBLOCKS}}u;
   q = q / {{OBLOCKS}}u;
-  let g = q % {{G}}u;
-  let n = q / {{G}}u;
+  let gblk = q % {{GBLOCKS}}u;
+  let n = q / {{GBLOCKS}}u;
   let tx = lid % {{TX}}u;
-  let ty = lid / {{TX}}u;
+  let ty = (lid / {{TX}}u) % {{TY}}u;
+  let tg = lid / ({{TX}}u * {{TY}}u);
+  let g = gblk * {{GB}}u + tg;
   let oh0 = tile_h * {{TOH}}u;
   let ow0 = tile_w * {{TOW}}u;
 {{ORIGIN}}
@@ -44,19 +47,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let ih = ih0 + i32(row);
       let iw = iw0 + i32(col);
       var v = 0.0;
-      if (r0 + rc < {{RC}}u && ih >= 0 && iw >= 0 && u32(ih) < {{SRC_H}}u && u32(iw) < {{SRC_W}}u) {
-        v = f32(src[n * {{S_N}}u + (g * {{RC}}u + r0 + rc) * {{S_C}}u + u32(ih) * {{S_H}}u + u32(iw) * {{S_W}}u]);
+      let gg = gblk * {{GB}}u + gs;
+      if (gg < {{G}}u && r0 + rc < {{RC}}u && ih >= 0 && iw >= 0 && u32(ih) < {{SRC_H}}u && u32(iw) < {{SRC_W}}u) {
+        v = f32(src[n * {{S_N}}u + (gg * {{RC}}u + r0 + rc) * {{S_C}}u + u32(ih) * {{S_H}}u + u32(iw) * {{S_W}}u]);
       }
-      xs[(rc * {{SRH}}u + row) * {{SRW}}u + col] = v;
+      xs[((gs * {{RB}}u + rc) * {{SRH}}u + row) * {{SRW}}u + col] = v;
     }
     for (var e = lid; e < {{WSN}}u; e = e + 256u) {
       let kw = e % {{KW}}u;
       let kh = (e / {{KW}}u) % {{KH}}u;
       let rc = (e / ({{KW}}u * {{KH}}u)) % {{RB}}u;
-      let o = ob * {{OB}}u + e / ({{KW}}u * {{KH}}u * {{RB}}u);
+      let o = ob * {{OB}}u + (e / ({{KW}}u * {{KH}}u * {{RB}}u)) % {{OB}}u;
+      let gg = gblk * {{GB}}u + e / ({{KW}}u * {{KH}}u * {{RB}}u * {{OB}}u);
       var v = 0.0;
-      if (r0 + rc < {{RC}}u && o < {{OC}}u) {
-        v = f32(wt[g * {{W_G}}u + o * {{W_O}}u + (r0 + rc) * {{W_R}}u + kh * {{W_KH}}u + kw * {{W_KW}}u]);
+      if (gg < {{G}}u && r0 + rc < {{RC}}u && o < {{OC}}u) {
+        v = f32(wt[gg * {{W_G}}u + o * {{W_O}}u + (r0 + rc) * {{W_R}}u + kh * {{W_KH}}u + kw * {{W_KW}}u]);
       }
       ws[e] = v;
     }
