@@ -98,10 +98,28 @@ def setup(step) -> tuple:
 
 # ------------------------------------------------------------------ kernels
 # Each kernel splits its work over the backend's thread pool (threads.py) along blocks of its
-# output whose arithmetic does not depend on where the blocks start: the forward and data
-# gradient by images (pointwise convolutions of fewer images than threads by output columns),
-# the weights gradient by kernel taps (or, with fewer taps than threads, by output-channel
-# rows). So each result is bit-identical for every thread count.
+# output whose arithmetic does not depend on the thread count: the forward and data gradient by
+# images (pointwise ones by (image, chunk of POINTWISE_COLUMNS output columns)), the weights
+# gradient by kernel taps and chunks of WEIGHTS_ROWS output channels. Every BLAS call has the
+# same shape at any thread count, so each result is bit-identical for every thread count.
+POINTWISE_COLUMNS = 1024
+WEIGHTS_ROWS = 16
+
+
+def pointwise_products(w3: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
+    """``out[i] = w3 @ src[i]`` for every image ``i`` (``w3 [groups, r, k]``, ``src [N, groups, k, P]``,
+    ``out [N, groups, r, P]``), one GEMM per image and chunk of ``POINTWISE_COLUMNS`` columns."""
+    n, p = src.shape[0], src.shape[-1]
+    cols = POINTWISE_COLUMNS
+    nc = max(1, -(-p // cols))
+
+    def items(i0, i1):
+        for i in range(i0, i1):
+            img, c = divmod(i, nc)
+            a, b = c * cols, min(p, (c + 1) * cols)
+            np.matmul(w3, src[img, :, :, a:b], out=out[img, :, :, a:b])
+
+    parallel(items, split(n * nc, w3.size * min(p, cols)))
 def is_pointwise(geo: ConvGeometry) -> bool:
     """1x1 kernel, stride 1, no padding: the convolution is one matrix product per group."""
     return (all(k == 1 for k in geo.kernel_size) and all(s == 1 for s in geo.strides)
@@ -138,12 +156,8 @@ def forward_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
         wg = weights_view(geo, w).astype(acc, copy=False)
         y = np.empty((n, groups, og, p), acc)
         if pointwise:  # one GEMM per group and image: [og, ig] @ [ig, P], no tap loop
-            w3 = wg.reshape(groups, og, ig)
             xs = source_view(geo, x).astype(acc, copy=False).reshape(n, groups, ig, p)
-            if n >= get_num_threads():
-                parallel(lambda a, b: np.matmul(w3, xs[a:b], out=y[a:b]), split(n, og * ig * p))
-            else:  # few images: blocks of output columns
-                parallel(lambda a, b: np.matmul(w3, xs[..., a:b], out=y[..., a:b]), split(p, n * og * ig))
+            pointwise_products(wg.reshape(groups, og, ig), xs, y)
             return finish(to_data_layout(geo, y.reshape((n, geo.out_channels) + geo.output_size)), out_dt)
 
         def block(n0, n1):
@@ -174,12 +188,7 @@ def data_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
         wg = weights_view(geo, w).astype(acc, copy=False)
         dx = np.empty((n, geo.in_channels) + geo.input_size, acc)
         if pointwise:  # [ig, og] @ [og, P] per group and image
-            wt3 = wg.reshape(groups, og, ig).transpose(0, 2, 1)
-            dxg = dx.reshape(n, groups, ig, p)
-            if n >= get_num_threads():
-                parallel(lambda a, b: np.matmul(wt3, dyg[a:b], out=dxg[a:b]), split(n, og * ig * p))
-            else:
-                parallel(lambda a, b: np.matmul(wt3, dyg[..., a:b], out=dxg[..., a:b]), split(p, n * og * ig))
+            pointwise_products(wg.reshape(groups, og, ig).transpose(0, 2, 1), dyg, dx.reshape(n, groups, ig, p))
             return finish(to_data_layout(geo, dx), out_dt)
 
         def block(n0, n1):
@@ -224,21 +233,23 @@ def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
             # [groups, ig, n*p] keeps positions innermost (a cheap copy); BLAS takes the transpose as is
             return xp[idx].reshape(n, groups, ig, p).transpose(1, 2, 0, 3).reshape(groups, ig, n * p)
 
+        def rows(t, cols_t, c0, c1):  # chunks c0:c1 of WEIGHTS_ROWS output channels of tap t
+            for c in range(c0, c1):
+                o0, o1 = c * WEIGHTS_ROWS, min(og, (c + 1) * WEIGHTS_ROWS)
+                dw[(slice(None), slice(o0, o1), Ellipsis) + t] = np.matmul(dyg[:, o0:o1], cols_t)
+
         def tap_block(t0, t1):
             for t, idx in taps[t0:t1]:
-                dw[(Ellipsis,) + t] = np.matmul(dyg, columns(idx).transpose(0, 2, 1))
+                rows(t, columns(idx).transpose(0, 2, 1), 0, nrc)
 
-        threads = get_num_threads()
-        if len(taps) >= threads or og < 2:
-            parallel(tap_block, split(len(taps), groups * og * ig * n * p, threads))
-            return finish(to_weights_layout(geo, dw), out_dt)
-        for t, idx in taps:  # fewer taps than threads: blocks of output-channel rows share the columns
-            cols_t = columns(idx).transpose(0, 2, 1)
-            out = dw[(Ellipsis,) + t]
-
-            def rows(o0, o1, cols_t=cols_t, out=out):
-                out[:, o0:o1] = np.matmul(dyg[:, o0:o1], cols_t)
-            parallel(rows, split(og, groups * ig * n * p, threads))
+        nrc = -(-og // WEIGHTS_ROWS)
+        if len(taps) >= get_num_threads() or nrc < 2:
+            parallel(tap_block, split(len(taps), groups * og * ig * n * p))
+        else:  # fewer taps than threads: chunks of output-channel rows share each tap's columns
+            for t, idx in taps:
+                cols_t = columns(idx).transpose(0, 2, 1)
+                parallel(lambda c0, c1, t=t, cols_t=cols_t: rows(t, cols_t, c0, c1),
+                         split(nrc, groups * WEIGHTS_ROWS * ig * n * p))
         return finish(to_weights_layout(geo, dw), out_dt)
     return run
 

@@ -19,6 +19,7 @@ import numpy as np
 from ...ops.geometry import ConvGeometry
 from .conv import compute_dtype, finish, result_view, setup, source_view, to_data_layout, weights_view
 from .depthwise_fast import DataGradientPlan, ForwardPlan, WeightsGradientPlan, choose_algorithm
+from .depthwise_fast.workers import MAX_TASKS
 from .registry import numpy_kernel
 from .threads import parallel, split
 
@@ -57,11 +58,17 @@ def exact_weights_gradient(geo: ConvGeometry, dy: np.ndarray, x: np.ndarray, dty
     out = np.zeros((geo.in_channels, geo.channel_multiplier) + geo.kernel_size, cdt)
     taps = taps_inside(geo)
 
-    def block(c0, c1):  # blocks of channels: each sum over the images stays whole
-        for i, j, oh, ow, ih, iw in taps:
-            out[c0:c1, :, i, j] = np.einsum("ncmhw,nchw->cm", dy[:, c0:c1, :, oh, ow], x[:, c0:c1, ih, iw])
+    c = geo.in_channels
+    grain = max(1, -(-c // MAX_TASKS))  # channels per einsum: the same at every thread count
+    chunks = -(-c // grain)
 
-    parallel(block, split(geo.in_channels, geo.batch * geo.channel_multiplier * prod(geo.output_size) * len(taps)))
+    def block(k0, k1):  # chunks of channels: each sum over the images stays whole
+        for k in range(k0, k1):
+            c0, c1 = k * grain, min(c, (k + 1) * grain)
+            for i, j, oh, ow, ih, iw in taps:
+                out[c0:c1, :, i, j] = np.einsum("ncmhw,nchw->cm", dy[:, c0:c1, :, oh, ow], x[:, c0:c1, ih, iw])
+
+    parallel(block, split(chunks, grain * geo.batch * geo.channel_multiplier * prod(geo.output_size) * len(taps)))
     return out.astype(dtype, copy=False)
 
 

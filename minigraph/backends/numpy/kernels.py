@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from ...ops._util import normalize_axes
+from . import threads
 from .registry import numpy_kernel
-from .threads import elementwise, get_num_threads, parallel, reduction, split
+from .threads import elementwise, parallel, reduction, serial_blas, split
 
 _BINARY = {
     "addition": np.add, "subtraction": np.subtract, "multiplication": np.multiply,
@@ -352,43 +353,50 @@ def _sce(step):
     return sce
 
 
+MATMUL_ROWS = 64  # rows (or columns) of one GEMM of a split 2-D product
+
+
 @numpy_kernel("matrix_multiplication")
 def _matmul(step):
-    """np.matmul; a large product is split over the thread pool by blocks of its batch, else of
-    its rows (or columns): each element is one whole dot product, as BLAS computes it unsplit."""
+    """np.matmul; a large product is split over the thread pool by matrices of its batch, or a
+    single matrix by chunks of ``MATMUL_ROWS`` rows (columns where it is wider than tall). The
+    chunks do not depend on the thread count, so neither does the result."""
     out = step.out_types[0]
     (a_shape, b_shape), shape = (t.shape for t in step.in_types), out.shape
     if len(shape) < 2 or min(len(a_shape), len(b_shape)) < 2:
-        return np.matmul
-    k = a_shape[-1]
-    work = math.prod(shape) * max(1, k)
-    if work < (1 << 20):
-        return np.matmul
-    dt = out.dtype.np_dtype
+        return serial_blas(np.matmul)
+    work = math.prod(shape) * max(1, a_shape[-1])
+    batch = math.prod(shape[:-2])
     rows, cols = shape[-2], shape[-1]
-    batch = shape[0] if len(shape) > 2 else 1
+    if work < threads.MATMUL_THRESHOLD or (batch < 2 and max(rows, cols) < 2 * MATMUL_ROWS):
+        return serial_blas(np.matmul)
+    dt = out.dtype.np_dtype
+    if batch >= 2:  # the batch axes flattened: an operand that broadcasts is expanded as a view
+        def run(a, b):
+            res = np.empty(shape, dt)
+            a3 = np.broadcast_to(a, shape[:-2] + a.shape[-2:]).reshape((batch,) + a.shape[-2:])
+            b3 = np.broadcast_to(b, shape[:-2] + b.shape[-2:]).reshape((batch,) + b.shape[-2:])
+            r3 = res.reshape((batch, rows, cols))
+            parallel(lambda i, j: np.matmul(a3[i:j], b3[i:j], out=r3[i:j]), split(batch, work // batch))
+            return res
+        return run
+    by_rows = rows >= cols
+    n = rows if by_rows else cols
+    chunks = -(-n // MATMUL_ROWS)
 
-    def run(a, b):
-        out_arr = np.empty(shape, dt)
-        t = get_num_threads()
-        if batch >= t:  # blocks of the leading batch axis (an operand that broadcasts along it goes whole)
-            ca = len(a_shape) == len(shape) and a_shape[0] == batch
-            cb = len(b_shape) == len(shape) and b_shape[0] == batch
+    def run2(a, b):
+        res = np.empty(shape, dt)
 
-            def block(i, j):
-                np.matmul(a[i:j] if ca else a, b[i:j] if cb else b, out=out_arr[i:j])
-            parts = split(batch, work // batch)
-        elif rows >= cols:
-            def block(i, j):
-                np.matmul(a[..., i:j, :], b, out=out_arr[..., i:j, :])
-            parts = split(rows, work // rows)
-        else:
-            def block(i, j):
-                np.matmul(a, b[..., :, i:j], out=out_arr[..., :, i:j])
-            parts = split(cols, work // cols)
-        parallel(block, parts)
-        return out_arr
-    return run
+        def block(c0, c1):
+            for c in range(c0, c1):
+                i, j = c * MATMUL_ROWS, min(n, (c + 1) * MATMUL_ROWS)
+                if by_rows:
+                    np.matmul(a[..., i:j, :], b, out=res[..., i:j, :])
+                else:
+                    np.matmul(a, b[..., :, i:j], out=res[..., :, i:j])
+        parallel(block, split(chunks, work // chunks))
+        return res
+    return run2
 
 
 @numpy_kernel("reshape", "expand_dims", "squeeze")

@@ -41,7 +41,8 @@ _WORKER_PREFIX = "minigraph-worker"
 
 
 class ThreadCountError(MiniGraphError, ValueError):
-    """A thread count that is not an integer >= 1 (``set_num_threads`` or ``MINIGRAPH_NUM_THREADS``)."""
+    """A thread count that is not an integer >= 1 (``set_num_threads`` or ``MINIGRAPH_NUM_THREADS``).
+    Not in MPSGraph, which runs on the GPU and has no CPU thread count."""
 
 
 _explicit: Optional[int] = None  # set_num_threads's count; None: the environment's or the cores
@@ -83,16 +84,21 @@ def _from_env() -> Optional[int]:
 
 def get_num_threads() -> int:
     """The threads the NumPy backend's kernels use: ``set_num_threads``'s count, else
-    ``MINIGRAPH_NUM_THREADS``, else the usable cores (``len(os.sched_getaffinity(0))``)."""
+    ``MINIGRAPH_NUM_THREADS``, else the usable cores (``len(os.sched_getaffinity(0))``). Not an
+    MPSGraph API: MPSGraph runs on the GPU."""
     if _explicit is not None:
         return _explicit
     return _from_env() or usable_cores()
 
 
 def set_num_threads(n: int) -> None:
-    """Use ``n`` threads (an integer >= 1) in the NumPy backend's kernels from now on, and give
-    BLAS ``n`` threads too (through threadpoolctl, where it is installed). Not an MPSGraph API:
-    MPSGraph runs on the GPU."""
+    """Use ``n`` threads in the NumPy backend's kernels from now on, and give BLAS ``n`` threads
+    too (through threadpoolctl, where it is installed). Not an MPSGraph API: MPSGraph runs on the
+    GPU.
+
+    Args:
+        n: The number of threads, an integer >= 1 (else ``ThreadCountError``).
+    """
     global _explicit
     value = _check(n, "set_num_threads")
     with _lock:
@@ -183,11 +189,12 @@ def blocks(n: int, parts: int) -> list:
     return out
 
 
-def split(n: int, work_per_item: int = 1, threads: Optional[int] = None, min_work: int = MIN_TASK_WORK) -> list:
+def split(n: int, work_per_item: int = 1, threads: Optional[int] = None, min_work: Optional[int] = None) -> list:
     """Blocks of ``range(n)`` for one task each: at most ``threads`` (default
     ``get_num_threads()``) of them, each with at least ``min_work`` elements of work (``n`` items of
     ``work_per_item`` each); a single block when the work is small."""
     t = get_num_threads() if threads is None else threads
+    min_work = MIN_TASK_WORK if min_work is None else min_work
     if t <= 1 or n <= 1:
         return blocks(n, 1)
     parts = min(t, max(1, (n * max(1, work_per_item)) // max(1, min_work)))
@@ -224,15 +231,17 @@ def tasks_run() -> int:
 def parallel(fn: Callable[..., Any], parts: Sequence[tuple]) -> None:
     """``fn(*part)`` for every part, the parts on the pool's threads (the first on the calling
     thread); inline when there is one part or the caller is itself a worker. While the parts run,
-    BLAS runs one thread per task. Returns when every part has finished (and raises the first
-    error), so no worker still writes into the result."""
+    BLAS runs one thread per task, even for a single part: a BLAS call then computes the same
+    bits at every thread count (OpenBLAS's threaded GEMM rounds differently from its serial one).
+    Returns when every part has finished (and raises the first error), so no worker still
+    writes into the result."""
     rec = profiling.recorder()
-    if len(parts) <= 1 or in_worker():
-        for p in parts:
-            fn(*p) if rec is None else rec.time(fn, *p)
-        return
     _blas.acquire()
     try:
+        if len(parts) <= 1 or in_worker():
+            for p in parts:
+                fn(*p) if rec is None else rec.time(fn, *p)
+            return
         pool = _executor(max(len(parts) - 1, get_num_threads() - 1, 1))
         if rec is None:
             futs = [pool.submit(fn, *p) for p in parts[1:]]
@@ -250,9 +259,23 @@ def parallel(fn: Callable[..., Any], parts: Sequence[tuple]) -> None:
             raise e
 
 
+def serial_blas(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with BLAS held at one thread while it runs (a small product the pool does not split
+    computes the same bits at every thread count)."""
+    def run(*args: Any) -> Any:
+        _blas.acquire()
+        try:
+            return fn(*args)
+        finally:
+            _blas.release()
+    return run
+
+
 # ------------------------------------------------------------------------------ kernel wrappers
 # results of at least this many elements are split by the elementwise and reduction wrappers
 ELEMENTWISE_THRESHOLD = 1 << 18
+# matrix products of at least this many multiply-adds are split
+MATMUL_THRESHOLD = 1 << 20
 
 
 def elementwise(fn: Callable[..., Any], shape: tuple, dtype: Any) -> Callable[..., Any]:

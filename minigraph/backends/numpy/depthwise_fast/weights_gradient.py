@@ -9,7 +9,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ....ops.geometry import ConvGeometry
 from .polyphase import axis_phases, fill_slices, phase_groups, progression
-from .workers import Workspaces, buffer, channel_blocks, check_sizes, run_blocks, threads_to_use
+from .workers import Workspaces, buffer, check_sizes, chunk_blocks, run_blocks, task_chunk, threads_to_use
 
 ALGORITHMS = ("dot_nc", "dot_cn", "acc")
 
@@ -205,7 +205,7 @@ class WeightsGradientPlan:
         dyfr, dy_ready = self._dy_frame(ws, dy)
         dyf = dyfr.reshape(c, m, n * self.plane) if cn else dyfr.reshape(n, c, m, -1)
         # channels per chunk: its frames (x phases + dy) stay in L2 from the copy to the last dot
-        chunk = max(1, (1 << 19) // (xb.itemsize * n * self.plane * (self.nphase + m)))
+        chunk = task_chunk(c, (1 << 19) // (xb.itemsize * n * self.plane * (self.nphase + m)))
 
         def fill(c0, c1):
             self._fill_x(xfr, x, c0, c1)
@@ -213,13 +213,15 @@ class WeightsGradientPlan:
                 self._fill_dy(dyfr, dy, c0, c1)
 
         threads = threads_to_use(self.threads)
-        blocks = channel_blocks(c, threads)
+        blocks = chunk_blocks(c, chunk, threads)
         # A chunk's first and last dots may read (and, for wrapped columns, subtract) a few
-        # values of the neighbouring channels' frames. Inside a block the order makes both
-        # reads see the same values; across blocks another thread would be filling them, so
-        # the chunks on each side of a block boundary are filled before the threads start.
+        # values of the neighbouring channels' frames. Those must hold this call's values, or the
+        # rounding would depend on what a frame held before (the previous call, or zeros) and on
+        # the order of the blocks: inside a block each chunk fills the next one before its dots;
+        # across blocks another thread would be filling them, so the chunks on each side of a
+        # block boundary are filled before the threads start.
         prefilled = set()
-        if threads > 1 and len(blocks) > 1:
+        if len(blocks) > 1:
             for b0, b1 in blocks:
                 for a0 in {b0, b0 + ((b1 - b0 - 1) // chunk) * chunk}:
                     fill(a0, min(b1, a0 + chunk))
@@ -227,11 +229,13 @@ class WeightsGradientPlan:
         views = self._dot_views(ws, xb)
 
         def block(c0, c1):
+            if c0 not in prefilled:
+                fill(c0, min(c1, c0 + chunk))
             for a0 in range(c0, c1, chunk):
-                a1 = min(c1, a0 + chunk)
-                if a0 not in prefilled:
-                    fill(a0, a1)
-                self._dot_chunk(views, dyf, out, a0, a1)
+                nxt = a0 + chunk
+                if nxt < c1 and nxt not in prefilled:
+                    fill(nxt, min(c1, nxt + chunk))
+                self._dot_chunk(views, dyf, out, a0, min(c1, a0 + chunk))
 
         run_blocks(block, blocks, threads)
 
@@ -296,7 +300,7 @@ class WeightsGradientPlan:
             dyf[...] = dy.transpose(0, 2, 1, 3, 4)
             dyf = dyf.reshape(n, m, CP)
         it = xb.itemsize
-        cb_max = max(1, self.chunk_elems // (kh * kw * P))
+        cb_max = task_chunk(c, self.chunk_elems // (kh * kw * P))
 
         cached = ws.get("view")
         if cached is None or cached[0] is not xb:  # one view over all channels, sliced per chunk
@@ -319,4 +323,4 @@ class WeightsGradientPlan:
                     out[a0:a1, mm] = r[..., 0].transpose(2, 0, 1)
 
         threads = threads_to_use(self.threads)
-        run_blocks(block, channel_blocks(c, threads), threads)
+        run_blocks(block, chunk_blocks(c, cb_max, threads), threads)

@@ -47,6 +47,25 @@ def channel_blocks(c: int, parts: int) -> list:
     return [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
 
 
+# channels are cut into at least this many chunks (where there are enough channels), whatever the
+# thread count: a chunk's BLAS calls then have the same shapes at every count
+MAX_TASKS = 16
+
+
+def task_chunk(c: int, chunk: int) -> int:
+    """Channels per chunk: at most ``chunk`` (what fits the cache), and small enough that ``c``
+    channels make ``MAX_TASKS`` chunks; never dependent on the thread count."""
+    return max(1, min(chunk, -(-c // MAX_TASKS)))
+
+
+def chunk_blocks(c: int, chunk: int, parts: int) -> list:
+    """``[(c0, c1)]``: ``c`` channels in at most ``parts`` blocks of whole chunks of ``chunk``
+    channels (each block starts at a multiple of ``chunk``, so the chunks inside the blocks are
+    the same for every ``parts``)."""
+    n = -(-c // chunk)
+    return [(a * chunk, min(c, b * chunk)) for a, b in channel_blocks(n, parts)]
+
+
 class Workspaces:
     """Workspaces (dicts of named zero-initialised buffers) that survive between calls.
 
