@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -443,10 +444,12 @@ class _Runner:
         copies = None
         for op, ref, dtype in self.variables:
             v = resident.raw_value(variables, op)
-            if self._var_seen.get(op) is not v:
+            seen = self._var_seen.get(op)
+            if (seen() if isinstance(seen, weakref.ref) else seen) is not v:
                 if isinstance(v, resident.DeviceValue) and v.ctx is self.ctx:  # on this device: copied there
                     copies = copies or self.ctx.device.create_command_encoder()
                     copies.copy_buffer_to_buffer(v.buffer, 0, ref.buffer, 0, min(v.nbytes, ref.nbytes))
+                    v = weakref.ref(v)  # not kept alive here: its buffer goes back to the free list once superseded
                 else:
                     self._upload(ref, np.asarray(v), dtype)
                 self._var_seen[op] = v
