@@ -1,4 +1,4 @@
-"""Command line: ``minigraph`` (or ``python -m minigraph``) ``{demo,backends,bench,show,profile}``.
+"""Command line: ``minigraph`` (or ``python -m minigraph``) ``{demo,backends,bench,show,profile,import}``.
 
 argparse subcommands: ``--help`` on stdout for the program and for each command, ``--version``.
 """
@@ -9,13 +9,13 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from . import demo, profiling
+from . import demo, onnx_import, profiling
 from .backends import available_backends
 from .errors import MiniGraphError
 from .graph import load
 from .version import __version__
 
-BENCH_NAMES = ("depthwise", "dw", "executor", "overhead", "compile", "gpu", "all")
+BENCH_NAMES = ("depthwise", "dw", "executor", "overhead", "compile", "gpu", "network", "step", "all")
 
 
 def program_name() -> str:
@@ -95,11 +95,33 @@ def show_main(argv: Sequence[str]) -> int:
     return _show(args)
 
 
+def _import(args: argparse.Namespace) -> int:
+    try:
+        print(onnx_import.summary(args.file))
+        if args.swift or args.render:
+            g, _, _ = onnx_import.from_onnx(args.file)
+            if args.swift:
+                with open(args.swift, "w", encoding="utf-8") as f:
+                    f.write(g.to_swift())
+                print(f"wrote {args.swift}", file=sys.stderr)
+            if args.render:
+                fmt = os.path.splitext(args.render)[1].lstrip(".").lower() or "svg"
+                g.render(args.render, format=fmt, collapse=True)
+                print(f"wrote {args.render}", file=sys.stderr)
+    except (MiniGraphError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+IMPORT = ("Import an ONNX model (mg.from_onnx) and print it one ONNX node per line, with the ops each became, "
+          "the depthwise convolutions and the gradient ops training would insert.")
 SHOW = "Print the listing of a graph saved with g.save(), or draw it."
 BENCH = ("Benchmarks against PyTorch, JAX and MLX (from a source checkout). NAME is one of: depthwise (dw): the "
          "depthwise weights gradient on MobileNet layers, NumPy backend vs PyTorch / JAX / MLX; executor (overhead): "
          "microseconds per node of a 1,000-node chain; compile: compile time and peak memory of 1k-100k-node "
-         "graphs; gpu: the webgpu backend on a GPU; all: depthwise, executor and compile. Options after NAME go to "
+         "graphs; gpu: the webgpu backend on a GPU; network (step): a whole training step vs PyTorch and JAX; all: "
+         "depthwise, executor and compile. Options after NAME go to "
          "that benchmark (`bench NAME --help` lists them; each takes --json PATH and --tiny).")
 
 
@@ -126,7 +148,13 @@ def parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("profile", help="time each op of a training step of the benchmark network (a table, a trace)",
                         description=profiling.PROFILE)
     profiling.add_arguments(pr).set_defaults(func=profiling.run_command)
-    COMMANDS.update(demo=d, backends=b, bench=be, show=s, profile=pr)
+    im = sub.add_parser("import", help="list an ONNX model as minigraph imports it; --swift / --render write it",
+                        description=IMPORT)
+    im.add_argument("file", help="the .onnx file")
+    im.add_argument("--swift", metavar="OUT", help="write the MPSGraph Swift code that builds the model")
+    im.add_argument("--render", metavar="OUT", help="draw the graph (format from the extension: svg, png, pdf)")
+    im.set_defaults(func=_import)
+    COMMANDS.update(demo=d, backends=b, bench=be, show=s, profile=pr, **{"import": im})
     return p
 
 

@@ -22,6 +22,9 @@ import numpy as np
 
 import minigraph as mg
 
+from . import mobilenet
+from .ir import OPS
+
 try:  # an in-place progress bar on a terminal; plain lines without it
     from tqdm import tqdm
 except ImportError:  # pragma: no cover - tqdm is a dependency, but the demo runs without it
@@ -30,17 +33,17 @@ except ImportError:  # pragma: no cover - tqdm is a dependency, but the demo run
 C, M, H, W, CLASSES, BATCH = 3, 4, 12, 12, 4, 32
 
 
-def make_data(rng: np.random.Generator, n: int):
+def make_data(rng: np.random.Generator, n: int, size: int = H):
     """Stripes at 0, 90, 45 or 135 degrees, random frequency/phase/channel mix, plus noise."""
     labels = rng.integers(0, CLASSES, n)
-    yy, xx = np.mgrid[0:H, 0:W].astype(np.float64)
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float64)
     directions = {0: (0, 1), 1: (1, 0), 2: (1, 1), 3: (1, -1)}
-    x = np.empty((n, C, H, W))
+    x = np.empty((n, C, size, size))
     for i, k in enumerate(labels):
         a, b = directions[int(k)]
         freq = rng.uniform(0.8, 1.6)
         wave = np.sin(freq * (a * xx + b * yy) + rng.uniform(0, 2 * np.pi))
-        x[i] = rng.uniform(0.5, 1.5, (C, 1, 1)) * wave + 1.0 * rng.standard_normal((C, H, W))
+        x[i] = rng.uniform(0.5, 1.5, (C, 1, 1)) * wave + 1.0 * rng.standard_normal((C, size, size))
     onehot = np.eye(CLASSES)[labels]
     return x, onehot, labels
 
@@ -60,6 +63,30 @@ def build(dtype, params: dict, batch: int = -1):
     loss = g.softmax_cross_entropy(logits, labels, axis=-1, reduction="mean", name="loss")
     loss = g.reshape(loss, [], name="loss_scalar")
     return g, x, labels, v, logits, loss, h
+
+
+MOBILENET_WIDTH, MOBILENET_SIZE = 0.25, 32
+MOBILENET_LAYER = "features.1.dw"  # the depthwise layer whose gradient the demo checks
+
+
+def build_mobilenet(dtype, params: dict, batch: int = -1):
+    """A small MobileNetV2 (width 0.25, 32x32 images, batch norm with batch statistics) in a fresh
+    graph; returns the same tensors as ``build``."""
+    g = mg.Graph()
+    x = g.placeholder([batch, C, MOBILENET_SIZE, MOBILENET_SIZE], dtype, name="images")
+    labels = g.placeholder([batch, CLASSES], dtype, name="labels")
+    v = {k: g.variable(p.astype(dtype.np_dtype), name=k) for k, p in params.items()}
+    logits = mobilenet.forward(g, x, v, MOBILENET_WIDTH)
+    loss = g.reshape(g.softmax_cross_entropy(logits, labels, axis=-1, reduction="mean", name="loss"), [],
+                     name="loss_scalar")
+    return g, x, labels, v, logits, loss, None
+
+
+MODELS = {  # name -> (build, init_params, image size, checked weights, checked depthwise op, default steps)
+    "small": (build, lambda rng: init_params(rng), H, "dw_weights", "dw", 300),
+    "mobilenet_v2": (build_mobilenet, lambda rng: mobilenet.init_params(rng, MOBILENET_WIDTH, CLASSES),
+                     MOBILENET_SIZE, f"{MOBILENET_LAYER}.weight", f"{MOBILENET_LAYER}/conv", 40),
+}
 
 
 def init_params(rng: np.random.Generator) -> dict:
@@ -85,6 +112,17 @@ def short_listing(g) -> str:
     return "\n".join(lines)
 
 
+def op_counts(g) -> str:
+    """How many ops of each kind a (large) training graph holds, gradient ops first."""
+    grads: dict = {}
+    for op in g.operations:
+        if op.from_gradients and OPS[op.type].role != "forward":
+            grads[op.type] = grads.get(op.type, 0) + 1
+    dw = sum(op.type == "depthwise_convolution_2d" for op in g.operations)
+    return (f"Graph: {len(g.operations)} ops, {dw} depthwise convolutions; MPSGraph's gradient ops that autodiff "
+            "inserted:\n" + "\n".join(f"  {n:4d} {t}" for t, n in sorted(grads.items())))
+
+
 # ---------------------------------------------------------------------------------------------- gradient check
 def within(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> float:
     """How much of the tolerance ``atol + rtol * max|b|`` the worst difference uses (<= 1 passes).
@@ -95,26 +133,29 @@ def within(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> float:
     return float(np.max(np.abs(a - b)) / (atol + rtol * float(np.max(np.abs(b)))))
 
 
-def gradient_check(backend: str, params: dict, rng: np.random.Generator, out, title: str) -> float:
+def gradient_check(backend: str, params: dict, rng: np.random.Generator, out, title: str,
+                   model: str = "small") -> float:
     """Autodiff vs the explicit weights-gradient op vs central differences, in float64; returns the
     largest fraction of its tolerance that a comparison used (<= 1: passed)."""
-    batch = 4
-    x_np, y_np, _ = make_data(rng, batch)
-    g, x, labels, v, logits, loss, h = build(mg.float64, params, batch)
-    dw = v["dw_weights"]
-    dw_out = g.tensor("dw")
+    make, _, size, weight, layer, _ = MODELS[model]
+    batch = 4 if model == "small" else 16  # batch norm over 4 images at 1x1 pixels is nearly singular
+    x_np, y_np, _ = make_data(rng, batch, size)
+    g, x, labels, v, logits, loss, h = make(mg.float64, params, batch)
+    dw = v[weight]
+    dw_out = g.tensor(layer)
     grads = g.gradients(loss, [dw, dw_out], name="check")
     explicit = g.depthwise_convolution_2d_weights_gradient(
-        grads[dw_out], x, output_shape=dw.shape, descriptor=dw_out.operation.attrs["descriptor"], name="explicit")
+        grads[dw_out], dw_out.operation.inputs[0], output_shape=dw.shape, descriptor=dw_out.operation.attrs["descriptor"], name="explicit")
     feeds = {x: x_np, labels: y_np}
     backend64 = "numpy"  # float64 is the NumPy backend's extension; GPUs run float32
     res = g.run(feeds, [grads[dw], explicit, loss, logits], backend=backend64)
     auto, expl, loss0 = res[grads[dw]], res[explicit], float(res[loss])
     f = g.compile({x: mg.ShapedType(x_np.shape, mg.float64), labels: mg.ShapedType(y_np.shape, mg.float64)},
                   [loss], backend=backend64)
-    base = params["dw_weights"].astype(np.float64)
+    base = params[weight].astype(np.float64)
     fd = np.zeros_like(base)
-    eps = 1e-6
+    # a step small enough that (almost) no ReLU6 of a deep network crosses its kink
+    eps = 1e-6 if model == "small" else 1e-8
     for idx in np.ndindex(*base.shape):
         for sign in (1, -1):
             p = base.copy()
@@ -123,10 +164,10 @@ def gradient_check(backend: str, params: dict, rng: np.random.Generator, out, ti
             fd[idx] += sign * f.run(feeds)[0] / (2 * eps)
 
     # the same gradient in float32 on the chosen backend, against the float64 reference
-    g32, x32, l32, v32, _, loss32, _ = build(mg.float32, params, batch)
-    gr32 = g32.gradients(loss32, [v32["dw_weights"]], name="grad")
+    g32, x32, l32, v32, _, loss32, _ = make(mg.float32, params, batch)
+    gr32 = g32.gradients(loss32, [v32[weight]], name="grad")
     auto32 = g32.run({x32: x_np.astype(np.float32), l32: y_np.astype(np.float32)},
-                     [gr32[v32["dw_weights"]]], backend=backend)[gr32[v32["dw_weights"]]]
+                     [gr32[v32[weight]]], backend=backend)[gr32[v32[weight]]]
     # central differences in float64: truncation ~eps^2; rounding: the loss is a difference of terms
     # as large as the logits (log-sum-exp minus the label's logit), each rounded at ~1e-16 of its size,
     # so the differences carry an error ~1e-16 * max|logit| / eps whatever the gradient's size
@@ -137,7 +178,7 @@ def gradient_check(backend: str, params: dict, rng: np.random.Generator, out, ti
         ("explicit op vs central finite differences", expl, fd, 1e-5, fd_atol),
         (f"float32 autodiff on {backend!r} vs finite differences", auto32, fd, 1e-3, 1e-6),
     ]
-    print(f"\nGradient check of the depthwise weights at {title} (float64, batch 4, loss {loss0:.3g}, "
+    print(f"\nGradient check of the depthwise weights {weight!r} at {title} (float64, batch {batch}, loss {loss0:.3g}, "
           f"shape {list(base.shape)} = [M, C, kH, kW], max |gradient| {np.max(np.abs(fd)):.2e}):", file=out)
     worst = 0.0
     for what, a, b, rtol, atol in checks:
@@ -255,7 +296,11 @@ def steps_count(text: str) -> int:
 def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The demo's options (shared by ``python -m minigraph demo`` and ``minigraph.demo.main``)."""
     ap.add_argument("--backend", default="numpy", help="numpy (default), webgpu or metal")
-    ap.add_argument("--steps", type=steps_count, default=300, help="training steps, at least 1 (default 300)")
+    ap.add_argument("--model", choices=sorted(MODELS), default="small",
+                    help="small: the depthwise-separable CNN (default); mobilenet_v2: a MobileNetV2 (width 0.25, "
+                         "32x32 images) with batch norm and ReLU6")
+    ap.add_argument("--steps", type=steps_count, default=None,
+                    help="training steps, at least 1 (default 300; 40 for mobilenet_v2)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the data and the initial weights (default 0)")
     ap.add_argument("--plot", metavar="FILE", help="write the loss curve to FILE (.png or .svg)")
     ap.add_argument("--quiet", action="store_true",
@@ -280,24 +325,33 @@ def run(args: argparse.Namespace, out: Optional[Any] = None) -> int:
     except mg.BackendUnavailableError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    model = getattr(args, "model", "small")
+    make, init, size, _, _, default_steps = MODELS[model]
+    args.steps = args.steps or default_steps
     rng = np.random.default_rng(args.seed)
-    params = init_params(rng)
-    g, x, labels, v, logits, loss, _ = build(mg.float32, params)
+    params = init(rng)
+    g, x, labels, v, logits, loss, _ = make(mg.float32, params)
     grads = g.gradients(loss, g.trainable_variables, name="grad")
-    steps = [g.apply_adam(t, grads[t], learning_rate=0.05, name=f"adam/{k}") for k, t in v.items()]
-    print(f"minigraph {mg.__version__} demo: depthwise-separable CNN on the {args.backend!r} backend", file=out)
-    print(f"Graph ({len(g.operations)} ops, batch dimension dynamic; forward ops and the depthwise gradient "
-          "ops that autodiff inserted):", file=out)
-    print(short_listing(g), file=out)
+    lr = 0.05 if model == "small" else 0.01
+    steps = [g.apply_adam(t, grads[t], learning_rate=lr, name=f"adam/{k}") for k, t in v.items()]
+    what = "depthwise-separable CNN" if model == "small" else \
+        f"MobileNetV2 (width {MOBILENET_WIDTH}, {size}x{size} images, batch norm, ReLU6)"
+    print(f"minigraph {mg.__version__} demo: {what} on the {args.backend!r} backend", file=out)
+    if model == "small":
+        print(f"Graph ({len(g.operations)} ops, batch dimension dynamic; forward ops and the depthwise gradient "
+              "ops that autodiff inserted):", file=out)
+        print(short_listing(g), file=out)
+    else:
+        print(op_counts(g), file=out)
 
-    exe = g.compile({x: mg.ShapedType([-1, C, H, W], mg.float32), labels: mg.ShapedType([-1, CLASSES], mg.float32)},
-                    [loss, logits], steps, backend=args.backend)
-    x_test, y_test, k_test = make_data(rng, 256)
+    exe = g.compile({x: mg.ShapedType([-1, C, size, size], mg.float32),
+                     labels: mg.ShapedType([-1, CLASSES], mg.float32)}, [loss, logits], steps, backend=args.backend)
+    x_test, y_test, k_test = make_data(rng, 256, size)
     losses: list = []
     acc = 0.0
     progress = Progress(args.steps, out, args.quiet)
     for step in range(1, args.steps + 1):
-        xb, yb, kb = make_data(rng, BATCH)
+        xb, yb, kb = make_data(rng, BATCH, size)
         lv, lg = exe.run({x: xb.astype(np.float32), labels: yb.astype(np.float32)})
         losses.append(float(lv))
         batch_acc = float(np.mean(np.argmax(lg, 1) == kb))
@@ -322,8 +376,10 @@ def run(args: argparse.Namespace, out: Optional[Any] = None) -> int:
     print(f"Held-out accuracy on 256 new images, same graph: {test_acc:.1%} (chance: {1 / CLASSES:.0%})", file=out)
 
     trained = {k: g.value_of(t) for k, t in v.items()}
-    worst = max(gradient_check(args.backend, params, np.random.default_rng(args.seed + 1), out, "the initial weights"),
-                gradient_check(args.backend, trained, np.random.default_rng(args.seed + 1), out, "the trained weights"))
+    worst = max(gradient_check(args.backend, params, np.random.default_rng(args.seed + 1), out, "the initial weights",
+                               model),
+                gradient_check(args.backend, trained, np.random.default_rng(args.seed + 1), out, "the trained weights",
+                               model))
     ok = worst <= 1.0
     print("Gradient check " + ("passed." if ok else "FAILED."), file=out)
     return 0 if ok else 1

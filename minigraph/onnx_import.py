@@ -186,12 +186,17 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
     numpy_helper = onnx.numpy_helper
     ctx = Context(g, opset, training, attributes(onnx))
     inits = {t.name for t in proto.graph.initializer}
+    running = _running_statistics(proto)
     for t in proto.graph.initializer:
         try:
             arr = numpy_helper.to_array(t)
         except Exception as e:
             raise ModelImportError(f"initializer {t.name!r} cannot be read: {_first_line(e)}") from None
-        ctx.add_initializer(t.name, np.array(arr))
+        if t.name in running:  # batch-norm statistics: variables, but not weights
+            with g.non_trainable():
+                ctx.add_initializer(t.name, np.array(arr))
+        else:
+            ctx.add_initializer(t.name, np.array(arr))
     inputs = {}
     for vi in proto.graph.input:
         if vi.name in inits:
@@ -212,6 +217,20 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
         outputs[vi.name] = t
     g.update_operations = list(ctx.updates)
     return g, inputs, outputs, ctx.nodes
+
+
+def _running_statistics(proto: Any) -> set:
+    """Names of the initializers that batch norms read as running mean and variance (through any
+    Identity nodes an exporter put in between)."""
+    source = {n.output[0]: n.input[0] for n in proto.graph.node if n.op_type == "Identity" and n.input}
+    names = set()
+    for n in proto.graph.node:
+        if n.op_type == "BatchNormalization":
+            for name in list(n.input)[3:5]:
+                while name in source:
+                    name = source[name]
+                names.add(name)
+    return names
 
 
 def _check_declared(vi: Any, t: Tensor) -> None:

@@ -24,7 +24,7 @@ LAYERS = {
     1: ["ops"],
     2: ["op_builders", "builder"],
     3: ["compiler", "backends", "executable", "listing", "profiling"],
-    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint"],
+    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint", "mobilenet"],
     5: ["graph", "demo", "__init__", "__main__", "onnx_import"],
 }
 

@@ -53,6 +53,19 @@ def test_demo_trains_on_webgpu(run_python, webgpu):
     assert "webgpu" in r.stdout
 
 
+def test_demo_trains_a_mobilenet_v2_and_checks_a_depthwise_layer(run_python):
+    """--model mobilenet_v2: batch norm and ReLU6, MPSGraph's gradient ops listed, and the three-way
+    check of one depthwise layer's weights gradient passes."""
+    r = _demo(run_python, "--model", "mobilenet_v2", "--steps", "3", "--quiet", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "MobileNetV2" in out and "17 depthwise convolutions" in out
+    for op in ("depthwise_convolution_2d_weights_gradient", "normalization_gradient", "normalization_gamma_gradient"):
+        assert re.search(rf"\d+ {op}\b", out), op
+    assert "'features.1.dw.weight'" in out and "Gradient check passed" in out
+    assert "autodiff vs central finite differences" in out
+
+
 def test_demo_bad_backend_fails_cleanly(run_python):
     r = _demo(run_python, "--backend", "nope", "--steps", "1")
     assert r.returncode != 0

@@ -3,12 +3,16 @@ the same network in PyTorch: a MobileNetV2 inverted-residual block (1x1 expand c
 -> ReLU6 -> 3x3 depthwise -> batch norm -> ReLU6 -> 1x1 project conv -> batch norm, plus the
 residual add), its batch norms made of ``mean``/``variance``/``normalize`` and ReLU6 of ``clamp``.
 """
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import minigraph as mg
 
 torch = pytest.importorskip("torch")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 N, C, E, H, W = 2, 4, 8, 5, 5  # batch, block channels, expanded channels, spatial size
 EPS = 1e-5
@@ -146,3 +150,26 @@ def test_inverted_residual_block_trains_in_one_executable_like_torch(backend):
         want = after["depthwise" if k == "depthwise_mg" else k]
         np.testing.assert_allclose(g.value_of(w).reshape(want.shape), want, rtol=2e-3, atol=2e-4,
                                    err_msg=f"{k} after {STEPS} SGD steps on {backend}")
+
+
+def test_mobilenet_v2_builder_matches_torch():
+    """minigraph/mobilenet.py is MobileNetV2: the same logits as the PyTorch module with the same weights."""
+    from benchmarks import torch_models as tm
+    from minigraph import mobilenet
+
+    rng = np.random.default_rng(0)
+    width = 0.25
+    params = mobilenet.init_params(rng, width, 4)
+    g = mg.Graph()
+    x = g.placeholder([4, 3, 32, 32], mg.float64, name="x")
+    logits = mobilenet.forward(g, x, {k: g.variable(a, name=k) for k, a in params.items()}, width)
+    module = tm.MobileNetV2(width, classes=4, dropout=0.0).double().train()
+    convs = [m for m in module.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert len(convs) == len(mobilenet.layers(width))
+    for conv, (name, *_) in zip(convs, mobilenet.layers(width)):
+        conv.weight.data = torch.tensor(params[f"{name}.weight"].reshape(conv.weight.shape))
+    module.classifier[1].weight.data = torch.tensor(params["classifier.weight"].T.copy())
+    module.classifier[1].bias.data = torch.tensor(params["classifier.bias"])
+    xv = rng.standard_normal((4, 3, 32, 32))
+    np.testing.assert_allclose(g.run({x: xv}, [logits])[logits], module(torch.tensor(xv)).detach().numpy(),
+                               rtol=1e-9, atol=1e-9)

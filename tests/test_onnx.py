@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import shutil
 import sys
 import warnings
 
@@ -189,6 +191,27 @@ def test_each_onnx_node_gets_its_own_name_scope(exported):
         assert any(n.startswith(node + "/") for n in names), node
 
 
+def test_import_command_lists_the_model_and_writes_swift(exported, run_python, tmp_path):
+    path, _ = exported("mobilenet_v2", "opset13")
+    swift, svg = tmp_path / "m.swift", tmp_path / "m.svg"
+    args = ["-m", "minigraph", "import", path, "--swift", str(swift)]
+    if shutil.which("dot"):
+        args += ["--render", str(svg)]
+    r = run_python(*args, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    model = onnx.load(path)
+    assert lines[0].startswith(f"{len(model.graph.node)} ONNX nodes")
+    assert sum(" Conv " in line and "depthwise_convolution_2d" in line for line in lines) == 17
+    assert "depthwise convolutions: 17" in r.stdout
+    assert re.search(r"inserts \d+ gradient ops, among them .*17 depthwise_convolution_2d_weights_gradient", r.stdout)
+    assert "depthwiseConvolution2D(" in swift.read_text()
+    if shutil.which("dot"):
+        assert svg.read_text().lstrip().startswith(("<?xml", "<svg"))
+    bad = run_python("-m", "minigraph", "import", str(tmp_path / "missing.onnx"))
+    assert bad.returncode == 1 and "no ONNX file" in bad.stderr and "Traceback" not in bad.stderr
+
+
 # ----------------------------------------------------------------------------- training
 def _training_setup(net, tmp_path, n=4, size=64):
     torch.manual_seed(3)
@@ -232,8 +255,10 @@ def test_training_gradients_match_torch_autograd(net, backend, tmp_path):
 
 
 def test_running_statistics_update_like_torch(tmp_path):
-    module, x, labels, g, loss, feeds = _training_setup("mobilenet_v2", tmp_path, n=2, size=32)
+    module, x, labels, g, loss, feeds = _training_setup("mobilenet_v2", tmp_path, n=4, size=64)
     assert g.update_operations and all(op.type == "assign" for op in g.update_operations)
+    trainable = {v.name for v in g.trainable_variables}
+    assert trainable == set(dict(module.named_parameters())), "running statistics are not trainable"
     before = {k: v.detach().clone() for k, v in module.state_dict().items() if "running" in k}
     g.run(feeds, [loss], target_operations=g.update_operations)
     module.load_state_dict({**module.state_dict(), **before})
@@ -247,7 +272,7 @@ def test_running_statistics_update_like_torch(tmp_path):
 
 def test_ten_sgd_steps_of_one_executable_reduce_the_loss(tmp_path):
     module, x, labels, g, loss, feeds = _training_setup("mobilenet_v2", tmp_path, n=8, size=32)
-    weights = [v for v in g.variables if v.name in dict(module.named_parameters())]
+    weights = g.trainable_variables
     grads = g.gradients(loss, weights)
     steps = [g.apply_stochastic_gradient_descent(0.1, v, grads[v]) for v in weights]
     exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
