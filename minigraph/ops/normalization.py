@@ -24,6 +24,7 @@ from typing import Optional
 from ..errors import DTypeError, MiniGraphError, ShapeError
 from ..ir import Tensor
 from ..types import ShapedType
+from ._dynamic import element_count
 from ._util import broadcast_shapes, normalize_axes, unbroadcast
 from .registry import defop, gradient
 
@@ -68,11 +69,10 @@ def variance(g, tensor, axes=None, name: Optional[str] = None):
 def _variance_gradient(g, op, dy, wanted):
     x = op.inputs[0]
     axes = normalize_axes(op.attrs["axes"], len(x.shape))
-    n = 1
-    for a in axes:
-        n *= x.shape[a]
+    n = element_count(g, x, axes)  # a tensor when an axis is known only at run time (a -1 batch)
     centred = g.subtraction(x, g.mean(x, axes=list(axes)))
-    return [g.multiplication(dy, g.multiplication(centred, 2.0 / max(n, 1)))]
+    scale = 2.0 / max(n, 1.0) if isinstance(n, float) else g.division(2.0, g.maximum(n, 1.0))
+    return [g.multiplication(dy, g.multiplication(centred, scale))]
 
 
 # ------------------------------------------------------------------------------------- normalize
