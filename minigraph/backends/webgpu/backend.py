@@ -58,7 +58,7 @@ class WebGPUBackend:
             import wgpu  # noqa: F401
         except Exception as e:
             return False, (f"wgpu is not installed ({type(e).__name__}: {e}); "
-                           "pip install 'minigraph[webgpu]'")
+                           "pip install wgpu (or, in a checkout, pip install -e '.[webgpu]')")
         try:
             self._ctx = get_context(self.metal_only)
         except Exception as e:
