@@ -27,6 +27,8 @@ TILING: dict = {"mode": "auto", "min_size": 32, "min_outputs": 2 * 64 * 64}
 RECORDED = {"gemm": 0}  # tiled GEMMs recorded so far (tests check which path a plan took)
 TILE = 64  # outputs per workgroup along M and along N
 _KCH = 16 * 1024  # longest piece of K one workgroup multiplies (bounded loops on llvmpipe)
+_MIN_GROUPS = 256  # a product of fewer output tiles splits K further, so a GPU has work for every core
+_MIN_PIECE = 512  # but no piece of K shorter than this
 _ZERO = {"f32": "0.0", "i32": "0i", "u32": "0u"}
 
 
@@ -87,7 +89,7 @@ def source(g: Gemm, dtype: str, partial: bool) -> str:
         store.append(f"  {{ let m = m0 + ty + {16 * i}u; let n = n0 + tx + {16 * j}u;\n"
                      f"    if (m < M && n < N) {{ C[c_off + m * csm + n * csn] = {tc}(c{i}{j}); }} }}")
     return render("gemm_tiled", PARAMS=params_decl(13 + 4 * len(g.batch)), T=STORAGE[dtype], TC=tc, ACC=acc,
-                  ZERO=zero, K=g.K, KCH=_KCH, KCHUNKS=pieces_of(g), BR=len(g.batch),
+                  ZERO=zero, K=g.K, KCH=split_k(g)[1], KCHUNKS=pieces_of(g), BR=len(g.batch),
                   SPLIT="true" if g.k_inner and g.k_inner < g.K else "false", LOAD_A=load_a, LOAD_B=load_b,
                   ACC_DECL="\n".join(f"  var c{i}{j}: {acc} = {zero};" for i, j in ij),
                   TILE_DECL="\n".join(f"    var s{i}{j}: {acc} = {zero};" for i, j in ij),
@@ -96,8 +98,18 @@ def source(g: Gemm, dtype: str, partial: bool) -> str:
                   STORE="\n".join(store))
 
 
+def split_k(g: Gemm) -> tuple:
+    """(pieces, piece length) of K: pieces of at most ``_KCH``, and more of them (down to
+    ``_MIN_PIECE``) when the output has fewer than ``_MIN_GROUPS`` tiles (a weights gradient:
+    a small C, a long K), their partial products added by a reduction."""
+    tiles = -(-g.M // TILE) * -(-g.N // TILE) * prod(size for size, *_ in g.batch)
+    want = max(-(-g.K // _KCH), min(-(-_MIN_GROUPS // max(tiles, 1)), g.K // _MIN_PIECE))
+    kch = max(16, -(-(-(-g.K // max(want, 1))) // 16) * 16)
+    return max(1, -(-g.K // kch)), kch
+
+
 def pieces_of(g: Gemm) -> int:
-    return max(1, -(-g.K // _KCH))
+    return split_k(g)[0]
 
 
 def c_total(g: Gemm) -> int:
