@@ -1,13 +1,14 @@
 """Turn the part of a graph the targets need into an ordered plan of steps.
 
 Every tensor gets a slot; each step reads input slots, writes output slots, and lists the
-slots that are dead after it (the buffer plan). Types are re-inferred with the concrete feed
+slots that are dead after it (the buffer plan). An elementwise step may also be told which input
+buffer it can write its result into (``Step.reuse``). Types are re-inferred with the concrete feed
 shapes, so dynamic (-1) dimensions are resolved here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import networkx as nx
 
@@ -25,6 +26,7 @@ class Step:
     in_types: tuple  # concrete ShapedTypes
     out_types: tuple
     free: tuple = ()  # slots whose last use is this step
+    reuse: Optional[int] = None  # position of an input whose buffer may take the result (see _plan_reuse)
 
     @property
     def type(self) -> str:
@@ -97,6 +99,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
     for t, ty in feed_types.items():  # feeds the targets don't need are allowed (as in MPSGraph), but checked
         check_feed_type(t, ty)
     _plan_buffers(steps, {slot_of[id(t)] for t in target_tensors})
+    _plan_reuse(steps)
     pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
     return Plan(graph, steps, feeds, [(t, slot_of[id(t)]) for t in target_tensors],
                 list(target_operations), len(slot_of), dg, pruned, types)
@@ -227,6 +230,49 @@ def _plan_buffers(steps: list, keep: set) -> None:
             frees.setdefault(i, []).append(s)
     for i, st in enumerate(steps):
         st.free = tuple(sorted(frees.get(i, ())))
+
+
+# elementwise ops whose kernels can write their result into an input of the result's type
+IN_PLACE_OPS = frozenset({
+    "addition", "subtraction", "multiplication", "division", "maximum", "minimum",
+    "maximum_with_nan_propagation", "minimum_with_nan_propagation", "negative", "absolute", "exponent",
+    "logarithm", "square", "square_root", "tanh", "sin", "cos"})
+# ops whose kernels return a new buffer: never a view of an input, a feed, a constant or a
+# variable's value, and never kept by the backend after the step
+FRESH_OPS = IN_PLACE_OPS | frozenset({
+    "convolution_2d", "convolution_2d_data_gradient", "convolution_2d_weights_gradient",
+    "convolution_transpose_2d", "convolution_transpose_2d_data_gradient",
+    "convolution_transpose_2d_weights_gradient", "depthwise_convolution_2d",
+    "depthwise_convolution_2d_data_gradient", "depthwise_convolution_2d_weights_gradient",
+    "depthwise_convolution_3d", "depthwise_convolution_3d_data_gradient",
+    "depthwise_convolution_3d_weights_gradient", "matrix_multiplication", "relu", "select", "sigmoid",
+    "max_pooling_2d", "max_pooling_2d_gradient", "avg_pooling_2d", "avg_pooling_2d_gradient"})
+# consumers that only read an input (no view of it, no reference kept): a buffer all of whose
+# consumers are such ops is seen by nothing else once it dies
+_READ_ONLY_CONSUMERS = FRESH_OPS | frozenset({"reduction_sum", "mean", "softmax", "softmax_cross_entropy"})
+
+
+def _plan_reuse(steps: list) -> None:
+    """Set ``reuse`` on elementwise steps (``IN_PLACE_OPS``) that may write into an input buffer:
+    one of the result's shape and dtype that dies at the step (``free``: never a target), made by
+    an op that returns new buffers (``FRESH_OPS``: so never a feed, a constant, a variable's value
+    or a view of another buffer), and read by no op that could keep or view it."""
+    producer: dict = {}
+    consumers: dict = {}
+    for st in steps:
+        for s in st.outputs:
+            producer[s] = st.op.type
+        for s in st.inputs:
+            consumers.setdefault(s, set()).add(st.op.type)
+    for st in steps:
+        if st.op.type not in IN_PLACE_OPS or len(st.outputs) != 1:
+            continue
+        out = st.out_types[0]
+        for i, (s, ty) in enumerate(zip(st.inputs, st.in_types)):
+            if (s in st.free and ty.shape == out.shape and ty.dtype == out.dtype
+                    and producer.get(s) in FRESH_OPS and consumers[s] <= _READ_ONLY_CONSUMERS):
+                st.reuse = i
+                break
 
 
 def check_feed_type(t: Tensor, ty: ShapedType) -> None:

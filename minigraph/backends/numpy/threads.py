@@ -278,21 +278,26 @@ ELEMENTWISE_THRESHOLD = 1 << 18
 MATMUL_THRESHOLD = 1 << 20
 
 
-def elementwise(fn: Callable[..., Any], shape: tuple, dtype: Any) -> Callable[..., Any]:
+def elementwise(fn: Callable[..., Any], shape: tuple, dtype: Any, reuse: Optional[int] = None) -> Callable[..., Any]:
     """``fn`` (an elementwise kernel with a result of ``shape`` and ``dtype``) split over the
     pool by contiguous blocks of its result: flat blocks when every input has the result's shape
     and is C-contiguous, else blocks of the leading axis (inputs that broadcast along it are passed
     whole). Small results get ``fn`` itself. Each element is computed as ``fn`` computes it, so
-    the result is bit-identical for any thread count. A ufunc writes its blocks in place."""
+    the result is bit-identical for any thread count. A ufunc writes its blocks in place, into
+    input ``reuse`` where the plan allows it (``Step.reuse``: that buffer dies at this step)."""
     size = prod(shape)
+    in_place = isinstance(fn, np.ufunc)
+    if reuse is not None and not in_place:
+        reuse = None
     if size < ELEMENTWISE_THRESHOLD or len(shape) == 0:
+        if reuse is not None and len(shape):
+            return lambda *xs: fn(*xs, out=xs[reuse])
         return fn
     dt = np.dtype(dtype)
-    in_place = isinstance(fn, np.ufunc)
 
     def run(*xs):
         if get_num_threads() <= 1:
-            return fn(*xs)
+            return fn(*xs) if reuse is None else fn(*xs, out=xs[reuse])
         whole = all(type(x) is np.ndarray and x.shape == shape and x.flags.c_contiguous for x in xs)
         if whole:
             n, views, cut = size, [x.reshape(-1) for x in xs], [True] * len(xs)
@@ -301,8 +306,8 @@ def elementwise(fn: Callable[..., Any], shape: tuple, dtype: Any) -> Callable[..
             cut = [getattr(x, "ndim", 0) == len(shape) and x.shape[0] == n for x in xs]
         parts = split(n, size // max(1, n))
         if len(parts) <= 1:
-            return fn(*xs)
-        out = np.empty(shape, dt)
+            return fn(*xs) if reuse is None else fn(*xs, out=xs[reuse])
+        out = np.empty(shape, dt) if reuse is None else xs[reuse]
         flat = out.reshape(-1) if whole else out
 
         def block(a: int, b: int) -> None:

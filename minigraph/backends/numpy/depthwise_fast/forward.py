@@ -8,7 +8,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ....ops.geometry import ConvGeometry
 from .polyphase import phase_groups, progression
-from .workers import Workspaces, buffer, channel_blocks, check_sizes, run_blocks, threads_to_use
+from .workers import FAST_TASK_WORK, Workspaces, buffer, channel_blocks, check_sizes, run_blocks, threads_to_use
 
 
 def is_same_like(geo: ConvGeometry) -> bool:
@@ -75,20 +75,27 @@ class _SameAccPlan:
         self.chunk = max(1, (1 << 14) // P)  # channels per chunk: ~16K positions
         self._workspaces = Workspaces()
 
-    def _fill_src(self, buf, src):
-        """Copy the source into the flat buffer: forward, x's polyphase planes; data gradient, dy."""
+    def _fill_src(self, buf, src, threads: int):
+        """Copy the source into the flat buffer: forward, x's polyphase planes; data gradient, dy
+        (by blocks of images on the thread pool: a copy of the whole source)."""
         geo, P = self.geo, self.P
+        parts = channel_blocks(geo.batch, min(threads, max(1, src.size // (1 << 18))))
         if self.sign < 0:  # src: dy as [N, M, C, OH, OW]
-            buf[self.lo: self.lo + src.size].reshape(src.shape)[...] = src
+            dst = buf[self.lo: self.lo + src.size].reshape(src.shape)
+            run_blocks(lambda n0, n1: dst[n0:n1].__setitem__(Ellipsis, src[n0:n1]), parts, threads)
             return
         (h, w), (stride_h, stride_w) = geo.input_size, geo.strides
         body = buf[self.lo: self.lo + self.nph * geo.batch * geo.in_channels * P].reshape(
             (stride_h, stride_w, geo.batch, geo.in_channels) + geo.output_size)
-        for a in range(stride_h):
-            for b in range(stride_w):
-                ha, wb = -(-(h - a) // stride_h), -(-(w - b) // stride_w)
-                if ha > 0 and wb > 0:  # the rest of the plane stays zero (and is masked anyway)
-                    body[a, b, :, :, :ha, :wb] = src[:, :, a::stride_h, b::stride_w]
+
+        def fill(n0, n1):
+            for a in range(stride_h):
+                for b in range(stride_w):
+                    ha, wb = -(-(h - a) // stride_h), -(-(w - b) // stride_w)
+                    if ha > 0 and wb > 0:  # the rest of the plane stays zero (and is masked anyway)
+                        body[a, b, n0:n1, :, :ha, :wb] = src[n0:n1, :, a::stride_h, b::stride_w]
+
+        run_blocks(fill, parts, threads)
 
     def _views(self, ws, buf):
         """Strided views over all channels, one per (source plane, tap column, row group)."""
@@ -123,7 +130,8 @@ class _SameAccPlan:
         try:
             size = (self.nph if fwd else m) * n * C * P
             buf = buffer(ws, "src", self.lo + size + self.hi, self.cdtype)
-            self._fill_src(buf, src)
+            threads = threads_to_use(self.threads)
+            self._fill_src(buf, src, threads)
             views = self._views(ws, buf)
 
             def block(c0, c1):
@@ -167,8 +175,9 @@ class _SameAccPlan:
                                 o[:, a0:a1] = 0
 
             with np.errstate(invalid="ignore", over="ignore"):
-                threads = threads_to_use(self.threads)
-                run_blocks(block, channel_blocks(C, threads), threads)
+                # a task needs FAST_TASK_WORK multiply-adds: more, smaller tasks only contend
+                tasks = min(threads, max(1, n * m * C * P * len(self.mask) * len(self.cols) // FAST_TASK_WORK))
+                run_blocks(block, channel_blocks(C, tasks), threads)
         finally:
             self._workspaces.release(ws)
 
@@ -212,12 +221,17 @@ class DataGradientPlan(_SameAccPlan):
             planes = [np.empty((n, c, self.P), self.cdtype) for _ in range(self.nph)]
             self._apply(dy.transpose(0, 2, 1, 3, 4), w.astype(self.cdtype, copy=False), planes)
             dx = np.empty((n, c, h, width), self.cdtype)
-            for a in range(stride_h):
-                for b in range(stride_w):
-                    ha, wb = -(-(h - a) // stride_h), -(-(width - b) // stride_w)
-                    if ha > 0 and wb > 0:
-                        plane = planes[a * stride_w + b].reshape((n, c) + geo.output_size)
-                        dx[:, :, a::stride_h, b::stride_w] = plane[:, :, :ha, :wb]
+
+            def interleave(n0, n1):  # by blocks of images on the thread pool
+                for a in range(stride_h):
+                    for b in range(stride_w):
+                        ha, wb = -(-(h - a) // stride_h), -(-(width - b) // stride_w)
+                        if ha > 0 and wb > 0:
+                            plane = planes[a * stride_w + b].reshape((n, c) + geo.output_size)
+                            dx[n0:n1, :, a::stride_h, b::stride_w] = plane[n0:n1, :, :ha, :wb]
+
+            threads = threads_to_use(self.threads)
+            run_blocks(interleave, channel_blocks(n, min(threads, max(1, dx.size // (1 << 18)))), threads)
         with np.errstate(invalid="ignore", over="ignore"):
             finite = np.isfinite(np.add.reduce(dx, axis=None))
         if not finite:

@@ -2,6 +2,7 @@
 as one flat accumulation with a padding mask ("acc"; stride-1 "same" layers)."""
 from __future__ import annotations
 
+from math import prod
 from typing import Optional
 
 import numpy as np
@@ -9,7 +10,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ....ops.geometry import ConvGeometry
 from .polyphase import axis_phases, fill_slices, phase_groups, progression
-from .workers import Workspaces, buffer, check_sizes, chunk_blocks, run_blocks, task_chunk, threads_to_use
+from .workers import FAST_TASK_WORK, Workspaces, buffer, check_sizes, chunk_blocks, run_blocks, task_chunk, threads_to_use
 
 ALGORITHMS = ("dot_nc", "dot_cn", "acc")
 
@@ -61,6 +62,12 @@ class WeightsGradientPlan:
             self._setup_acc()
         else:
             self._setup_dot()
+
+    def _tasks(self, threads: int) -> int:
+        """Tasks worth running: each with ``FAST_TASK_WORK`` multiply-adds at least."""
+        geo = self.geo
+        work = geo.batch * geo.in_channels * geo.channel_multiplier * prod(geo.output_size) * prod(geo.kernel_size)
+        return min(threads, max(1, work // FAST_TASK_WORK))
 
     # -------------------------------------------------------------- public
     def __call__(self, dy: np.ndarray, x: np.ndarray) -> Optional[np.ndarray]:
@@ -213,7 +220,7 @@ class WeightsGradientPlan:
                 self._fill_dy(dyfr, dy, c0, c1)
 
         threads = threads_to_use(self.threads)
-        blocks = chunk_blocks(c, chunk, threads)
+        blocks = chunk_blocks(c, chunk, self._tasks(threads))
         # A chunk's first and last dots may read (and, for wrapped columns, subtract) a few
         # values of the neighbouring channels' frames. Those must hold this call's values, or the
         # rounding would depend on what a frame held before (the previous call, or zeros) and on
@@ -323,4 +330,4 @@ class WeightsGradientPlan:
                     out[a0:a1, mm] = r[..., 0].transpose(2, 0, 1)
 
         threads = threads_to_use(self.threads)
-        run_blocks(block, chunk_blocks(c, cb_max, threads), threads)
+        run_blocks(block, chunk_blocks(c, cb_max, self._tasks(threads)), threads)

@@ -50,6 +50,9 @@ def channel_blocks(c: int, parts: int) -> list:
 # channels are cut into at least this many chunks (where there are enough channels), whatever the
 # thread count: a chunk's BLAS calls then have the same shapes at every count
 MAX_TASKS = 16
+# multiply-adds a task of the fast plans needs (their loops hold the GIL between NumPy calls:
+# smaller tasks on more threads contend for it and run slower, measured on 16 cores)
+FAST_TASK_WORK = 1 << 21
 
 
 def task_chunk(c: int, chunk: int) -> int:
