@@ -100,7 +100,8 @@ def setup(step) -> tuple:
 # Each kernel splits its work over the backend's thread pool (threads.py) along blocks of its
 # output whose arithmetic does not depend on the thread count: the forward and data gradient by
 # images (pointwise ones by (image, chunk of POINTWISE_COLUMNS output columns)), the weights
-# gradient by kernel taps and chunks of WEIGHTS_ROWS output channels. Every BLAS call has the
+# gradient by kernel taps and chunks of WEIGHTS_ROWS output channels (a pointwise one: one GEMM
+# per image read in place, the images summed in order). Every BLAS call has the
 # same shape at any thread count, so each result is bit-identical for every thread count.
 POINTWISE_COLUMNS = 1024
 WEIGHTS_ROWS = 16
@@ -215,10 +216,23 @@ def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
     """``run(dy, x) -> dw``: the convolution's weights gradient."""
     n, groups, og, ig, p = geo.batch, geo.groups, geo.out_per_group, geo.in_per_group, prod(geo.output_size)
     taps = window_taps(geo)
+    pointwise = is_pointwise(geo)
 
     def run(dy, x):
         # [groups, og, n*p]: each group's output channels against every (batch, position) pair
         dyv = result_view(geo, dy).astype(acc, copy=False).reshape(n, groups, og, p)
+        nrc = -(-og // WEIGHTS_ROWS)
+        if pointwise:  # per image [rows, P] @ [P, ig], read in place, summed over the images in order
+            xt = source_view(geo, x).astype(acc, copy=False).reshape(n, groups, ig, p).transpose(0, 1, 3, 2)
+            dw3 = np.empty((groups, og, ig), acc)
+
+            def pw_rows(c0, c1):
+                for c in range(c0, c1):
+                    o0, o1 = c * WEIGHTS_ROWS, min(og, (c + 1) * WEIGHTS_ROWS)
+                    np.sum(np.matmul(dyv[:, :, o0:o1], xt), axis=0, out=dw3[:, o0:o1])
+
+            parallel(pw_rows, split(nrc, groups * WEIGHTS_ROWS * ig * n * p))
+            return finish(to_weights_layout(geo, dw3.reshape((groups, og, ig) + geo.kernel_size)), out_dt)
         if n == 1:
             dyg = dyv.reshape(groups, og, p)
         else:  # the transposing copy, by blocks of images
@@ -242,7 +256,6 @@ def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
             for t, idx in taps[t0:t1]:
                 rows(t, columns(idx).transpose(0, 2, 1), 0, nrc)
 
-        nrc = -(-og // WEIGHTS_ROWS)
         if len(taps) >= get_num_threads() or nrc < 2:
             parallel(tap_block, split(len(taps), groups * og * ig * n * p))
         else:  # fewer taps than threads: chunks of output-channel rows share each tap's columns
