@@ -46,7 +46,7 @@ def _combine(base: np.ndarray, flat: np.ndarray, valid: np.ndarray, upd: np.ndar
             view[flat[last]] = vals[last]
     else:
         with np.errstate(all="ignore"):
-            _UFUNC[mode].at(view, flat, vals.astype(wide.dtype))
+            _UFUNC[mode].at(view, flat, vals.astype(wide.dtype, copy=False))
     return wide.astype(base.dtype) if wide is not base else wide
 
 

@@ -269,7 +269,7 @@ def _select(step):
 @_split
 def _cast(step):
     dt = step.out_types[0].dtype.np_dtype
-    return lambda x: x.astype(dt)
+    return lambda x: x.astype(dt, copy=False)  # a cast to the same dtype is the tensor itself
 
 
 def _split_reduction(factory):

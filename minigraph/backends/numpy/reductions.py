@@ -123,6 +123,6 @@ def _top_k_gradient(step):
     def run(dy, x):
         idx = sort_indices(x, x.ndim - 1, True)[..., :k]
         dx = np.zeros(x.shape, dt)
-        np.put_along_axis(dx, idx, dy.astype(dt), -1)  # the k positions are distinct
+        np.put_along_axis(dx, idx, dy.astype(dt, copy=False), -1)  # the k positions are distinct
         return dx
     return run

@@ -49,7 +49,7 @@ def _resize(step):
     out_dt = step.out_types[0].dtype.np_dtype
 
     def run(x):
-        t = _resize_axis(x.astype(compute_dtype(x.dtype)), w, out_w, attrs)
+        t = _resize_axis(x.astype(compute_dtype(x.dtype), copy=False), w, out_w, attrs)
         return np.ascontiguousarray(_resize_axis(t, h, out_h, attrs), dtype=out_dt)
     return run
 
@@ -62,6 +62,6 @@ def _resize_gradient(step):
     out_dt = step.out_types[0].dtype.np_dtype
 
     def run(dy, x):
-        t = _resize_axis_adjoint(dy.astype(compute_dtype(dy.dtype)), h, in_shape[h], attrs)
+        t = _resize_axis_adjoint(dy.astype(compute_dtype(dy.dtype), copy=False), h, in_shape[h], attrs)
         return np.ascontiguousarray(_resize_axis_adjoint(t, w, in_shape[w], attrs), dtype=out_dt)
     return run
