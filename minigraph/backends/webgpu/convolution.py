@@ -8,6 +8,9 @@ axis stride, dilation and leading padding. Depthwise is G = C, CI = 1, OG = M (o
 c*M + m), as MPSGraph defines it. The geometry is the one the infer rules and the NumPy kernels
 use (``geometry_of(step)``), so padding styles agree by construction.
 
+- pointwise (1x1, stride 1, no padding) 2D convolutions: the tiled GEMM (``pointwise.py``);
+- forward and data gradient of the 2D ops whose outputs fit one pass: the tiled kernel
+  (``tiled_conv.py``) where its plan accepts the geometry; otherwise
 - forward: one thread per output element (``kernels/conv_forward.wgsl``);
 - data gradient: one thread per dx element gathering from dy (``conv_data_grad.wgsl``);
 - weights gradient: a two-pass reduction (``conv_wgrad_partial.wgsl`` + ``conv_wgrad_reduce.wgsl``),
@@ -28,6 +31,7 @@ from math import prod
 
 from ...ops.convolution_transpose import transpose_geometry
 from ...ops.geometry import ConvGeometry, geometry_of
+from . import pointwise, tiled_conv
 from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
@@ -168,11 +172,15 @@ def record_forward(kb, geo: ConvGeometry, x, w, y, dt: str) -> None:
     c = constants(geo)
     dec = decode(axis_sizes(geo, geo.out_channels, geo.output_size), axis_strides(geo, geo.result_shape))
     inputs = [x, w]
+    if pointwise.record_forward(kb, geo, x, w, y, dt):
+        return
     if nested_iterations(c["CI"], c["KD"], c["KH"], c["KW"]) > _LOOP_MAX:
         taps = c["CI"] * c["KD"] * c["KH"] * c["KW"]
         record_parts(kb, lambda chunks, ch: part_source(
             chunks, ch, total, taps, dec, _FWD_SETUP.format(**c), _FWD_TERM.format(**c), "  part[gid] = acc;",
             t=STORAGE[dt]), inputs, y, total, taps, dt)
+        return
+    if tiled_conv.record(kb, geo, "forward", x, w, y, dt):
         return
     src = render("conv_forward", T=STORAGE[dt], TOTAL=total, DECODE=dec, **c)
     kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", y)], -(-total // 256))
@@ -221,12 +229,16 @@ def record_data_gradient(kb, geo: ConvGeometry, dy, w, dx, dt: str) -> None:
     c = dict(constants(geo), **reach(geo))
     dec = decode(axis_sizes(geo, geo.in_channels, geo.input_size), axis_strides(geo, geo.source_shape))
     inputs = [dy, w]
+    if pointwise.record_data_gradient(kb, geo, dy, w, dx, dt):
+        return
     taps_src = render("conv_taps")
     if nested_iterations(c["OG"], c["NKD"], c["NKH"], c["NKW"]) > _LOOP_MAX:
         taps = c["OG"] * c["NKD"] * c["NKH"] * c["NKW"]
         record_parts(kb, lambda chunks, ch: part_source(
             chunks, ch, total, taps, dec, _DGRAD_SETUP.format(**c), _DGRAD_TERM.format(**c), "  part[gid] = acc;",
             common=taps_src, t=STORAGE[dt]), inputs, dx, total, taps, dt)
+        return
+    if tiled_conv.record(kb, geo, "data_gradient", dy, w, dx, dt):
         return
     src = render("conv_data_grad", T=STORAGE[dt], TOTAL=total, DECODE=dec, TAPS=taps_src, **c)
     kb.dispatch(src, [("ro", i) for i in inputs] + [("rw", dx)], -(-total // 256))
@@ -332,7 +344,10 @@ def _wgrad_source(geo: ConvGeometry, plan: dict, t0: int, t1: int, dtype: str, d
 
 
 def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str, tuning=None) -> dict:
-    """Record the weights-gradient dispatches (used by the op kernel and by the benchmark)."""
+    """Record the weights-gradient dispatches (used by the op kernel and by the benchmark, which
+    gives ``tuning`` and times this kernel: a pointwise geometry takes the tiled GEMM only without it)."""
+    if tuning is None and pointwise.record_weights_gradient(kb, geo, dy, x, dw, dtype):
+        return {"gemm": True}
     plan = wgrad_plan(geo, tuning)
     F, T, chunks = plan["F"], plan["T"], plan["CHUNKS"]
     if plan["P"] == 0:  # no positions: the gradient is zero
