@@ -12,7 +12,11 @@ import pytest
 
 import minigraph as mg
 from minigraph.backends.numpy import threads
+from minigraph.backends.numpy.depthwise_fast import forward as dw_forward
+from minigraph.backends.numpy.depthwise_fast import weights_gradient as dw_weights
+from minigraph.backends.numpy.depthwise_fast import WeightsGradientPlan, choose_algorithm
 from minigraph.backends.numpy.registry import KERNELS
+from minigraph.ops.geometry import ConvGeometry
 
 P = mg.PaddingStyle
 
@@ -34,6 +38,8 @@ def small_blocks(monkeypatch):
     monkeypatch.setattr(threads, "MIN_TASK_WORK", 1)
     monkeypatch.setattr(threads, "ELEMENTWISE_THRESHOLD", 1)
     monkeypatch.setattr(threads, "MATMUL_THRESHOLD", 1)
+    monkeypatch.setattr(dw_forward, "FAST_TASK_WORK", 1)
+    monkeypatch.setattr(dw_weights, "WGRAD_TASK_WORK", 1)
 
 
 # ----------------------------------------------------------------------------- set / get / env
@@ -236,11 +242,12 @@ def test_depthwise_2d_and_its_gradients(small_blocks, rng, batch, case):
                                  "valid_m2": (6, 2, 9, 1, P.TF_VALID), "tiny_direct": (3, 1, 5, 1, P.TF_VALID)}[case]
     desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=stride, stride_in_y=stride, padding_style=style)
     exe, feeds = _conv_net((batch, c, size, size), (m, c, 3, 3), desc, rng, depthwise=True)
+    start = threads.tasks_run()
     got, tasks = _run_at(exe, feeds)
     for t in (2, 3):
         for a, b in zip(got[1], got[t]):
             np.testing.assert_array_equal(a, b)
-    assert tasks[2] > 0
+    assert tasks[2] > 0 and threads.tasks_run() > start
     for a, b in zip(exe.run(feeds), got[3]):
         np.testing.assert_array_equal(a, b)
     torch = pytest.importorskip("torch")
@@ -361,3 +368,23 @@ def test_every_kernel_family_the_page_lists_is_registered():
               "convolution_transpose_2d", "depthwise_convolution_2d", "depthwise_convolution_3d_weights_gradient",
               "max_pooling_2d_gradient", "avg_pooling_2d", "matrix_multiplication", "reduction_sum", "softmax"):
         assert t in KERNELS
+
+
+@pytest.mark.parametrize("size, stride", [(48, 2), (30, 1), (40, 2)])
+def test_fast_depthwise_weights_gradient_repeats_its_first_call_exactly(small_blocks, rng, size, stride):
+    """The dot algorithms read a few values of the neighbouring channels' frames: the first call
+    (fresh, zero frames) and later calls (frames left by the previous call) give the same bits,
+    at every thread count."""
+    desc = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=stride, stride_in_y=stride, padding_style=P.TF_SAME)
+    geo = ConvGeometry.for_depthwise_2d(desc, (3, 10, size, size), (1, 10, 3, 3))
+    assert choose_algorithm(geo) in ("dot_nc", "dot_cn")
+    x = rng.standard_normal((3, 10, size, size)).astype(np.float32)
+    dy = rng.standard_normal((3, 10, 1) + geo.output_size).astype(np.float32)
+    first = None
+    for t in (1, 2, 3):
+        mg.set_num_threads(t)
+        plan = WeightsGradientPlan(geo, np.float32, choose_algorithm(geo))
+        got = [plan(dy, x) for _ in range(3)]
+        first = got[0] if first is None else first
+        for g in got:
+            np.testing.assert_array_equal(g, first)

@@ -10,7 +10,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ....ops.geometry import ConvGeometry
 from .polyphase import axis_phases, fill_slices, phase_groups, progression
-from .workers import FAST_TASK_WORK, Workspaces, buffer, check_sizes, chunk_blocks, run_blocks, task_chunk, threads_to_use
+from .workers import WGRAD_TASK_WORK, Workspaces, buffer, check_sizes, chunk_blocks, run_blocks, task_chunk, threads_to_use
 
 ALGORITHMS = ("dot_nc", "dot_cn", "acc")
 
@@ -64,10 +64,10 @@ class WeightsGradientPlan:
             self._setup_dot()
 
     def _tasks(self, threads: int) -> int:
-        """Tasks worth running: each with ``FAST_TASK_WORK`` multiply-adds at least."""
+        """Tasks worth running: each with ``WGRAD_TASK_WORK`` multiply-adds at least."""
         geo = self.geo
         work = geo.batch * geo.in_channels * geo.channel_multiplier * prod(geo.output_size) * prod(geo.kernel_size)
-        return min(threads, max(1, work // FAST_TASK_WORK))
+        return min(threads, max(1, work // WGRAD_TASK_WORK))
 
     # -------------------------------------------------------------- public
     def __call__(self, dy: np.ndarray, x: np.ndarray) -> Optional[np.ndarray]:

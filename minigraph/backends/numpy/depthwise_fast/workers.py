@@ -53,6 +53,9 @@ MAX_TASKS = 16
 # multiply-adds a task of the fast plans needs (their loops hold the GIL between NumPy calls:
 # smaller tasks on more threads contend for it and run slower, measured on 16 cores)
 FAST_TASK_WORK = 1 << 21
+# the weights gradient's dots are many short BLAS calls per channel: measured on 16 cores, its
+# tasks need four times the work before a second thread gains anything
+WGRAD_TASK_WORK = 1 << 23
 
 
 def task_chunk(c: int, chunk: int) -> int:
