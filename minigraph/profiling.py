@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any, Iterator, Optional, Sequence
 
+from .backends.numpy import threads as numpy_threads  # the module: it imports this one
 from .errors import MiniGraphError
 from .ops.convolution_transpose import transpose_geometry
 from .ops.geometry import geometry_of
@@ -384,6 +385,8 @@ def add_arguments(p: Any) -> Any:
     p.add_argument("--batch", type=int, help="images per step (default 32; 2 with --tiny)")
     p.add_argument("--size", type=int, help="image height and width (default 56; 16 with --tiny)")
     p.add_argument("--repeats", type=int, default=10, help="timed steps; each op's time is its median (default 10)")
+    p.add_argument("--threads", type=int, help="the numpy backend's threads (mg.set_num_threads; default: the usable "
+                   "cores or MINIGRAPH_NUM_THREADS)")
     p.add_argument("--clock", choices=CLOCKS, help="gpu-timestamps or host (default: the best the backend has)")
     p.add_argument("--top", type=int, help="show only the N slowest ops")
     p.add_argument("--by-type", action="store_true", help="also print the time summed per op type")
@@ -413,13 +416,16 @@ def run_command(args: Any) -> int:
     batch = args.batch or (2 if args.tiny else 32)
     size = args.size or (16 if args.tiny else 56)
     try:
+        if args.threads is not None:
+            numpy_threads.set_num_threads(args.threads)
         exe, feeds = network_step(args.backend, batch, size, 0.125 if args.tiny else 1.0)
         prof = exe.profile(feeds, repeats=args.repeats, clock=args.clock)
     except (MiniGraphError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"six-block network, one SGD training step: N={batch}, {size}x{size}"
-          + (", channels / 8" if args.tiny else ""))
+          + (", channels / 8" if args.tiny else "") + (f", {numpy_threads.get_num_threads()} numpy threads"
+                                                       if args.backend == "numpy" else ""))
     print(prof.table(top=args.top))
     if args.by_type:
         print()

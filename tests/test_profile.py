@@ -331,9 +331,10 @@ def test_random_ops_draw_as_the_next_run_would(backend):
 
 def test_profile_command_tiny(run_python, tmp_path):
     path = tmp_path / "t.json"
-    p = run_python("-m", "minigraph", "profile", "--tiny", "--repeats", "2", "--top", "5", "--by-type", "--trace",
-                   str(path))
+    p = run_python("-m", "minigraph", "profile", "--tiny", "--repeats", "2", "--top", "5", "--by-type", "--threads", "1",
+                   "--trace", str(path))
     assert p.returncode == 0, p.stderr
+    assert "N=2, 16x16, channels / 8, 1 numpy threads" in p.stdout
     assert "six-block network" in p.stdout and "total (" in p.stdout and "depthwise_convolution_2d" in p.stdout
     assert "convolution_2d_weights_gradient" in p.stdout.split("total (")[1]  # the per-type summary
     trace = json.loads(path.read_text())
