@@ -30,6 +30,7 @@ TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16}
 RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (tests check the path)
 _LOOP_MAX = 32768  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
+_UNROLL = 25  # kernels of at most this many taps have the forward's tap loops unrolled
 
 
 def _pow2_at_least(n: int) -> int:
@@ -118,7 +119,10 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str) -> str:
     wsn = GB * OB * RB * KH * KW
     xb = f"(tg * {RB}u + rc) * {p['SRH']}u"  # the thread's group and channel in the staged tile
     wo = f"tg * {OB * RB * KH * KW}u + "
-    if fwd:
+    if fwd and KH * KW <= _UNROLL:
+        origin = f"  let ih0 = i32(oh0 * {SH}u) - {PH};\n  let iw0 = i32(ow0 * {SW}u) - {PW};"
+        taps = _unrolled_forward(p, KH, KW, SH, SW, DH, DW, xb, wo)
+    elif fwd:
         origin = f"  let ih0 = i32(oh0 * {SH}u) - {PH};\n  let iw0 = i32(ow0 * {SW}u) - {PW};"
         tap = [f"          let sc = tx * {SW}u + kw * {DW}u;"]
         tap += [f"          let w{o} = ws[{wo}{o * RB * KH * KW}u + wb];" for o in range(OB)]
@@ -138,6 +142,8 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str) -> str:
             tap.append(f"              let xv = xs[({xb} + u32(th / {SH} - ih0)) * {p['SRW']}u + sc];")
             tap += [f"              a{v}_{o} = a{v}_{o} + xv * w{o};" for o in range(OB)]
             tap.append("            }\n          }")
+    if not (fwd and KH * KW <= _UNROLL):
+        taps = _looped(KH, KW, tap)
     if s_c == 1 and GB * RB > 1:  # channels innermost (NHWC): consecutive threads load consecutive channels
         stage = (f"      let rc = e % {RB}u;\n      let gs = (e / {RB}u) % {GB}u;\n"
                  f"      let col = (e / {RB * GB}u) % {p['SRW']}u;\n      let row = e / {RB * GB * p['SRW']}u;")
@@ -160,7 +166,34 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str) -> str:
                   ACC_DECL="\n".join(f"  var a{v}_{o} = 0.0;" for v in range(VH) for o in range(OB)),
                   RC=p["RC"], RB=RB, STAGE_INDEX=stage, SRH=p["SRH"], SRW=p["SRW"], SRC_H=src_size[0],
                   SRC_W=src_size[1], S_N=s_n, S_C=s_c, S_H=s_h, S_W=s_w, KH=KH, KW=KW, OB=OB, OC=p["OC"], W_G=wg,
-                  W_O=w_o, W_R=w_r, W_KH=wkh, W_KW=wkw, TAP="\n".join(tap), STORE="\n".join(store))
+                  W_O=w_o, W_R=w_r, W_KH=wkh, W_KW=wkw, TAPS=taps, STORE="\n".join(store))
+
+
+def _looped(KH: int, KW: int, tap: list) -> str:
+    """The tap loops around ``tap`` (the code of one tap (kh, kw) of channel rc)."""
+    return "\n".join([f"      for (var kh = 0u; kh < {KH}u; kh = kh + 1u) {{",
+                      f"        for (var kw = 0u; kw < {KW}u; kw = kw + 1u) {{",
+                      f"          let wb = (rc * {KH}u + kh) * {KW}u + kw;", *tap, "        }", "      }"])
+
+
+def _unrolled_forward(p: dict, KH: int, KW: int, SH: int, SW: int, DH: int, DW: int, xb: str, wo: str) -> str:
+    """The forward's taps unrolled: each staged input (row offset, column offset) that some row
+    v and tap (kh, kw) read is loaded once, then every product added."""
+    VH, OB, RB, SRW = p["VH"], p["OB"], p["RB"], p["SRW"]
+    lines = [f"      let xr = ({xb} + ty * {VH * SH}u) * {SRW}u + tx * {SW}u;",
+             f"      let wr = {wo}rc * {KH * KW}u;"]
+    loaded = set()
+    for kh in range(KH):
+        for kw in range(KW):
+            t = kh * KW + kw
+            lines += [f"      let w{o}_{t} = ws[wr + {o * RB * KH * KW + t}u];" for o in range(OB)]
+            for v in range(VH):
+                r, c = v * SH + kh * DH, kw * DW
+                if (r, c) not in loaded:
+                    loaded.add((r, c))
+                    lines.append(f"      let x{r}_{c} = xs[xr + {r * SRW + c}u];")
+                lines += [f"      a{v}_{o} = a{v}_{o} + x{r}_{c} * w{o}_{t};" for o in range(OB)]
+    return "\n".join(lines)
 
 
 def record(kb, geo: ConvGeometry, mode: str, src, w, dst, dtype: str) -> bool:

@@ -6,7 +6,8 @@
 // outside the tensor) and the chunk's weights in workgroup memory; each thread then computes
 // VH pixels of one column (rows ty*VH + v) for all OB channels from workgroup memory.
 // {{MODE}}. Sizes and strides are baked in (one pipeline per geometry); every loop has a
-// fixed bound.
+// fixed bound. The forward's taps of small kernels are unrolled, each staged input read once
+// for all the rows and taps that use it.
 @group(0) @binding(0) var<storage, read> src: array<{{T}}>;
 @group(0) @binding(1) var<storage, read> wt: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{T}}>;
@@ -67,12 +68,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     for (var rc = 0u; rc < {{RB}}u; rc = rc + 1u) {
-      for (var kh = 0u; kh < {{KH}}u; kh = kh + 1u) {
-        for (var kw = 0u; kw < {{KW}}u; kw = kw + 1u) {
-          let wb = (rc * {{KH}}u + kh) * {{KW}}u + kw;
-{{TAP}}
-        }
-      }
+{{TAPS}}
     }
   }
 {{STORE}}
