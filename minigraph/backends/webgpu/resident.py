@@ -84,7 +84,9 @@ class DeviceValue:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.host()
-        return a if dtype is None else a.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     def __repr__(self) -> str:
         return f"<DeviceValue {self.dtype_name}{list(self.shape)} {'read back' if self._host is not None else 'on the device'}>"
