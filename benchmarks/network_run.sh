@@ -31,8 +31,8 @@ if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
 fi
 if python3 -m minigraph profile --help >/dev/null 2>&1; then
     echo "== profile of one six-block step"
-    timeout 200 python3 -m minigraph profile --trace "$OUT/trace_cpu.json" 2>&1 | head -40 | tee "$OUT/profile_cpu.txt"
-    timeout 200 python3 -m minigraph profile --backend webgpu --trace "$OUT/trace_gpu.json" 2>&1 | head -40 \
+    timeout 200 python3 -m minigraph profile --repeats 3 --top 12 --by-type 2>&1 | tee "$OUT/profile_cpu.txt"
+    timeout 200 python3 -m minigraph profile --backend webgpu --repeats 5 --top 12 --by-type 2>&1 \
         | tee "$OUT/profile_gpu.txt"
 fi
 exit $status
