@@ -186,8 +186,9 @@ def jax_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0) -> Calla
         loss, gs = jax.value_and_grad(loss_fn)(ps, xb, yb)
         return loss, [p - LR * g for p, g in zip(ps, gs)]
 
-    state = {"p": params}
-    xj, yj = jnp.asarray(x), jnp.asarray(labels)
+    cpu = jax.devices("cpu")[0]  # a CPU comparison, even where JAX also sees a GPU
+    state = {"p": [jax.device_put(p, cpu) for p in params]}
+    xj, yj = jax.device_put(jnp.asarray(x), cpu), jax.device_put(jnp.asarray(labels), cpu)
 
     def run():
         loss, state["p"] = step(state["p"], xj, yj)
@@ -215,13 +216,19 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
     x, labels = _data(net, n, size, width)
     fns: Dict[str, Callable] = {}
     gpu = backend != "numpy"
+    module = None
     if net == "sixblock":
         fns["minigraph"] = minigraph_sixblock(x, labels, backend, width)  # padding 1, as PyTorch's
     else:
+        import copy
+
+        import torch
+
         from . import torch_models
 
-        fns["minigraph"] = minigraph_onnx(torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0), x, labels,
-                                          backend)
+        torch.manual_seed(0)
+        module = torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0)
+        fns["minigraph"] = minigraph_onnx(copy.deepcopy(module), x, labels, backend)  # the same weights
     if "torch" in peers:
         try:
             import torch
@@ -232,10 +239,6 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
                 torch.backends.cudnn.benchmark = True
             if net == "sixblock":
                 module = torch_sixblock(width)
-            else:
-                from . import torch_models
-
-                module = torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0)
             fns["torch"] = torch_step(module, x, labels, device)
         except ImportError:
             pass
