@@ -96,9 +96,10 @@ def test_matplotlib_is_never_imported_by_the_package():
                 assert not re.search(r"^\s*(import|from)\s+matplotlib", text, re.M), name
 
 
-def test_readme_and_ci_install_the_cpu_build_of_pytorch():
+def test_readme_and_ci_install_one_pytorch_and_say_where_the_cpu_build_is():
     readme, ci = _read("README.md"), _read(".ci", "run")
     for text in (readme, ci):
+        assert 'pip install -q "torch==2.13.0"' in text or 'pip install "torch==2.13.0"' in text
         assert "download.pytorch.org/whl/cpu" in text
     assert 'pip install "minigraph[' not in _read("docs", "backends.md")  # not on an index
     assert 'pip install ".[webgpu]"' in _read("docs", "backends.md")
