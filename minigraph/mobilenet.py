@@ -2,8 +2,9 @@
 
 Batch normalization is built from ``mean`` / ``variance`` / ``normalize`` over the batch (training
 form, so autodiff inserts MPSGraph's normalization gradient ops) and ReLU6 is ``clamp(x, 0, 6)``.
-Variables and scopes are named as PyTorch names the same module (``features.1.conv.1.weight``).
-No MPSGraph counterpart: MPSGraph has ops, not networks.
+Variables and scopes are named per layer: ``features.<block>.<expand|dw|project>.weight`` and
+``...bn.weight`` / ``...bn.bias`` for the batch norm after it. No MPSGraph counterpart: MPSGraph
+has ops, not networks.
 """
 from __future__ import annotations
 
