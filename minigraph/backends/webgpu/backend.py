@@ -195,6 +195,9 @@ class KernelBuilder:
         self._runner.before_run.append(fn)
 
 
+SUBMIT_EVERY = 24  # dispatches per command buffer: encoding on the host overlaps the GPU's work
+
+
 # ----------------------------------------------------------------------------- the runner
 class _Runner:
     """A plan prepared for the device: one buffer binding per slot, every kernel bound.
@@ -426,10 +429,14 @@ class _Runner:
 
     def _run(self, feed_values, variables):
         self._begin(feed_values, variables)
-        enc = self.ctx.device.create_command_encoder()
-        if self.dispatches:
+        dev = self.ctx.device
+        enc = dev.create_command_encoder()
+        for k in range(0, len(self.dispatches), SUBMIT_EVERY):
+            if k:  # the GPU starts on what is encoded while the rest is encoded (queue order is kept)
+                dev.queue.submit([enc.finish()])
+                enc = dev.create_command_encoder()
             cp = enc.begin_compute_pass()
-            for pipe, bg, grid, _ in self.dispatches:
+            for pipe, bg, grid, _ in self.dispatches[k:k + SUBMIT_EVERY]:
                 cp.set_pipeline(pipe)
                 cp.set_bind_group(0, bg)
                 cp.dispatch_workgroups(*grid)
