@@ -3,9 +3,9 @@
 At ``prepare`` time every slot of the plan gets a device buffer (intermediates come from a
 pool and go back to it when the plan's ``Step.free`` says they are dead, so buffers are
 reused), every kernel is compiled (through a per-device pipeline cache) and bound. A run then
-only uploads the feeds (and variables whose value changed on the host), records all dispatches
-in one compute pass of one command encoder, copies the targets into one staging buffer, submits
-once and maps once. Intermediates never leave the device, and neither do assigned variables:
+only uploads the feeds (and variables whose value changed on the host), records the dispatches
+in command buffers of ``SUBMIT_EVERY`` (each submitted once encoded, so the GPU works while the
+host encodes), copies the targets into one staging buffer and maps once. Intermediates never leave the device, and neither do assigned variables:
 they stay resident until asked for (``resident.py``).
 """
 from __future__ import annotations
