@@ -220,6 +220,12 @@ class Profile:
     def __len__(self) -> int:
         return len(self.records)
 
+    def __getitem__(self, i: int) -> OpRecord:
+        return self.records[i]
+
+    def __repr__(self) -> str:  # the table, so a REPL or notebook shows it where the call was typed
+        return self.table()
+
     @property
     def total(self) -> float:
         """Seconds: the sum of the ops' median times."""

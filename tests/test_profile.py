@@ -337,3 +337,13 @@ def test_profile_command_tiny(run_python, tmp_path):
     assert "convolution_2d_weights_gradient" in p.stdout.split("total (")[1]  # the per-type summary
     trace = json.loads(path.read_text())
     assert sum(e["ph"] == "X" for e in trace["traceEvents"]) > 100
+
+
+def test_a_profile_indexes_like_its_records_and_shows_its_table():
+    g = mg.Graph()
+    x = g.placeholder([2, 3], name="x")
+    y = g.relu(g.addition(x, 1.0), name="y")
+    exe = g.compile({x: mg.ShapedType([2, 3], mg.float32)}, [y])
+    prof = exe.profile({x: np.ones((2, 3), np.float32)}, repeats=2)
+    assert prof[0] is prof.records[0] and list(prof) == prof.records
+    assert repr(prof) == str(prof) == prof.table() and "total" in repr(prof)
