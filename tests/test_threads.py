@@ -397,3 +397,22 @@ def test_fast_depthwise_weights_gradient_repeats_its_first_call_exactly(small_bl
         first = got[0] if first is None else first
         for g in got:
             _same(g, first)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_batch_norm_and_its_gradient_ops_split_by_channels(small_blocks, rng, layout):
+    """variance, normalize and the three normalization gradient ops run in blocks of channels:
+    the same bits at 1, 2 and 3 threads."""
+    shape, axes = ((3, 5, 4, 6), [0, 2, 3]) if layout == "NCHW" else ((3, 4, 6, 5), [0, 1, 2])
+    kept = [1 if i in axes else d for i, d in enumerate(shape)]
+    g = mg.Graph()
+    x = g.placeholder(shape, mg.float32, name="x")
+    gamma = g.constant(rng.uniform(0.5, 1.5, kept).astype(np.float32))
+    beta = g.constant(rng.uniform(-1, 1, kept).astype(np.float32))
+    y = g.normalize(x, g.mean(x, axes), g.variance(x, axes), gamma, beta, 1e-5)
+    outs = _with_gradients(g, y, [x], rng)
+    kinds = {op.type for op in g.operations}
+    assert {"normalization_gradient", "normalization_gamma_gradient", "normalization_beta_gradient"} <= kinds
+    feeds = {x: rng.standard_normal(shape).astype(np.float32) * 2 + 1}
+    exe = g.compile({x: mg.ShapedType(shape, mg.float32)}, outs)
+    _check_exact(exe, feeds)

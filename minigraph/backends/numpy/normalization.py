@@ -1,11 +1,45 @@
 """NumPy kernels of the normalization ops and of Adam (semantics: ops/normalization.py,
-ops/optimizer.py). They compute in float64 and round once to the op's dtype."""
+ops/optimizer.py). They compute in float64 and round once to the op's dtype; large ones run on
+the thread pool in blocks of the first axis they do not reduce (the channels of a batch norm),
+each block computed whole, so the bits do not depend on the thread count."""
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
 from ...ops._util import normalize_axes
+from . import threads
 from .registry import numpy_kernel
+
+
+def _by_blocks(step, fn: Callable, axes) -> Callable:
+    """``fn`` run on blocks of the first output axis (not in ``axes``, of size >= 2) that every input
+    has at full size or 1; inputs without it are passed whole."""
+    out_shape = tuple(step.out_types[0].shape)
+    ins = [tuple(t.shape) for t in step.in_types]
+    size = max((int(np.prod(s)) for s in ins), default=0)
+    rank = len(out_shape)
+    axis = next((k for k in range(rank) if k not in axes and out_shape[k] >= 2
+                 and all(len(s) == rank and s[k] in (1, out_shape[k]) for s in ins)), None)
+    if axis is None or size < threads.ELEMENTWISE_THRESHOLD or len(step.out_types) != 1:
+        return fn
+    dt = step.out_types[0].dtype.np_dtype
+    n = out_shape[axis]
+
+    def run(*xs):
+        parts = threads.split(n, size // n)
+        if len(parts) <= 1:
+            return fn(*xs)
+        out = np.empty(out_shape, dt)
+
+        def block(a: int, b: int) -> None:
+            sl = (slice(None),) * axis + (slice(a, b),)
+            out[sl] = fn(*[x[sl] if np.ndim(x) == rank and np.shape(x)[axis] == n else x for x in xs])
+
+        threads.parallel(block, parts)
+        return out
+    return run
 
 
 def _wide(*arrays):
@@ -32,7 +66,7 @@ def _variance(step):
         if x.size == 0:
             return np.full(step.out_types[0].shape, np.nan, dt)
         return np.asarray(_mean_keep(np.square(x - _mean_keep(x, axes)), axes), dt)
-    return run
+    return _by_blocks(step, run, axes)
 
 
 def _rstd(var, eps):
@@ -48,15 +82,17 @@ def _normalize(step):
         x, mean, var, gamma, beta = _wide(x, mean, var, gamma, beta)
         with np.errstate(invalid="ignore"):
             y = (x - mean) * _rstd(var, eps) * gamma + beta
-        return np.asarray(np.broadcast_to(y, step.out_types[0].shape), dt)
-    return run
+        return np.asarray(np.broadcast_to(y, np.broadcast_shapes(x.shape, mean.shape, var.shape, gamma.shape,
+                                                                 beta.shape)), dt)
+    return _by_blocks(step, run, ())
 
 
 @numpy_kernel("normalization_beta_gradient")
 def _beta_gradient(step):
     axes = normalize_axes(step.attrs["reduction_axes"], len(step.in_types[1].shape))
     dt = _out(step)
-    return lambda dy, x: np.asarray(np.sum(np.asarray(dy, np.float64), axis=axes, keepdims=True), dt)
+    return _by_blocks(step, lambda dy, x: np.asarray(np.sum(np.asarray(dy, np.float64), axis=axes, keepdims=True),
+                                                     dt), axes)
 
 
 def _gamma_grad(dy, x, mean, var, eps, axes):
@@ -71,7 +107,7 @@ def _gamma_gradient(step):
 
     def run(dy, x, mean, var):
         return np.asarray(_gamma_grad(*_wide(dy, x, mean, var), eps, axes), dt)
-    return run
+    return _by_blocks(step, run, axes)
 
 
 @numpy_kernel("normalization_gradient")
@@ -91,7 +127,7 @@ def _gradient(step):
         with np.errstate(invalid="ignore", divide="ignore"):
             dx = gamma * r * (dy - beta_grad / n - (x - mean) * r * gamma_grad / n)
         return np.asarray(np.broadcast_to(dx, x.shape), dt)
-    return run
+    return _by_blocks(step, run, axes)
 
 
 @numpy_kernel("adam")

@@ -331,7 +331,10 @@ def reduction(fn: Callable[..., Any], in_shape: tuple, axes: Sequence[int], out_
     size = prod(in_shape)
     reduced = {a % max(1, len(in_shape)) for a in axes}
     free = [k for k in range(len(in_shape)) if k not in reduced and in_shape[k] >= 2]
-    if size < ELEMENTWISE_THRESHOLD or not free or len(out_shape) != len(in_shape):
+    # not the innermost axis when a reduced axis lies outside it (NHWC's channels): NumPy sums such
+    # a strided block in another order than the whole array, and the bits would follow the count
+    if size < ELEMENTWISE_THRESHOLD or not free or len(out_shape) != len(in_shape) or \
+            (reduced and free[0] > min(reduced) and free[0] == len(in_shape) - 1):
         return fn
     k = free[0]
     dt = np.dtype(dtype)
