@@ -97,17 +97,17 @@ def show_main(argv: Sequence[str]) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     try:
-        print(onnx_import.summary(args.file))
-        if args.swift or args.render:
-            g, _, _ = onnx_import.from_onnx(args.file)
-            if args.swift:
-                with open(args.swift, "w", encoding="utf-8") as f:
-                    f.write(g.to_swift())
-                print(f"wrote {args.swift}", file=sys.stderr)
-            if args.render:
-                fmt = os.path.splitext(args.render)[1].lstrip(".").lower() or "svg"
-                g.render(args.render, format=fmt, collapse=True)
-                print(f"wrote {args.render}", file=sys.stderr)
+        imported = onnx_import.import_model(args.file)
+        print(onnx_import.summary(args.file, imported))
+        g = imported[0]
+        if args.swift:
+            with open(args.swift, "w", encoding="utf-8") as f:
+                f.write(g.to_swift())
+            print(f"wrote {args.swift}", file=sys.stderr)
+        if args.render:
+            fmt = os.path.splitext(args.render)[1].lstrip(".").lower() or "svg"
+            g.render(args.render, format=fmt, collapse=True)
+            print(f"wrote {args.render}", file=sys.stderr)
     except (MiniGraphError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

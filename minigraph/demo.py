@@ -23,7 +23,7 @@ import numpy as np
 import minigraph as mg
 
 from . import mobilenet
-from .ir import OPS
+from .listing import gradient_op_counts
 
 try:  # an in-place progress bar on a terminal; plain lines without it
     from tqdm import tqdm
@@ -114,10 +114,7 @@ def short_listing(g) -> str:
 
 def op_counts(g) -> str:
     """How many ops of each kind a (large) training graph holds, gradient ops first."""
-    grads: dict = {}
-    for op in g.operations:
-        if op.from_gradients and OPS[op.type].role != "forward":
-            grads[op.type] = grads.get(op.type, 0) + 1
+    grads = gradient_op_counts(g.operations)
     dw = sum(op.type == "depthwise_convolution_2d" for op in g.operations)
     return (f"Graph: {len(g.operations)} ops, {dw} depthwise convolutions; MPSGraph's gradient ops that autodiff "
             "inserted:\n" + "\n".join(f"  {n:4d} {t}" for t, n in sorted(grads.items())))

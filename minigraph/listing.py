@@ -41,6 +41,16 @@ def is_gradient_op(op: Operation) -> bool:
     return op.from_gradients or OPS[op.type].role != "forward"
 
 
+def gradient_op_counts(ops) -> dict:
+    """``{op type: count}`` of MPSGraph's gradient op types (a role other than forward) among the
+    ``ops`` that ``gradients`` built, in order of first appearance."""
+    counts: dict = {}
+    for op in ops:
+        if op.from_gradients and OPS[op.type].role != "forward":
+            counts[op.type] = counts.get(op.type, 0) + 1
+    return counts
+
+
 def scope_of(op: Operation) -> str:
     """The name-scope path of an op (``"a/b"`` for ``"a/b/op"``; ``""`` at top level)."""
     return op.name.rpartition("/")[0]

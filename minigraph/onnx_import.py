@@ -14,7 +14,8 @@ import numpy as np
 
 from .errors import MiniGraphError, ModelImportError
 from .graph import Graph
-from .ir import OPS, Operation, Tensor
+from .ir import Operation, Tensor
+from .listing import gradient_op_counts
 from .onnx_ops import CONVERTERS, ONNX_DTYPES, Context, attributes
 
 MAX_MODEL_BYTES = 2 ** 31  # protobuf's own limit
@@ -286,11 +287,12 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
     ctx.nodes.append((_scope(node, i), node.op_type, built, [v for v in outs if isinstance(v, Tensor)]))
 
 
-def summary(model: Any) -> str:
+def summary(model: Any, imported: Optional[tuple] = None) -> str:
     """A listing of an ONNX model as minigraph imports it: one line per ONNX node (its scope, ONNX
     operator, the ops it became, its output shape), then the depthwise convolutions and the gradient
-    ops that training would insert (``python -m minigraph import``)."""
-    g, inputs, outputs, nodes = import_model(model, training=False)
+    ops that training would insert (``python -m minigraph import``). ``imported``: what
+    ``import_model(model)`` already returned, so the inference form is not built again."""
+    g, inputs, outputs, nodes = imported or import_model(model, training=False)
     lines = [f"{len(nodes)} ONNX nodes -> {len(g.operations)} minigraph ops; inputs: "
              + ", ".join(f"{k} {list(v.shape)}" for k, v in inputs.items())]
     width = max((len(n[0]) for n in nodes), default=10)
@@ -308,8 +310,7 @@ def summary(model: Any) -> str:
         before = len(tg.operations)
         tg.gradients(loss, weights)
         grads = [op for op in tg.operations[before:] if op.from_gradients]
-        counts = {t: sum(op.type == t for op in grads) for t in dict.fromkeys(op.type for op in grads)}
-        named = ", ".join(f"{n} {t}" for t, n in counts.items() if OPS[t].role != "forward")
+        named = ", ".join(f"{n} {t}" for t, n in gradient_op_counts(grads).items())
         lines.append(f"training (gradients of the outputs with respect to {len(weights)} weights) inserts "
                      f"{len(grads)} gradient ops" + (f", among them {named}" if named else ""))
     return "\n".join(lines)

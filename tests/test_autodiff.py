@@ -518,13 +518,15 @@ def _gradients_at(op_type, dynamic, vals, rv):
     return list(out.values())
 
 
-@pytest.mark.parametrize("op_type", sorted(CASES))
+# the rules whose first input has a batch axis to leave open (a scalar input has none)
+BATCHED_CASES = sorted(t for t, (_, shapes, _) in CASES.items() if shapes[0] and t not in NOT_A_BATCH_AXIS)
+
+
+@pytest.mark.parametrize("op_type", BATCHED_CASES)
 def test_gradients_through_a_dynamic_batch_equal_the_static_ones(op_type):
     """Every rule with its first input's axis 0 left open (-1) gives the gradients of the same graph
     built with full shapes: counts and broadcasts come from the tensors when the graph runs."""
     _, shapes, (lo, hi) = CASES[op_type]
-    if not shapes[0] or op_type in NOT_A_BATCH_AXIS:
-        pytest.skip(NOT_A_BATCH_AXIS.get(op_type, "a scalar input"))
     if op_type in STATIC_COUNT_RULES:
         pytest.xfail(STATIC_COUNT_RULES[op_type])
     rng = np.random.default_rng(0)

@@ -379,15 +379,21 @@ def scatter(g, updates, indices, shape: Sequence[int], axis: int, mode: Any, nam
                                                     "mode": _mode(mode, label)}, name).output
 
 
-@gradient("scatter")
-def _scatter_gradient(g, op, dy, wanted):
-    mode = op.attrs["mode"]
-    if mode not in (ScatterMode.ADD, ScatterMode.SUB, ScatterMode.SET):
-        raise _not_differentiable(op)
-    if not wanted[0]:
-        return [None, None]
-    du = g.gather(dy, op.inputs[1], op.attrs["axis"])
-    return [g.negative(du) if mode == ScatterMode.SUB else du, None]
+def _gathered_back(gather_back):
+    """The rule of a scatter into a fresh tensor: each update's gradient is dy read back where it
+    went (``gather_back(g, dy, op)``), negated for SUB; MUL, DIV, MIN and MAX are not differentiable."""
+    def rule(g, op, dy, wanted):
+        mode = op.attrs["mode"]
+        if mode not in (ScatterMode.ADD, ScatterMode.SUB, ScatterMode.SET):
+            raise _not_differentiable(op)
+        if not wanted[0]:
+            return [None, None]
+        du = gather_back(g, dy, op)
+        return [g.negative(du) if mode == ScatterMode.SUB else du, None]
+    return rule
+
+
+gradient("scatter")(_gathered_back(lambda g, dy, op: g.gather(dy, op.inputs[1], op.attrs["axis"])))
 
 
 # ----------------------------------------------------------------------------- scatter nd
@@ -433,15 +439,7 @@ def scatter_nd(g, updates, indices, shape: Sequence[int], batch_dimensions: int 
                     name).output
 
 
-@gradient("scatter_nd")
-def _scatter_nd_gradient(g, op, dy, wanted):
-    mode = op.attrs["mode"]
-    if mode not in (ScatterMode.ADD, ScatterMode.SUB, ScatterMode.SET):
-        raise _not_differentiable(op)
-    if not wanted[0]:
-        return [None, None]
-    du = g.gather_nd(dy, op.inputs[1], op.attrs["batch_dimensions"])
-    return [g.negative(du) if mode == ScatterMode.SUB else du, None]
+gradient("scatter_nd")(_gathered_back(lambda g, dy, op: g.gather_nd(dy, op.inputs[1], op.attrs["batch_dimensions"])))
 
 
 # ----------------------------------------------------------------------------- one hot

@@ -14,32 +14,13 @@ from .registry import numpy_kernel
 
 
 def _by_blocks(step, fn: Callable, axes) -> Callable:
-    """``fn`` run on blocks of the first output axis (not in ``axes``, of size >= 2) that every input
-    has at full size or 1; inputs without it are passed whole."""
-    out_shape = tuple(step.out_types[0].shape)
-    ins = [tuple(t.shape) for t in step.in_types]
-    size = max((int(np.prod(s)) for s in ins), default=0)
-    rank = len(out_shape)
-    axis = next((k for k in range(rank) if k not in axes and out_shape[k] >= 2
-                 and all(len(s) == rank and s[k] in (1, out_shape[k]) for s in ins)), None)
-    if axis is None or size < threads.ELEMENTWISE_THRESHOLD or len(step.out_types) != 1:
+    """``fn`` on the pool in blocks of the first axis outside ``axes`` (float64 inside: the bits do
+    not depend on how NumPy orders a block's sums)."""
+    if len(step.out_types) != 1:
         return fn
-    dt = step.out_types[0].dtype.np_dtype
-    n = out_shape[axis]
-
-    def run(*xs):
-        parts = threads.split(n, size // n)
-        if len(parts) <= 1:
-            return fn(*xs)
-        out = np.empty(out_shape, dt)
-
-        def block(a: int, b: int) -> None:
-            sl = (slice(None),) * axis + (slice(a, b),)
-            out[sl] = fn(*[x[sl] if np.ndim(x) == rank and np.shape(x)[axis] == n else x for x in xs])
-
-        threads.parallel(block, parts)
-        return out
-    return run
+    return threads.kept_axis_blocks(fn, [tuple(t.shape) for t in step.in_types], axes,
+                                    tuple(step.out_types[0].shape), step.out_types[0].dtype.np_dtype,
+                                    numpy_order=False)
 
 
 def _wide(*arrays):

@@ -328,26 +328,36 @@ def reduction(fn: Callable[..., Any], in_shape: tuple, axes: Sequence[int], out_
     axis it does not reduce: every output element is still summed (or compared) whole, in the
     order ``fn`` uses, so the result is bit-identical for any thread count. A reduction over every
     axis of size > 1 is never split."""
-    size = prod(in_shape)
-    reduced = {a % max(1, len(in_shape)) for a in axes}
-    free = [k for k in range(len(in_shape)) if k not in reduced and in_shape[k] >= 2]
-    # not the innermost axis when a reduced axis lies outside it (NHWC's channels): NumPy sums such
-    # a strided block in another order than the whole array, and the bits would follow the count
-    if size < ELEMENTWISE_THRESHOLD or not free or len(out_shape) != len(in_shape) or \
-            (reduced and free[0] > min(reduced) and free[0] == len(in_shape) - 1):
-        return fn
-    k = free[0]
-    dt = np.dtype(dtype)
+    return kept_axis_blocks(fn, [in_shape], axes, out_shape, dtype)
 
-    def run(x):
-        parts = split(in_shape[k], size // in_shape[k])
+
+def kept_axis_blocks(fn: Callable[..., Any], in_shapes: Sequence[tuple], axes: Sequence[int], out_shape: tuple,
+                     dtype: Any, numpy_order: bool = True) -> Callable[..., Any]:
+    """``fn(*inputs)`` run on blocks of the first output axis outside ``axes`` (of size >= 2) that
+    every input has at full size or 1 (inputs without it go whole), for inputs of at least
+    ``ELEMENTWISE_THRESHOLD`` elements. With ``numpy_order``, not the innermost axis when a reduced
+    axis lies outside it (NHWC's channels): NumPy sums such a strided block in another order than
+    the whole array, so float32 bits would follow the thread count (a kernel that sums in float64
+    and rounds once passes False)."""
+    rank = len(out_shape)
+    size = max((prod(s) for s in in_shapes), default=0)
+    reduced = {a % max(1, rank) for a in axes}
+    k = next((k for k in range(rank) if k not in reduced and out_shape[k] >= 2
+              and all(len(s) == rank and s[k] in (1, out_shape[k]) for s in in_shapes)), None)
+    if size < ELEMENTWISE_THRESHOLD or k is None or \
+            (numpy_order and reduced and k > min(reduced) and k == rank - 1):
+        return fn
+    n, dt = out_shape[k], np.dtype(dtype)
+
+    def run(*xs):
+        parts = split(n, size // n)
         if len(parts) <= 1:
-            return fn(x)
+            return fn(*xs)
         out = np.empty(out_shape, dt)
 
         def block(a: int, b: int) -> None:
             idx = (slice(None),) * k + (slice(a, b),)
-            out[idx] = fn(x[idx])
+            out[idx] = fn(*[x[idx] if np.ndim(x) == rank and np.shape(x)[k] == n else x for x in xs])
 
         parallel(block, parts)
         return out
