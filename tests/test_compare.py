@@ -316,31 +316,40 @@ def test_default_tolerance_scales_with_the_reduction_and_dtype():
     assert default_tolerance(g.absolute(i).operation, mg.int32, np.ones(4, np.int32)) == (0.0, 0.0)
 
 
-def test_summation_order_passes_by_default_and_a_real_error_fails(fake, rng):
-    """A backend that sums a long matmul in another order (float32, differences of a few ulps
-    times sqrt(K)) passes the defaults, which the old fixed rtol=1e-5, atol=1e-6 failed; a wrong
-    value of 1e-3 relative fails; the report says how much of its tolerance each tensor used."""
-    def reordered(op, v):
-        if op.type != "matrix_multiplication":
-            return v
-        a, b = (np.asarray(t) for t in (feeds[x], w_value))
-        blocks = [a[:, k:k + 7].astype(np.float32) @ b[k:k + 7].astype(np.float32) for k in range(0, a.shape[1], 7)]
-        out = np.zeros_like(blocks[0])
-        for blk in reversed(blocks):  # another order of the same float32 sums
-            out = (out + blk).astype(np.float32)
-        return out
+def test_summation_order_passes_by_default_and_a_real_error_fails(fake):
+    """Two backends that sum a long matmul in two orders (float32) pass the defaults, which the
+    old fixed rtol=1e-5, atol=1e-6 failed; a wrong value of 1e-3 relative fails; the report says
+    how much of its tolerance each tensor used.
+
+    Both orders are carried out here, one float32 addition at a time, not left to BLAS, on terms
+    whose sum rounds by construction: 1 followed by 1000 terms of 2**-25 (a quarter ulp of 1).
+    Forward, each small term is rounded away (1 + 2**-25 is 1); reversed, they add up exactly
+    first, so the two sums differ by 1000 * 2**-25 = 2.98e-5, three times the old tolerance and
+    half the default one (8 ulps * sqrt(4096) relative, on the tensor's scale)."""
+    def summed_in_order(reverse):
+        def tamper(op, v):
+            if op.type != "matrix_multiplication":
+                return v
+            terms = np.asarray(feeds[x])[:, :, None] * w_value[None, :, :]   # [16, K, 8], exact
+            out = np.zeros((16, 8), np.float32)
+            for k in (range(terms.shape[1] - 1, -1, -1) if reverse else range(terms.shape[1])):
+                out = out + terms[:, k]
+            return out
+        return tamper
 
     g = mg.Graph()
     x = g.placeholder([16, 4096], name="x")
-    w_value = rng.uniform(-1, 1, (4096, 8)).astype(np.float32)
+    w_value = np.ones((4096, 8), np.float32)
     y = g.matrix_multiplication(x, g.constant(w_value, name="w"), name="mm")
     out = g.tanh(y, name="act")
-    feeds = {x: rng.uniform(-1, 1, (16, 4096)).astype(np.float32)}
-    other = fake("reordered", reordered)
-    old = mg.compare_backends(g, feeds, [out], backends=("numpy", other), rtol=1e-5, atol=1e-6)
-    rep = mg.compare_backends(g, feeds, [out], backends=("numpy", other))
+    x_value = np.zeros((16, 4096), np.float32)
+    x_value[:, 0], x_value[:, 1:1001] = 1.0, 2.0 ** -25
+    feeds = {x: x_value}
+    first, other = fake("forward", summed_in_order(False)), fake("reversed", summed_in_order(True))
+    old = mg.compare_backends(g, feeds, [out], backends=(first, other), rtol=1e-5, atol=1e-6)
+    rep = mg.compare_backends(g, feeds, [out], backends=(first, other))
     d = rep.diff("mm", other)
-    assert d.max_abs > 0 and d.reduction_length == 4096
+    assert d.max_abs == pytest.approx(1000 * 2.0 ** -25, rel=1e-2) and d.reduction_length == 4096
     assert not old.ok and old.first_failure.tensor == "mm"  # the false alarm of the fixed default
     assert rep.ok, str(rep)
     assert 0 < d.tolerance_used < 1 and d.rtol == pytest.approx(8 * 2.0 ** -24 * 64)
