@@ -188,6 +188,20 @@ def test_every_op_is_differentiable_or_declared_not():
         assert d.internal or d.grad is not None or not d.differentiable, f"{t} has no rule and is not marked"
 
 
+def test_a_second_rule_and_a_rule_for_an_undeclared_op_are_refused():
+    """``@gradient`` refuses a second rule for an op (the first stays) and an op type that is not
+    declared, naming it, as the kernel tables refuse a second kernel."""
+    from minigraph.ops.registry import gradient
+
+    rule = OPS["addition"].grad
+    with pytest.raises(mg.errors.RegistrationError, match=r"'addition' registered twice"):
+        gradient("addition")(lambda g, op, dy, wanted: None)
+    assert OPS["addition"].grad is rule
+    with pytest.raises(mg.errors.RegistrationError, match=r"'no_such_op' is not a declared op type"):
+        gradient("no_such_op")
+    assert "no_such_op" not in OPS
+
+
 def test_gradients_api_and_sgd(backend, rng):
     g = mg.Graph()
     x = g.placeholder(shape=[4, 3], dtype=mg.float32, name="x")

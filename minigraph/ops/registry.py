@@ -23,10 +23,9 @@ import warnings
 from typing import Any, Callable, Optional
 
 from ..callsite import user_frame
-from ..errors import DescriptorError, MiniGraphError
-from ..ir import OPS, InferRule, Kind, OpDef, Role, register_op
+from ..errors import DescriptorError, MiniGraphError, RegistrationError
+from ..ir import OPS, InferRule, Kind, OpDef, Role, opdef_of, register_op  # noqa: F401  (OPS: imported from here)
 from ..types import ShapedType
-
 
 
 def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, family: str,
@@ -108,10 +107,15 @@ def returns_operation(builder: Callable) -> bool:
 
 
 def gradient(type: str) -> Callable[[Callable], Callable]:
-    """Register the gradient rule of an already declared op."""
+    """Register the gradient rule of an already declared op; an op type that is not declared, and a
+    second rule for the same op, are refused (RegistrationError), as a second kernel is."""
+    opdef = opdef_of(type, "gradient rule")
 
     def deco(rule: Callable) -> Callable:
-        OPS[type].grad = rule
+        if opdef.grad is not None:
+            raise RegistrationError(f"gradient rule for {type!r} registered twice "
+                                    f"({opdef.grad.__qualname__} and {rule.__qualname__})")
+        opdef.grad = rule
         return rule
 
     return deco
