@@ -92,11 +92,25 @@ def test_every_python_block_runs_with_an_independent_runner(page, tmp_path, monk
         np.set_printoptions(**saved)
 
 
+def _parametrized_pages(test) -> set:
+    (mark,) = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize" and m.args[0] == "page"]
+    return {Path(p).resolve() for p in mark.args[1]}
+
+
 def test_the_suite_executes_the_doc_blocks():
-    """A test module in tests/ runs the blocks of docs/ and README.md (so docs cannot drift)."""
-    found = [p for p in (ROOT / "tests").glob("test_*.py")
-             if all(w in p.read_text(encoding="utf-8") for w in ("README", "docs", "python", "run_page"))]
-    assert found
+    """Every page with a python block, found here afresh (docs/, at any depth, and README.md), is a
+    parameter of both runners' tests, and the project's runner sees each of its blocks."""
+    found = {Path(dirpath, f).resolve() for dirpath, _, files in os.walk(DOCS) for f in files if f.endswith(".md")}
+    found.add((ROOT / "README.md").resolve())
+    with_blocks = {p for p in found if re.search(r"^```python", p.read_text(encoding="utf-8"), re.M)}
+    assert {"index.md", "graphs.md", "README.md"} <= {p.name for p in with_blocks}
+    for test in (test_code_blocks_run, test_every_python_block_runs_with_an_independent_runner):
+        missing = sorted(_rel(p) for p in with_blocks - _parametrized_pages(test))
+        assert not missing, f"{test.__name__} does not run the blocks of {missing}"
+    for page in with_blocks:
+        text = page.read_text(encoding="utf-8")
+        seen = [b for b in docblocks.parse_blocks(text) if b.lang == "python"]
+        assert len(seen) == len(re.findall(r"^```python", text, re.M)) == len(_python_blocks(text)), _rel(page)
 
 
 def test_block_parser():
