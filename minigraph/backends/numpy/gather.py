@@ -6,6 +6,8 @@ reads in ``updates`` (or none: the index is out of range, the result is 0); a sc
 for each update in row-major order, the flat position it combines into (or none: skipped), then
 applies them in that order with ``ufunc.at``, which is sequential, so collisions accumulate in
 the order the webgpu kernels use. float16 scatters compute in float32 and round once.
+``scatter`` and ``scatter_nd`` combine from the mode's identity, then set every element no
+update reached to 0 (Apple: "slices not set by indices are set to 0").
 """
 from __future__ import annotations
 
@@ -35,8 +37,10 @@ def _read(u: np.ndarray, coords: list, valid: np.ndarray, out_shape) -> np.ndarr
     return out
 
 
-def _combine(base: np.ndarray, flat: np.ndarray, valid: np.ndarray, upd: np.ndarray, mode: ScatterMode):
-    """``base`` (a fresh array) with the updates combined at flat positions, in row-major order."""
+def _combine(base: np.ndarray, flat: np.ndarray, valid: np.ndarray, upd: np.ndarray, mode: ScatterMode,
+             zero_untouched: bool = False):
+    """``base`` (a fresh array) with the updates combined at flat positions, in row-major order;
+    with ``zero_untouched``, the elements no update reached are 0."""
     flat, vals = flat.reshape(-1)[valid.reshape(-1)], upd.reshape(-1)[valid.reshape(-1)]
     wide = base.astype(np.float32) if base.dtype == np.float16 else base
     view = wide.reshape(-1)
@@ -47,6 +51,10 @@ def _combine(base: np.ndarray, flat: np.ndarray, valid: np.ndarray, upd: np.ndar
     else:
         with np.errstate(all="ignore"):
             _UFUNC[mode].at(view, flat, vals.astype(wide.dtype, copy=False))
+    if zero_untouched and view.size:
+        untouched = np.ones(view.size, bool)
+        untouched[flat] = False
+        view[untouched] = 0
     return wide.astype(base.dtype) if wide is not base else wide
 
 
@@ -88,12 +96,12 @@ def _gather_nd(step):
     return run
 
 
-def _scatter_along(u, i, base, axis, mode):
+def _scatter_along(u, i, base, axis, mode, zero_untouched=False):
     c = list(np.indices(u.shape, sparse=True))
     idx, valid = wrap(i, base.shape[axis])
     coords = np.broadcast_arrays(*(c[:axis] + [idx] + c[axis + 1:]))
     flat = np.ravel_multi_index(tuple(coords), base.shape) if base.size else np.zeros(u.shape, np.int64)
-    return _combine(base.copy(), flat, np.broadcast_to(valid, u.shape), u, mode)
+    return _combine(base.copy(), flat, np.broadcast_to(valid, u.shape), u, mode, zero_untouched)
 
 
 @numpy_kernel("scatter_along_axis")
@@ -109,7 +117,7 @@ def _scatter(step):
 
     def run(u, i):
         full = np.broadcast_to(i.reshape((1,) * axis + (-1,) + (1,) * (u.ndim - axis - 1)), u.shape)
-        return _scatter_along(u, full, np.full(shape, identity(mode, dt), dt), axis, mode)
+        return _scatter_along(u, full, np.full(shape, identity(mode, dt), dt), axis, mode, True)
     return run
 
 
@@ -129,7 +137,7 @@ def _scatter_nd(step):
             if base.size else np.zeros(i.shape[:-1], np.int64)
         flat = cells.reshape(lead, 1) * rest + np.arange(rest)
         ok = np.broadcast_to(valid.all(axis=-1).reshape(lead, 1), flat.shape)
-        return _combine(base, flat, ok, u.reshape(lead, rest), mode)
+        return _combine(base, flat, ok, u.reshape(lead, rest), mode, True)
     return run
 
 

@@ -6,7 +6,8 @@ as ``[B, O, N, IN]`` blocks (batch, outer, index positions, inner) with the stri
 tensor and of ``updates`` baked in as constants. Scatters use no atomics: each result element
 visits the updates in order and combines those aimed at it, so collisions give the same bits
 as the NumPy backend's sequential ``ufunc.at``. Updates are visited in chunks of ``_CHUNK`` per
-pass (llvmpipe stops a shader's loops after 65,535 iterations), each pass continuing in place.
+pass (llvmpipe stops a shader's loops after 65,535 iterations); between passes the running value
+stays in the compute type (float32 for float16) in a scratch buffer, so float16 rounds once.
 """
 from __future__ import annotations
 
@@ -125,14 +126,22 @@ def _scatter(step, kb):
     combine = (_FLOAT_COMBINE if c == "f32" else _INT_COMBINE)[mode]
     has_data = step.op.type == "scatter_along_axis"
     first = f"{c}(base[t])" if has_data else _literal(identity(mode, out_t.dtype.np_dtype), c)
+    # scatter and scatter_nd: 0 where no update landed (Apple: "slices not set by indices are set to 0")
+    result = "acc" if has_data else f"select({c}(0), acc, hit)"
     n = lay["N"]
-    for start in range(0, max(n, 1), _CHUNK):
+    starts = range(0, max(n, 1), _CHUNK)
+    state = kb.scratch(8 * total if len(starts) > 1 else 4)
+    base = kb.input(2) if has_data else kb.input(0)
+    for start in starts:
+        last = start + _CHUNK >= n
+        finish = (f"  out[t] = {STORAGE[dt]}({result});" if last else
+                  "  state[2u * t] = bitcast<u32>(acc);\n  state[2u * t + 1u] = u32(hit);")
         src = render("scatter_index", T=STORAGE[dt], TI=ti, C=c, COORD=_COORD[ti], TOTAL=total, A=prod(dims),
-                     TARGET=_target(dims), START=first if start == 0 else f"{c}(out[t])", MATCH=match,
-                     COMBINE=combine, N0=start, N1=min(n, start + _CHUNK), **_consts(lay))
-        base = kb.input(2) if has_data and start == 0 else kb.input(0)
-        kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("ro", base), ("rw", kb.output())],
-                    _groups(total))
+                     TARGET=_target(dims), START=first if start == 0 else f"bitcast<{c}>(state[2u * t])",
+                     HIT="false" if start == 0 else "state[2u * t + 1u] != 0u", MATCH=match,
+                     COMBINE=combine, N0=start, N1=min(n, start + _CHUNK), FINISH=finish, **_consts(lay))
+        kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("ro", base), ("rw", kb.output()),
+                          ("rw", state)], _groups(total))
 
 
 def _value(value, dt: str) -> str:
