@@ -83,7 +83,7 @@ def _same_dtype(a: ShapedType, b: ShapedType, what: str) -> None:
 
 
 def identity(mode: ScatterMode, dtype: np.dtype):
-    """The initial value of a scatter's result: what ``mode`` leaves unchanged."""
+    """What ``mode`` leaves unchanged: the value the updates aimed at one element combine from."""
     if mode in (ScatterMode.MUL, ScatterMode.DIV):
         return 1
     if mode in (ScatterMode.MIN, ScatterMode.MAX):
@@ -356,11 +356,11 @@ def _infer_scatter(in_types, attrs):
        objc="scatterWithUpdatesTensor:indicesTensor:shape:axis:mode:name:", inputs=("updates", "indices"),
        infer=_infer_scatter, family=_FAMILY, attrs=("shape", "axis", "mode"), since=("12.0", "15.0"))
 def scatter(g, updates, indices, shape: Sequence[int], axis: int, mode: Any, name: Optional[str] = None):
-    """A tensor of ``shape`` filled with ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
-    and DIV, +inf / -inf or the integer limits for MIN / MAX) where each slice
-    ``updates[..., k, ...]`` along ``axis`` is combined into slice ``indices[k]``; the transpose
-    of ``gather`` with ADD. ``shape`` may hold -1 on the axes other than ``axis``: their sizes
-    come from ``updates`` (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``)."""
+    """A tensor of ``shape`` where each slice ``updates[..., k, ...]`` along ``axis`` is combined
+    into slice ``indices[k]`` (from ``mode``'s identity: the updates' sum, product, minimum, ...)
+    and every element no update reaches is 0, in every mode; the transpose of ``gather`` with ADD.
+    ``shape`` may hold -1 on the axes other than ``axis``: their sizes come from ``updates``
+    (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``)."""
     label = _label("scatter", name)
     updates = g.as_tensor(updates, label)
     indices = g.as_tensor(indices, label, dtype=as_dtype("int32") if not hasattr(indices, "graph") else None)
@@ -415,10 +415,11 @@ def _infer_scatter_nd(in_types, attrs):
        attrs=("shape", "batch_dimensions", "mode"))
 def scatter_nd(g, updates, indices, shape: Sequence[int], batch_dimensions: int = 0,
                mode: Any = None, name: Optional[str] = None):
-    """A tensor of ``shape`` filled with ``mode``'s identity where each slice of ``updates`` is
-    combined at the index tuple along the last axis of ``indices``; the transpose of ``gather_nd``
-    with ADD; ``mode=None`` is ADD, as MPSGraph's scatterND without ``mode:`` sums collisions.
-    ``shape`` may hold -1 on the batch and trailing axes (their sizes come from indices and updates)
+    """A tensor of ``shape`` where each slice of ``updates`` is combined at the index tuple along
+    the last axis of ``indices`` (from ``mode``'s identity) and every slice no update reaches is 0,
+    in every mode; the transpose of ``gather_nd`` with ADD; ``mode=None`` is ADD, as MPSGraph's
+    scatterND without ``mode:`` sums collisions. ``shape`` may hold -1 on the batch and trailing
+    axes (their sizes come from indices and updates)
     (MPSGraph ``scatterND(withUpdatesTensor:indicesTensor:shape:batchDimensions:mode:name:)``)."""
     label = _label("scatter_nd", name)
     updates = g.as_tensor(updates, label)
