@@ -1,7 +1,10 @@
 """Packaging and the repository around the package: pyproject metadata, the source layout, the
 README's set-up commands, and the CI script."""
+import importlib.metadata
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -27,8 +30,37 @@ def test_pyproject_metadata():
     assert any("pytest" in d for d in extras["test"])
     assert any("wgpu" in d for d in extras["webgpu"])
     assert os.path.isfile(os.path.join(ROOT, "minigraph", "py.typed"))
-    # py.typed ships with the package
-    assert "py.typed" in str(meta.get("tool", {}).get("setuptools", {}).get("package-data", {}))
+    # the wheel is the package directory whole, py.typed and the WGSL kernels with it
+    assert meta["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["minigraph"]
+    assert "threadpoolctl" in deps  # BLAS held at one thread per pool task with the core alone
+
+
+USER_PROGRAM = """\
+import minigraph as mg
+
+g = mg.Graph()
+x = g.placeholder([2, 3], name="x")
+y: mg.Tensor = g.relu(x)
+n: int = g.relu  # a mistake, which mypy reports only if it sees minigraph's types
+"""
+
+
+def test_a_type_checker_sees_the_installed_package(tmp_path):
+    """After the README's editable install (`pip install -e .`), mypy run on a user's program in
+    another folder finds minigraph and its types: the install is a plain path entry, not an
+    import hook that type checkers cannot follow."""
+    pytest.importorskip("mypy", reason="needs mypy, in the test extra: pip install -e '.[test]'")
+    try:
+        importlib.metadata.distribution("minigraph")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("minigraph is not installed here (pip install -e .)")
+    (tmp_path / "prog.py").write_text(USER_PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
+    r = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", os.devnull, "prog.py"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "import-not-found" not in r.stdout, r.stdout
+    assert "prog.py:6: error: Incompatible types in assignment" in r.stdout, r.stdout
+    assert "Found 1 error" in r.stdout, r.stdout
 
 
 def test_source_layout():
