@@ -570,6 +570,23 @@ def test_leaky_relu_and_gradient_match_torch(backend, rng, alpha):
     assert out[dx][50] == 1.0 and np.isnan(out[y][-1])
 
 
+@pytest.mark.parametrize("alpha", [0.0, -0.0, 1.0, -1.0, 0.2, 1e-45, 3e38])
+@pytest.mark.parametrize("dtype", [F32, np.float16])
+def test_leaky_relu_is_x_or_alpha_times_x_bit_for_bit(backend, alpha, dtype):
+    """x >= 0 ? x : alpha * x with IEEE products for every alpha, 0 included: NaN stays NaN,
+    0 * -inf is NaN, 0 * -3 is -0 (the shader compiler must not fold alpha * x)."""
+    xv = np.array([np.nan, -np.inf, np.inf, -3.0, -1e-30, -0.0, 0.0, 2.5, -65504.0, 1e-45], dtype)
+    with np.errstate(all="ignore"):
+        want = np.where(xv >= 0, xv.astype(F32), F32(alpha) * xv.astype(F32)).astype(dtype)
+    g = mg.Graph()
+    x = g.placeholder([xv.size], dtype, name="x")
+    y = g.leaky_relu(x, alpha)
+    got = g.run({x: xv}, [y], backend=backend)[y]
+    np.testing.assert_array_equal(got, want)
+    num = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[num]), np.signbit(want[num])), (got, want)
+
+
 def test_leaky_relu_gradient_is_mpsgraphs_op(backend, rng):
     """g.gradients inserts leakyReLUGradient(withIncomingGradient:sourceTensor:alphaTensor:name:);
     called directly, alpha_tensor broadcasts; a loop over the elements is the reference."""

@@ -10,8 +10,6 @@ not the driver's.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ...errors import KernelMissingError
@@ -155,10 +153,12 @@ def _modulo(floor: bool):
     return f
 
 
-def _leaky_relu(v, ct, out, alpha: float = 0.0):
+def _leaky_relu(v, ct, out):
+    """x >= 0 ? x : alpha * x. alpha comes from the uniform parameters (``extra(0u)``), not a
+    literal: with a constant 0 the shader compiler folds ``0 * x`` to 0, which turns NaN and
+    -inf (0 * -inf is NaN) into 0 and -3 into +0."""
     x = v[0]
-    a = f"bitcast<f32>({int(np.float32(alpha).view(np.uint32))}u)"
-    return f"select({a} * {x}, {x}, {x} >= 0.0)"
+    return f"select(bitcast<f32>(extra(0u)) * {x}, {x}, {x} >= 0.0)"
 
 
 BINARY = {
@@ -204,8 +204,9 @@ OTHER = {"select": _select, "cast": _cast, "clamp": _clamp, "leaky_relu_gradient
 EXPRESSIONS = {**BINARY, **UNARY, **OTHER}
 
 
-def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn):
-    """(WGSL source, params) of an elementwise map ``expr_fn(values, compute types, out dtype)``."""
+def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extra=()):
+    """(WGSL source, params) of an elementwise map ``expr_fn(values, compute types, out dtype)``;
+    the u32 words of ``extra`` follow the parameters, read in WGSL as ``extra(k)``."""
     rank = len(out_shape)
     modes, strides = [], []
     for shp in in_shapes:
@@ -248,21 +249,27 @@ def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn):
         cts.append(COMPUTE[dt])
     binds.append(f"@group(0) @binding({len(in_dtypes) + 1}) var<storage, read_write> out: array<{STORAGE[out_dtype]}>;")
     body = f"  out[i] = {store(out_dtype, expr_fn(vals, cts, out_dtype))};"
-    src = render("elementwise", PARAMS=params_decl(len(params)), BINDINGS="\n".join(binds),
+    decl = params_decl(len(params) + len(extra))
+    if extra:
+        decl += f"fn extra(k: u32) -> u32 {{ return prm({len(params)}u + k); }}\n"
+        params.extend(int(w) for w in extra)
+    src = render("elementwise", PARAMS=decl, BINDINGS="\n".join(binds),
                  INDEX="\n".join(index), BODY=body)
     return src, params
 
 
 @webgpu_kernel(*EXPRESSIONS, "leaky_relu")
 def _elementwise(step, kb):
+    extra: tuple = ()
     if step.op.type == "leaky_relu":
-        fn = functools.partial(_leaky_relu, alpha=step.attrs["alpha"])
+        fn, extra = _leaky_relu, (int(np.float32(step.attrs["alpha"]).view(np.uint32)),)
     else:
         fn = EXPRESSIONS[step.op.type]
     in_dt = [t.dtype.name for t in step.in_types]
     out = step.out_types[0]
     try:
-        src, params = elementwise_source(in_dt, [t.shape for t in step.in_types], out.dtype.name, out.shape, fn)
+        src, params = elementwise_source(in_dt, [t.shape for t in step.in_types], out.dtype.name, out.shape, fn,
+                                         extra)
     except KernelMissingError as e:
         raise KernelMissingError(f"{kb.label}: the webgpu backend has {e}; got {in_dt[0]}") from None
     binds = [("u", params)] + [("ro", kb.input(k)) for k in range(len(in_dt))] + [("rw", kb.output())]
