@@ -33,61 +33,21 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
 
+from minigraph import sixblock  # noqa: E402
+
 from .timing import format_table, machine_info, stats, time_interleaved, write_json  # noqa: E402
 
 NETS = ("sixblock", "mobilenet_v2")
-# (input channels, output channels, stride) of the six blocks
-SIX = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)]
-CLASSES = 10
-LR = 0.01
+SIX, CLASSES, LR = sixblock.SIX, sixblock.CLASSES, sixblock.LR
+_six, _six_weights = sixblock.widths, sixblock.weights
+build_sixblock = sixblock.build  # the graph of the step (minigraph/sixblock.py; `minigraph profile` profiles it)
 
 
 def _data(net: str, n: int, size: int, width: float = 1.0, seed: int = 0) -> tuple:
-    rng = np.random.default_rng(seed)
-    cin = _six(width)[0][0] if net == "sixblock" else 3
-    x = rng.standard_normal((n, cin, size, size), dtype=np.float32)
-    labels = np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, n)]
-    return x, labels
-
-
-def _six_weights(seed: int = 1, width: float = 1.0) -> list:
-    rng = np.random.default_rng(seed)
-    ws = []
-    for cin, cout, _ in _six(width):
-        ws.append((rng.standard_normal((1, cin, 3, 3)) * np.sqrt(2 / 9)).astype(np.float32))
-        ws.append((rng.standard_normal((cout, cin, 1, 1)) * np.sqrt(2 / cin)).astype(np.float32))
-    last = _six(width)[-1][1]
-    ws.append((rng.standard_normal((last, CLASSES)) * np.sqrt(1 / last)).astype(np.float32))
-    return ws
-
-
-def _six(width: float) -> list:
-    return [(max(1, int(a * width)), max(1, int(b * width)), s) for a, b, s in SIX]
+    return sixblock.data(n, size, width, seed, channels=0 if net == "sixblock" else 3)
 
 
 # ----------------------------------------------------------------------------- minigraph
-def build_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0) -> tuple:
-    """The six-block network's training step as a graph: ``(graph, feeds {placeholder: array},
-    loss tensor, the SGD update operations)``; compile it with ``[loss]`` as the target tensor and
-    the updates as target operations (``python -m minigraph profile`` profiles it)."""
-    import minigraph as mg
-
-    g = mg.Graph()
-    xp, lp = g.placeholder(x.shape, name="x"), g.placeholder(labels.shape, name="labels")
-    ws = [g.variable(w, name=f"w{i}") for i, w in enumerate(_six_weights(width=width))]
-    h = xp
-    for i, (_, _, s) in enumerate(_six(width)):
-        d = mg.DepthwiseConvolution2DOpDescriptor(stride_in_x=s, stride_in_y=s, padding_left=1, padding_right=1,
-                                                  padding_top=1, padding_bottom=1)
-        h = g.relu(g.depthwise_convolution_2d(h, ws[2 * i], d))
-        h = g.relu(g.convolution_2d(h, ws[2 * i + 1], mg.Convolution2DOpDescriptor()))
-    pooled = g.reshape(g.mean(h, [2, 3]), [x.shape[0], -1])
-    loss = g.softmax_cross_entropy(g.matrix_multiplication(pooled, ws[-1]), lp, axis=-1, reduction="mean")
-    grads = g.gradients(loss, ws)
-    steps = [g.apply_stochastic_gradient_descent(LR, w, grads[w]) for w in ws]
-    return g, {xp: x, lp: labels}, loss, steps
-
-
 def sixblock_data(batch: int, size: int, width: float = 1.0) -> tuple:
     """(x, one-hot labels) for the six-block network: ``batch`` images of ``size`` x ``size``."""
     return _data("sixblock", batch, size, width)

@@ -1,18 +1,24 @@
 """Command line: ``minigraph`` (or ``python -m minigraph``) ``{demo,backends,bench,show,profile,import}``.
 
 argparse subcommands: ``--help`` on stdout for the program and for each command, ``--version``.
+A usage error (an unknown option, a value out of range) prints one line on stderr and exits 2;
+Ctrl-C prints one line and exits 130; neither prints a traceback.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
-from typing import Optional, Sequence
+from typing import Any, NoReturn, Optional, Sequence
 
-from . import demo, onnx_import, profiling
-from .backends import available_backends
-from .errors import MiniGraphError
+from . import demo, onnx_import, sixblock
+from .backends import available_backends, get_backend
+from .backends.numpy import threads as numpy_threads
+from .errors import BackendUnavailableError, MiniGraphError, UnknownBackendError
 from .graph import load
+from .profiling import CLOCKS
+from .types import ShapedType
 from .version import __version__
 
 BENCH_NAMES = ("depthwise", "dw", "executor", "overhead", "compile", "gpu", "network", "step", "all")
@@ -24,16 +30,30 @@ def program_name() -> str:
     return "minigraph" if base in ("minigraph", "minigraph.exe") else "python -m minigraph"
 
 
-def _bench(args: argparse.Namespace) -> int:
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error on one line: ``PROG: error: MESSAGE (PROG --help lists the options)``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
+def checkout_root() -> Optional[str]:
+    """The source checkout this package runs from (the folder holding ``benchmarks/`` next to
+    ``minigraph/``), or None for an installed package."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.isdir(os.path.join(root, "benchmarks")):
-        print("error: the benchmarks live in the source checkout (benchmarks/); run this from a clone "
+    return root if os.path.isfile(os.path.join(root, "benchmarks", "__init__.py")) else None
+
+
+def _bench(args: argparse.Namespace) -> int:
+    root = checkout_root()
+    if root is None:
+        print("error: the benchmarks live in the source checkout (benchmarks/); run `bench` from a clone "
               "of the repository (pip install -e .)", file=sys.stderr)
         return 2
-    sys.path.insert(0, root)
-    import benchmarks
-
-    return benchmarks.main(([args.name] if args.name else []) + list(args.options))
+    env = dict(os.environ)  # the benchmarks run in a child interpreter that finds the checkout first
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    argv = ([args.name] if args.name else []) + list(args.options)
+    return subprocess.run([sys.executable, "-m", "benchmarks", *argv], env=env).returncode
 
 
 def _backends(args: argparse.Namespace) -> int:
@@ -87,7 +107,7 @@ def show_main(argv: Sequence[str]) -> int:
     argv = list(argv)
     if argv and argv[0] == "show":
         argv = argv[1:]
-    p = _add_show_arguments(argparse.ArgumentParser(prog=f"{program_name()} show", description=SHOW))
+    p = _add_show_arguments(_Parser(prog=f"{program_name()} show", description=SHOW))
     try:
         args = p.parse_args(argv)
     except SystemExit as e:
@@ -114,6 +134,83 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------- profile
+PROFILE = ("Profile one SGD training step of the six-block network (six depthwise-separable blocks, "
+           "minigraph/sixblock.py): each op's median time, share, bytes moved and flops, sorted by time; "
+           "--trace writes a Chrome trace-event JSON for Perfetto.")
+
+
+def count(least: int) -> Any:
+    """An argparse ``type``: a whole number of at least ``least``."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if n < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {n}")
+        return n
+    parse.__name__ = f"whole number >= {least}"
+    return parse
+
+
+def _add_profile_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("--backend", default="numpy", help="numpy or webgpu (default numpy)")
+    p.add_argument("--batch", type=count(1), help="images per step (default 32; 2 with --tiny)")
+    p.add_argument("--size", type=count(1), help="image height and width (default 56; 16 with --tiny)")
+    p.add_argument("--repeats", type=count(1), default=10,
+                   help="timed steps; each op's time is its median (default 10)")
+    p.add_argument("--threads", type=count(1), help="the numpy backend's threads (mg.set_num_threads; default: the "
+                   "usable cores or MINIGRAPH_NUM_THREADS)")
+    p.add_argument("--clock", choices=CLOCKS, help="gpu-timestamps or host (default: the best the backend has)")
+    p.add_argument("--top", type=count(1), help="show only the N slowest ops")
+    p.add_argument("--by-type", action="store_true", help="also print the time summed per op type")
+    p.add_argument("--trace", metavar="PATH", help="write a Chrome trace-event JSON (open it in ui.perfetto.dev)")
+    p.add_argument("--tiny", action="store_true", help="channels / 8, N=2, 16x16: checks the pipeline only")
+    return p
+
+
+def _profile(args: argparse.Namespace) -> int:
+    """``profile``: build, compile and profile the six-block network's step; print the table."""
+    usage = COMMANDS["profile"]
+    try:
+        get_backend(args.backend)
+    except (UnknownBackendError, BackendUnavailableError) as e:
+        usage.error(f"argument --backend: {e}")
+    if args.trace:
+        folder = os.path.dirname(os.path.abspath(args.trace))
+        if not os.path.isdir(folder):
+            usage.error(f"argument --trace: no folder {folder!r} to write {os.path.basename(args.trace)!r} into")
+    batch = args.batch or (2 if args.tiny else 32)
+    size = args.size or (16 if args.tiny else 56)
+    width = 0.125 if args.tiny else 1.0
+    try:
+        if args.threads is not None:
+            numpy_threads.set_num_threads(args.threads)
+        g, feeds, loss, steps = sixblock.build(*sixblock.data(batch, size, width), width)
+        exe = g.compile({t: ShapedType(a.shape, a.dtype) for t, a in feeds.items()}, [loss], target_operations=steps,
+                        backend=args.backend)
+        prof = exe.profile(feeds, repeats=args.repeats, clock=args.clock)
+    except (MiniGraphError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"six-block network, one SGD training step: N={batch}, {size}x{size}"
+          + (", channels / 8" if args.tiny else "") + (f", {numpy_threads.get_num_threads()} numpy threads"
+                                                       if args.backend == "numpy" else ""))
+    print(prof.table(top=args.top))
+    if args.by_type:
+        print()
+        print(prof.type_table())
+    if args.trace:
+        try:
+            prof.save_trace(args.trace)
+        except OSError as e:
+            print(f"error: cannot write the trace: {e}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.trace} (open it in https://ui.perfetto.dev)", file=sys.stderr)
+    return 0
+
+
 IMPORT = ("Import an ONNX model (mg.from_onnx) and print it one ONNX node per line, with the ops each became, "
           "the depthwise convolutions and the gradient ops training would insert.")
 SHOW = "Print the listing of a graph saved with g.save(), or draw it."
@@ -127,7 +224,7 @@ BENCH = ("Benchmarks against PyTorch, JAX and MLX (from a source checkout). NAME
 
 def parser() -> argparse.ArgumentParser:
     prog = program_name()
-    p = argparse.ArgumentParser(prog=prog, description="minigraph: build, compile and run graphs with the semantics "
+    p = _Parser(prog=prog, description="minigraph: build, compile and run graphs with the semantics "
                                 "of Apple's MPSGraph, on any machine.",
                                 epilog=f"`{prog} COMMAND --help` describes a command.")
     p.add_argument("--version", action="version", version=f"minigraph {__version__}")
@@ -146,8 +243,8 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="print or draw a saved graph: show FILE [--png out.png]", description=SHOW)
     _add_show_arguments(s).set_defaults(func=_show)
     pr = sub.add_parser("profile", help="time each op of a training step of the benchmark network (a table, a trace)",
-                        description=profiling.PROFILE)
-    profiling.add_arguments(pr).set_defaults(func=profiling.run_command)
+                        description=PROFILE)
+    _add_profile_arguments(pr).set_defaults(func=_profile)
     im = sub.add_parser("import", help="list an ONNX model as minigraph imports it; --swift / --render write it",
                         description=IMPORT)
     im.add_argument("file", help="the .onnx file")
@@ -176,7 +273,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         p.print_help()
         return 2
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except SystemExit as e:  # a usage error found while running (a backend that is not there)
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    except KeyboardInterrupt:
+        print(f"{program_name()} {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -284,9 +284,20 @@ def steps_count(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--steps must be a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
     if n < 1:
-        raise argparse.ArgumentTypeError(f"--steps must be at least 1 (the number of training steps), got {n}")
+        raise argparse.ArgumentTypeError(f"must be at least 1 (the number of training steps), got {n}")
+    return n
+
+
+def seed_value(text: str) -> int:
+    """``--seed``: a whole number of at least 0 (what NumPy's generators take)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {n}")
     return n
 
 
@@ -298,7 +309,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
                          "32x32 images) with batch norm and ReLU6")
     ap.add_argument("--steps", type=steps_count, default=None,
                     help="training steps, at least 1 (default 300; 40 for mobilenet_v2)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the data and the initial weights (default 0)")
+    ap.add_argument("--seed", type=seed_value, default=0, help="seed of the data and the initial weights (default 0)")
     ap.add_argument("--plot", metavar="FILE", help="write the loss curve to FILE (.png or .svg)")
     ap.add_argument("--quiet", action="store_true",
                     help="no progress display and no timings (output is identical for a seed)")

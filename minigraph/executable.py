@@ -9,10 +9,10 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from . import recording
 from .backends import get_backend
 from .coerce import KNOWN_DTYPES, cast_hint, coerce_feed
 from .compiler.plan import build_plan, check_feed_type
-from . import profiling
 from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, FeedError, MiniGraphError,
                      MissingFeedError, TargetError)
 from .ir import Operation, Tensor
@@ -267,10 +267,10 @@ def _profiled(graph, plan, runner, feed_values, backend: str, clock_name: str) -
         results, assigned, spans, lanes = runner.profile(feeds, variables, clock_name)
         got.append((spans, lanes))
         return results, assigned
-    with profiling.recording() as rec:
-        start = profiling.clock()
+    with recording.record() as rec:
+        start = recording.clock()
         results, _ = _call(timed, plan, feed_values, graph.variable_store.values, backend)
-        took = (profiling.clock() - start) / 1e9
+        took = (recording.clock() - start) / 1e9
     spans, lanes = got[0]
     if rec is not None:
         lanes = {**rec.lanes, **lanes}

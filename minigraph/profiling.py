@@ -14,21 +14,13 @@ Chrome trace-event JSON file (Perfetto, chrome://tracing) with one lane per thre
 """
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
 import json
 import os
 import statistics
-import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any, Iterator, Optional, Sequence
 
-from .backends.numpy import threads as numpy_threads  # the module: it imports this one
-from .errors import MiniGraphError
 from .ops.convolution_transpose import transpose_geometry
 from .ops.geometry import geometry_of
 from .types import ShapedType
@@ -40,76 +32,6 @@ _ELEMENTWISE_FAMILIES = ("arithmetic", "comparison")
 _ELEMENTWISE_TYPES = ("leaky_relu", "leaky_relu_gradient")
 # families that only move data: no arithmetic at all
 _MOVEMENT_FAMILIES = ("shape", "gather", "memory")
-
-
-def clock() -> int:
-    """The host clock of profiles, in nanoseconds (a function, so tests can count its calls)."""
-    return time.perf_counter_ns()
-
-
-def host_lane() -> tuple:
-    """``(lane id, lane name)`` of the calling thread: its OS thread id and its Python name."""
-    return threading.get_native_id(), threading.current_thread().name
-
-
-class Recorder:
-    """While a profile runs: the blocks of work that kernels hand to worker threads, each timed
-    on its own thread, so the trace gets a lane per thread that ran kernels.
-
-    A kernel that splits its work over threads asks ``recorder()`` once: None (every normal
-    run) means run the block as usual; else ``rec.time(fn, *args)`` runs and times it.
-    """
-
-    def __init__(self) -> None:
-        self.owner = threading.get_ident()  # the thread whose profile this is
-        self.op: Any = None  # the op the profile is timing now
-        self.blocks: list = []  # (op, start ns, end ns, lane id)
-        self.lanes: dict = {}
-        self._lock = threading.Lock()
-
-    def time(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)``, timed as a block of the current op on the calling thread."""
-        op, start = self.op, clock()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            end = clock()
-            lane, name = host_lane()
-            with self._lock:
-                self.blocks.append((op, start, end, lane))
-                self.lanes[lane] = name
-
-
-_RECORDER: Optional[Recorder] = None
-_RECORDER_LOCK = threading.Lock()
-
-
-def recorder() -> Optional[Recorder]:
-    """The recorder of the profile running now, or None (always None outside profiles)."""
-    return _RECORDER
-
-
-def own_recorder() -> Optional[Recorder]:
-    """The recorder if the calling thread's profile owns it (a backend tags its ops on it)."""
-    rec = _RECORDER
-    return rec if rec is not None and rec.owner == threading.get_ident() else None
-
-
-@contextlib.contextmanager
-def recording() -> Iterator[Optional[Recorder]]:
-    """Install a recorder for one profiled run; None if another thread's profile has one."""
-    global _RECORDER
-    with _RECORDER_LOCK:
-        if _RECORDER is not None:
-            rec = None
-        else:
-            rec = _RECORDER = Recorder()
-    try:
-        yield rec
-    finally:
-        if rec is not None:
-            with _RECORDER_LOCK:
-                _RECORDER = None
 
 
 # ----------------------------------------------------------------------------- costs
@@ -377,76 +299,3 @@ def build_profile(plan: Any, runs: Sequence[tuple], backend: str, clock_name: st
               for run in runs]
     return Profile(records, backend, clock_name, len(runs), device, [run[2] for run in runs], spans_out, lanes,
                    list(runs[-1][3]) if runs else [], blocks)
-
-
-# ----------------------------------------------------------------------------- the command
-PROFILE = ("Profile one SGD training step of the benchmark network (six depthwise-separable blocks, "
-           "benchmarks/network_step.py; from a source checkout): each op's median time, share, bytes "
-           "moved and flops, sorted by time; --trace writes a Chrome trace-event JSON for Perfetto.")
-
-
-def add_arguments(p: Any) -> Any:
-    """The ``profile`` command's options on an argparse parser."""
-    p.add_argument("--backend", default="numpy", help="numpy or webgpu (default numpy)")
-    p.add_argument("--batch", type=int, help="images per step (default 32; 2 with --tiny)")
-    p.add_argument("--size", type=int, help="image height and width (default 56; 16 with --tiny)")
-    p.add_argument("--repeats", type=int, default=10, help="timed steps; each op's time is its median (default 10)")
-    p.add_argument("--threads", type=int, help="the numpy backend's threads (mg.set_num_threads; default: the usable "
-                   "cores or MINIGRAPH_NUM_THREADS)")
-    p.add_argument("--clock", choices=CLOCKS, help="gpu-timestamps or host (default: the best the backend has)")
-    p.add_argument("--top", type=int, help="show only the N slowest ops")
-    p.add_argument("--by-type", action="store_true", help="also print the time summed per op type")
-    p.add_argument("--trace", metavar="PATH", help="write a Chrome trace-event JSON (open it in ui.perfetto.dev)")
-    p.add_argument("--tiny", action="store_true", help="channels / 8, N=2, 16x16: checks the pipeline only")
-    return p
-
-
-def network_step(backend: str, batch: int, size: int, width: float) -> tuple:
-    """(executable, feeds) of the benchmark network's training step (benchmarks/network_step.py)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if not os.path.isfile(os.path.join(root, "benchmarks", "network_step.py")):
-        raise FileNotFoundError("the benchmark network lives in the source checkout (benchmarks/); run this from "
-                                "a clone of the repository (pip install -e .)")
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    net = importlib.import_module("benchmarks.network_step")
-    x, labels = net.sixblock_data(batch, size, width)
-    g, feeds, loss, steps = net.build_sixblock(x, labels, width)
-    exe = g.compile({t: ShapedType(a.shape, a.dtype) for t, a in feeds.items()}, [loss], target_operations=steps,
-                    backend=backend)
-    return exe, feeds
-
-
-def run_command(args: Any) -> int:
-    """``profile``: build, compile and profile the network step; print the table."""
-    batch = args.batch or (2 if args.tiny else 32)
-    size = args.size or (16 if args.tiny else 56)
-    try:
-        if args.threads is not None:
-            numpy_threads.set_num_threads(args.threads)
-        exe, feeds = network_step(args.backend, batch, size, 0.125 if args.tiny else 1.0)
-        prof = exe.profile(feeds, repeats=args.repeats, clock=args.clock)
-    except (MiniGraphError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"six-block network, one SGD training step: N={batch}, {size}x{size}"
-          + (", channels / 8" if args.tiny else "") + (f", {numpy_threads.get_num_threads()} numpy threads"
-                                                       if args.backend == "numpy" else ""))
-    print(prof.table(top=args.top))
-    if args.by_type:
-        print()
-        print(prof.type_table())
-    if args.trace:
-        prof.save_trace(args.trace)
-        print(f"wrote {args.trace} (open it in https://ui.perfetto.dev)", file=sys.stderr)
-    return 0
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``profile [--backend B] [--batch N] [--size S] [--repeats R] [--trace PATH] [--tiny]``."""
-    p = add_arguments(argparse.ArgumentParser(prog="python -m minigraph profile", description=PROFILE))
-    try:
-        args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as e:
-        return int(e.code or 0)
-    return run_command(args)

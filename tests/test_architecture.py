@@ -20,12 +20,12 @@ PKG = ROOT / "minigraph"
 
 # module (dotted, relative to minigraph) -> layer; a module may import its own layer and below
 LAYERS = {
-    0: ["types", "errors", "ir", "descriptors", "coerce", "limits", "version", "callsite", "philox"],
+    0: ["types", "errors", "ir", "descriptors", "coerce", "limits", "version", "callsite", "philox", "recording"],
     1: ["ops"],
     2: ["op_builders", "builder"],
     3: ["compiler", "backends", "executable", "listing", "profiling"],
     4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint", "mobilenet"],
-    5: ["graph", "demo", "__init__", "__main__", "onnx_import"],
+    5: ["graph", "demo", "__init__", "__main__", "onnx_import", "sixblock"],
 }
 
 
@@ -59,6 +59,7 @@ def _resolve(module: str, path: pathlib.Path, node: ast.ImportFrom | ast.Import)
             return []
     else:
         pkg = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        pkg = [] if module == "__init__" else pkg  # the package root
         pkg = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
         base = ".".join(pkg + ([node.module] if node.module else []))
     if base:
@@ -96,6 +97,56 @@ def test_layers_import_only_downward_and_never_inside_a_function():
                     upward.append(f"{where}: layer {mine} imports minigraph.{target} (layer {_layer(target)})")
     assert not upward, "\n".join(upward)
     assert not lazy, "\n".join(lazy)
+
+
+def _import_graph():
+    """networkx DiGraph: minigraph module -> the minigraph modules it imports at run time. ``from X
+    import a`` imports the module ``X.a`` where there is one, else the name ``a`` from ``X`` itself;
+    importing ``X.a`` first runs the ``__init__`` of each package above it (not those above the
+    importer, which are already running)."""
+    import networkx as nx
+
+    modules = dict(_modules())
+    g = nx.DiGraph()
+    for module, path in modules.items():
+        me = module or "__init__"
+        g.add_node(me)
+        mine = {".".join(me.split(".")[:k]) for k in range(1, len(me.split(".")))}
+        for node, _ in _imports(ast.parse(path.read_text(), str(path))):
+            targets = _resolve(module, path, node)
+            froms = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            for target in targets:
+                names = froms if froms != targets else []  # (from the package root: the names are the modules)
+                subs = [f"{target}.{n}" for n in names if f"{target}.{n}" in modules]
+                wanted = subs + ([target] if len(subs) < len(names) or not names else [])
+                for name in wanted:
+                    parts = name.split(".")
+                    for k in range(1, len(parts) + 1):
+                        dep = ".".join(parts[:k])
+                        if dep in modules and dep != me and (dep not in mine or k == len(parts)):
+                            g.add_edge(me, dep)
+    return g
+
+
+def _cycles(g) -> list:
+    import networkx as nx
+
+    return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+
+
+def test_no_import_cycles_within_a_layer_or_across():
+    """Every strongly connected component of the import graph is one module: no two modules
+    import each other, directly or through others, even inside one layer."""
+    cycles = _cycles(_import_graph())
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_sees_a_cycle_inside_a_layer():
+    g = _import_graph()
+    assert "recording" in g and not _cycles(g)
+    g.add_edge("backends.numpy.threads", "backends.numpy.backend")
+    g.add_edge("backends.numpy.backend", "backends.numpy.threads")
+    assert _cycles(g) == [["backends.numpy.backend", "backends.numpy.threads"]]
 
 
 def test_the_layer_check_sees_an_upward_import(tmp_path):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph import profiling
+from minigraph import profiling, recording
 from minigraph.backends.numpy import KERNELS as NUMPY_KERNELS
 
 SOURCE_OPS = {"placeholder", "constant", "variable"}  # bound to buffers, never run
@@ -153,7 +153,7 @@ def test_worker_threads_of_a_kernel_get_lanes(rng, replace_kernel):
 
             def block(i):
                 barrier.wait()
-                rec = profiling.recorder()
+                rec = recording.recorder()
                 if rec is None:
                     np.exp(a[i], out=out[i])
                 else:
@@ -193,7 +193,7 @@ def test_worker_threads_of_a_kernel_get_lanes(rng, replace_kernel):
     assert len(lanes) == 4 and ops[0]["tid"] not in lanes
     assert all(names[t].startswith("exp-worker") for t in lanes)
     assert names[ops[0]["tid"]] == threading.current_thread().name
-    assert profiling.recorder() is None  # only while profiling
+    assert recording.recorder() is None  # only while profiling
 
 
 def test_convolution_flops_follow_the_formula(backend, rng):

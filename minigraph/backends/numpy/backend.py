@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import profiling
+from ... import recording
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
 from .registry import KERNELS
 
@@ -134,17 +134,17 @@ class _Runner:
         """A run that times each step on the host: ``(results, assigned, spans, lanes)`` (see
         minigraph/profiling.py). A run path of its own: ``__call__`` times nothing."""
         env, assigned = self._env(feed_values, variables)
-        lane, lane_name = profiling.host_lane()
-        rec = profiling.own_recorder() or profiling.Recorder()  # tags the worker blocks of kernels with the op
+        lane, lane_name = recording.host_lane()
+        rec = recording.own_recorder() or recording.Recorder()  # tags the worker blocks of kernels with the op
         spans = []
         i = -1
         try:
             with np.errstate(all="ignore"):
                 for i, (step, op) in enumerate(self.steps):
                     rec.op = op
-                    start = profiling.clock()
+                    start = recording.clock()
                     step(env)
-                    spans.append((op, start, profiling.clock(), lane))
+                    spans.append((op, start, recording.clock(), lane))
         except MiniGraphError:
             raise
         except Exception as e:

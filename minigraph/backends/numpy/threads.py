@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ... import profiling
+from ... import recording
 from ...errors import MiniGraphError
 
 try:  # a soft dependency: BLAS threads follow ours only where it is installed
@@ -235,7 +235,7 @@ def parallel(fn: Callable[..., Any], parts: Sequence[tuple]) -> None:
     bits at every thread count (OpenBLAS's threaded GEMM rounds differently from its serial one).
     Returns when every part has finished (and raises the first error), so no worker still
     writes into the result."""
-    rec = profiling.recorder()
+    rec = recording.recorder()
     _blas.acquire()
     try:
         if len(parts) <= 1 or in_worker():

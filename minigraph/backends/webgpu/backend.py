@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import profiling
+from ... import recording
 from ...errors import (UnsupportedDTypeError, BackendUnavailableError, ExecutionError, KernelMissingError,
                        MiniGraphError, ResourceLimitError)
 from ...ir import OPS
@@ -533,12 +533,12 @@ class _Runner:
         import wgpu
 
         dev = self.ctx.device
-        lane, lane_name = profiling.host_lane()
+        lane, lane_name = recording.host_lane()
         spans = []
         src = dev.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC)
         dst = dev.create_buffer(size=4, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
         for op, group in _by_op(self.dispatches):
-            start = profiling.clock()
+            start = recording.clock()
             enc = dev.create_command_encoder()
             cp = enc.begin_compute_pass()
             for pipe, bg, grid, _ in group:
@@ -550,7 +550,7 @@ class _Runner:
             dev.queue.submit([enc.finish()])
             dst.map_sync(wgpu.MapMode.READ)
             dst.unmap()
-            spans.append((op, start, profiling.clock(), lane))
+            spans.append((op, start, recording.clock(), lane))
         results, assigned = self._finish(dev.create_command_encoder())
         return results, assigned, spans, {lane: lane_name}
 
