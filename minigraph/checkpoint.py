@@ -11,6 +11,7 @@ live in the graph, and a checkpoint is the app's own business.
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 import tempfile
@@ -19,6 +20,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .errors import DTypeError, SerializationError, ShapeError
+from .limits import MAX_RANK
+from .serialize import open_regular
 
 # safetensors dtype names <-> NumPy dtypes (the ones minigraph has)
 DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
@@ -41,8 +44,23 @@ def _variables(g: Any, variables: Optional[Sequence[Any]], label: str) -> list:
     return [g.variable_operation(v, label) for v in items]
 
 
+def _path(path: Any, what: str) -> str:
+    """A checkpoint path as a str: a str, bytes or os.PathLike without NUL characters."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise SerializationError(f"{what}: a checkpoint path must be a str, bytes or os.PathLike, got "
+                                 f"{type(path).__name__} {path!r:.60}")
+    try:
+        p = os.fsdecode(os.fspath(path))
+    except (TypeError, ValueError) as e:  # a PathLike whose __fspath__ returns something else
+        raise SerializationError(f"{what}: invalid checkpoint path {path!r:.60}: {e}") from None
+    if "\0" in p:
+        raise SerializationError(f"{what}: invalid checkpoint path {p!r:.60}: it holds a NUL character")
+    return p
+
+
 def save_variables(g: Any, path: Any, variables: Optional[Sequence[Any]] = None) -> str:
     """Write the variables' current values to ``path`` (safetensors); returns the path."""
+    path = _path(path, "save_variables")
     ops = _variables(g, variables, "save_variables")
     values = g.variable_store.values
     header: dict = {"__metadata__": {"format": "np", "writer": "minigraph"}}
@@ -56,66 +74,153 @@ def save_variables(g: Any, path: Any, variables: Optional[Sequence[Any]] = None)
         offset += len(data)
     head = json.dumps(header, separators=(",", ":")).encode()
     head += b" " * (-len(head) % 8)  # the data starts 8-byte aligned
-    path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".minigraph-", suffix=".safetensors")
+    if not os.path.isdir(folder):
+        raise SerializationError(f"cannot save the checkpoint to {path!r}: the folder {folder!r} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".minigraph-", suffix=".safetensors")
+    except OSError as e:
+        raise SerializationError(f"cannot save the checkpoint to {path!r}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(struct.pack("<Q", len(head)) + head)
             for b in blobs:
                 f.write(b)
         os.replace(tmp, path)  # a reader never sees half a file
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.remove(tmp)
+        if isinstance(e, OSError):
+            raise SerializationError(f"cannot save the checkpoint to {path!r}: {e.strerror or e}") from None
         raise
     return path
 
 
 def read(path: Any) -> dict:
-    """``{name: ndarray}`` of a safetensors file, checked (header size, JSON, dtypes, offsets)."""
-    path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise SerializationError(f"cannot read checkpoint {path!r}: {e.strerror or e}") from None
+    """``{name: ndarray}`` of a safetensors file, checked as the safetensors library checks it.
+
+    The file must be a regular file. Its 8-byte header length is read first, then the header
+    (at most ``MAX_HEADER`` bytes), which is checked whole (strict JSON, no key twice, each
+    entry's dtype, shape and offsets, the offsets tiling the data exactly and in order, the data
+    as long as the file's rest) before any tensor byte is read; then only the declared ranges.
+    """
+    path = _path(path, "load_variables")
     where = f"checkpoint {path!r}"
-    if len(raw) < 8:
-        raise SerializationError(f"{where} is not a safetensors file ({len(raw)} bytes)")
-    (n,) = struct.unpack("<Q", raw[:8])
-    if n > min(MAX_HEADER, len(raw) - 8):
-        raise SerializationError(f"{where} is not a safetensors file (header length {n} of a {len(raw)}-byte file)")
-    try:
-        header = json.loads(raw[8:8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise SerializationError(f"{where}: the header is not valid JSON ({e})") from None
-    if not isinstance(header, dict):
-        raise SerializationError(f"{where}: the header is not a JSON object")
-    data = memoryview(raw)[8 + n:]
-    out = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        out[name] = _entry(where, name, entry, data)
+    with open_regular(path, where, "cannot read: no such file", "checkpoints") as f:
+        size = os.fstat(f.fileno()).st_size
+        try:
+            first = f.read(8)
+            if len(first) < 8:
+                raise SerializationError(f"{where} is not a safetensors file ({size} bytes, less than the "
+                                         "8-byte header length)")
+            (n,) = struct.unpack("<Q", first)
+            if n > MAX_HEADER or n > size - 8:
+                raise SerializationError(f"{where} is not a safetensors file (header length {n} of a {size}-byte "
+                                         f"file; the header is at most {MAX_HEADER} bytes and within the file)")
+            raw_header = f.read(n)
+            if len(raw_header) != n:
+                raise SerializationError(f"{where}: the file ended inside its {n}-byte header")
+            entries = _check_header(where, _parse_header(where, raw_header), size - 8 - n)
+            out = {}
+            for name, (npd, shape, begin, end) in entries.items():
+                f.seek(8 + n + begin)
+                data = f.read(end - begin)
+                if len(data) != end - begin:
+                    raise SerializationError(f"{where}: the file ended inside entry {name!r}")
+                out[name] = _array(where, name, data, npd, shape)
+        except OSError as e:
+            raise SerializationError(f"{where}: cannot read: {e.strerror or e}") from None
     return out
 
 
-def _entry(where: str, name: str, entry: Any, data: memoryview) -> np.ndarray:
+def _parse_header(where: str, raw: bytes) -> dict:
+    """The header's JSON object: UTF-8, strict (no NaN/Infinity), no key twice, not nested deeply."""
+    def pairs(items: list) -> dict:
+        d: dict = {}
+        for k, v in items:
+            if k in d:
+                raise SerializationError(f"{where}: the header names the key {k!r:.80} twice (each key once)")
+            d[k] = v
+        return d
+
+    def constant(c: str) -> Any:
+        raise SerializationError(f"{where}: the header holds the JSON constant {c}, which JSON does not have")
+
     try:
-        dt, shape, (begin, end) = entry["dtype"], [int(d) for d in entry["shape"]], entry["data_offsets"]
-    except (KeyError, TypeError, ValueError):
-        raise SerializationError(f"{where}: entry {name!r} needs dtype, shape and data_offsets, got {entry!r:.100}") from None
-    if dt not in DTYPES:
-        raise SerializationError(f"{where}: entry {name!r} has dtype {dt!r}, which minigraph has no dtype for "
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+    except SerializationError:
+        raise
+    except RecursionError:
+        raise SerializationError(f"{where}: the header is nested too deeply to be a safetensors header "
+                                 "(a JSON object of entries {dtype, shape, data_offsets})") from None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise SerializationError(f"{where}: the header is not valid JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise SerializationError(f"{where}: the header is not a JSON object (it is {type(header).__name__})")
+    return header
+
+
+def _check_header(where: str, header: dict, data_size: int) -> dict:
+    """``{name: (dtype, shape, begin, end)}``, every entry checked and the offsets tiling the
+    ``data_size`` bytes after the header exactly, in the order of the entries' offsets."""
+    meta = header.get("__metadata__")
+    if meta is not None and not (isinstance(meta, dict) and all(isinstance(v, str) for v in meta.values())):
+        raise SerializationError(f"{where}: __metadata__ must be an object of strings, got {meta!r:.80}")
+    entries = {}
+    for name, entry in header.items():
+        if name != "__metadata__":
+            entries[name] = _check_entry(where, name, entry)
+    at = 0
+    for name, (npd, shape, begin, end) in sorted(entries.items(), key=lambda kv: (kv[1][2], kv[1][3])):
+        if begin != at:
+            raise SerializationError(
+                f"{where}: entry {name!r} starts at byte {begin} of the data, but the entries before it end at "
+                f"{at}: the data_offsets must cover the data exactly, without overlaps or gaps")
+        at = end
+    if at != data_size:
+        raise SerializationError(f"{where}: the entries' data_offsets cover {at} bytes, but the file holds "
+                                 f"{data_size} bytes of data after the header (they must be equal)")
+    return entries
+
+
+def _check_entry(where: str, name: str, entry: Any) -> tuple:
+    """(NumPy dtype, shape, begin, end) of one header entry, each field checked."""
+    w = f"{where}: entry {name!r}"
+    if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= set(entry):
+        raise SerializationError(f"{w} needs dtype, shape and data_offsets, got {entry!r:.100}")
+    dt, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(dt, str) or dt not in DTYPES:
+        raise SerializationError(f"{w} has dtype {dt!r:.60}, which minigraph has no dtype for "
                                  f"(it reads {', '.join(DTYPES)})")
+    if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+        raise SerializationError(f"{w} has shape {shape!r:.60}; a shape is a list of ints >= 0")
+    if len(shape) > MAX_RANK:
+        raise SerializationError(f"{w} has rank {len(shape)}; minigraph's tensors have rank at most {MAX_RANK}")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(o) for o in offsets)
+            and 0 <= offsets[0] <= offsets[1]):
+        raise SerializationError(f"{w} has data_offsets {offsets!r:.60}; they are [begin, end], ints with "
+                                 "0 <= begin <= end")
     npd = np.dtype(DTYPES[dt])
-    count = int(np.prod(shape)) if shape else 1
-    if any(d < 0 for d in shape) or not (isinstance(begin, int) and isinstance(end, int)) \
-            or not 0 <= begin <= end <= len(data) or end - begin != count * npd.itemsize:
-        raise SerializationError(f"{where}: entry {name!r} ({dt} {shape}) has data_offsets [{begin}, {end}] that do "
-                                 f"not hold its {count * npd.itemsize} bytes within the {len(data)} bytes of data")
-    arr = np.frombuffer(data[begin:end], dtype=npd).reshape(shape)
+    nbytes = math.prod(shape) * npd.itemsize  # exact: Python ints do not wrap
+    begin, end = offsets
+    if end - begin != nbytes:
+        raise SerializationError(f"{w} ({dt} {shape}) needs {nbytes} bytes, but its data_offsets "
+                                 f"[{begin}, {end}] hold {end - begin}")
+    return npd, tuple(shape), begin, end
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _array(where: str, name: str, data: bytes, npd: np.dtype, shape: tuple) -> np.ndarray:
+    """The entry's bytes as a native-order array of its own (BOOL bytes must be 0 or 1)."""
+    if npd.kind == "b":
+        bad = np.flatnonzero(np.frombuffer(data, np.uint8) > 1)
+        if bad.size:
+            raise SerializationError(f"{where}: entry {name!r} is BOOL, but byte {int(bad[0])} of its data is "
+                                     f"{data[int(bad[0])]}; BOOL bytes are 0 or 1")
+    arr = np.frombuffer(data, dtype=npd).reshape(shape)
     return arr.astype(npd.newbyteorder("="))  # a native-order copy, independent of the file's bytes
 
 
@@ -126,9 +231,10 @@ def load_variables(g: Any, path: Any, variables: Optional[Sequence[Any]] = None,
     entry (missing) and an entry that names no variable of the graph (extra) are errors; a shape
     or dtype that is not the variable's always is.
     """
+    path = _path(path, "load_variables")
     ops = _variables(g, variables, "load_variables")
     entries = read(path)
-    where = f"checkpoint {os.fspath(path)!r}"
+    where = f"checkpoint {path!r}"
     by_name = {op.name: op for op in ops}
     known = {t.operation.name for t in g.variables}  # an entry of another variable of the graph is not extra
     missing = [n for n in by_name if n not in entries]

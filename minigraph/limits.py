@@ -26,3 +26,7 @@ MAX_LOAD_BYTES: Optional[int] = None
 def load_budget() -> int:
     """The byte budget of ``mg.load``: ``MAX_LOAD_BYTES``, else ``MAX_BYTES``, else 1 TiB."""
     return MAX_LOAD_BYTES if MAX_LOAD_BYTES is not None else (MAX_BYTES or 1 << 40)
+
+# The highest rank of a tensor: a placeholder, constant, variable or op output of a higher rank
+# is refused where it is built, and a graph file or checkpoint that declares one where it is read.
+MAX_RANK = 64

@@ -36,7 +36,7 @@ from . import descriptors as _descriptors
 from . import limits
 from .errors import MiniGraphError, SerializationError
 from .ir import OPS
-from .limits import MAX_ELEMENTS
+from .limits import MAX_ELEMENTS, MAX_RANK
 from .listing import UNSAFE_CHARS, escape
 from .ops.memory import filled_scalar, variable_operand_problem
 from .types import ALL_DTYPES, DataType, ShapedType, as_dtype, num_elements
@@ -46,7 +46,6 @@ VERSION = 2  # 2: a constant filled from a scalar is stored as {"$": "fill"}
 READABLE_VERSIONS = (1, 2)
 MAX_JSON_BYTES = 1 << 30
 MAX_DEPTH = 16  # nesting of attribute values
-MAX_RANK = 64
 _DTYPES = {d.name: d for d in ALL_DTYPES}
 
 
@@ -719,13 +718,14 @@ def _read_json_bytes(json_path: str, where: str) -> bytes:
     return data
 
 
-def _open_regular(path: str, where: str, missing: str) -> Any:
+def _open_regular(path: str, where: str, missing: str, kind: str = "graph files") -> Any:
     """``path`` opened for reading, which must be a regular file (after following links): a
-    device such as /dev/zero never ends, and a FIFO blocks, so neither is opened for reading."""
+    device such as /dev/zero never ends, and a FIFO blocks, so neither is opened for reading.
+    ``kind`` names the files in the message (checkpoints are read through it too)."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
-            _fail(where, f"is not a regular file ({_file_kind(st.st_mode)}); graph files are regular files")
+            _fail(where, f"is not a regular file ({_file_kind(st.st_mode)}); {kind} are regular files")
         # O_NONBLOCK: a FIFO swapped in since the stat cannot block the open; fstat then refuses it
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except SerializationError:
@@ -737,11 +737,14 @@ def _open_regular(path: str, where: str, missing: str) -> Any:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            _fail(where, f"is not a regular file ({_file_kind(st.st_mode)}); graph files are regular files")
+            _fail(where, f"is not a regular file ({_file_kind(st.st_mode)}); {kind} are regular files")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+open_regular = _open_regular  # checkpoint.read opens its files the same way
 
 
 def _file_kind(mode: int) -> str:

@@ -2,6 +2,7 @@
 weights checkpoints in the safetensors format (g.save_variables / g.load_variables), read back by
 PyTorch's safetensors reader and by a NumPy parser written here from the format's specification."""
 import json
+import os
 import struct
 
 import numpy as np
@@ -190,6 +191,143 @@ def test_bad_files_are_clear_errors(tmp_path):
             g.load_variables(bad)
     with pytest.raises(mg.SerializationError, match="cannot read"):
         g.load_variables(tmp_path / "missing.safetensors")
+
+
+def _checkpoint(path, header, data=b""):
+    """A safetensors file of ``header`` (a dict, or the JSON text as a str) and ``data``."""
+    head = (header if isinstance(header, str) else json.dumps(header)).encode()
+    path.write_bytes(struct.pack("<Q", len(head)) + head + data)
+    return path
+
+
+def _graph_with(value):
+    g = mg.Graph()
+    v = g.variable(np.asarray(value), name="v")
+    return g, v
+
+
+def test_checkpoint_paths_that_are_not_paths_are_serialization_errors(tmp_path):
+    g, v = _graph_with(np.ones(2, np.float32))
+    for bad in (None, 3, "a\0b.safetensors", b"a\0b"):
+        with pytest.raises(mg.SerializationError, match="checkpoint path"):
+            g.save_variables(bad)
+        with pytest.raises(mg.SerializationError, match="checkpoint path"):
+            g.load_variables(bad)
+    with pytest.raises(mg.SerializationError, match=r"the folder .*nowhere.* does not exist"):
+        g.save_variables(tmp_path / "nowhere" / "w.safetensors")
+    with pytest.raises(mg.SerializationError, match="cannot save the checkpoint"):
+        g.save_variables(tmp_path)  # a folder, not a file
+    assert not list(tmp_path.iterdir())  # no temporary file left behind
+
+
+def test_checkpoints_that_are_not_regular_files_are_refused(tmp_path):
+    g, v = _graph_with(np.ones(2, np.float32))
+    fifo = tmp_path / "fifo.safetensors"
+    os.mkfifo(fifo)  # reading would block until a writer came
+    with pytest.raises(mg.SerializationError, match="not a regular file .a FIFO.; checkpoints are regular files"):
+        g.load_variables(fifo)
+    zero = tmp_path / "zero.safetensors"
+    os.symlink("/dev/zero", zero)  # reading would never end
+    with pytest.raises(mg.SerializationError, match="not a regular file .a character device."):
+        g.load_variables(zero)
+    with pytest.raises(mg.SerializationError, match="not a regular file .a directory."):
+        g.load_variables(tmp_path)
+
+
+def test_a_huge_file_is_refused_from_its_header_without_reading_it(tmp_path):
+    g, v = _graph_with(np.ones(2, np.float32))
+    path = _checkpoint(tmp_path / "huge.safetensors",
+                       {"v": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8)
+    with open(path, "r+b") as f:
+        f.truncate(8 << 30)  # 8 GiB, sparse: declares 8 bytes of data
+    with pytest.raises(mg.SerializationError, match=r"cover 8 bytes, but the file holds 85899\d+ bytes of data"):
+        g.load_variables(path)
+    np.testing.assert_array_equal(g.value_of(v), [1, 1])
+
+
+_F32_2 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+# (id, header (dict or JSON text), data, the variable it would load into, the message)
+HOSTILE_CHECKPOINTS = [
+    ("duplicate-key", '{"v": %s, "v": %s}' % (json.dumps(_F32_2), json.dumps(_F32_2)), b"\0" * 8,
+     np.ones(2, np.float32), r"names the key 'v' twice"),
+    ("duplicate-field", '{"v": {"dtype": "F32", "dtype": "I32", "shape": [2], "data_offsets": [0, 8]}}', b"\0" * 8,
+     np.ones(2, np.float32), r"names the key 'dtype' twice"),
+    ("overlapping", {"v": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                     "w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}}, b"\0" * 16,
+     np.ones(4, np.float32), r"entry 'w' starts at byte 8 .* end at 16: .* without overlaps or gaps"),
+    ("gap", {"v": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}}, b"\0" * 16,
+     np.ones(2, np.float32), r"entry 'v' starts at byte 8 .* end at 0"),
+    ("short-cover", {"v": _F32_2}, b"\0" * 12, np.ones(2, np.float32), r"cover 8 bytes, but the file holds 12"),
+    ("dtype-list", {"v": {"dtype": ["F32"], "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8,
+     np.ones(2, np.float32), r"entry 'v' has dtype \['F32'\], which minigraph has no dtype for \(it reads F64"),
+    ("shape-1e400", '{"v": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 8]}}', b"\0" * 8,
+     np.ones(2, np.float32), r"entry 'v' has shape \[inf\]; a shape is a list of ints >= 0"),
+    ("shape-wraps-int64", {"v": {"dtype": "F32", "shape": [2 ** 62, 4], "data_offsets": [0, 0]}}, b"",
+     np.ones(2, np.float32), r"needs 73786976294838206464 bytes, but its data_offsets \[0, 0\] hold 0"),
+    ("rank-100000", {"v": {"dtype": "F32", "shape": [1] * 100_000, "data_offsets": [0, 4]}}, b"\0" * 4,
+     np.ones(2, np.float32), r"entry 'v' has rank 100000; minigraph's tensors have rank at most 64"),
+    ("nested-100000", '{"v": ' + "[" * 100_000 + "]" * 100_000 + "}", b"",
+     np.ones(2, np.float32), r"nested too deeply"),
+    ("shape-string", {"v": {"dtype": "F32", "shape": "12", "data_offsets": [0, 8]}}, b"\0" * 8,
+     np.ones((1, 2), np.float32), r"entry 'v' has shape '12'; a shape is a list of ints"),
+    ("shape-float", {"v": {"dtype": "F32", "shape": [2.7], "data_offsets": [0, 8]}}, b"\0" * 8,
+     np.ones(2, np.float32), r"has shape \[2.7\]"),
+    ("shape-bool", {"v": {"dtype": "F32", "shape": [True, True], "data_offsets": [0, 4]}}, b"\0" * 4,
+     np.ones((1, 1), np.float32), r"has shape \[True, True\]"),
+    ("offsets-bool", {"v": {"dtype": "F32", "shape": [2], "data_offsets": [False, 8]}}, b"\0" * 8,
+     np.ones(2, np.float32), r"data_offsets \[False, 8\]; they are \[begin, end\], ints"),
+    ("bool-byte-2", {"v": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}}, b"\1\0\2",
+     np.zeros(3, bool), r"entry 'v' is BOOL, but byte 2 of its data is 2; BOOL bytes are 0 or 1"),
+    ("nan-constant", '{"v": {"dtype": "F32", "shape": [NaN], "data_offsets": [0, 8]}}', b"\0" * 8,
+     np.ones(2, np.float32), r"JSON constant NaN"),
+    ("metadata-not-strings", {"__metadata__": {"format": 1}, "v": _F32_2}, b"\0" * 8,
+     np.ones(2, np.float32), r"__metadata__ must be an object of strings"),
+]
+
+
+@pytest.mark.parametrize("header, data, value, message", [c[1:] for c in HOSTILE_CHECKPOINTS],
+                         ids=[c[0] for c in HOSTILE_CHECKPOINTS])
+def test_hostile_checkpoints_are_refused_and_change_nothing(tmp_path, header, data, value, message):
+    g, v = _graph_with(value)
+    before = g.value_of(v).copy()
+    path = _checkpoint(tmp_path / "hostile.safetensors", header, data)
+    with pytest.raises(mg.SerializationError, match=message) as info:
+        g.load_variables(path)
+    assert "hostile.safetensors" in str(info.value)  # names the file
+    np.testing.assert_array_equal(g.value_of(v), before)  # a failed load leaves the variables as they were
+
+
+# safetensors 0.8 keeps the last of two entries of one name and reads BOOL bytes unchecked; it
+# refuses every other hostile file above (a rank above 64 through NumPy's own limit)
+_SAFETENSORS_ACCEPTS = ("duplicate-key", "bool-byte-2")
+
+
+@pytest.mark.parametrize("header, data", [c[1:3] for c in HOSTILE_CHECKPOINTS if c[0] not in _SAFETENSORS_ACCEPTS],
+                         ids=[c[0] for c in HOSTILE_CHECKPOINTS if c[0] not in _SAFETENSORS_ACCEPTS])
+def test_the_safetensors_library_refuses_the_hostile_checkpoints_too(tmp_path, header, data):
+    st = pytest.importorskip("safetensors.numpy", reason="needs the oracles extra: pip install -e '.[oracles]'")
+    path = _checkpoint(tmp_path / "hostile.safetensors", header, data)
+    with pytest.raises(Exception):
+        st.load_file(str(path))
+
+
+def test_a_load_that_fails_on_a_later_entry_sets_no_variable(tmp_path):
+    g = mg.Graph()
+    a = g.variable(np.ones(2, np.float32), name="a")
+    b = g.variable(np.zeros(3, bool), name="b")
+    path = _checkpoint(tmp_path / "w.safetensors",
+                       {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                        "b": {"dtype": "BOOL", "shape": [3], "data_offsets": [8, 11]}},
+                       np.full(2, 5, np.float32).tobytes() + b"\1\3\0")
+    with pytest.raises(mg.SerializationError, match="BOOL bytes are 0 or 1"):
+        g.load_variables(path)
+    np.testing.assert_array_equal(g.value_of(a), [1, 1])
+    np.testing.assert_array_equal(g.value_of(b), [False] * 3)
+    _checkpoint(path, {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                       "b": {"dtype": "BOOL", "shape": [3], "data_offsets": [8, 11]}},
+                np.full(2, 5, np.float32).tobytes() + b"\1\0\1")
+    assert g.load_variables(path) == [a, b]  # the same file with valid bytes loads
+    np.testing.assert_array_equal(g.value_of(b), [True, False, True])
 
 
 def test_training_state_survives_a_checkpoint(tmp_path):
