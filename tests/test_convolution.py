@@ -14,6 +14,7 @@ from minigraph.descriptors import Convolution2DOpDescriptor, PaddingStyle, Tenso
 from minigraph.ops.registry import OPS
 
 import naive_conv as nv
+from gradcheck import check_gradients, uniform_inputs
 
 C2 = Convolution2DOpDescriptor
 P = PaddingStyle
@@ -359,27 +360,10 @@ def test_autodiff_emits_the_gradient_ops_and_stops_at_weights_gradient(backend):
 
 
 # ----------------------------------------------------------------------------- finite differences (float64)
-def _fd(build, shapes, seed=0, eps=1e-6):
+def _fd(build, shapes, seed=0):
     """Central finite differences of sum(build(...) * r) against g.gradients, for every input."""
-    rng = np.random.default_rng(seed)
-    g = mg.Graph()
-    xs = [g.placeholder(s, mg.float64) for s in shapes]
-    y = build(g, *xs)
-    r = g.placeholder(y.shape, mg.float64)
-    loss = g.reduction_sum(g.multiplication(y, r), axes=None)
-    grads = g.gradients(loss, xs)
-    vals = [rng.uniform(-1, 1, s) for s in shapes]
-    feeds = {**dict(zip(xs, vals)), r: rng.uniform(0.5, 1.5, y.shape)}
-    out = g.run(feeds, [grads[x] for x in xs])
-    exe = g.compile({t: mg.ShapedType(v.shape, mg.float64) for t, v in feeds.items()}, [loss])
-    for x, v in zip(xs, vals):
-        fd = np.zeros_like(v)
-        for idx in np.ndindex(*v.shape):
-            for sgn in (1, -1):
-                p = v.copy()
-                p[idx] += sgn * eps
-                fd[idx] += sgn * exe.run({**feeds, x: p})[0].item() / (2 * eps)
-        np.testing.assert_allclose(out[grads[x]], fd, rtol=1e-6, atol=1e-7)
+    values, rng = uniform_inputs(shapes, seed)
+    check_gradients(build, values, rng)
 
 
 FD_CASES = [  # (layouts, style, groups, Cin, Cout)

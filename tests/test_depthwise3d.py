@@ -15,6 +15,7 @@ from minigraph.descriptors import DepthwiseConvolution3DOpDescriptor, PaddingSty
 from minigraph.ops.registry import OPS
 
 import naive_conv as nv
+from gradcheck import check_gradients, uniform_inputs
 import naive_conv3d_pool as n3
 
 D3 = DepthwiseConvolution3DOpDescriptor
@@ -393,26 +394,10 @@ def test_autodiff_emits_the_gradient_ops(backend):
         g.gradients(g.reduction_sum(grads[w], axes=None), [x])
 
 
-def _fd(build, shapes, seed=0, eps=1e-6):
-    rng = np.random.default_rng(seed)
-    g = mg.Graph()
-    xs = [g.placeholder(s, mg.float64) for s in shapes]
-    y = build(g, *xs)
-    r = g.placeholder(y.shape, mg.float64)
-    loss = g.reduction_sum(g.multiplication(y, r), axes=None)
-    grads = g.gradients(loss, xs)
-    vals = [rng.uniform(-1, 1, s) for s in shapes]
-    feeds = {**dict(zip(xs, vals)), r: rng.uniform(0.5, 1.5, y.shape)}
-    out = g.run(feeds, [grads[x] for x in xs])
-    exe = g.compile({t: mg.ShapedType(v.shape, mg.float64) for t, v in feeds.items()}, [loss])
-    for x, v in zip(xs, vals):
-        fd = np.zeros_like(v)
-        for idx in np.ndindex(*v.shape):
-            for sgn in (1, -1):
-                p = v.copy()
-                p[idx] += sgn * eps
-                fd[idx] += sgn * exe.run({**feeds, x: p})[0].item() / (2 * eps)
-        np.testing.assert_allclose(out[grads[x]], fd, rtol=1e-6, atol=1e-7)
+def _fd(build, shapes, seed=0):
+    """Central finite differences of sum(build(...) * r) against g.gradients, for every input."""
+    values, rng = uniform_inputs(shapes, seed)
+    check_gradients(build, values, rng)
 
 
 FD_CASES = [(-4, "EXPLICIT", 2), (-1, "TF_SAME", 1), (-2, "ONNX_SAME_LOWER", 2), (-3, "TF_VALID", 1)]
