@@ -49,10 +49,26 @@ def _rel(p: Path) -> str:
     return str(p.relative_to(ROOT))
 
 
+# the optional packages a docs block may import, and the extra of pyproject.toml that brings each
+OPTIONAL = {"torch": "oracles", "jax": "oracles", "scipy": "oracles", "safetensors": "oracles",
+            "onnxruntime": "oracles", "onnxscript": "oracles", "onnx": "onnx", "wgpu": "webgpu",
+            "graphviz": "viz", "matplotlib": "test"}
+
+
+def skip_without_optional_packages(page: Path) -> None:
+    """A page whose blocks import an optional package that is not installed is skipped, naming the
+    extra; the core-only install runs every other page."""
+    code = "".join(_python_blocks(page.read_text(encoding="utf-8")))
+    for mod in sorted(set(re.findall(r"^\s*(?:import|from)\s+(\w+)", code, re.M)) & OPTIONAL.keys()):
+        if importlib.util.find_spec(mod) is None:
+            pytest.skip(f"{_rel(page)} imports {mod}: pip install -e '.[{OPTIONAL[mod]}]'")
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_rel)
 def test_code_blocks_run(page):
     """Run a page's python blocks like a reader would: top to bottom, one namespace, and check
     every pasted ```output block against what its block prints."""
+    skip_without_optional_packages(page)
     try:
         docblocks.run_page(str(page))
         problem = None
@@ -69,6 +85,7 @@ def _python_blocks(text):
 @pytest.mark.parametrize("page", PAGES, ids=_rel)
 def test_every_python_block_runs_with_an_independent_runner(page, tmp_path, monkeypatch):
     """A small runner of our own (not the project's): each page top to bottom, one namespace."""
+    skip_without_optional_packages(page)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     text = page.read_text(encoding="utf-8")
