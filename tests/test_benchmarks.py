@@ -101,7 +101,7 @@ def test_plan_live_set_by_hand():
 
 
 def test_plot_from_tiny_json(tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason="needs matplotlib, in the test extra: pip install -e '.[test]'")
     from benchmarks import plot
 
     res = depthwise_cpu.run(ops=("wgrad",), peers=("minigraph", "torch"), tiny=True, log=lambda *a: None)
@@ -161,7 +161,7 @@ def test_interleaved_timing_budget():
 
 
 def test_plot_reads_the_gpu_json(tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason="needs matplotlib, in the test extra: pip install -e '.[test]'")
     from benchmarks import plot
 
     gpu = {"n": 32, "layers": [{"layer": [32, 112, 112, 3, 1], "n": 32, "ms_ours": 0.2, "ms_torch": 0.3},

@@ -46,7 +46,7 @@ def test_an_elementwise_step_takes_a_dying_convolution_result(rng, monkeypatch, 
     exe = _compile(g, feeds, [e])
     assert _reuse(exe) == {"add": 0, "mul": 0, "exp": 0}
     got = exe.run(feeds)[0]
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     ref = torch.nn.functional.conv2d(torch.tensor(feeds[x]), torch.tensor(feeds[w]), padding=1).numpy()
     np.testing.assert_allclose(got, np.exp((ref + feeds[b]) * 0.5), rtol=1e-5, atol=1e-5)
     for k in feeds:  # feeds never change

@@ -167,7 +167,7 @@ def test_worked_padding_example_same_styles():
 @pytest.mark.parametrize("groups", list(GROUPS))
 @pytest.mark.parametrize("style", STYLES)
 def test_pytorch_oracle(backend, style, groups, layouts):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     F = torch.nn.functional
     rng = np.random.default_rng(11)
     cin, cout, grp = GROUPS[groups]
@@ -196,7 +196,7 @@ def test_pytorch_oracle(backend, style, groups, layouts):
 
 def test_pytorch_nn_grad_helpers(backend):
     """torch.nn.grad.conv2d_input / conv2d_weight with symmetric padding, groups 2 and stride 2."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 4, 9, 8))
     w = rng.standard_normal((6, 2, 3, 3))
@@ -214,7 +214,7 @@ def test_pytorch_nn_grad_helpers(backend):
 @pytest.mark.parametrize("style,jpad", [("TF_SAME", "SAME"), ("ONNX_SAME_LOWER", "SAME_LOWER"), ("TF_VALID", "VALID")])
 def test_jax_oracle(backend, style, jpad):
     """JAX's own SAME / SAME_LOWER / VALID padding (not ours), feature_group_count and vjp; NHWC/HWIO."""
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs jax, in the oracles extra: pip install -e '.[oracles]'")
     from jax import lax
 
     rng = np.random.default_rng(3)
@@ -397,7 +397,7 @@ def test_finite_differences_data_gradient(layouts, style, groups, cin, cout):
 def test_depthwise_separable_block(backend):
     """Depthwise 3x3 (multiplier 2) then pointwise 1x1, with ReLU and a loss, forward and both
     weight gradients compiled and run in one graph; checked against PyTorch autograd."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     F = torch.nn.functional
     rng = np.random.default_rng(9)
     N, C, H, W, M, Cout = 2, 3, 8, 7, 2, 5
@@ -614,7 +614,7 @@ def _transpose_desc(style, stride, dil, pads, groups, layouts):
 @pytest.mark.parametrize("layouts", LAYOUTS, ids=lambda p: "/".join(p))
 @pytest.mark.parametrize("spec", TRANSPOSES, ids=[t[0] for t in TRANSPOSES])
 def test_transpose_matches_torch_forward_and_autograd(backend, spec, layouts):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     cid, src, o, i, k, stride, dil, pads, groups, style, res_hw = spec
     rng = np.random.default_rng(abs(hash((cid, layouts))) % 2 ** 32)
     dt, tol = precision(backend)

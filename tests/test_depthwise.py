@@ -402,7 +402,7 @@ def test_adjoint_identity(backend, style, layouts):
 @pytest.mark.parametrize("M", [1, 2])
 @pytest.mark.parametrize("style", STYLES)
 def test_pytorch_oracle(backend, style, M):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     F = torch.nn.functional
     rng = np.random.default_rng(11 + M)
     N, C, H, W, kH, kW = 2, 3, 8, 7, 3, 2
@@ -429,7 +429,7 @@ def test_pytorch_oracle(backend, style, M):
 
 @pytest.mark.parametrize("style", ["TF_VALID", "TF_SAME", "EXPLICIT"])
 def test_pytorch_autograd_oracle_float64(style):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     rng = np.random.default_rng(3)
     N, C, M, H, W, k = 2, 3, 2, 7, 6, 3
     xv, wv, = rng.standard_normal((N, C, H, W)), rng.standard_normal((M, C, k, k))
@@ -469,7 +469,7 @@ def test_pytorch_autograd_oracle_float64(style):
 @pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO")], ids=lambda p: "/".join(p))
 @pytest.mark.parametrize("style", ["TF_VALID", "TF_SAME", "ONNX_SAME_LOWER", "EXPLICIT"])
 def test_jax_oracle(backend, style, layouts):
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs jax, in the oracles extra: pip install -e '.[oracles]'")
     lax = jax.lax
     rng = np.random.default_rng(23)
     N, C, M, H, W, kH, kW = 2, 3, 2, 7, 8, 2, 3
@@ -503,7 +503,7 @@ def test_jax_oracle(backend, style, layouts):
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
 def test_jax_vjp_oracle_float64_nhwc_hwio(padding):
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs jax, in the oracles extra: pip install -e '.[oracles]'")
     before = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
     try:

@@ -133,7 +133,7 @@ def test_adjoint_identity(backend, style, cdi):
 @pytest.mark.parametrize("style", STYLES)
 def test_pytorch_oracle(backend, style, M):
     """torch conv3d with groups = C and weights [C*M, 1, kD, kH, kW]: forward and autograd."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     F = torch.nn.functional
     rng = np.random.default_rng(21)
     C, sizes, kernel, strides, dil, pads = 2, (5, 6, 5), (2, 3, 2), (2, 1, 2), (1, 2, 1), (1, 1, 0, 2, 1, 0)
@@ -157,7 +157,7 @@ def test_pytorch_oracle(backend, style, M):
 @pytest.mark.parametrize("style,jpad", [("TF_SAME", "SAME"), ("ONNX_SAME_LOWER", "SAME_LOWER"), ("TF_VALID", "VALID")])
 def test_jax_oracle(backend, style, jpad):
     """JAX's own SAME / SAME_LOWER / VALID padding, feature_group_count = C and vjp; NDHWC (cdi -1)."""
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs jax, in the oracles extra: pip install -e '.[oracles]'")
     from jax import lax
 
     rng = np.random.default_rng(23)

@@ -358,7 +358,7 @@ def _figure_script() -> Path:
 
 
 def test_figures_are_generated_by_a_committed_matplotlib_script(tmp_path):
-    pytest.importorskip("matplotlib")  # the `test` extra
+    pytest.importorskip("matplotlib", reason="needs matplotlib, in the test extra: pip install -e '.[test]'")  # the `test` extra
     script = _figure_script()
     assert _tracked(script)
     src = script.read_text(encoding="utf-8")

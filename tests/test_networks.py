@@ -11,7 +11,7 @@ import pytest
 
 import minigraph as mg
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 N, C, E, H, W = 2, 4, 8, 5, 5  # batch, block channels, expanded channels, spatial size

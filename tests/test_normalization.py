@@ -11,7 +11,7 @@ import minigraph as mg
 
 from gradcheck import check_gradients
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
 
 LAYOUTS = {"NCHW": ([0, 2, 3], (1, 3, 1, 1)), "NHWC": ([0, 1, 2], (3,))}
 GRADIENT_OPS = {"normalization_gradient", "normalization_gamma_gradient", "normalization_beta_gradient"}

@@ -161,7 +161,7 @@ def test_adam_matches_mpsgraphs_formula_over_several_steps(backend, rng, lr_kind
 
 def test_adam_with_zero_epsilon_matches_pytorch(rng):
     """With eps = 0 the two placements of eps coincide, so torch.optim.Adam is an oracle."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     w0 = rng.standard_normal(5)
     g = mg.Graph()
     w = g.variable(w0, name="w")

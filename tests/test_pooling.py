@@ -271,7 +271,7 @@ def test_empty_windows_found_on_every_side(backend):
 @pytest.mark.parametrize("ceil_mode", [False, True])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_pytorch_max_pool(backend, layout, ceil_mode):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     rng = np.random.default_rng(13)
     x = rng.standard_normal((2, 3, 9, 8))
     tx = torch.tensor(x, requires_grad=True)
@@ -289,7 +289,7 @@ def test_pytorch_max_pool(backend, layout, ceil_mode):
 @pytest.mark.parametrize("include_pad", [False, True])
 @pytest.mark.parametrize("ceil_mode", [False, True])
 def test_pytorch_avg_pool(backend, ceil_mode, include_pad):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     rng = np.random.default_rng(17)
     x = rng.standard_normal((2, 3, 8, 9))
     tx = torch.tensor(x, requires_grad=True)
@@ -307,7 +307,7 @@ def test_pytorch_avg_pool(backend, ceil_mode, include_pad):
 @pytest.mark.parametrize("style,jpad", [("TF_SAME", "SAME"), ("TF_VALID", "VALID")])
 def test_jax_reduce_window(backend, style, jpad):
     """JAX's own SAME/VALID window padding: max (with vjp) and the average over valid elements."""
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs jax, in the oracles extra: pip install -e '.[oracles]'")
     from jax import lax
     import jax.numpy as jnp
 
@@ -388,7 +388,7 @@ def test_gradient_op_declarations():
 
 def test_small_cnn_against_pytorch(backend):
     """conv -> relu -> max pool -> conv -> avg pool (TF_SAME) -> loss; every gradient vs autograd."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     F = torch.nn.functional
     rng = np.random.default_rng(29)
     dt, tol = precision(backend)

@@ -139,7 +139,7 @@ TORCH = [  # (mode, center_result, align_corners, torch mode, torch align_corner
 @pytest.mark.parametrize("mode,cr,ac,tmode,tac", TORCH, ids=lambda v: str(v))
 @pytest.mark.parametrize("size", [(7, 7), (3, 2), (9, 13), (1, 4)], ids=str)
 def test_matches_torch_interpolate_forward_and_autograd(backend, mode, cr, ac, tmode, tac, size):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     F = torch.nn.functional
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 3, 4, 5)).astype(_dtype(backend))

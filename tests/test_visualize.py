@@ -316,7 +316,7 @@ def test_notebook_display_is_svg_with_a_text_fallback(monkeypatch):
     g = _training_graph()
     bundle = g._repr_mimebundle_()
     assert bundle["text/plain"] == g.describe()
-    graphviz = pytest.importorskip("graphviz")
+    graphviz = pytest.importorskip("graphviz", reason="needs graphviz, in the viz extra: pip install -e '.[viz]'")
     if shutil.which("dot"):
         svg = bundle["image/svg+xml"]
         assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "collapsed" in svg
