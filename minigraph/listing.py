@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Any, cast
+import textwrap
+from typing import Any, Optional, cast
 
 import numpy as np
 
@@ -131,23 +132,84 @@ def op_line_parts(op: Operation, out_types=None) -> tuple:
     return escape(op.name), call, "-> " + _outputs(op, out_types), "  ".join(extra)
 
 
-def _table(rows: list, prefix: list) -> list:
-    """Align the name and call columns (capped, so one long name does not push every line)."""
+MIN_WIDTH = 40  # a narrower width given to a listing counts as this
+
+
+def _table(rows: list, prefix: list, width: Optional[int] = None) -> list:
+    """Align the name and call columns (capped, so one long name does not push every line); with
+    ``width``, the columns are capped to leave room for the outputs, and a longer line wraps."""
     if not rows:
         return []
-    wn = min(max(len(r[0]) for r in rows), 32)
-    wc = min(max(len(r[1]) for r in rows), 48)
+    width = None if width is None else max(width, MIN_WIDTH)
+    wn = min(max(len(r[0]) for r in rows), 32 if width is None else width // 4)
+    wc = min(max(len(r[1]) for r in rows), 48 if width is None else max(width - len(prefix[0]) - wn - 26, 8))
     lines = []
     for p, (name, call, out, extra) in zip(prefix, rows):
-        line = f"{p}{name:<{wn}} = {call:<{wc}} {out}"
-        if extra:
-            line += "  " + extra
-        lines.append(line.rstrip())
+        head = f"{p}{name:<{wn}} = {call:<{wc}} {out}"
+        line = (head + ("  " + extra if extra else "")).rstrip()
+        if width is not None and len(line) > width:
+            lines += _wrap(p, f"{name:<{wn}}", call, out, extra, width, head if len(head) <= width else None)
+        else:
+            lines.append(line)
     return lines
 
 
-def describe_graph(g) -> str:
-    """The listing of every op, in creation order (what ``print(g)`` shows); MPSGraph has no public equivalent."""
+def _breaks(text: str) -> list:
+    """``text`` as (separator, piece) pairs, broken where a wrapped line may break: after the
+    opening parenthesis of a call (an op's inputs, a descriptor's fields) and after each ``", "``
+    between its arguments; a list stays whole."""
+    units, start, sep, parens, brackets = [], 0, "", 0, 0
+    for i, ch in enumerate(text):
+        parens += (ch == "(") - (ch == ")")
+        brackets += (ch in "[{") - (ch in "]}")
+        if ch == "(" and parens == 1 and brackets == 0 and i > start and text[i + 1:i + 2] != ")":
+            units.append((sep, text[start:i + 1]))
+            start, sep = i + 1, ""
+        elif ch == "," and text[i + 1:i + 2] == " " and parens == 1 and brackets == 0:
+            units.append((sep, text[start:i + 1]))
+            start, sep = i + 2, " "
+    return units + [(sep, text[start:])]
+
+
+def _wrap(prefix: str, name: str, call: str, out: str, extra: str, width: int, head: Optional[str]) -> list:
+    """One listing line in lines of at most ``width`` columns: the aligned ``head`` (name, call,
+    outputs) where it fits, else broken inside the call and between the output types; the
+    attributes follow, broken between them and inside a descriptor. Continuation lines are
+    indented four columns more than the name; a piece longer than a whole line is cut."""
+    def joined(first: str, text: str) -> list:
+        (s0, p0), *rest = _breaks(text)
+        return [(first + s0, p0)] + rest
+
+    units = [("", head)] if head is not None else [("", f"{prefix}{name} =")] + joined(" ", call) + joined(" ", out)
+    for attr in (extra.split("  ") if extra else []):
+        units += joined("  ", attr)
+    indent = " " * (len(prefix) + 4)
+    room = width - len(indent)
+    lines, cur = [], ""
+    for sep, piece in units:
+        if cur.strip() and len(cur) + len(sep) + len(piece) > width:
+            lines.append(cur)
+            cur, sep = indent, ""
+        while len(cur) + len(sep) + len(piece) > width and len(piece) > room:  # cut what cannot fit
+            take = max(width - len(cur) - len(sep), 1)
+            lines.append(cur + sep + piece[:take])
+            cur, sep, piece = indent, "", piece[take:]
+        cur += sep + piece
+    lines.append(cur)
+    return [ln.rstrip() for ln in lines]
+
+
+def describe_ops(ops, width: Optional[int] = None) -> list:
+    """Listing lines of ``ops`` (each numbered by its place in its graph), aligned in columns; with
+    ``width`` (columns, at least 40), no line is longer: a longer one wraps onto indented
+    continuation lines."""
+    ops = list(ops)
+    return _table([op_line_parts(op) for op in ops], [f"  {op.index:>3}  " for op in ops], width)
+
+
+def describe_graph(g, width: Optional[int] = None) -> str:
+    """The listing of every op, in creation order (what ``print(g)`` shows); MPSGraph has no public
+    equivalent. With ``width`` (columns), lines longer than that wrap (``print(g)`` never wraps)."""
     ops = g.operations
     counts: dict = {}
     for op in ops:
@@ -157,8 +219,8 @@ def describe_graph(g) -> str:
     head = f"Graph: {len(ops)} ops" + (f" ({kinds})" if kinds else "")
     if n_grad:
         head += f", {n_grad} gradient ops"
-    rows = [op_line_parts(op) for op in ops]
-    return "\n".join([head] + _table(rows, [f"  {i:>3}  " for i in range(len(ops))]))
+    heads = [head] if width is None else textwrap.wrap(head, max(width, MIN_WIDTH), subsequent_indent="    ")
+    return "\n".join(heads + describe_ops(ops, width))
 
 
 def _nbytes(t) -> int:

@@ -71,6 +71,29 @@ def test_listing_one_line_per_op_with_names_types_inputs_shapes():
     assert str(scoped_cnn_graph()[0]) == text
 
 
+def test_listing_wraps_to_a_width_and_says_the_same():
+    """describe_graph(g, width=...) keeps every line within the width, wrapping between inputs,
+    output types, attributes and descriptor fields, and says word for word what print(g) says."""
+    from minigraph.listing import describe_graph
+
+    g, _ = build()
+    g.variable(np.zeros((1, 1), np.float32), name="v" * 120)  # a name longer than a line is cut
+    wide = str(g)
+    assert describe_graph(g) == wide and max(len(ln) for ln in wide.splitlines()) > 150
+    for width in (80, 100, 120):
+        narrow = describe_graph(g, width=width)
+        assert max(len(ln) for ln in narrow.splitlines()) <= width, width
+        assert len(narrow.splitlines()) > len(wide.splitlines())
+        assert "".join(narrow.split()) == "".join(wide.split())  # the same text, laid out anew
+        pieces = {q for w in wide.split() if "v" * 10 not in w for q in re.split(r"(?<=\()", w) if q}
+        cut = [q for q in pieces if not any(q in ln for ln in narrow.splitlines())]
+        assert not cut, (width, cut)  # lines break between words or after "(": only the long name is cut
+    lines = describe_graph(g, width=100).splitlines()
+    at = next(i for i, ln in enumerate(lines) if "grad/block/dw/depthwise_convolution_2d_weights_gradient =" in ln)
+    assert lines[at + 1].startswith(" " * 11) and not lines[at + 1].startswith(" " * 12)  # indented under the name
+    assert any(ln.strip().startswith("descriptor=DepthwiseConvolution2DOpDescriptor(") for ln in lines)
+
+
 def test_listing_is_stable_and_marks_gradients():
     g1, _ = build(seed=1)
     g2, _ = build(seed=2)  # other values, same structure
