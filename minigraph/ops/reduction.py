@@ -180,10 +180,10 @@ def _arg_reduction(type: str, swift: str, objc: str, doc: str):
 
 _arg_reduction("reduction_arg_maximum", "reductionArgMaximum(with:axis:name:)",
                "reductionArgMaximumWithTensor:axis:name:",
-               "The index of the maximum (NaN counts as larger than any number: the first NaN wins)")
+               "The index of the maximum (NaN skipped, as by reduction_maximum; -1 for a slice of only NaN)")
 _arg_reduction("reduction_arg_minimum", "reductionArgMinimum(with:axis:name:)",
                "reductionArgMinimumWithTensor:axis:name:",
-               "The index of the minimum (NaN counts as smaller than any number: the first NaN wins)")
+               "The index of the minimum (NaN skipped, as by reduction_minimum; -1 for a slice of only NaN)")
 
 
 def _infer_softmax(in_types, attrs):

@@ -43,12 +43,27 @@ numpy_kernel("reduction_or")(_logical(np.any))
 
 
 def _arg(highest: bool):
+    """MPSGraph's reductionArgMaximum/Minimum skip NaN, as reduction_maximum/minimum do (so
+    ``x[argmax(x)]`` is their result); a slice of only NaN gives -1, ties the first index."""
     def factory(step):
         axis = _axis(step)
-        fn = np.argmax if highest else np.argmin  # both return the first NaN, else the first extreme
+        fn = np.argmax if highest else np.argmin  # the first extreme (for floats, the first NaN)
+        fill = -np.inf if highest else np.inf
 
         def run(x):
-            return np.expand_dims(fn(x, axis=axis), axis).astype(np.int32)
+            if x.dtype.kind != "f":
+                return np.expand_dims(fn(x, axis=axis), axis).astype(np.int32)
+            nan = np.isnan(x)
+            # NaN replaced by the value that loses every comparison; among equal values (fill
+            # itself, -inf for the maximum) argmax still picks the first, whose index then stands
+            at = fn(np.where(nan, fill, x), axis=axis)
+            # a fill chosen at a NaN position: the first non-NaN at -inf (+inf), if any, else -1
+            picked_nan = np.take_along_axis(nan, np.expand_dims(at, axis), axis).squeeze(axis)
+            if picked_nan.any():
+                keep = ~nan & (x == fill)
+                first = np.argmax(keep, axis=axis)
+                at = np.where(picked_nan, np.where(keep.any(axis=axis), first, -1), at)
+            return np.expand_dims(at, axis).astype(np.int32)
         return run
     return factory
 

@@ -5,7 +5,8 @@ tile, split and stack are strided copies (``kernels/strided_copy.wgsl``); revers
 negative strides (u32 arithmetic wraps, so a stride of 2**32 - s walks backwards). A pad maps
 each result coordinate to its source coordinate per axis (``kernels/pad.wgsl``); its gradient
 folds one padded axis per dispatch (``kernels/pad_grad_axis.wgsl``), a sum over that axis's
-positions that read each source element, so no atomics are needed.
+positions that read each source element, so no atomics are needed. That sum, and
+tile_gradient's over the copies, are long loops (``loops.long_loop``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ...descriptors import PaddingMode
 from ...ops._util import normalize_axes
 from ...ops.padding import fill_value
 from ...types import num_elements
+from .loops import long_loop
 from .registry import webgpu_kernel
 from .shape import strided_copy
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, load, params_decl, render, store
@@ -86,7 +88,7 @@ def _pad_grad(step, kb):
         strided_copy(kb, kb.input(0), kb.output(), dt, out.shape, contiguous_strides(out.shape),
                      contiguous_strides(out.shape))
         return
-    src_code = render("pad_grad_axis", PARAMS=params_decl(5), T=STORAGE[dt], C=COMPUTE[dt],
+    src_code = render("pad_grad_axis", PARAMS=params_decl(7), T=STORAGE[dt], C=COMPUTE[dt],
                       MAP=_pad_map(a["padding_mode"]), LOAD=load(dt, "src[base + j * inner]"),
                       STORE=store(dt, "acc"))
     cur = kb.input(0)
@@ -95,9 +97,13 @@ def _pad_grad(step, kb):
         n = num_elements(shape)
         dst = kb.output() if k == len(axes) - 1 else kb.scratch(n * (2 if dt == "float16" else 4))
         inner = num_elements(shape[d + 1:])
-        params = [n, inner, out.shape[d], out.shape[d] + a["left_padding"][d] + a["right_padding"][d],
-                  a["left_padding"][d]]
-        kb.dispatch(src_code, [("u", params), ("ro", cur), ("rw", dst)], -(-n // 256))
+        padded = out.shape[d] + a["left_padding"][d] + a["right_padding"][d]
+        head = [n, inner, out.shape[d], padded, a["left_padding"][d]]
+
+        def record(j0, j1, state, head=head, cur=cur, dst=dst, n=n):
+            kb.dispatch(src_code, [("u", head + [j0, j1]), ("ro", cur), ("rw", dst), ("rw", state)], -(-n // 256))
+
+        long_loop(kb, padded, n, 1, record)
         cur = dst
 
 
@@ -120,12 +126,18 @@ def _tile_grad(step, kb):
         return
     m = step.attrs["multiplier"]
     gst = contiguous_strides(step.in_types[0].shape)
-    params = [n, num_elements(m)]
+    copies = num_elements(m)
+    axes = []
     for d in reversed(range(len(m))):
-        params += [out.shape[d], m[d], gst[d]]
-    src = render("tile_grad", PARAMS=params_decl(len(params)), T=STORAGE[dt], C=COMPUTE[dt], RANK=len(m),
+        axes += [out.shape[d], m[d], gst[d]]
+    src = render("tile_grad", PARAMS=params_decl(4 + len(axes)), T=STORAGE[dt], C=COMPUTE[dt], RANK=len(m),
                  LOAD=load(dt, "src[off]"), STORE=store(dt, "acc"))
-    kb.dispatch(src, [("u", params), ("ro", kb.input(0)), ("rw", kb.output())], -(-n // 256))
+
+    def record(j0, j1, state):
+        kb.dispatch(src, [("u", [n, copies, j0, j1] + axes), ("ro", kb.input(0)), ("rw", kb.output()),
+                          ("rw", state)], -(-n // 256))
+
+    long_loop(kb, copies, n, 1, record, inner=len(m))
 
 
 @webgpu_kernel("split")

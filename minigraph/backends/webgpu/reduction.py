@@ -11,12 +11,18 @@ stay accurate. Rows of softmax longer than ``_ROW_MAX`` go through the same boun
 ``reduction_maximum``/``minimum`` skip NaN (MPSGraph's reductionMaximum; a slice of only NaN, or
 an empty one, gives the seed -inf/+inf); the ``_propagate_nan`` forms give NaN for a slice holding
 one. float16 accumulates in f32; bool sums count in i32 (MPSGraph casts bool to int32).
+
+``reduction_arg_maximum``/``minimum`` skip NaN too (MPSGraph's reductionArgMaximum/Minimum), so
+``x[argmax(x)]`` is ``reduction_maximum(x)``; a slice of only NaN gives -1, ties the first index.
+One thread per slice walks it in order, a long loop (``loops.long_loop``).
 """
 from __future__ import annotations
 
 from ...ops._util import normalize_axes
 from ...types import num_elements
+from .loops import long_loop
 from .registry import webgpu_kernel
+from .sort import _order, outer_inner
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
 
 _PER = 64  # elements one thread of the chunked reduction combines (in groups of 8)
@@ -222,3 +228,22 @@ def _long_cross_entropy(kb, dt, tout, dst, rows, L, inner):
     kb.dispatch(src, [("u", params), ("ro", x), ("ro", m), ("ro", s), ("ro", labels), ("rw", part)],
                 rows * chunks)
     reduce_dispatch(kb, part, dst, "float32", tout, "sum", ((rows,), (chunks,)), ((chunks,), (1,)))
+
+
+@webgpu_kernel("reduction_arg_maximum", "reduction_arg_minimum")
+def _arg_reduce(step, kb):
+    x = step.in_types[0]
+    dt = x.dtype.name
+    axis = normalize_axes(step.attrs["axis"], len(x.shape), "axis")[0]
+    outer, L, inner = outer_inner(x.shape, axis)
+    rows = outer * inner
+    head = [rows, L, inner]
+    better = "v > best" if step.op.type == "reduction_arg_maximum" else "v < best"
+    src = render("arg_reduce", PARAMS=params_decl(len(head) + 2), T=STORAGE[dt], C=COMPUTE[dt],
+                 ORDER=_order(dt), BETTER=better)
+
+    def record(j0, j1, state):
+        kb.dispatch(src, [("u", head + [j0, j1]), ("ro", kb.input(0)), ("rw", kb.output()), ("rw", state)],
+                    -(-rows // 256))
+
+    long_loop(kb, L, rows, 2, record)

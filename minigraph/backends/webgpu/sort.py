@@ -1,4 +1,4 @@
-"""Kernels of sort, arg_sort, top_k, top_k_gradient and the arg reductions.
+"""Kernels of sort, arg_sort, top_k and top_k_gradient (the arg reductions are in reduction.py).
 
 One stable order (NaN largest, ties by index), two ways to reach it, both for any row length
 (powers of two or not, 0 and 1 included):
@@ -137,16 +137,3 @@ def _top_k_gradient(step, kb):
                  BINDINGS=decls, ORDER=_order(dt), WRITE=write)
     kb.dispatch(src, [("u", params), ("ro", kb.input(1)), ("ro", kb.input(0)), ("rw", kb.output())], -(-n // 256))
 
-
-@webgpu_kernel("reduction_arg_maximum", "reduction_arg_minimum")
-def _arg_reduce(step, kb):
-    x = step.in_types[0]
-    dt = x.dtype.name
-    axis = normalize_axes(step.attrs["axis"], len(x.shape), "axis")[0]
-    outer, L, inner = outer_inner(x.shape, axis)
-    rows = outer * inner
-    params = [rows, L, inner]
-    better = "v > best" if step.op.type == "reduction_arg_maximum" else "v < best"
-    src = render("arg_reduce", PARAMS=params_decl(len(params)), T=STORAGE[dt], C=COMPUTE[dt],
-                 ORDER=_order(dt), BETTER=better)
-    kb.dispatch(src, [("u", params), ("ro", kb.input(0)), ("rw", kb.output())], -(-rows // 256))

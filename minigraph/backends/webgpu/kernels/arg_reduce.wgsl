@@ -1,9 +1,12 @@
 // One thread per slice of an (outer, L, inner) tensor: the index of its first maximum (or
-// minimum) along L, a NaN winning over every number (the first NaN wins). The loop is nested in
-// chunks of 4096, so none runs longer than a fixed bound. params: rows, L, inner
+// minimum) along L. NaN is skipped, as by MPSGraph's reductionArgMaximum/Minimum (and by
+// reduction_maximum/minimum, so x[argmax] is their result); a slice of only NaN gives -1. A long
+// loop (loops.py): this pass visits j0 <= j < j1 and keeps the best value (its bits) and its index
+// in `state` for the next one. params: rows, L, inner, j0, j1
 {{PARAMS}}
 @group(0) @binding(1) var<storage, read> src: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<i32>;
+@group(0) @binding(3) var<storage, read_write> state: array<u32>;
 {{ORDER}}
 
 @compute @workgroup_size(256)
@@ -13,20 +16,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (r >= prm(0u)) { return; }
   let L = prm(1u);
   let inner = prm(2u);
+  let j0 = prm(3u);
+  let j1 = prm(4u);
   let base = (r / inner) * L * inner + r % inner;
-  var best = {{C}}(src[base]);
-  var at = 0u;
-  let chunks = (L + 4095u) / 4096u;
-  for (var c = 0u; c < chunks; c = c + 1u) {
-    for (var t = 0u; t < 4096u; t = t + 1u) {
-      let j = c * 4096u + t;
-      if (j >= L) { break; }
-      let v = {{C}}(src[base + j * inner]);
-      if (!is_nan_c(best) && (is_nan_c(v) || {{BETTER}})) {
-        best = v;
-        at = j;
-      }
+  var best = {{C}}(0);
+  var at = -1i;
+  if (j0 > 0u) {
+    best = bitcast<{{C}}>(state[2u * r]);
+    at = bitcast<i32>(state[2u * r + 1u]);
+  }
+  for (var j = j0; j < j1; j = j + 1u) {
+    let v = {{C}}(src[base + j * inner]);
+    if (!is_nan_c(v) && (at < 0 || {{BETTER}})) {
+      best = v;
+      at = i32(j);
     }
   }
-  dst[r] = i32(at);
+  if (j1 < L) {
+    state[2u * r] = bitcast<u32>(best);
+    state[2u * r + 1u] = bitcast<u32>(at);
+  } else {
+    dst[r] = at;
+  }
 }

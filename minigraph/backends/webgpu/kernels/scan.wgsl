@@ -1,9 +1,11 @@
 // One thread per row of an (outer, L, inner) tensor: a running sum along L, in order (from the
-// end when reversed), written before adding the element when exclusive. The loop is nested in
-// chunks of 4096, so none runs longer than a fixed bound. params: rows, L, inner, exclusive, reverse
+// end when reversed), written before adding the element when exclusive. A long loop (loops.py):
+// this pass visits j0 <= j < j1 and keeps the running sum in `state` (the compute type) for the
+// next one. params: rows, L, inner, exclusive, reverse, j0, j1
 {{PARAMS}}
 @group(0) @binding(1) var<storage, read> src: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{T}}>;
+@group(0) @binding(3) var<storage, read_write> state: array<{{ACC}}>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -14,22 +16,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let inner = prm(2u);
   let exclusive = prm(3u) != 0u;
   let reverse = prm(4u) != 0u;
+  let j0 = prm(5u);
+  let j1 = prm(6u);
   let base = (r / inner) * L * inner + r % inner;
   var acc: {{ACC}} = {{ACC}}(0);
-  let chunks = (L + 4095u) / 4096u;
-  for (var c = 0u; c < chunks; c = c + 1u) {
-    for (var t = 0u; t < 4096u; t = t + 1u) {
-      let j = c * 4096u + t;
-      if (j >= L) { break; }
-      let p = base + select(j, L - 1u - j, reverse) * inner;
-      let v = {{ACC}}(src[p]);
-      if (exclusive) {
-        dst[p] = {{T}}(acc);
-        acc = acc + v;
-      } else {
-        acc = acc + v;
-        dst[p] = {{T}}(acc);
-      }
+  if (j0 > 0u) { acc = state[r]; }
+  for (var j = j0; j < j1; j = j + 1u) {
+    let p = base + select(j, L - 1u - j, reverse) * inner;
+    let v = {{ACC}}(src[p]);
+    if (exclusive) {
+      dst[p] = {{T}}(acc);
+      acc = acc + v;
+    } else {
+      acc = acc + v;
+      dst[p] = {{T}}(acc);
     }
   }
+  if (j1 < L) { state[r] = acc; }
 }
