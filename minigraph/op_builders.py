@@ -1565,7 +1565,7 @@ class OpBuilders:
         return _builder('reduction_and')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
     def reduction_arg_maximum(self, tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
-        """The index of the maximum (NaN counts as larger than any number: the first NaN wins) along ``axis``, as int32, the axis kept as size 1; the first index on ties (MPSGraph ``reductionArgMaximum(with:axis:name:)``).
+        """The index of the maximum (NaN skipped, as by reduction_maximum; -1 for a slice of only NaN) along ``axis``, as int32, the axis kept as size 1; the first index on ties (MPSGraph ``reductionArgMaximum(with:axis:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -1581,7 +1581,7 @@ class OpBuilders:
         return _builder('reduction_arg_maximum')(self, tensor, axis, name)  # type: ignore[no-any-return]
 
     def reduction_arg_minimum(self, tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
-        """The index of the minimum (NaN counts as smaller than any number: the first NaN wins) along ``axis``, as int32, the axis kept as size 1; the first index on ties (MPSGraph ``reductionArgMinimum(with:axis:name:)``).
+        """The index of the minimum (NaN skipped, as by reduction_minimum; -1 for a slice of only NaN) along ``axis``, as int32, the axis kept as size 1; the first index on ties (MPSGraph ``reductionArgMinimum(with:axis:name:)``).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
