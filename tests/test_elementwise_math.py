@@ -292,6 +292,39 @@ def test_clamp_gradients_match_torch(backend, rng):
     assert out[grads[x]][0, 0] == dyv[0, 0] and out[grads[x]][1, 1] == dyv[1, 1]
 
 
+def test_clamp_gradient_with_nan_operands_follows_the_forward(backend):
+    """The gradient goes to the operand the result came from, by the forward's own rule
+    (fmin(fmax(x, lo), hi), NaN-ignoring): a NaN bound passes x through, so x gets dy. The
+    reference is a central finite difference of that rule in float64, per operand."""
+    cases = [(2.0, np.nan, 5.0), (7.0, np.nan, 5.0), (2.0, 0.0, np.nan), (-1.0, 0.0, np.nan),
+             (np.nan, 0.0, 5.0), (np.nan, np.nan, 5.0), (2.0, np.nan, np.nan), (np.nan, 1.0, np.nan),
+             (3.0, 4.0, 1.0), (0.5, 4.0, 1.0), (-2.0, -1.0, 1.0), (0.25, -1.0, 1.0), (3.0, -1.0, 1.0)]
+    xv, lov, hiv = (np.array(c, F32) for c in zip(*cases))
+
+    def fwd(v, a, b):
+        m = a if np.isnan(v) else (v if np.isnan(a) else max(v, a))
+        return b if np.isnan(m) else (m if np.isnan(b) else min(m, b))
+
+    def fd(k):
+        out = []
+        for c in cases:
+            up, down = list(c), list(c)
+            up[k] += 1e-3
+            down[k] -= 1e-3
+            d = (fwd(*up) - fwd(*down)) / 2e-3
+            out.append(0.0 if np.isnan(d) else d)
+        return np.array(out, F32)
+    g = mg.Graph()
+    x, lo, hi = (g.placeholder([len(cases)], mg.float32, name=n) for n in ("x", "lo", "hi"))
+    y = g.clamp(x, lo, hi)
+    grads = g.gradients(g.reduction_sum(y, axes=None), [x, lo, hi])
+    out = g.run({x: xv, lo: lov, hi: hiv}, [y] + [grads[t] for t in (x, lo, hi)], backend=backend)
+    np.testing.assert_array_equal(out[y], np.array([fwd(*c) for c in cases], F32))
+    for k, t in enumerate((x, lo, hi)):
+        np.testing.assert_allclose(out[grads[t]], fd(k), atol=1e-3, err_msg=t.name)
+    np.testing.assert_array_equal(out[grads[x]][:2], [1.0, 0.0])  # clamp(2, NaN, 5) = 2: x's gradient
+
+
 def test_clamp_errors():
     g = mg.Graph()
     x = g.placeholder([3], mg.float32, name="x")

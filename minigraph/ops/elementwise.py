@@ -480,17 +480,21 @@ def _select_gradient(g, op, dy, wanted):
 
 @gradient("clamp")
 def _clamp_gradient(g, op, dy, wanted):
-    """dy goes to whichever input the result came from: to ``tensor`` where
-    ``min_value <= tensor <= max_value`` (the bounds included), to ``min_value`` where the tensor is
-    below it (or NaN), to ``max_value`` where the tensor is above it or the bounds cross."""
+    """dy goes to whichever input the result came from, by the forward's own rule
+    ``fmin(fmax(tensor, min_value), max_value)`` with NaN-ignoring fmin/fmax: the inner step takes
+    ``tensor`` where ``tensor >= min_value`` (ties included) or ``min_value`` is NaN, else
+    ``min_value``; the outer keeps that where it is ``<= max_value`` (ties included) or
+    ``max_value`` is NaN, else takes ``max_value``. So ``tensor`` gets dy where
+    ``min_value <= tensor <= max_value`` and also past a NaN bound, ``min_value`` where the tensor
+    is below it (or NaN), ``max_value`` where the tensor is above it or the bounds cross."""
     x, lo, hi = op.inputs
     zero = g.constant(0, dtype=dy.dtype)
-    in_range = g.greater_than_or_equal_to(x, lo)
-    ordered = g.less_than_or_equal_to(lo, hi)
+    from_x = g.logical_or(g.greater_than_or_equal_to(x, lo), g.is_nan(lo))
+    kept = g.logical_or(g.less_than_or_equal_to(g.maximum(x, lo), hi), g.is_nan(hi))
     return _ub(g, op, wanted,
-               lambda: g.select(in_range, g.select(g.less_than_or_equal_to(x, hi), dy, zero), zero),
-               lambda: g.select(in_range, zero, g.select(ordered, dy, zero)),
-               lambda: g.select(g.greater_than(g.maximum(x, lo), hi), dy, zero))
+               lambda: g.select(g.logical_and(kept, from_x), dy, zero),
+               lambda: g.select(g.logical_and(kept, g.logical_not(from_x)), dy, zero),
+               lambda: g.select(kept, zero, dy))
 
 
 _LN2 = math.log(2.0)
