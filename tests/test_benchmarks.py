@@ -77,6 +77,7 @@ def test_executor_tiny():
     assert "overhead" in executor_overhead.report(res)
 
 
+@pytest.mark.slow
 def test_compile_tiny_and_live_set():
     res = compile_time.run(tiny=True, log=lambda *a: None)
     assert [r["nodes"] for r in res["compile"]] == [100, 1000, 100, 1000]
@@ -109,6 +110,7 @@ def test_plot_from_tiny_json(tmp_path):
     assert os.path.getsize(p) > 1000
 
 
+@pytest.mark.slow
 def test_dispatch_and_cli(capsys, run_python):
     assert benchmarks.main(["--help"]) == 0
     assert benchmarks.main(["no_such_benchmark"]) == 2
@@ -122,6 +124,7 @@ def test_dispatch_and_cli(capsys, run_python):
         assert name in r.stdout
 
 
+@pytest.mark.slow
 def test_bench_depthwise_tiny_prints_a_table_and_writes_json(tmp_path, run_python):
     out = tmp_path / "dw.json"
     r = run_python("-m", "minigraph", "bench", "depthwise", "--tiny", "--peers", "minigraph,torch", "--json", str(out))
@@ -131,6 +134,7 @@ def test_bench_depthwise_tiny_prints_a_table_and_writes_json(tmp_path, run_pytho
     assert data["results"] and all("minigraph" in row["peers"] for row in data["results"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["depthwise_cpu.py", "executor_overhead.py", "compile_time.py"])
 def test_benchmark_scripts_run_directly_at_tiny_size(tmp_path, script, run_python):
     out = tmp_path / "r.json"
@@ -170,6 +174,7 @@ def test_plot_reads_the_gpu_json(tmp_path):
     assert os.path.getsize(p) > 1000
 
 
+@pytest.mark.slow
 def test_network_step_tiny_runs_and_peers_agree_on_the_first_loss():
     from benchmarks import network_step
 

@@ -88,6 +88,16 @@ def test_ci_script_creates_a_venv_and_fails_on_test_failure():
     assert "pytest" in last
 
 
+def test_ci_script_runs_the_core_only_path_and_the_slow_tests():
+    """The minimal install (core + test extra) is run in a venv of its own, and the tests the
+    README's command leaves out (marked slow) run too, so neither can rot."""
+    text = _read(".ci", "run")
+    assert re.search(r'pip install -q -e "\.\[test\]"', text)
+    assert re.search(r"\.venv-core/bin/python -m pytest -n auto", text)
+    assert "python -m pytest -n auto -m slow" in text
+    assert "not slow" in _read("pyproject.toml")
+
+
 def test_ci_script_installs_vulkan_and_requires_webgpu():
     text = _read(".ci", "run")
     assert "mesa-vulkan-drivers" in text
