@@ -416,3 +416,107 @@ def test_batch_norm_and_its_gradient_ops_split_by_channels(small_blocks, rng, la
     feeds = {x: rng.standard_normal(shape).astype(np.float32) * 2 + 1}
     exe = g.compile({x: mg.ShapedType(shape, mg.float32)}, outs)
     _check_exact(exe, feeds)
+
+
+# ----------------------------------------------------------------------------- fork, changes under load
+_FORK_CHILD = r"""
+import multiprocessing
+import os
+import sys
+import time
+
+import numpy as np
+
+import minigraph as mg
+from minigraph.backends.numpy import threads
+
+mg.set_num_threads(2)
+g = mg.Graph()
+x = g.placeholder((1 << 19,), name="x")
+y = g.exponent(x)
+exe = g.compile({x: mg.ShapedType((1 << 19,), mg.float32)}, [y])
+xv = np.linspace(-1, 1, 1 << 19, dtype=np.float32)
+want = exe.run({x: xv})[0]  # the pool has run: its workers exist in this process only
+start = threads.tasks_run()
+
+
+def work():
+    got = exe.run({x: xv})[0]
+    seen = []
+    threads.parallel(lambda a, b: seen.append(a), [(0, 1), (1, 2)])
+    os._exit(0 if np.array_equal(got, want) and sorted(seen) == [0, 1] and threads.tasks_run() > start else 3)
+
+
+def wait(pid, what):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            if code != 0:
+                sys.exit(f"{what}: the child exited with {code}")
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    sys.exit(f"{what}: the child hung on its first pooled kernel")
+
+
+pid = os.fork()
+if pid == 0:
+    work()
+wait(pid, "os.fork")
+p = multiprocessing.get_context("fork").Process(target=work)
+p.start()
+wait(p.pid, "multiprocessing (fork)")
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_pooled_kernels(run_python):
+    """After the pool has run, a child made by os.fork or by multiprocessing's fork start method
+    gets a pool of its own (its parent's workers do not exist in it) instead of hanging."""
+    r = run_python("-c", _FORK_CHILD, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+def test_changing_the_thread_count_while_other_threads_run(rng):
+    """Runs in flight keep the pool they started with: raising the count (a larger pool) while
+    four threads run a pooled graph fails none of their runs and changes none of their bits."""
+    n = 1 << 19
+    g = mg.Graph()
+    x = g.placeholder((n,), name="x")
+    y = g.exponent(g.multiplication(x, x))
+    exe = g.compile({x: mg.ShapedType((n,), mg.float32)}, [y])
+    xv = rng.standard_normal(n).astype(np.float32)
+    mg.set_num_threads(1)
+    want = exe.run({x: xv})[0]
+    mg.set_num_threads(2)
+    stop, errors, runs = threading.Event(), [], []
+
+    def runner():
+        try:
+            while not stop.is_set():
+                got = exe.run({x: xv})[0]
+                runs.append(np.array_equal(got, want))
+        except Exception as e:  # noqa: BLE001 - any failure is the finding
+            errors.append(e)
+            stop.set()
+
+    workers = [threading.Thread(target=runner) for _ in range(4)]
+    for t in workers:
+        t.start()
+    try:
+        base = max(threads.pool_size(), threads.get_num_threads()) + 1
+        for k in range(base, base + 40):  # each count needs a larger pool than the last
+            mg.set_num_threads(k)
+            deadline = len(runs) + 2
+            while len(runs) < deadline and not stop.is_set():
+                stop.wait(0.001)
+    finally:
+        stop.set()
+        for t in workers:
+            t.join(60)
+    assert not errors, errors[:3]
+    assert runs and all(runs)

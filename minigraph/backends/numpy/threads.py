@@ -10,6 +10,11 @@ machine is never oversubscribed. Without threadpoolctl, BLAS keeps the threads i
 variables give it (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OMP_NUM_THREADS``): set them to 1
 when minigraph uses more than one thread.
 
+The pool survives what a process does around it: a run keeps the pool it started its blocks on,
+so a larger count (a larger pool) never fails a run in flight (the old pool shuts down once its
+last run lets go of it), and a child made by ``os.fork`` (or multiprocessing's fork start
+method) starts without its parent's pool, whose workers do not exist in it, and makes its own.
+
 Determinism: a kernel splits only along blocks of its output whose values do not depend on where
 the blocks start, so a result is the same for every run at a given thread count; which results
 are also bit-identical across thread counts is listed in docs/performance.md ("Threads").
@@ -47,8 +52,7 @@ class ThreadCountError(MiniGraphError, ValueError):
 
 _explicit: Optional[int] = None  # set_num_threads's count; None: the environment's or the cores
 _lock = threading.Lock()
-_pool: Optional[ThreadPoolExecutor] = None
-_pool_size = 0
+_pool: Optional["_Pool"] = None  # the pool new splits go to
 _tasks_run = 0  # blocks handed to pool workers since import (tests check the pool is used)
 
 
@@ -165,6 +169,15 @@ class _Blas:
                 for lib, n in zip(self.libs(), self._saved):
                     lib.set_num_threads(n)
 
+    def after_fork(self) -> None:
+        """In a forked child: a fresh lock, and no holders (the threads that held BLAS at one
+        thread are the parent's: BLAS gets back the count it had before them)."""
+        self._lock = threading.Lock()
+        if self._holders and self._libs:
+            for lib, n in zip(self._libs, self._saved):
+                lib.set_num_threads(n)
+        self._holders = 0
+
 
 _blas = _Blas()
 
@@ -206,15 +219,59 @@ def in_worker() -> bool:
     return threading.current_thread().name.startswith(_WORKER_PREFIX)
 
 
-def _executor(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
+class _Pool:
+    """A ThreadPoolExecutor and the ``parallel`` calls that hold it: a pool replaced by a larger
+    one shuts down when the last of them lets go (a run never submits to a pool shut down under it)."""
+
+    def __init__(self, size: int) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix=_WORKER_PREFIX)
+        self.size = size
+        self.users = 0
+        self.retired = False
+
+
+def _acquire(workers: int) -> _Pool:
+    """The pool, with at least ``workers`` threads, held until ``_release``."""
+    global _pool
+    old = None
     with _lock:
-        if _pool is None or _pool_size < workers:
-            old = _pool
-            _pool, _pool_size = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_WORKER_PREFIX), workers
+        if _pool is None or _pool.size < workers:
+            old, _pool = _pool, _Pool(workers)
             if old is not None:
-                old.shutdown(wait=False)  # its running tasks finish; new ones go to the new pool
-        return _pool
+                old.retired = True
+                old = old if old.users == 0 else None  # else its last user shuts it down
+        _pool.users += 1
+        pool = _pool
+    if old is not None:
+        old.executor.shutdown(wait=False)
+    return pool
+
+
+def _release(pool: _Pool) -> None:
+    with _lock:
+        pool.users -= 1
+        done = pool.retired and pool.users == 0
+    if done:
+        pool.executor.shutdown(wait=False)  # every task of it has finished: its threads exit
+
+
+def pool_size() -> int:
+    """The worker threads of the pool now (0 before the first split)."""
+    pool = _pool
+    return pool.size if pool is not None else 0
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: the parent's workers (and any lock they
+    held) are not in it, so it starts with no pool and makes its own at its first split."""
+    global _lock, _pool
+    _lock = threading.Lock()
+    _pool = None
+    _blas.after_fork()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _count(k: int) -> None:
@@ -242,16 +299,18 @@ def parallel(fn: Callable[..., Any], parts: Sequence[tuple]) -> None:
             for p in parts:
                 fn(*p) if rec is None else rec.time(fn, *p)
             return
-        pool = _executor(max(len(parts) - 1, get_num_threads() - 1, 1))
-        if rec is None:
-            futs = [pool.submit(fn, *p) for p in parts[1:]]
-        else:
-            futs = [pool.submit(rec.time, fn, *p) for p in parts[1:]]
-        _count(len(futs))
+        pool = _acquire(max(len(parts) - 1, get_num_threads() - 1, 1))
+        futs: list = []
         try:
+            for p in parts[1:]:
+                futs.append(pool.executor.submit(fn, *p) if rec is None else pool.executor.submit(rec.time, fn, *p))
+            _count(len(futs))
             fn(*parts[0]) if rec is None else rec.time(fn, *parts[0])
         finally:  # never return (or raise) while a worker still writes into the result
-            errors = [f.exception() for f in futs]
+            try:
+                errors = [f.exception() for f in futs]
+            finally:
+                _release(pool)
     finally:
         _blas.release()
     for e in errors:
