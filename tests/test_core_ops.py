@@ -219,6 +219,24 @@ def test_broadcasting_checked_at_build_time(backend, rng):
     np.testing.assert_allclose(g.run({a: av, b: bv}, [s], backend=backend)[s], av + bv, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint32])
+def test_select_with_a_rank_0_predicate(backend, rng, dtype):
+    """A scalar predicate (a constant True, a rank-0 placeholder) broadcasts over both branches."""
+    av, bv = (rand(rng, 3, 4, lo=0, hi=50).astype(dtype) for _ in range(2))
+    g = mg.Graph()
+    a, b = g.placeholder([3, 4], dtype, name="a"), g.placeholder([3, 4], dtype, name="b")
+    p = g.placeholder([], mg.bool, name="p")
+    outs = [g.select(g.constant(True), a, b), g.select(g.constant(False), a, b), g.select(p, a, b),
+            g.select(p, a, 0)]
+    for pv in (True, False):
+        r = g.run({a: av, b: bv, p: np.array(pv)}, outs, backend=backend)
+        np.testing.assert_array_equal(r[outs[0]], av)
+        np.testing.assert_array_equal(r[outs[1]], bv)
+        np.testing.assert_array_equal(r[outs[2]], av if pv else bv)
+        np.testing.assert_array_equal(r[outs[3]], av if pv else np.zeros_like(av))
+        assert all(r[t].dtype == dtype for t in outs)
+
+
 def test_select_and_cast(backend, rng):
     g = mg.Graph()
     p, a, b = g.placeholder([3, 4], mg.bool), g.placeholder([3, 4]), g.placeholder([4])

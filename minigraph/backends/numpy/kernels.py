@@ -254,7 +254,7 @@ def _select(step):
         if p.dtype != np.bool_ or a.dtype != dt or b.dtype != dt:
             return np.asarray(np.where(p.astype(bool, copy=False), a, b), dtype=dt)
         shape = np.broadcast_shapes(p.shape, a.shape, b.shape)  # a block's, under the thread pool
-        m = np.negative(p.view(np.uint8), dtype=bits)  # 0 or all ones
+        m = np.asarray(np.negative(p.view(np.uint8), dtype=bits))  # 0 or all ones (an array, also for a rank-0 p)
         r = np.bitwise_and(np.broadcast_to(a.view(bits), shape), m)
         if r.shape != shape:
             r = np.broadcast_to(r, shape).copy()
