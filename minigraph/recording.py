@@ -2,12 +2,16 @@
 backend import it, and it imports nothing of minigraph).
 
 While ``Executable.profile`` runs, kernels that split their work over worker threads time each
-block through ``recorder()``; outside profiles it is None and nothing is timed. The records,
+block through ``recorder()``; outside profiles it is None and nothing is timed. The recorder is
+the profiled run's (a context variable set for the run), not the process's: another thread's run
+at the same time sees None, so its blocks never land in the profile's trace, and two threads can
+profile at once. The records,
 tables and traces built from what it collects are in ``minigraph/profiling.py``.
 """
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 from typing import Any, Iterator, Optional
@@ -27,8 +31,9 @@ class Recorder:
     """While a profile runs: the blocks of work that kernels hand to worker threads, each timed
     on its own thread, so the trace gets a lane per thread that ran kernels.
 
-    A kernel that splits its work over threads asks ``recorder()`` once: None (every normal
-    run) means run the block as usual; else ``rec.time(fn, *args)`` runs and times it.
+    A kernel that splits its work over threads asks ``recorder()`` once, on the thread that
+    runs the op (worker threads do not see the run's recorder), and hands it to its blocks: None
+    (every normal run) means run the block as usual; else ``rec.time(fn, *args)`` runs and times it.
     """
 
     def __init__(self) -> None:
@@ -51,33 +56,27 @@ class Recorder:
                 self.lanes[lane] = name
 
 
-_RECORDER: Optional[Recorder] = None
-_RECORDER_LOCK = threading.Lock()
+_CURRENT: contextvars.ContextVar[Optional[Recorder]] = contextvars.ContextVar("minigraph_recorder", default=None)
 
 
 def recorder() -> Optional[Recorder]:
-    """The recorder of the profile running now, or None (always None outside profiles)."""
-    return _RECORDER
+    """The recorder of the profiled run the calling thread is in, or None (always None outside
+    profiles, and on threads the run did not start on)."""
+    return _CURRENT.get()
 
 
 def own_recorder() -> Optional[Recorder]:
     """The recorder if the calling thread's profile owns it (a backend tags its ops on it)."""
-    rec = _RECORDER
+    rec = _CURRENT.get()
     return rec if rec is not None and rec.owner == threading.get_ident() else None
 
 
 @contextlib.contextmanager
-def record() -> Iterator[Optional[Recorder]]:
-    """Install a recorder for one profiled run; None if another thread's profile has one."""
-    global _RECORDER
-    with _RECORDER_LOCK:
-        if _RECORDER is not None:
-            rec = None
-        else:
-            rec = _RECORDER = Recorder()
+def record() -> Iterator[Recorder]:
+    """A recorder for one profiled run, seen by ``recorder()`` in the calling context only."""
+    rec = Recorder()
+    token = _CURRENT.set(rec)
     try:
         yield rec
     finally:
-        if rec is not None:
-            with _RECORDER_LOCK:
-                _RECORDER = None
+        _CURRENT.reset(token)

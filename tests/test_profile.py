@@ -150,10 +150,10 @@ def test_worker_threads_of_a_kernel_get_lanes(rng, replace_kernel):
     def split_exp(step):
         def run(a):
             out = np.empty_like(a)
+            rec = recording.recorder()  # asked on the thread that runs the op, handed to the blocks
 
             def block(i):
                 barrier.wait()
-                rec = recording.recorder()
                 if rec is None:
                     np.exp(a[i], out=out[i])
                 else:
@@ -194,6 +194,56 @@ def test_worker_threads_of_a_kernel_get_lanes(rng, replace_kernel):
     assert all(names[t].startswith("exp-worker") for t in lanes)
     assert names[ops[0]["tid"]] == threading.current_thread().name
     assert recording.recorder() is None  # only while profiling
+
+
+def test_a_profile_records_only_its_own_runs_blocks(rng, replace_kernel):
+    """The recorder is the profiled run's, not the process's: another thread's run of an
+    unrelated pooled graph, made while the profile times its op, adds no block to the trace."""
+    from minigraph.backends.numpy import threads
+
+    before = threads._explicit
+    mg.set_num_threads(4)
+    n = 1 << 19
+    other = mg.Graph()
+    ox = other.placeholder((n,), name="ox")
+    other_exe = other.compile({ox: mg.ShapedType((n,), mg.float32)}, [other.addition(ox, ox)])
+    ov = rng.standard_normal(n).astype(np.float32)
+    go, done = threading.Event(), threading.Event()
+
+    def other_thread():
+        go.wait(60)
+        start = threads.tasks_run()
+        other_exe.run({ox: ov})
+        assert threads.tasks_run() > start  # it used the pool
+        done.set()
+
+    def exp_in_blocks(step):
+        def run(a):
+            go.set()  # the other thread's run happens while this op is being timed
+            assert done.wait(60)
+            out = np.empty_like(a)
+            threads.parallel(lambda i, j: np.exp(a[i:j], out=out[i:j]), [(0, 2), (2, 4)])
+            return out
+        return run
+
+    replace_kernel(NUMPY_KERNELS, "exponent", exp_in_blocks)
+    g = mg.Graph()
+    x = g.placeholder((4, 64), name="x")
+    y = g.exponent(x, name="exp")
+    exe = g.compile({x: mg.ShapedType((4, 64), mg.float32)}, [y])
+    xv = rng.standard_normal((4, 64)).astype(np.float32)
+    t = threading.Thread(target=other_thread)
+    t.start()
+    try:
+        prof = exe.profile({x: xv}, repeats=1, warmup=0)
+    finally:
+        go.set()
+        t.join(60)
+        threads._explicit = before
+    assert done.is_set()
+    assert [len(b) for b in prof.blocks] == [2]  # its own two blocks, none of the other run's
+    blocks = [e for e in prof.trace()["traceEvents"] if e["ph"] == "B"]
+    assert len(blocks) == 2 and all(e["name"] == "exp" for e in blocks)
 
 
 def test_convolution_flops_follow_the_formula(backend, rng):
