@@ -18,6 +18,7 @@ from .errors import (AmbiguousNameError, DTypeError, GraphMismatchError, MiniGra
                      TargetError)
 from .callsite import user_location
 from .ir import OPS, OpDef, Operation, Tensor
+from .limits import MAX_RANK
 from .op_builders import OpBuilders
 from .types import DataType, ShapedType
 
@@ -344,6 +345,10 @@ class GraphBuilder(OpBuilders):
             out_types = opdef.infer(in_types, attrs)
         except MiniGraphError as e:
             raise type_of(e)(f"{label}: {e}") from None
+        for i, ot in enumerate(out_types):
+            if len(ot.shape) > MAX_RANK:  # NumPy's limit: such a tensor could never be run
+                raise ShapeError(f"{label}: {'its result' if len(out_types) == 1 else f'result {i}'} would have "
+                                 f"rank {len(ot.shape)}, more than the {MAX_RANK} a tensor may have")
         rebuilding = control_dependencies is not None
         base = (name or type) if rebuilding else self._scoped(name or type)
         if user_name is None and name is not None and not rebuilding and not self._stack("gradient"):

@@ -7,6 +7,7 @@ gradient role); ``OPS`` maps each op type to its ``OpDef``. Op modules fill it (
 from __future__ import annotations
 
 import contextlib
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Optional
 
@@ -400,8 +401,12 @@ def index_tensor(t: Tensor, key: Any) -> Tensor:
         if isinstance(k, slice):
             out = _slice_axis(g, out, axis, k, size, t, key)
             pos += 1
-        elif hasattr(k, "__index__") and not isinstance(k, (bool, Tensor)):  # ints and NumPy ints
-            i = k.__index__()
+        elif isinstance(k, (list, tuple)) or getattr(k, "ndim", 0) > 0:  # NumPy's integer or mask indexing
+            raise _index_error(t, key, f"index {k!r:.40} is an array; a tensor takes ints, slices of ints, None and "
+                               "... (Ellipsis): pick elements with g.gather(t, g.constant(indices), axis), or "
+                               "g.gather_nd for several axes")
+        elif hasattr(k, "__index__") and not isinstance(k, (bool, Tensor)) and getattr(getattr(k, "dtype", None), "kind", "") != "b":
+            i = _as_index(t, key, k, "index")  # ints, NumPy ints and 0-d int arrays
             if size != -1 and not -size <= i < size:
                 raise _index_error(t, key, f"index {i} is out of range for axis {axis} of size {size}")
             out = g.slice(out, axis, i, 1)
@@ -417,7 +422,18 @@ def index_tensor(t: Tensor, key: Any) -> Tensor:
     return out
 
 
+def _as_index(t: Tensor, key: Any, v: Any, what: str) -> int:
+    """``v`` as a Python int (anything with ``__index__``, as Python's own indexing takes)."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise _index_error(t, key, f"{what} {v!r:.40} is not an int; a tensor takes ints, slices of ints, None "
+                           "and ... (Ellipsis)") from None
+
+
 def _slice_axis(g: Any, out: Tensor, axis: int, k: slice, size: int, t: Tensor, key: Any) -> Tensor:
+    k = slice(*(None if v is None else _as_index(t, key, v, f"slice {what}")
+                for v, what in ((k.start, "start"), (k.stop, "stop"), (k.step, "step"))))
     if k.step == 0:
         raise _index_error(t, key, "slice step cannot be zero")
     if k == slice(None) or (k.start in (None, 0) and k.stop is None and k.step in (None, 1)):

@@ -769,6 +769,53 @@ def test_indexing_a_dynamic_batch_and_its_errors():
         x[:, ::0]
 
 
+BAD_INDEXES = {
+    "int-array": (lambda x: x[np.array([0, 1])], r"index array\(\[0, 1\]\) is an array; .*g\.gather\(t, "),
+    "int-list": (lambda x: x[[0, 1]], r"index \[0, 1\] is an array; a tensor takes ints, slices of ints, None"),
+    "one-element-array": (lambda x: x[np.array([1])], r"is an array"),
+    "mask": (lambda x: x[np.array([True, False, True, False])], r"is an array"),
+    "list-on-axis-1": (lambda x: x[0, [1, 2]], r"index \[1, 2\] is an array"),
+    "float-start": (lambda x: x[0.5:2], r"slice start 0.5 is not an int; a tensor takes ints, slices of ints, None"),
+    "float-stop": (lambda x: x[:, :2.0], r"slice stop 2.0 is not an int"),
+    "float-step": (lambda x: x[::1.5], r"slice step 1.5 is not an int"),
+    "tensor-bound": (lambda x: x[:x], r"slice stop <Tensor '[xd]'.* is not an int"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INDEXES))
+def test_indexing_with_arrays_or_float_bounds_names_what_is_valid(case):
+    g = mg.Graph()
+    x = g.placeholder([4, 5], name="x")
+    d = g.placeholder([-1, 5], name="d")
+    index, message = BAD_INDEXES[case]
+    for t in (x, d):
+        with pytest.raises(mg.SymbolicValueError, match=message) as e:  # a MiniGraphError and a TypeError
+            index(t)
+        assert isinstance(e.value, TypeError) and f"'{t.name}'[" in str(e.value)
+    # NumPy integers, 0-d integer arrays and integer slice bounds of any int type still index
+    assert x[np.int64(1)].shape == (5,) and x[np.array(2)].shape == (5,)
+    assert x[np.int32(1):np.int64(3), ::np.int8(2)].shape == (2, 3)
+
+
+def test_a_tensor_of_rank_above_the_limit_is_refused_where_it_is_built():
+    from minigraph import limits, serialize
+    g = mg.Graph()
+    x = g.placeholder([1] * 64, name="x")  # rank 64 builds and runs
+    assert g.run({x: np.ones([1] * 64, np.float32)}, [g.negative(x)])[g.operations[-1].output].ndim == 64
+    with pytest.raises(mg.ShapeError, match=r"placeholder op 'p': its result would have rank 65, more than the 64"):
+        g.placeholder([1] * 65, name="p")
+    with pytest.raises(mg.ShapeError, match=r"expand_dims op 'e': its result would have rank 65"):
+        g.expand_dims(x, axes=[0], name="e")
+    with pytest.raises(mg.ShapeError, match=r"reshape op 'r': its result would have rank 100"):
+        g.reshape(g.placeholder([2], name="q"), [2] + [1] * 99, name="r")
+    with pytest.raises(mg.ShapeError, match=r"broadcast op 'b': its result would have rank 66"):
+        g.broadcast(x, [1, 1] + [1] * 64, name="b")
+    with pytest.raises(mg.ShapeError, match=r"random_uniform_tensor op 'u': its result would have rank 65"):
+        g.random_uniform_tensor([1] * 65, seed=0, name="u")
+    assert [op.name for op in g.operations] == ["x", "negative", "q"]  # nothing refused was added
+    assert serialize.MAX_RANK is limits.MAX_RANK == 64  # the loader's limit, the same constant
+
+
 def test_transpose_reshape_sum_mean_methods(backend):
     g = mg.Graph()
     m = g.placeholder([2, 3], name="m")
