@@ -362,6 +362,8 @@ class _Exporter:
         var = self.ident(op)
         self.var_of[op.index] = var
         note = " // stop_gradient: an identity in MPSGraph" if op.type == "stop_gradient" else ""
+        if _refused_mode(op) is not None:
+            note = f" // Warning: MPSGraph may refuse paddingMode {_refused_mode(op)} (\"Unsupported paddingMode\")"
         if not op.control_dependencies:
             self.lines.append(f"let {var} = {expr}{note}")
             return
@@ -398,7 +400,26 @@ PADDING_NEEDS = {"ONNX_SAME_LOWER": ("13.0", "16.0")}
 # pad_tensor's modes newer than padTensor itself (MPSGraphCore.h's availability of each case)
 PADDING_MODE_NEEDS = {"CLAMP_TO_EDGE": ("11.1", "15.0"), "ZERO": ("12.0", "15.0"), "PERIODIC": ("12.0", "15.0"),
                       "ANTI_PERIODIC": ("12.0", "15.0")}
+# pad_tensor's modes a third party measured MPSGraph refusing on a macOS release ("Unsupported
+# paddingMode"): minigraph computes them; the export warns that a Mac may not
+REFUSED_PADDING_MODES = ("PERIODIC", "ANTI_PERIODIC")
 FIRST = ("11.0", "14.0")
+
+
+def _refused_mode(op: Operation) -> Optional[str]:
+    """The Swift name of ``op``'s padding mode where MPSGraph has been seen refusing it, else None."""
+    mode = op.attrs.get("padding_mode")
+    return _enum(mode) if isinstance(mode, enum.Enum) and mode.name in REFUSED_PADDING_MODES else None
+
+
+def _warnings(g) -> list:
+    """Header lines for what the graph uses that MPSGraph has been seen refusing at run time."""
+    refused = [(op.name, m) for op in g.operations if (m := _refused_mode(op)) is not None]
+    if not refused:
+        return []
+    names = ", ".join(f"{n!r} ({m})" for n, m in refused)
+    return ["// Warning: paddingMode .periodic and .antiPeriodic are refused by MPSGraph on at least one macOS",
+            f"// release (\"Unsupported paddingMode\", measured by a third party); this graph uses them in {names}."]
 
 
 def _as_tuple(v) -> tuple:
@@ -464,6 +485,7 @@ def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Op
             f"// {len(g.operations)} ops. Tensor data is little-endian, row-major; constants and",
             "// variables are embedded as base64 Data.",
             *_availability(g),
+            *_warnings(g),
             "import Foundation",
             "import Metal",
             "import MetalPerformanceShadersGraph",

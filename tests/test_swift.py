@@ -298,3 +298,26 @@ def test_onnx_same_lower_names_the_os_it_needs():
     y = same.depthwise_convolution_2d(x, w, descriptor=mg.DepthwiseConvolution2DOpDescriptor(
         padding_style=mg.PaddingStyle.TF_SAME))
     assert "// Needs" not in same.to_swift(target_tensors=[y])
+
+
+@pytest.mark.parametrize("mode", [mg.PaddingMode.PERIODIC, mg.PaddingMode.ANTI_PERIODIC])
+def test_periodic_padding_modes_warn_that_mpsgraph_may_refuse_them(mode):
+    """A third party measured MPSGraph refusing .periodic and .antiPeriodic ("Unsupported
+    paddingMode") on a macOS release: minigraph computes them, the export warns in the header and
+    on the op's line; the other modes get no warning."""
+    g = mg.Graph()
+    x = g.placeholder([4], name="x")
+    y = g.pad_tensor(x, mode, [2], [2], name="wrap")
+    text = g.to_swift(target_tensors=[y])
+    swift = {"PERIODIC": ".periodic", "ANTI_PERIODIC": ".antiPeriodic"}[mode.name]
+    head = text.split("import Foundation")[0]
+    assert "// Warning: paddingMode .periodic and .antiPeriodic are refused by MPSGraph" in head
+    assert f"'wrap' ({swift})" in head and "Unsupported paddingMode" in head
+    (line,) = [ln for ln in text.splitlines() if "padTensor" in ln]
+    assert line.endswith(f'// Warning: MPSGraph may refuse paddingMode {swift} ("Unsupported paddingMode")')
+    assert f"with: {swift}" in line
+    np.testing.assert_array_equal(g.run({x: np.arange(1, 5, dtype=np.float32)}, [y])[y].shape, (8,))
+    other = mg.Graph()
+    x = other.placeholder([4], name="x")
+    z = other.pad_tensor(x, mg.PaddingMode.REFLECT, [2], [2])
+    assert "Warning" not in other.to_swift(target_tensors=[z])
