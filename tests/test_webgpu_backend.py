@@ -743,3 +743,31 @@ def test_pooling_in_chunks_matches_numpy(gpu, rng, small_taps, dtype):
         _check_close(gpu_r[t], np_r[t], dtype, t.name)
     np.testing.assert_array_equal(np.isnan(gpu_r[y_max]), np.isnan(np_r[y_max]))
     assert len(small_taps) >= 4
+
+
+# ----------------------------------------------------------------------------- interrupted runs
+def test_an_upload_interrupted_by_ctrl_c_leaves_no_stale_resident_value(gpu, monkeypatch):
+    """Ctrl-C while a run uploads a host variable, after the run has queued the device copy of a
+    resident one: the next run of that executable copies (and uploads) again, as if the
+    interrupted run had never started, instead of computing with the value from before."""
+    from minigraph.backends.webgpu import backend as wb
+
+    g = mg.Graph()
+    w = g.variable(np.array([1.0], np.float32), name="w")
+    table = g.variable(np.array([0.0], np.float32), name="table")
+    y = g.addition(w, table)
+    setter = g.compile({}, [], [g.assign(w, g.constant(np.array([3.0], np.float32)))], backend="webgpu")
+    setter.run({})  # w's value now lives on the device (a DeviceValue), 3; table's on the host
+    exe = g.compile({}, [y], backend="webgpu")  # its first run copies w on the device, uploads table
+    real, calls = wb._Runner._upload, []
+
+    def interrupted(self, ref, arr, dtype):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(self, ref, arr, dtype)
+    monkeypatch.setattr(wb._Runner, "_upload", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        exe.run({})
+    assert exe.run({})[0].tolist() == [3.0]
+    assert g.value_of(w).tolist() == [3.0] and g.value_of(table).tolist() == [0.0]

@@ -444,24 +444,34 @@ class _Runner:
         return self._finish(enc)
 
     def _begin(self, feed_values, variables) -> None:
-        """Upload the feeds and the variables whose value changed; per-run parameters."""
+        """Upload the feeds and the variables whose value changed; per-run parameters.
+
+        A variable's buffer counts as holding a value (``_var_seen``) only once its upload, or its
+        device copy, has been handed to the queue: a run interrupted here (Ctrl-C, a failed upload)
+        forgets what every variable's buffer holds, so the next run uploads and copies them all again
+        instead of computing with a value the interrupted run never put there."""
         self._settle_staging()
-        for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
-            self._upload(ref, arr, dtype)
-        copies = None
-        for op, ref, dtype in self.variables:
-            v = resident.raw_value(variables, op)
-            seen = self._var_seen.get(op)
-            if (seen() if isinstance(seen, weakref.ref) else seen) is not v:
-                if isinstance(v, resident.DeviceValue) and v.ctx is self.ctx:  # on this device: copied there
-                    copies = copies or self.ctx.device.create_command_encoder()
-                    copies.copy_buffer_to_buffer(v.buffer, 0, ref.buffer, 0, min(v.nbytes, ref.nbytes))
-                    v = weakref.ref(v)  # not kept alive here: its buffer goes back to the free list once superseded
-                else:
-                    self._upload(ref, np.asarray(v), dtype)
-                self._var_seen[op] = v
-        if copies is not None:
-            self.ctx.device.queue.submit([copies.finish()])
+        try:
+            for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
+                self._upload(ref, arr, dtype)
+            copies, now = None, {}
+            for op, ref, dtype in self.variables:
+                v = resident.raw_value(variables, op)
+                seen = self._var_seen.get(op)
+                if (seen() if isinstance(seen, weakref.ref) else seen) is not v:
+                    if isinstance(v, resident.DeviceValue) and v.ctx is self.ctx:  # on this device: copied there
+                        copies = copies or self.ctx.device.create_command_encoder()
+                        copies.copy_buffer_to_buffer(v.buffer, 0, ref.buffer, 0, min(v.nbytes, ref.nbytes))
+                        v = weakref.ref(v)  # not kept alive here: its buffer goes back to the free list once superseded
+                    else:
+                        self._upload(ref, np.asarray(v), dtype)
+                    now[op] = v
+            if copies is not None:
+                self.ctx.device.queue.submit([copies.finish()])
+        except BaseException:
+            self._var_seen.clear()
+            raise
+        self._var_seen.update(now)
         for fn in self.before_run:
             fn()
 
