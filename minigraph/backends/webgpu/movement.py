@@ -5,7 +5,7 @@ tile, split and stack are strided copies (``kernels/strided_copy.wgsl``); revers
 negative strides (u32 arithmetic wraps, so a stride of 2**32 - s walks backwards). A pad maps
 each result coordinate to its source coordinate per axis (``kernels/pad.wgsl``); its gradient
 folds one padded axis per dispatch (``kernels/pad_grad_axis.wgsl``), a sum over that axis's
-positions that read each source element, so no atomics are needed. That sum, and
+positions that read each source element (the padding's and its own), so no atomics are needed. That sum, and
 tile_gradient's over the copies, are long loops (``loops.long_loop``).
 """
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _pad_grad(step, kb):
         def record(j0, j1, state, head=head, cur=cur, dst=dst, n=n):
             kb.dispatch(src_code, [("u", head + [j0, j1]), ("ro", cur), ("rw", dst), ("rw", state)], -(-n // 256))
 
-        long_loop(kb, padded, n, 1, record)
+        long_loop(kb, a["left_padding"][d] + a["right_padding"][d] + 1, n, 1, record)
         cur = dst
 
 

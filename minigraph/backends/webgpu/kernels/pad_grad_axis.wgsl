@@ -1,8 +1,9 @@
 // pad_gradient along one axis: one thread per element of the result (that axis at the source's
-// size); it sums the incoming elements whose position on the axis maps to its coordinate
-// (pad_map), subtracting those an odd number of ANTI_PERIODIC periods negated. The other
-// axes are folded one dispatch each. A long loop (loops.py): this pass visits the positions
-// j0 <= j < j1 and keeps the sum in `state` (the compute type) for the next one.
+// size); it sums, in position order, the incoming elements whose position on the axis maps to
+// its coordinate (pad_map), subtracting those an odd number of ANTI_PERIODIC periods negated:
+// the padding's positions and its own, so left + right + 1 visits. The other axes are folded
+// one dispatch each. A long loop (loops.py): this pass makes the visits j0 <= q < j1 and keeps
+// the sum in `state` (the compute type) for the next one.
 // params: n, inner (elements after the axis), source size, padded size, left padding, j0, j1
 {{PARAMS}}
 @group(0) @binding(1) var<storage, read> src: array<{{T}}>;
@@ -23,15 +24,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let t = k / inner;
   let i = i32(t % size);
   let base = (t / size) * padded * inner + c;
+  let left = prm(4u);
+  let trips = padded - size + 1u;
   let j0 = prm(5u);
   let j1 = prm(6u);
   var acc = {{C}}(0);
   if (j0 > 0u) { acc = state[k]; }
-  for (var j = j0; j < j1; j = j + 1u) {
-    let m = pad_map(j, size, prm(4u));
+  for (var q = j0; q < j1; q = q + 1u) {
+    var j = q;  // the left padding, then this element's own position, then the right padding
+    if (q == left) { j = left + u32(i); } else if (q > left) { j = q + size - 1u; }
+    let m = pad_map(j, size, left);
     if (m.x != i) { continue; }
     let v = {{LOAD}};
     if ((m.y & 1) != 0) { acc = acc - v; } else { acc = acc + v; }
   }
-  if (j1 < padded) { state[k] = acc; } else { dst[k] = {{STORE}}; }
+  if (j1 < trips) { state[k] = acc; } else { dst[k] = {{STORE}}; }
 }
