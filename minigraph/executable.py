@@ -17,6 +17,7 @@ from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, Fe
                      MissingFeedError, TargetError)
 from .ir import Operation, Tensor
 from .listing import describe_executable
+from .ops.random import random_stream
 from .ops.registry import renamed
 from .philox import drawing
 from .profiling import Profile, build_profile
@@ -46,8 +47,7 @@ class Executable:
         self._cache_size = self.DEFAULT_CACHE_SIZE
         self._lock = threading.Lock()
         self.compile_count = 0
-        self._draws = 0  # the random ops' draw counter: successful runs so far (docs/random.md)
-        self._draw_lock = threading.Lock()
+        self._stream = random_stream(graph)  # the graph's draw counter, shared by its executables (docs/random.md)
         self._random_plans: dict = {}  # id(plan) -> (plan, whether it has a random op)
         self.plan = None
         if all(is_static(ty.shape) for ty in self.feed_types.values()):
@@ -94,10 +94,11 @@ class Executable:
         plan, runner, feed_values = self._feed_values(inputs)
         if not self._has_random(plan):
             return _execute(self.graph, plan, runner, feed_values, self.backend_name)
-        with self._draw_lock:  # one draw per run: a failed run leaves the counter where it was
-            with drawing(self._draws):
+        stream = self._stream
+        with stream.lock:  # one draw per run: a failed run leaves the counter where it was
+            with drawing(stream.draws):
                 out = _execute(self.graph, plan, runner, feed_values, self.backend_name)
-            self._draws += 1
+            stream.draws += 1
         return out
 
     def _feed_values(self, inputs: Any) -> tuple:
@@ -154,7 +155,7 @@ class Executable:
         if chosen not in clocks:
             raise BackendUnavailableError(f"backend {self.backend_name!r} cannot profile with clock {clock!r} here; "
                                           f"it has {list(clocks)}")
-        with drawing(self._draws) if self._has_random(plan) else contextlib.nullcontext():
+        with drawing(self._stream.draws) if self._has_random(plan) else contextlib.nullcontext():
             runs = [_profiled(self.graph, plan, runner, feed_values, self.backend_name, chosen)
                     for _ in range(int(warmup) + int(repeats))][int(warmup):]
         return build_profile(plan, runs, self.backend_name, chosen, str(getattr(runner, "device", "") or ""))
@@ -167,9 +168,10 @@ class Executable:
 
     @property
     def random_draws(self) -> int:
-        """How many runs drew random values so far: the Philox counter of the next run's random ops
-        (not in MPSGraph; docs/random.md)."""
-        return self._draws
+        """How many runs of the graph drew random values so far, through this executable or any
+        other of the graph's: the Philox counter of the next run's random ops (``g.random_draws``;
+        not in MPSGraph; docs/random.md)."""
+        return self._stream.draws
 
     def _arrays(self, inputs: Any) -> dict:
         """``{placeholder: ndarray}`` from a dict or a list in ``feed_tensors`` order, every feed checked."""

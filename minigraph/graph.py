@@ -21,6 +21,7 @@ from .coerce import coerce_feed
 from .errors import BackendUnavailableError, DTypeError, FeedDTypeError, FeedError, TargetError
 from .executable import Executable
 from .ir import Operation, Tensor
+from .ops.random import RandomStream
 from .types import ShapedType
 
 _log = logging.getLogger("minigraph")  # INFO: why run compiled (also g.last_compile_reason)
@@ -38,6 +39,9 @@ class Graph(GraphBuilder):
     def __init__(self, cache_size: Optional[int] = 64, *, seed: Optional[int] = None):
         super().__init__()
         self.random_seed = seed
+        # the random ops' draw counter: every executable of this graph draws from it and advances
+        # it, so an executable compiled again continues the stream (docs/random.md); not in MPSGraph
+        self.random_stream = RandomStream()
         self._lock = threading.RLock()  # guards the executable cache
         self._cache: OrderedDict[Any, Executable] = OrderedDict()
         self._cache_size = _cache_bound(cache_size)
@@ -349,6 +353,20 @@ class Graph(GraphBuilder):
     def last_compile_reason(self) -> str:
         """Why the most recent ``run`` compiled (e.g. a new feed shape); MPSGraph compiles silently, so it has no equivalent."""
         return self._last_compile_reason
+
+    @property
+    def random_draws(self) -> int:
+        """How many runs with random ops succeeded so far, through any of the graph's executables: the
+        draw number of the next such run (docs/random.md; not in MPSGraph). Assign an int >= 0 to
+        replay a draw (``g.random_draws = 0`` makes the next run draw what the first one drew)."""
+        return self.random_stream.draws
+
+    @random_draws.setter
+    def random_draws(self, n: int) -> None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n < 1 << 64:
+            raise TargetError(f"random_draws must be an int in [0, 2**64), got {n!r:.60}")
+        with self.random_stream.lock:  # not in the middle of a run's draw
+            self.random_stream.draws = int(n)
 
     @property
     def compile_count(self) -> int:

@@ -226,23 +226,50 @@ def test_distributions_drawn_on_the_backend_pass_ks(backend):
 
 
 # ----------------------------------------------------------------------------- draws and seeds
-def test_every_run_draws_afresh_and_a_new_executable_starts_over(backend):
+def test_every_run_draws_afresh_and_a_new_executable_continues_the_stream(backend):
     g = mg.Graph()
     r = g.random_uniform_tensor([64], seed=1)
     exe = g.compile({}, [r], backend=backend)
     first, second = exe.run()[0], exe.run()[0]
     assert not np.array_equal(first, second)
-    assert exe.random_draws == 2
+    assert exe.random_draws == g.random_draws == 2
     np.testing.assert_array_equal(first, philox.uniform01(philox.random_words(64, 1, 0)))
     np.testing.assert_array_equal(second, philox.uniform01(philox.random_words(64, 1, 1)))
-    again = g.compile({}, [r], backend=backend)
-    np.testing.assert_array_equal(again.run()[0], first)
+    again = g.compile({}, [r], backend=backend)  # the counter is the graph's: draw 2, not 0 again
+    assert again.random_draws == 2
+    np.testing.assert_array_equal(again.run()[0], philox.uniform01(philox.random_words(64, 1, 2)))
+    assert exe.random_draws == g.random_draws == 3
+    np.testing.assert_array_equal(exe.run()[0], philox.uniform01(philox.random_words(64, 1, 3)))
 
 
 def test_g_run_draws_afresh_through_its_cached_executable():
     g = mg.Graph()
     r = g.random_uniform_tensor([16], seed=3)
     assert not np.array_equal(g.run({}, [r])[r], g.run({}, [r])[r])
+
+
+def test_g_run_continues_the_stream_after_its_executable_left_the_cache():
+    g = mg.Graph(cache_size=1)
+    r = g.random_uniform_tensor([16], seed=3)
+    other = g.random_uniform_tensor([16], seed=4)
+    seen = [g.run({}, [r])[r], g.run({}, [r])[r]]
+    g.run({}, [other])  # evicts r's executable (the cache holds one)
+    assert g.cache_info().currsize == 1
+    seen.append(g.run({}, [r])[r])  # compiled again: draw 3 of the graph, not draw 0 again
+    assert "evicted" in g.last_compile_reason
+    assert not any(np.array_equal(a, b) for i, a in enumerate(seen) for b in seen[i + 1:])
+    for n, value in enumerate(seen):
+        draw = n if n < 2 else 3
+        np.testing.assert_array_equal(value, philox.uniform01(philox.random_words(16, 3, draw)))
+    assert g.random_draws == 4
+    g.cache_clear()
+    assert not np.array_equal(g.run({}, [r])[r], seen[0])  # a cleared cache does not restart it either
+    g.random_draws = 0  # a replay is asked for explicitly
+    np.testing.assert_array_equal(g.run({}, [r])[r], seen[0])
+    for bad in (-1, 1.5, True, 1 << 64):
+        with pytest.raises(mg.TargetError, match=r"random_draws must be an int in \[0, 2\*\*64\)"):
+            g.random_draws = bad
+    assert g.random_draws == 1
 
 
 def test_a_failed_run_does_not_advance_the_counter(replace_kernel):
@@ -262,7 +289,7 @@ def test_a_failed_run_does_not_advance_the_counter(replace_kernel):
     failing = g.compile({x: mg.ShapedType([8], mg.float32)}, [y])
     with pytest.raises(mg.ExecutionError):
         failing.run({x: zeros})
-    assert failing.random_draws == 0
+    assert failing.random_draws == exe.random_draws == g.random_draws == 1  # exe's run, not the failed one
     with pytest.raises(mg.FeedError):
         exe.run({x: np.zeros(3, F32)})
     assert exe.random_draws == 1
@@ -397,7 +424,7 @@ def test_dropout_gradient_uses_the_same_mask(backend, rate):
 
 
 def test_dropout_gradient_matches_finite_differences():
-    """float64, rate 0.5: each evaluation a fresh executable, so every one draws the mask of draw 0."""
+    """float64, rate 0.5: every evaluation replays draw 0 (g.random_draws = 0), so draws one mask."""
     g = mg.Graph()
     x = g.placeholder([3, 4], mg.float64, name="x")
     r = g.placeholder([3, 4], mg.float64, name="r")
@@ -413,6 +440,7 @@ def test_dropout_gradient_matches_finite_differences():
         for sgn in (1, -1):
             p = xs.copy()
             p[idx] += sgn * eps
+            g.random_draws = 0
             fd[idx] += sgn * g.compile(types, [loss]).run({x: p, r: rs})[0].item() / (2 * eps)
     np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6)
     assert 0 < np.count_nonzero(got) < got.size

@@ -1,8 +1,9 @@
 """Random ops (MPSGraph's RandomOps): ``random_tensor``, ``random_uniform_tensor`` and ``dropout``.
 
-Every op draws from Philox4x32-10 (minigraph/philox.py) keyed by its ``seed``; the executable
-advances a draw counter once per successful run, so each run is a fresh draw and equal seeds
-give equal draws on both backends (docs/random.md). An op built with ``seed=None`` takes a seed
+Every op draws from Philox4x32-10 (minigraph/philox.py) keyed by its ``seed``; the graph's
+draw counter (``RandomStream``) advances once per successful run of any of its executables, so
+each run is a fresh draw, an executable compiled again (after ``g.run``'s cache dropped it)
+continues the stream, and equal seeds give equal draws on both backends (docs/random.md). An op built with ``seed=None`` takes a seed
 derived from the graph's ``random_seed`` and its own index, so a program that sets
 ``g.random_seed`` is reproducible; without one it takes a fresh random seed (as MPSGraph's
 seedless ops "use a random seed value").
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import threading
 from typing import Any, Optional
 
 from ..descriptors import RandomDistribution, RandomOpDescriptor, frozen_copy
@@ -23,6 +25,38 @@ from ..ir import Tensor
 from ..philox import MASK64, derived_seed
 from ..types import ShapedType, as_shape
 from .registry import defop, gradient
+
+
+class RandomStream:
+    """A graph's position in its random stream: how many runs with random ops succeeded so far,
+    whichever executable of the graph ran them (the draw number of the next such run).
+
+    Not in MPSGraph (its random state is a tensor the app threads through, or hidden).
+    """
+
+    __slots__ = ("draws", "lock")
+
+    def __init__(self) -> None:
+        self.draws = 0
+        self.lock = threading.Lock()  # one draw number per run, across the graph's executables
+
+    def __repr__(self) -> str:
+        return f"RandomStream(draws={self.draws})"
+
+
+_STREAM_LOCK = threading.Lock()
+
+
+def random_stream(g: Any) -> RandomStream:
+    """The graph's ``RandomStream`` (``Graph`` makes it; any other graph gets one on first use)."""
+    stream = getattr(g, "random_stream", None)
+    if isinstance(stream, RandomStream):
+        return stream
+    with _STREAM_LOCK:
+        stream = getattr(g, "random_stream", None)
+        if not isinstance(stream, RandomStream):
+            stream = g.random_stream = RandomStream()
+    return stream
 
 
 def _infer_random(in_types, attrs):
