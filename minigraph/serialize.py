@@ -46,6 +46,8 @@ VERSION = 2  # 2: a constant filled from a scalar is stored as {"$": "fill"}
 READABLE_VERSIONS = (1, 2)
 MAX_JSON_BYTES = 1 << 30
 MAX_DEPTH = 16  # nesting of attribute values
+DEFAULT_CACHE_SIZE = 64  # a loaded graph's run cache where the file says null (unbounded) or nothing
+MAX_CACHE_SIZE = 1 << 20  # the largest run-cache bound a file may give
 _DTYPES = {d.name: d for d in ALL_DTYPES}
 
 
@@ -238,7 +240,7 @@ def to_json_dict(g) -> tuple:
     variables = {}
     for op, v in g.variable_store.values.items():
         variables[op.name] = enc.array(v, f"variable {op.name!r} value")["key"]
-    cache_size = g.cache_size if g.cache_size is None else min(g.cache_size, 1 << 20)  # load's bound
+    cache_size = g.cache_size if g.cache_size is None else min(g.cache_size, MAX_CACHE_SIZE)  # load's bound
     doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
            "ops": ops, "variables": variables}
     return doc, {k: a for k, (_, a) in enc.arrays.items()}
@@ -660,7 +662,7 @@ class Document:
     """A checked graph file: its op entries, variable array keys and arrays, ready to rebuild."""
 
     where: str  # the JSON path, for messages
-    cache_size: Optional[int]
+    cache_size: int  # never None: a loaded graph's run cache is bounded
     entries: list
     var_keys: dict
     arrays: dict
@@ -685,7 +687,14 @@ def read(path: Any, max_bytes: Optional[int] = None) -> Document:
     var_keys = _check_variables(doc["variables"], entries, seen, dec, where)
     budget = limits.load_budget() if max_bytes is None else max_bytes
     arrays = _read_npz(npz_path, {k: dec.arrays[k] for k in sorted(dec.used)}, doc.get("npz_sha256"), budget)
-    return Document(where, doc.get("cache_size", 64), entries, var_keys, arrays)
+    return Document(where, _cache_size(doc), entries, var_keys, arrays)
+
+
+def _cache_size(doc: dict) -> int:
+    """The loaded graph's run-cache bound: the file's, where null (an unbounded cache where the
+    file was saved) or absent is the default; a file never makes a graph's cache unbounded."""
+    size = doc.get("cache_size")
+    return DEFAULT_CACHE_SIZE if size is None else size
 
 
 # ------------------------------------------------------------------------------------ parse
@@ -697,10 +706,10 @@ def _parse_document(json_path: str, where: str) -> dict:
     _keys(doc, {"format", "version", "ops", "variables"}, {"cache_size", "npz_sha256"}, where)
     _want(doc["ops"], list, where, "ops")
     _want(doc["variables"], dict, where, "variables")
-    cache_size = doc.get("cache_size", 64)
+    cache_size = doc.get("cache_size", DEFAULT_CACHE_SIZE)
     if cache_size is not None and (isinstance(cache_size, bool) or not isinstance(cache_size, int)
-                                   or not 0 <= cache_size <= 1 << 20):
-        _fail(where, f"cache_size must be null (unbounded) or an int in 0..{1 << 20}, got {_short(cache_size)}")
+                                   or not 0 <= cache_size <= MAX_CACHE_SIZE):
+        _fail(where, f"cache_size must be null or an int in 0..{MAX_CACHE_SIZE}, got {_short(cache_size)}")
     sha = doc.get("npz_sha256")
     if sha is not None and not (isinstance(sha, str) and len(sha) == 64):
         _fail(where, "npz_sha256 must be a 64-character hex string")

@@ -83,6 +83,30 @@ def test_round_trip_keeps_names_scopes_and_constant_dtypes(tmp_path):
     np.testing.assert_array_equal(g.run({x: xv}, [y])[y], h.run({h.tensor("x"): xv}, [h.tensor("y")])[h.tensor("y")])
 
 
+def test_a_loaded_graph_never_has_an_unbounded_run_cache(tmp_path):
+    g = mg.Graph(cache_size=None)  # unbounded here: the file says null
+    x = g.placeholder([-1], name="x")
+    g.negative(x, name="y")
+    path = g.save(tmp_path / "g.json")
+    assert json.loads(open(path).read())["cache_size"] is None
+    h = mg.load(path)
+    assert h.cache_size == h.cache_info().maxsize == 64  # the default bound, not unbounded
+    for n in range(1, 70):  # 69 feed shapes: the loaded graph keeps at most 64 executables
+        h.run({h.tensor("x"): np.ones(n, np.float32)}, [h.tensor("y")])
+    assert h.cache_info().currsize == 64
+    h.cache_size = None  # unbounded again only when asked for
+    assert h.cache_size is None
+    doc = json.loads(open(path).read())
+    for bad in (-1, 1 << 21, 2.5, "64", True):
+        doc["cache_size"] = bad
+        _write_json(tmp_path / "g.json", doc)
+        with pytest.raises(mg.SerializationError, match=r"cache_size must be null or an int in 0\.\.1048576"):
+            mg.load(tmp_path / "g.json")
+    doc.pop("cache_size")  # absent: the default too
+    _write_json(tmp_path / "g.json", doc)
+    assert mg.load(tmp_path / "g.json").cache_size == 64
+
+
 def test_show_command_prints_the_listing(tmp_path, capsys):
     from minigraph.__main__ import show_main
 
