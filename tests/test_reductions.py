@@ -162,10 +162,22 @@ def test_reduction_and_or_match_python_all_any(backend, rng):
 
 
 # ----------------------------------------------------------------------------- arg reductions
+def _naive_arg(row, sign: int) -> int:
+    """MPSGraph's rule: NaN skipped, the first extreme on ties, -1 for a slice of only NaN."""
+    live = [k for k, v in enumerate(row) if not (isinstance(v, (float, np.floating)) and math.isnan(v))]
+    if not live:
+        return -1
+    best = max(sign * row[k] for k in live)
+    return next(k for k in live if sign * row[k] == best)
+
+
 @pytest.mark.parametrize("op", ["reduction_arg_maximum", "reduction_arg_minimum"])
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])
-def test_arg_reductions_first_index_on_ties_and_nan_wins(backend, rng, op, axis):
+def test_arg_reductions_skip_nan_and_take_the_first_index_on_ties(backend, rng, op, axis):
     x = _specials(rng, (4, 5, 6))
+    x[1, 2, :] = np.nan  # a slice of only NaN along the last axis
+    x[:, 3, 4] = np.nan  # ... along the first
+    x[2, :, 1] = np.nan  # ... along the second
     xi = rng.integers(-2, 3, (4, 5, 6)).astype(np.int32)
     g = mg.Graph()
     p, q = g.placeholder(x.shape), g.placeholder(xi.shape, mg.int32)
@@ -174,13 +186,54 @@ def test_arg_reductions_first_index_on_ties_and_nan_wins(backend, rng, op, axis)
     sign = 1 if op == "reduction_arg_maximum" else -1
     for arr, res in ((x, got), (xi, got_i)):
         for idx, row in _rows(arr, axis):
-            nans = [k for k, v in enumerate(row) if isinstance(v, (float, np.floating)) and math.isnan(v)]
-            if nans:
-                want = nans[0]
-            else:
-                best = max(sign * v for v in row)
-                want = next(k for k, v in enumerate(row) if sign * v == best)
-            assert np.moveaxis(res, axis, -1)[idx][0] == want, (idx, row)
+            assert np.moveaxis(res, axis, -1)[idx][0] == _naive_arg(row, sign), (idx, row)
+    assert (got == -1).any()
+
+
+@pytest.mark.parametrize("dtype", [mg.float32, mg.float16])
+def test_arg_reductions_index_the_nan_skipping_maximum_and_minimum(backend, rng, dtype):
+    """x[argmax(x)] == reduction_maximum(x) (both skip NaN, as MPSGraph's do), ±inf included; a
+    slice of only NaN gives -1 (and the maximum its seed, -inf)."""
+    if dtype == mg.float16 and backend == "webgpu" and not mg.get_backend("webgpu").context.has_f16:
+        pytest.skip("the adapter has no shader-f16")
+    x = rng.standard_normal((7, 9)).astype(dtype.np_dtype)
+    x[rng.random(x.shape) < 0.3] = np.nan
+    x[0, 4], x[1, [2, 6]], x[2, [1, 8]] = np.inf, -np.inf, [-np.inf, np.inf]
+    x[3] = np.nan
+    x[4] = [np.nan, -np.inf, np.nan, -np.inf, np.nan, np.nan, np.nan, np.nan, np.nan]
+    x[5, :] = 1.0
+    g = mg.Graph()
+    p = g.placeholder(x.shape, dtype)
+    am, an, mx, mn = _run(g, {p: x}, [g.reduction_arg_maximum(p, 1), g.reduction_arg_minimum(p, 1),
+                                      g.reduction_maximum(p, [1]), g.reduction_minimum(p, [1])], backend)
+    rows = np.arange(7)
+    live = ~np.isnan(x).all(axis=1)
+    np.testing.assert_array_equal(x[rows[live], am[live, 0]], mx[live, 0])
+    np.testing.assert_array_equal(x[rows[live], an[live, 0]], mn[live, 0])
+    assert am[3, 0] == an[3, 0] == -1 and mx[3, 0] == -np.inf and mn[3, 0] == np.inf
+    assert am[0, 0] == 4 and an[1, 0] == 2 and (am[2, 0], an[2, 0]) == (8, 1) and am[4, 0] == an[4, 0] == 1
+    assert am[5, 0] == an[5, 0] == 0  # ties: the first index
+
+
+def test_arg_reductions_worked_example(backend):
+    g = mg.Graph()
+    v = g.placeholder([2, 5], name="v")
+    data = np.array([[3.0, np.nan, 1.0, 3.0, -np.inf], [np.nan] * 5], np.float32)
+    got = _run(g, {v: data}, [g.reduction_arg_maximum(v, 1), g.reduction_arg_minimum(v, 1)], backend)
+    assert [a.ravel().tolist() for a in got] == [[0, -1], [4, -1]]
+
+
+def test_arg_reductions_match_jax_nanargmax(backend, rng):
+    """JAX's nanargmax/nanargmin skip NaN and give -1 for a slice of only NaN, as minigraph does."""
+    jax = pytest.importorskip("jax", reason="needs the oracles extra: pip install -e '.[oracles]'")
+    jnp = jax.numpy
+    x = _specials(rng, (6, 8))
+    x[2] = np.nan
+    g = mg.Graph()
+    p = g.placeholder(x.shape)
+    got = _run(g, {p: x}, [g.reduction_arg_maximum(p, 1), g.reduction_arg_minimum(p, 0)], backend)
+    np.testing.assert_array_equal(got[0][:, 0], np.asarray(jnp.nanargmax(jnp.asarray(x), axis=1)))
+    np.testing.assert_array_equal(got[1][0], np.asarray(jnp.nanargmin(jnp.asarray(x), axis=0)))
 
 
 def test_arg_maximum_matches_torch_without_ties(backend, rng):
@@ -456,7 +509,8 @@ def test_webgpu_merge_sort_and_rank_sort_both_keep_the_order(webgpu, rng, monkey
 
 
 def test_top_k_sorts_scans_and_products_match_jax(backend, rng):
-    """JAX puts NaN first in top_k and descending argsort, and last ascending, as minigraph does."""
+    """JAX puts NaN first in top_k and descending argsort, and last ascending, as minigraph does;
+    its nanargmax skips NaN as minigraph's arg max does."""
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
     x = _specials(rng, (4, 9))
@@ -472,7 +526,7 @@ def test_top_k_sorts_scans_and_products_match_jax(backend, rng):
     np.testing.assert_array_equal(got[1], np.asarray(ji))
     np.testing.assert_array_equal(got[2], np.asarray(jnp.argsort(x, axis=1, stable=True)))
     np.testing.assert_array_equal(got[3], np.asarray(jnp.argsort(x, axis=1, stable=True, descending=True)))
-    np.testing.assert_array_equal(got[4][:, 0], np.asarray(jnp.argmax(x, axis=1)))
+    np.testing.assert_array_equal(got[4][:, 0], np.asarray(jnp.nanargmax(x, axis=1)))  # NaN skipped
     np.testing.assert_allclose(got[5], np.asarray(jax.lax.cumsum(jnp.asarray(y), axis=1, reverse=True)),
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got[6], np.asarray(jnp.prod(y, axis=0, keepdims=True)), rtol=1e-5)
