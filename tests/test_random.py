@@ -272,6 +272,28 @@ def test_g_run_continues_the_stream_after_its_executable_left_the_cache():
     assert g.random_draws == 1
 
 
+def test_executables_of_one_graph_running_in_threads_draw_each_number_once():
+    import threading
+    g = mg.Graph()
+    r = g.random_uniform_tensor([8], seed=5)
+    exes = [g.compile({}, [r]), g.compile({}, [r])]
+    got, lock = [], threading.Lock()
+
+    def work(exe):
+        for _ in range(10):
+            value = exe.run()[0]
+            with lock:
+                got.append(value)
+    threads = [threading.Thread(target=work, args=(exes[i % 2],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    draws = {philox.uniform01(philox.random_words(8, 5, d)).tobytes(): d for d in range(40)}
+    assert sorted(draws[v.tobytes()] for v in got) == list(range(40))  # no draw twice, none skipped
+    assert g.random_draws == exes[0].random_draws == exes[1].random_draws == 40
+
+
 def test_a_failed_run_does_not_advance_the_counter(replace_kernel):
     g = mg.Graph()
     x = g.placeholder([8], name="x")
