@@ -771,3 +771,32 @@ def test_an_upload_interrupted_by_ctrl_c_leaves_no_stale_resident_value(gpu, mon
         exe.run({})
     assert exe.run({})[0].tolist() == [3.0]
     assert g.value_of(w).tolist() == [3.0] and g.value_of(table).tolist() == [0.0]
+
+
+def test_a_probe_interrupted_by_ctrl_c_is_no_verdict(gpu, monkeypatch):
+    """Ctrl-C during a process's first webgpu use: the interrupted probe caches nothing, and a
+    failure right after it (a module the interruption left half imported fails the next import)
+    is not cached either, so webgpu becomes available once a probe gets through."""
+    from minigraph.backends.webgpu import backend as wb
+
+    real, calls = wb.get_context, []
+
+    def flaky(metal_only=False):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        if len(calls) == 2:
+            raise AttributeError("module 'pycparser' has no attribute 'c_ast'")
+        return real(metal_only)
+    monkeypatch.setattr(wb, "get_context", flaky)
+    b = WebGPUBackend()
+    with pytest.raises(KeyboardInterrupt):
+        b.available()
+    ok, why = b.available()
+    assert not ok and "c_ast" in why
+    ok, why = b.available()
+    assert ok and "wgpu adapter" in why and len(calls) == 3
+    assert b.available() == (ok, why) and len(calls) == 3  # a verdict now: probed no more
+    c = WebGPUBackend()  # without an interruption, a failure is the verdict
+    calls[:] = [1]
+    assert not c.available()[0] and not c.available()[0] and len(calls) == 2

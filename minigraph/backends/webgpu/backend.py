@@ -41,14 +41,25 @@ class WebGPUBackend:
         self.metal_only = metal_only
         self.name = "metal" if metal_only else "webgpu"
         self._status = None
+        self._interrupted = False  # a probe was interrupted: a failure is no verdict
         self._ctx = None
         self._lock = threading.Lock()
 
     def available(self):
+        """``(ok, reason)``, probed once. An interrupted probe (Ctrl-C while wgpu loads or the
+        adapter is requested) is no verdict, and neither is a failure after one (the interruption
+        may have left a module half imported): the next call probes again."""
         with self._lock:
-            if self._status is None:
-                self._status = self._probe()
-            return self._status
+            if self._status is not None:
+                return self._status
+            try:
+                status = self._probe()
+            except BaseException:  # KeyboardInterrupt, SystemExit: _probe turns every Exception into a reason
+                self._interrupted = True
+                raise
+            if status[0] or not self._interrupted:
+                self._status = status
+            return status
 
     def _probe(self):
         if self.metal_only and sys.platform != "darwin":
