@@ -23,6 +23,12 @@ MAX_BYTES = physical_memory()
 MAX_LOAD_BYTES: Optional[int] = None
 
 
+# The largest value mg.from_onnx computes while it reads a model (ConstantOfShape, Expand, the
+# arithmetic of constants): a larger one is built as an op (a filled constant, a broadcast), which
+# the limits above size when a run needs it, so a small file cannot make the import allocate much.
+MAX_FOLD_BYTES = 1 << 26  # 64 MiB
+
+
 def load_budget() -> int:
     """The byte budget of ``mg.load``: ``MAX_LOAD_BYTES``, else ``MAX_BYTES``, else 1 TiB."""
     return MAX_LOAD_BYTES if MAX_LOAD_BYTES is not None else (MAX_BYTES or 1 << 40)

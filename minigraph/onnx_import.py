@@ -7,26 +7,31 @@ partial graph. The operator table is ``minigraph/onnx_ops.py``.
 """
 from __future__ import annotations
 
+import math
 import os
+import re
+import stat
 from typing import Any, Optional
 
 import numpy as np
 
+from . import limits
 from .errors import MiniGraphError, ModelImportError
 from .graph import Graph
 from .ir import Operation, Tensor
-from .listing import gradient_op_counts
+from .listing import escape, gradient_op_counts
 from .onnx_ops import CONVERTERS, ONNX_DTYPES, Context, attributes
 
 MAX_MODEL_BYTES = 2 ** 31  # protobuf's own limit
+_DECIMAL = re.compile(r"[0-9]{1,20}")  # an external-data offset or length: digits only, no sign
 
 
 def _require_onnx() -> Any:
     try:
         import onnx
     except ImportError:
-        raise ModelImportError("mg.from_onnx needs the 'onnx' package: pip install \"minigraph[onnx]\" "
-                               "(or pip install onnx)") from None
+        raise ModelImportError("mg.from_onnx needs the 'onnx' package: pip install onnx (from a source "
+                               "checkout: pip install \".[onnx]\")") from None
     return onnx
 
 
@@ -67,17 +72,22 @@ def import_model(model: Any, training: bool = False) -> tuple[Graph, dict, dict,
     onnx = _require_onnx()
     proto, base_dir = _read(onnx, model)
     _load_external_data(onnx, proto, base_dir)
+    for t, where in _tensors_of(proto):
+        _check_tensor(onnx, t, where)
+    opset = _opset(onnx, proto)  # before the checker, which reads the first of two default domains
     try:
         onnx.checker.check_model(proto)
     except Exception as e:  # onnx.checker.ValidationError and protobuf errors
-        raise ModelImportError(f"the ONNX model is not valid: {_first_line(e)}") from None
-    opset = _opset(onnx, proto)
+        raise ModelImportError(f"the ONNX model is not valid: {escape(_first_line(e))}") from None
     try:
         return _build(onnx, proto, opset, bool(training))
     except ModelImportError:
         raise
     except MiniGraphError as e:
         raise ModelImportError(str(e)) from e
+    except Exception as e:  # the last line of defence: a file minigraph misreads is still refused
+        raise ModelImportError(f"the ONNX model cannot be imported: {type(e).__name__}: "
+                               f"{escape(_first_line(e))}") from e
 
 
 def _first_line(e: Exception) -> str:
@@ -120,52 +130,136 @@ def _parse(onnx: Any, data: bytes, what: str) -> Any:
 
 
 def _tensors_of(proto: Any) -> list:
-    """Every TensorProto of the main graph: initializers and Constant nodes' values."""
-    out = list(proto.graph.initializer)
-    for node in proto.graph.node:
+    """``(TensorProto, what it is)`` for every tensor of the main graph: initializers and the
+    tensor attributes of nodes (Constant's value, ConstantOfShape's value)."""
+    out = [(t, f"initializer {escape(t.name)!r}") for t in proto.graph.initializer]
+    for i, node in enumerate(proto.graph.node):
         for a in node.attribute:
             if a.HasField("t"):
-                out.append(a.t)
+                out.append((a.t, f"attribute {escape(a.name)!r} of ONNX node {escape(node.name or '#' + str(i))!r}"))
     return out
 
 
+def _declared_bytes(t: Any, where: str) -> int:
+    """The bytes a tensor's shape and element type declare, checked against the limits."""
+    if t.data_type not in ONNX_DTYPES:
+        raise ModelImportError(f"{where}: element type {t.data_type} is not supported (supported: "
+                               f"{sorted(ONNX_DTYPES)})")
+    dims = list(t.dims)
+    if len(dims) > limits.MAX_RANK or any(d < 0 for d in dims):
+        raise ModelImportError(f"{where}: shape {dims[:10]}{'...' if len(dims) > 10 else ''} is not a "
+                               f"tensor shape (at most {limits.MAX_RANK} non-negative sizes)")
+    n = math.prod(dims)
+    if n > limits.MAX_ELEMENTS:
+        raise ModelImportError(f"{where}: shape {dims} has {n} elements, more than the limit {limits.MAX_ELEMENTS}")
+    return n * ONNX_DTYPES[t.data_type].np_dtype.itemsize
+
+
+def _check_tensor(onnx: Any, t: Any, where: str) -> None:
+    """The tensor's data holds exactly what its shape and element type declare (before reading it)."""
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        return  # an external-data tensor of a model given without its path: refused where it is read
+    nbytes = _declared_bytes(t, where)
+    n = nbytes // ONNX_DTYPES[t.data_type].np_dtype.itemsize
+    if t.HasField("raw_data"):
+        have, what = len(t.raw_data), "bytes of raw_data"
+        need = nbytes
+    else:
+        field = onnx.helper.tensor_dtype_to_field(t.data_type)
+        have, what, need = len(getattr(t, field)), f"values in {field}", n
+    if have != need:
+        raise ModelImportError(f"{where}: its shape {list(t.dims)} needs {need} {what}, the file holds {have}")
+
+
 def _load_external_data(onnx: Any, proto: Any, base_dir: Optional[str]) -> None:
-    """Read external tensor data, refusing any location outside the model's folder."""
-    ext = onnx.TensorProto.EXTERNAL
-    for t in _tensors_of(proto):
-        if t.data_location != ext:
-            continue
-        info = {e.key: e.value for e in t.external_data}
-        loc = info.get("location", "")
-        where = f"initializer {t.name!r}: external data {loc!r}"
-        if base_dir is None:
-            raise ModelImportError(f"{where}: a model with external data must be loaded from its path")
-        if not loc or os.path.isabs(loc) or os.path.splitdrive(loc)[0]:
-            raise ModelImportError(f"{where} must be a relative path inside the model's folder")
-        root = os.path.realpath(base_dir)
-        full = os.path.realpath(os.path.join(root, loc))
-        if os.path.commonpath([root, full]) != root:
-            raise ModelImportError(f"{where} points outside the model's folder {base_dir!r}; refused")
-        if not os.path.isfile(full):
-            raise ModelImportError(f"{where}: no such file next to the model")
-        try:
-            offset, length = int(info.get("offset", 0)), int(info.get("length", -1))
-        except ValueError:
-            raise ModelImportError(f"{where}: offset/length are not integers") from None
-        size = os.path.getsize(full)
-        if length < 0:
-            length = size - offset
-        if offset < 0 or offset + length > size:
-            raise ModelImportError(f"{where}: bytes {offset}..{offset + length} lie past the file's end ({size})")
-        with open(full, "rb") as f:
-            f.seek(offset)
-            t.raw_data = f.read(length)
+    """Read external tensor data, refusing any location outside the model's folder.
+
+    Every range is checked against its file's size and its tensor's declared size, and all of them
+    together against the bytes the files hold and ``limits.load_budget()``, before any is read
+    (ranges that several tensors share count once per tensor); each distinct range is read once.
+    """
+    sizes: dict = {}  # file -> its size
+    plans = [(t, *_external_range(t, what, base_dir, sizes)) for t, what in _tensors_of(proto)
+             if t.data_location == onnx.TensorProto.EXTERNAL]
+    if not plans:
+        return
+    total, held, budget = sum(p[3] for p in plans), sum(sizes.values()), limits.load_budget()
+    if total > held:
+        raise ModelImportError(f"the model's external data asks for {total} bytes, more than its files hold "
+                               f"({held} bytes in {len(sizes)} file(s); a range shared by several tensors "
+                               "counts for each)")
+    if total > budget:
+        raise ModelImportError(f"the model's external data asks for {total} bytes, more than the load budget "
+                               f"({budget} bytes, minigraph.limits.MAX_LOAD_BYTES)")
+    read: dict = {}  # (file, offset, length) -> bytes
+    for t, full, offset, length in plans:
+        key = (full, offset, length)
+        if key not in read:
+            with open(full, "rb") as f:
+                f.seek(offset)
+                read[key] = f.read(length)
+            if len(read[key]) != length:
+                raise ModelImportError(f"external data {escape(repr(os.path.basename(full)))} changed while it "
+                                       "was read")
+        t.raw_data = read[key]
         del t.external_data[:]
         t.data_location = onnx.TensorProto.DEFAULT
 
 
+def _external_range(t: Any, what: str, base_dir: Optional[str], sizes: dict) -> tuple[str, int, int]:
+    """``(file, offset, length)`` of a tensor's external data, checked; ``sizes`` caches file sizes."""
+    info: dict = {}
+    for e in t.external_data:
+        if e.key in info:
+            raise ModelImportError(f"{what}: external data names its {escape(e.key)!r} twice")
+        info[e.key] = e.value
+    loc = info.get("location", "")
+    where = f"{what}: external data {escape(repr(loc))}"
+    if base_dir is None:
+        raise ModelImportError(f"{where}: a model with external data must be loaded from its path")
+    if "\0" in loc:
+        raise ModelImportError(f"{where}: the location holds a NUL byte; it must be a relative path inside "
+                               "the model's folder")
+    if not loc or os.path.isabs(loc) or os.path.splitdrive(loc)[0]:
+        raise ModelImportError(f"{where} must be a relative path inside the model's folder")
+    root = os.path.realpath(base_dir)
+    full = os.path.realpath(os.path.join(root, loc))
+    if os.path.commonpath([root, full]) != root:
+        raise ModelImportError(f"{where} points outside the model's folder {escape(repr(base_dir))}; refused")
+    if full not in sizes:
+        try:
+            st = os.stat(full)
+        except OSError:
+            raise ModelImportError(f"{where}: no such file next to the model") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelImportError(f"{where}: not a regular file")
+        sizes[full] = st.st_size
+    size = sizes[full]
+    for key in ("offset", "length"):
+        if key in info and not _DECIMAL.fullmatch(info[key]):
+            raise ModelImportError(f"{where}: {key} {escape(repr(info[key]))} is not a byte count (digits only, "
+                                   "at most 20)")
+    offset = int(info.get("offset", 0))
+    if offset > size:
+        raise ModelImportError(f"{where}: offset {offset} lies past the file's end ({size} bytes)")
+    length = int(info["length"]) if "length" in info else size - offset
+    if offset + length > size:
+        raise ModelImportError(f"{where}: bytes {offset}..{offset + length} lie past the file's end ({size})")
+    need = _declared_bytes(t, what)
+    if length != need:
+        raise ModelImportError(f"{where}: holds {length} bytes, but the tensor's shape {list(t.dims)} needs {need}")
+    return full, offset, length
+
+
 def _opset(onnx: Any, proto: Any) -> int:
-    versions = {o.domain or "ai.onnx": o.version for o in proto.opset_import}
+    versions: dict = {}
+    for o in proto.opset_import:
+        domain = o.domain or "ai.onnx"
+        if domain in versions:
+            raise ModelImportError(f"the model imports domain {escape(repr(domain))} twice (opsets "
+                                   f"{versions[domain]} and {o.version}; '' and 'ai.onnx' are the same "
+                                   "domain); a model imports each domain once")
+        versions[domain] = o.version
     if "ai.onnx" not in versions:
         raise ModelImportError("the model imports no default-domain opset ('' / ai.onnx); minigraph "
                                "supports only ONNX's standard operators")
@@ -189,30 +283,42 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
     inits = {t.name for t in proto.graph.initializer}
     running = _running_statistics(proto)
     for t in proto.graph.initializer:
+        where = f"initializer {escape(t.name)!r}"
         try:
             arr = numpy_helper.to_array(t)
         except Exception as e:
-            raise ModelImportError(f"initializer {t.name!r} cannot be read: {_first_line(e)}") from None
-        if t.name in running:  # batch-norm statistics: variables, but not weights
-            with g.non_trainable():
-                ctx.add_initializer(t.name, np.array(arr))
-        else:
-            ctx.add_initializer(t.name, np.array(arr))
+            raise ModelImportError(f"{where} cannot be read: {escape(_first_line(e))}") from None
+        try:
+            if t.name in running:  # batch-norm statistics: variables, but not weights
+                with g.non_trainable():
+                    ctx.add_initializer(t.name, arr)
+            else:
+                ctx.add_initializer(t.name, arr)
+        except MiniGraphError as e:
+            raise ModelImportError(f"{where}: {e}") from e
     inputs = {}
     for vi in proto.graph.input:
         if vi.name in inits:
             continue  # older exporters list initializers as inputs too
         elem = vi.type.tensor_type.elem_type
+        where = f"graph input {escape(vi.name)!r}"
         if elem not in ONNX_DTYPES:
-            raise ModelImportError(f"graph input {vi.name!r}: element type {elem} is not supported "
+            raise ModelImportError(f"{where}: element type {elem} is not supported "
                                    f"(supported: {sorted(ONNX_DTYPES)})")
-        inputs[vi.name] = ctx.values[vi.name] = g.placeholder(_value_shape(vi), ONNX_DTYPES[elem], name=vi.name)
+        shape = _value_shape(vi)
+        if len(shape) > limits.MAX_RANK or any(d < -1 for d in shape):
+            raise ModelImportError(f"{where}: shape {list(shape)[:10]} is not a tensor shape (at most "
+                                   f"{limits.MAX_RANK} sizes, each >= 0, or unknown)")
+        try:
+            inputs[vi.name] = ctx.values[vi.name] = g.placeholder(shape, ONNX_DTYPES[elem], name=vi.name)
+        except MiniGraphError as e:
+            raise ModelImportError(f"{where}: {e}") from e
     for i, node in enumerate(proto.graph.node):
         _convert(ctx, node, i)
     outputs = {}
     for vi in proto.graph.output:
         if vi.name not in ctx.values and vi.name not in ctx.statics:
-            raise ModelImportError(f"graph output {vi.name!r} is produced by no node")
+            raise ModelImportError(f"graph output {escape(vi.name)!r} is produced by no node")
         t = ctx.tensor(vi.name)
         _check_declared(vi, t)
         outputs[vi.name] = t
@@ -239,7 +345,7 @@ def _check_declared(vi: Any, t: Tensor) -> None:
     if not vi.type.tensor_type.HasField("shape"):
         return
     if len(declared) != len(t.shape) or any(d != -1 and s != -1 and d != s for d, s in zip(declared, t.shape)):
-        raise ModelImportError(f"graph output {vi.name!r}: the model declares shape {list(declared)} but its "
+        raise ModelImportError(f"graph output {escape(vi.name)!r}: the model declares shape {list(declared)} but its "
                                f"ops give {list(t.shape)} (the file's shapes contradict its operators)")
 
 
@@ -249,30 +355,36 @@ def _scope(node: Any, i: int) -> str:
 
 
 def _convert(ctx: Context, node: Any, i: int) -> None:
-    where = f"ONNX node {node.name or '#' + str(i)!r} ({node.op_type}, opset {ctx.opset})"
+    where = f"ONNX node {escape(node.name or '#' + str(i))!r} ({escape(node.op_type)}, opset {ctx.opset})"
     if node.domain not in ("", "ai.onnx"):
-        raise ModelImportError(f"{where}: operator domain {node.domain!r} is not supported; supported: "
+        raise ModelImportError(f"{where}: operator domain {escape(repr(node.domain))} is not supported; supported: "
                                "the standard ONNX domain, operators " + ", ".join(sorted(CONVERTERS)))
     conv = CONVERTERS.get(node.op_type)
     if conv is None:
-        raise ModelImportError(f"{where}: operator {node.op_type!r} is not supported; supported operators: "
-                               + ", ".join(sorted(CONVERTERS)))
+        raise ModelImportError(f"{where}: operator {escape(repr(node.op_type))} is not supported; supported "
+                               "operators: " + ", ".join(sorted(CONVERTERS)))
     for name in node.input:
         if name in ctx.unavailable:
-            raise ModelImportError(f"{where}: uses {name!r}, an output that {ctx.unavailable[name]} does not "
-                                   "produce in minigraph")
+            raise ModelImportError(f"{where}: uses {escape(repr(name))}, an output that {ctx.unavailable[name]} "
+                                   "does not produce in minigraph")
         if name and name not in ctx.values and name not in ctx.statics:
-            raise ModelImportError(f"{where}: input {name!r} is neither a graph input, an initializer nor an "
-                                   "earlier node's output (a missing initializer?)")
+            raise ModelImportError(f"{where}: input {escape(repr(name))} is neither a graph input, an initializer "
+                                   "nor an earlier node's output (a missing initializer?)")
     ctx.where = where
-    first = len(ctx.g.operations)
+    ops = ctx.g._ops  # the graph's own list: g.operations copies it (quadratic over a model's nodes)
+    first = len(ops)
     try:
         with ctx.g.name_scope(_scope(node, i)):
             outs = conv(ctx, node, ctx.attrs(node))
-    except ModelImportError:
-        raise
+    except ModelImportError as e:
+        if str(e).startswith(where):
+            raise
+        raise ModelImportError(f"{where}: {e}") from e
     except MiniGraphError as e:
         raise ModelImportError(f"{where}: {e}") from e
+    except Exception as e:  # the last line of defence: what a converter did not check is still refused
+        raise ModelImportError(f"{where}: cannot be converted ({type(e).__name__}: "
+                               f"{escape(_first_line(e))})") from e
     for name, value in zip(node.output, outs):
         if not name or value is None:
             continue
@@ -283,7 +395,7 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
     for name in list(node.output)[len(outs):]:
         if name:
             ctx.unavailable[name] = where
-    built = ctx.g.operations[first:]
+    built = ops[first:]
     ctx.nodes.append((_scope(node, i), node.op_type, built, [v for v in outs if isinstance(v, Tensor)]))
 
 
@@ -294,9 +406,11 @@ def summary(model: Any, imported: Optional[tuple] = None) -> str:
     ``import_model(model)`` already returned, so the inference form is not built again."""
     g, inputs, outputs, nodes = imported or import_model(model, training=False)
     lines = [f"{len(nodes)} ONNX nodes -> {len(g.operations)} minigraph ops; inputs: "
-             + ", ".join(f"{k} {list(v.shape)}" for k, v in inputs.items())]
-    width = max((len(n[0]) for n in nodes), default=10)
-    for scope, op_type, built, outs in nodes:
+             + ", ".join(f"{escape(k)} {list(v.shape)}" for k, v in inputs.items())]
+    # node names and operator types come from the file: escaped, so none moves the cursor or forges a line
+    rows = [(escape(scope), escape(op_type), built, outs) for scope, op_type, built, outs in nodes]
+    width = max((len(r[0]) for r in rows), default=10)
+    for scope, op_type, built, outs in rows:
         kinds = ", ".join(dict.fromkeys(op.type for op in built)) or "(constant, folded)"
         shape = " ".join(f"{t.dtype.name}{list(t.shape)}" for t in outs)
         lines.append(f"  {scope:<{width}}  {op_type:<18} -> {kinds}  {shape}")

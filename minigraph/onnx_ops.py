@@ -13,10 +13,13 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from . import limits
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor, PaddingMode,
                           PaddingStyle, Pooling2DOpDescriptor)
 from .errors import ModelImportError
 from .ir import Tensor
+from .listing import escape
+from .ops._util import broadcast_shapes
 from .types import bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 # ONNX TensorProto element types -> minigraph dtypes
@@ -67,8 +70,30 @@ class Context:
         self.where = ""
 
     def add_initializer(self, name: str, value: np.ndarray) -> None:
-        self.statics[name] = value
-        self.variables[name] = self.values[name] = self.g.variable(value, name=name)
+        v = self.variables[name] = self.values[name] = self.g.variable(value, name=name)
+        self.statics[name] = v.operation.attrs["initial_value"]  # the variable's copy: one copy in all
+
+    def foldable(self, shape: Any, dtype: Any) -> bool:
+        """Whether a value of this shape may be computed at import time (``limits.MAX_FOLD_BYTES``);
+        a larger one is built as an op, computed (or refused by the size limits) when a run needs it."""
+        return math.prod(shape) * np.dtype(dtype).itemsize <= limits.MAX_FOLD_BYTES
+
+    def axis(self, value: Any, rank: int, what: str = "axis", inclusive: bool = False) -> int:
+        """An ONNX axis in ``[-rank, rank)`` (``[-rank, rank]`` with ``inclusive``), made non-negative;
+        ONNX declares the others invalid (they are refused, not taken modulo the rank)."""
+        top = rank + 1 if inclusive else rank
+        ax = _int(value, what)
+        if not -top <= ax < top:
+            valid = f"{-top}..{top - 1}" if top else "none: the input is a scalar"
+            raise self.error(f"{what} {ax} is out of range for an input of rank {rank} (valid: {valid})")
+        return ax % top
+
+    def axes(self, values: Any, rank: int, what: str = "axes") -> list:
+        """ONNX axes, each in ``[-rank, rank)``, none twice, made non-negative."""
+        out = [self.axis(v, rank, what) for v in values]
+        if len(set(out)) != len(out):
+            raise self.error(f"{what} {list(values)} name an axis twice")
+        return out
 
     def error(self, message: str) -> ModelImportError:
         return ModelImportError(f"{self.where}: {message}")
@@ -109,8 +134,31 @@ def _const_name(name: str) -> str:
     return name.replace("/", "_").strip("_") or "constant"
 
 
-def _ints(v: Any) -> list:
-    return [int(x) for x in np.asarray(v).reshape(-1)]
+def _int(v: Any, what: str = "value") -> int:
+    """One integer from an attribute or a constant (an int, or a float with an integer value)."""
+    a = np.asarray(v)
+    if a.size != 1 or a.dtype.kind not in "iub" and not (a.dtype.kind == "f" and np.isfinite(a).all()
+                                                          and float(a.reshape(())) == int(a.reshape(()))):
+        raise ModelImportError(f"{what} must be an integer, got {escape(repr(v))[:60]}")
+    return int(a.reshape(()))
+
+
+def _ints(v: Any, what: str = "values") -> list:
+    """Integers from an attribute or a constant (a list of ints, or a 0-d/1-d integer array)."""
+    a = np.asarray(v)
+    if a.size == 0 and a.ndim <= 1:
+        return []
+    if a.ndim > 1 or a.dtype.kind not in "iub":
+        raise ModelImportError(f"{what} must be integers, got {escape(repr(v))[:60]}")
+    return [int(x) for x in a.reshape(-1)]
+
+
+def _scalar(v: Any, what: str) -> float:
+    """One number from an attribute or a constant."""
+    a = np.asarray(v)
+    if a.size != 1 or a.dtype.kind not in "iubf":
+        raise ModelImportError(f"{what} must be one number, got {escape(repr(v))[:60]}")
+    return float(a.reshape(()))
 
 
 # ----------------------------------------------------------------------------- convolution
@@ -122,15 +170,15 @@ def _padding(ctx: Context, a: dict, spatial: int = 2) -> tuple:
     if auto in styles:
         return styles[auto], (0, 0, 0, 0)
     if auto != "NOTSET":
-        raise ctx.error(f"auto_pad={auto!r} is not an ONNX padding (NOTSET, SAME_UPPER, SAME_LOWER, VALID)")
-    pads = _ints(a.get("pads", [0] * (2 * spatial)))
+        raise ctx.error(f"auto_pad={escape(repr(auto))} is not an ONNX padding (NOTSET, SAME_UPPER, SAME_LOWER, VALID)")
+    pads = _ints(a.get("pads", [0] * (2 * spatial)), "pads")
     if len(pads) != 2 * spatial or min(pads) < 0:
         raise ctx.error(f"pads={pads} must be {2 * spatial} non-negative ints (begin values, then end values)")
     return PaddingStyle.EXPLICIT, (pads[0], pads[1], pads[2], pads[3])
 
 
 def _two(ctx: Context, a: dict, key: str) -> tuple:
-    v = _ints(a.get(key, [1, 1]))
+    v = _ints(a.get(key, [1, 1]), key)
     if len(v) != 2:
         raise ctx.error(f"{key}={v}: only 2-D windows are supported")
     return v[0], v[1]
@@ -143,8 +191,10 @@ def _conv(ctx: Context, node: Any, a: dict) -> list:
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise ctx.error(f"only 2-D convolutions are supported (4-D input and weights), got input {list(x.shape)} "
                         f"and weights {list(w.shape)}")
-    group = int(a.get("group", 1))
+    group = _int(a.get("group", 1), "group")
     cin, cout, kh, kw = x.shape[1], w.shape[0], w.shape[2], w.shape[3]
+    if group < 1:
+        raise ctx.error(f"group={group} must be at least 1")
     (sy, sx), (dy, dx) = _two(ctx, a, "strides"), _two(ctx, a, "dilations")
     style, (top, left, bottom, right) = _padding(ctx, a)
     depthwise = group > 1 and group == cin and w.shape[1] == 1 and cout % cin == 0
@@ -177,7 +227,7 @@ def _pool_descriptor(ctx: Context, a: dict) -> Pooling2DOpDescriptor:
 
 @converts("MaxPool")
 def _max_pool(ctx: Context, node: Any, a: dict) -> list:
-    if int(a.get("storage_order", 0)):
+    if _int(a.get("storage_order", 0), "storage_order"):
         raise ctx.error("storage_order=1 (column-major indices) is not supported")
     return [ctx.g.max_pooling_2d(ctx.tensor(node.input[0]), _pool_descriptor(ctx, a))]
 
@@ -201,8 +251,10 @@ def _global_pool(ctx: Context, node: Any, a: dict) -> list:
 def _batch_norm(ctx: Context, node: Any, a: dict) -> list:
     g = ctx.g
     x = ctx.tensor(node.input[0])
+    if len(node.input) < 5 or not all(node.input[1:5]):
+        raise ctx.error("needs 5 inputs (X, scale, B, input_mean, input_var)")
     scale, bias, mean, var = (ctx.tensor(n) for n in node.input[1:5])
-    eps, momentum = float(a.get("epsilon", 1e-5)), float(a.get("momentum", 0.9))
+    eps, momentum = _scalar(a.get("epsilon", 1e-5), "epsilon"), _scalar(a.get("momentum", 0.9), "momentum")
     rank = len(x.shape)
     if rank < 2:
         raise ctx.error(f"input of shape {list(x.shape)} has no channel axis")
@@ -234,7 +286,9 @@ def _batch_norm(ctx: Context, node: Any, a: dict) -> list:
 @converts("Dropout")
 def _dropout(ctx: Context, node: Any, a: dict) -> list:
     x = ctx.tensor(node.input[0])
-    ratio = float(ctx.static(node.input[1], "ratio")) if ctx.has(node, 1) else float(a.get("ratio", 0.5))
+    ratio = _scalar(ctx.static(node.input[1], "ratio") if ctx.has(node, 1) else a.get("ratio", 0.5), "ratio")
+    if not 0.0 <= ratio < 1.0:
+        raise ctx.error(f"ratio {ratio} must lie in [0, 1)")
     if not ctx.training or ratio == 0.0:
         return [ctx.g.identity(x)]
     return [ctx.g.dropout(x, ratio)]
@@ -243,11 +297,11 @@ def _dropout(ctx: Context, node: Any, a: dict) -> list:
 # ----------------------------------------------------------------------------- activations
 def _bound(ctx: Context, node: Any, a: dict, i: int, key: str, default: float) -> Any:
     if ctx.opset < 11:
-        return float(a.get(key, default))
+        return _scalar(a.get(key, default), key)
     if not ctx.has(node, i):
         return default
     if ctx.is_static(node.input[i]):
-        return float(np.asarray(ctx.static(node.input[i], key)).reshape(()))
+        return _scalar(ctx.static(node.input[i], key), key)
     return ctx.tensor(node.input[i])
 
 
@@ -270,14 +324,14 @@ def _unary(ctx: Context, node: Any, a: dict) -> list:
 
 @converts("LeakyRelu")
 def _leaky_relu(ctx: Context, node: Any, a: dict) -> list:
-    return [ctx.g.leaky_relu(ctx.tensor(node.input[0]), float(a.get("alpha", 0.01)))]
+    return [ctx.g.leaky_relu(ctx.tensor(node.input[0]), _scalar(a.get("alpha", 0.01), "alpha"))]
 
 
 @converts("HardSigmoid")
 def _hard_sigmoid(ctx: Context, node: Any, a: dict) -> list:
     g = ctx.g
     x = ctx.tensor(node.input[0])
-    lin = g.addition(g.multiplication(x, float(a.get("alpha", 0.2))), float(a.get("beta", 0.5)))
+    lin = g.addition(g.multiplication(x, _scalar(a.get("alpha", 0.2), "alpha")), _scalar(a.get("beta", 0.5), "beta"))
     return [g.clamp(lin, 0.0, 1.0)]
 
 
@@ -292,8 +346,8 @@ def _hard_swish(ctx: Context, node: Any, a: dict) -> list:
 @converts("Softmax")
 def _softmax(ctx: Context, node: Any, a: dict) -> list:
     x = ctx.tensor(node.input[0])
-    axis = int(a.get("axis", -1 if ctx.opset >= 13 else 1))
-    if ctx.opset < 13 and axis % len(x.shape) != len(x.shape) - 1:
+    axis = ctx.axis(a.get("axis", -1 if ctx.opset >= 13 else 1), len(x.shape))
+    if ctx.opset < 13 and axis != len(x.shape) - 1:
         raise ctx.error(f"Softmax before opset 13 flattens from axis {axis}; only the last axis is supported")
     return [ctx.g.softmax(x, axis)]
 
@@ -314,8 +368,16 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @converts(*_BINARY)
 def _binary(ctx: Context, node: Any, a: dict) -> list:
     method, fn = _BINARY[node.op_type]
+    if len(node.input) != 2 or not all(node.input):
+        raise ctx.error(f"needs 2 inputs, got {len(node.input)}")
     if ctx.all_static(node):
-        return [(fn or _divide)(ctx.statics[node.input[0]], ctx.statics[node.input[1]])]
+        x, y = ctx.statics[node.input[0]], ctx.statics[node.input[1]]
+        shape = broadcast_shapes(x.shape, y.shape)
+        if ctx.foldable(shape, np.result_type(x, y)):
+            with np.errstate(all="ignore"):  # as a run computes it: inf, nan, wrapped integers
+                if node.op_type == "Div" and y.dtype.kind in "iu" and x.dtype.kind in "iu" and not y.all():
+                    raise ctx.error("integer division by zero in constants")
+                return [(fn or _divide)(x, y)]
     return [getattr(ctx.g, method)(ctx.tensor(node.input[0]), ctx.tensor(node.input[1]))]
 
 
@@ -328,12 +390,14 @@ def _matmul(ctx: Context, node: Any, a: dict) -> list:
 def _gemm(ctx: Context, node: Any, a: dict) -> list:
     g = ctx.g
     x, w = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
-    if int(a.get("transA", 0)):
+    if len(x.shape) != 2 or len(w.shape) != 2:
+        raise ctx.error(f"Gemm multiplies matrices, got shapes {list(x.shape)} and {list(w.shape)}")
+    if _int(a.get("transA", 0), "transA"):
         x = g.transpose(x, 0, 1)
-    if int(a.get("transB", 0)):
+    if _int(a.get("transB", 0), "transB"):
         w = g.transpose(w, 0, 1)
     y = g.matrix_multiplication(x, w)
-    alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+    alpha, beta = _scalar(a.get("alpha", 1.0), "alpha"), _scalar(a.get("beta", 1.0), "beta")
     if alpha != 1.0:
         y = g.multiplication(y, alpha)
     if ctx.has(node, 2):
@@ -345,9 +409,9 @@ def _gemm(ctx: Context, node: Any, a: dict) -> list:
 def _axes_of(ctx: Context, node: Any, a: dict, since: int, input_index: int = 1) -> Optional[list]:
     """Axes from the attribute (before opset ``since``) or the optional input (from it)."""
     if ctx.opset < since:
-        return _ints(a["axes"]) if "axes" in a else None
+        return _ints(a["axes"], "axes") if "axes" in a else None
     if ctx.has(node, input_index):
-        return _ints(ctx.static(node.input[input_index], "axes"))
+        return _ints(ctx.static(node.input[input_index], "axes"), "axes")
     return None
 
 
@@ -359,13 +423,15 @@ _REDUCE: dict[str, tuple[str, int, Any]] = {"ReduceMean": ("mean", 18, np.mean),
 def _reduce(ctx: Context, node: Any, a: dict) -> list:
     method, since, fn = _REDUCE[node.op_type]
     axes = _axes_of(ctx, node, a, since)
-    keep = bool(a.get("keepdims", 1))
+    keep = bool(_int(a.get("keepdims", 1), "keepdims"))
     rank = len(ctx.shape(node.input[0]))
     if not axes:
-        if a.get("noop_with_empty_axes", 0):
+        if _int(a.get("noop_with_empty_axes", 0), "noop_with_empty_axes"):
             return [ctx.tensor(node.input[0])]
         axes = list(range(rank))
-    axes = sorted(ax % rank for ax in axes)
+    axes = sorted(ctx.axes(axes, rank))
+    if not axes:  # a scalar summed over no axes is itself
+        return [ctx.statics[node.input[0]] if ctx.all_static(node) else ctx.tensor(node.input[0])]
     if ctx.all_static(node):
         return [fn(ctx.statics[node.input[0]], axis=tuple(axes), keepdims=keep)]
     y = getattr(ctx.g, method)(ctx.tensor(node.input[0]), axes)
@@ -397,8 +463,8 @@ def _constant(ctx: Context, node: Any, a: dict) -> list:
 @converts("Shape")
 def _shape(ctx: Context, node: Any, a: dict) -> list:
     shape = ctx.shape(node.input[0])
-    start, end = int(a.get("start", 0)), a.get("end")
-    part = shape[start:] if end is None else shape[start:int(end)]
+    start, end = _int(a.get("start", 0), "start"), a.get("end")
+    part = shape[start:] if end is None else shape[start:_int(end, "end")]
     if -1 in part:
         raise ctx.error(f"Shape of a tensor with dynamic dimensions {list(shape)} is not supported")
     return [np.asarray(part, dtype=np.int64)]
@@ -406,28 +472,40 @@ def _shape(ctx: Context, node: Any, a: dict) -> list:
 
 @converts("Reshape")
 def _reshape(ctx: Context, node: Any, a: dict) -> list:
-    target = _ints(ctx.static(node.input[1], "shape"))
+    target = _ints(ctx.static(node.input[1], "shape"), "shape")
     src = ctx.shape(node.input[0])
-    if not int(a.get("allowzero", 0)):
+    if len(target) > limits.MAX_RANK or target.count(-1) > 1 or min(target, default=0) < -1:
+        raise ctx.error(f"shape {target[:10]} must hold at most {limits.MAX_RANK} sizes, each >= 0, and at "
+                        "most one -1")
+    if not _int(a.get("allowzero", 0), "allowzero"):
+        if any(d == 0 and i >= len(src) for i, d in enumerate(target)):
+            raise ctx.error(f"shape {target}: a 0 copies the input's size at its position, and the input "
+                            f"{list(src)} has rank {len(src)}")
         target = [src[i] if d == 0 else d for i, d in enumerate(target)]
     if ctx.all_static(node):
-        return [ctx.statics[node.input[0]].reshape(target)]
+        x = ctx.statics[node.input[0]]
+        known = math.prod(d for d in target if d != -1)
+        if (x.size != known if -1 not in target else known == 0 or x.size % known):
+            raise ctx.error(f"cannot reshape a constant of shape {list(x.shape)} to {target}")
+        return [x.reshape(target)]
     return [ctx.g.reshape(ctx.tensor(node.input[0]), target)]
 
 
 @converts("Flatten")
 def _flatten(ctx: Context, node: Any, a: dict) -> list:
     shape = ctx.shape(node.input[0])
-    axis = int(a.get("axis", 1)) % (len(shape) + 1) if shape else 0
+    axis = ctx.axis(a.get("axis", 1), len(shape), inclusive=True)
     if ctx.all_static(node):
-        return [ctx.statics[node.input[0]].reshape(math.prod(shape[:axis]), -1)]
+        return [ctx.statics[node.input[0]].reshape(math.prod(shape[:axis]), math.prod(shape[axis:]))]
     return [ctx.g.flatten_2d(ctx.tensor(node.input[0]), axis)]
 
 
 @converts("Transpose")
 def _transpose(ctx: Context, node: Any, a: dict) -> list:
     rank = len(ctx.shape(node.input[0]))
-    perm = _ints(a.get("perm", list(reversed(range(rank)))))
+    perm = _ints(a.get("perm", list(reversed(range(rank)))), "perm")
+    if sorted(perm) != list(range(rank)):
+        raise ctx.error(f"perm {perm[:10]} is not a permutation of the input's {rank} axes")
     if ctx.all_static(node):
         return [np.transpose(ctx.statics[node.input[0]], perm)]
     return [ctx.g.permute(ctx.tensor(node.input[0]), perm)]
@@ -436,6 +514,11 @@ def _transpose(ctx: Context, node: Any, a: dict) -> list:
 @converts("Squeeze")
 def _squeeze(ctx: Context, node: Any, a: dict) -> list:
     axes = _axes_of(ctx, node, a, 13)
+    shape = ctx.shape(node.input[0])
+    if axes is not None:
+        axes = ctx.axes(axes, len(shape))
+        if any(shape[ax] != 1 for ax in axes):
+            raise ctx.error(f"axes {axes} of shape {list(shape)}: only axes of size 1 can be squeezed")
     if ctx.all_static(node):
         x = ctx.statics[node.input[0]]
         return [np.squeeze(x, axis=None if axes is None else tuple(axes))]
@@ -447,6 +530,10 @@ def _unsqueeze(ctx: Context, node: Any, a: dict) -> list:
     axes = _axes_of(ctx, node, a, 13)
     if axes is None:
         raise ctx.error("Unsqueeze needs axes")
+    rank = len(ctx.shape(node.input[0])) + len(axes)
+    if rank > limits.MAX_RANK:
+        raise ctx.error(f"the result would have rank {rank}, more than {limits.MAX_RANK}")
+    axes = ctx.axes(axes, rank)
     if ctx.all_static(node):
         return [np.expand_dims(ctx.statics[node.input[0]], tuple(axes))]
     return [ctx.g.expand_dims(ctx.tensor(node.input[0]), axes)]
@@ -454,18 +541,37 @@ def _unsqueeze(ctx: Context, node: Any, a: dict) -> list:
 
 @converts("Concat")
 def _concat(ctx: Context, node: Any, a: dict) -> list:
-    axis = int(a["axis"])
+    if "axis" not in a:
+        raise ctx.error("Concat needs axis")
     names = [n for n in node.input if n]
-    if ctx.all_static(node):
-        return [np.concatenate([np.atleast_1d(ctx.statics[n]) for n in names], axis=axis)]
+    if not names:
+        raise ctx.error("Concat needs at least one input")
+    static = ctx.all_static(node)
+    parts = [np.atleast_1d(ctx.statics[n]) for n in names] if static else []  # exporters' scalars too
+    shapes = [tuple(p.shape) for p in parts] if static else [ctx.shape(n) for n in names]
+    if len({len(sh) for sh in shapes}) != 1:
+        raise ctx.error(f"inputs of shapes {[list(sh) for sh in shapes]} differ in rank")
+    axis = ctx.axis(a["axis"], len(shapes[0]))
+    if static:
+        if any(sh[:axis] + sh[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:] for sh in shapes):
+            raise ctx.error(f"inputs of shapes {[list(sh) for sh in shapes]} differ off axis {axis}")
+        return [np.concatenate(parts, axis=axis)]
     return [ctx.g.concat([ctx.tensor(n) for n in names], axis)]
 
 
 @converts("Gather")
 def _gather(ctx: Context, node: Any, a: dict) -> list:
-    axis = int(a.get("axis", 0))
+    shape = ctx.shape(node.input[0])
+    axis = ctx.axis(a.get("axis", 0), len(shape))
     if ctx.all_static(node):
-        return [np.take(ctx.statics[node.input[0]], ctx.statics[node.input[1]], axis=axis)]
+        x, idx = ctx.statics[node.input[0]], ctx.statics[node.input[1]]
+        if idx.dtype.kind not in "iu":
+            raise ctx.error(f"indices must be integers, got {idx.dtype}")
+        n = x.shape[axis]
+        if idx.size and not (-n <= idx.min() and idx.max() < n):
+            raise ctx.error(f"indices {idx.reshape(-1)[:10].tolist()} lie outside [-{n}, {n}) along axis {axis}")
+        if ctx.foldable(x.shape[:axis] + idx.shape + x.shape[axis + 1:], x.dtype):
+            return [np.take(x, idx, axis=axis)]
     indices = ctx.tensor(node.input[1])
     if indices.dtype == int64:
         indices = ctx.g.cast(indices, int32)
@@ -474,7 +580,7 @@ def _gather(ctx: Context, node: Any, a: dict) -> list:
 
 @converts("Cast")
 def _cast(ctx: Context, node: Any, a: dict) -> list:
-    to = int(a["to"])
+    to = _int(a.get("to", -1), "to")
     if to not in ONNX_DTYPES:
         raise ctx.error(f"Cast to ONNX element type {to} is not supported (supported: {sorted(ONNX_DTYPES)})")
     if ctx.all_static(node):
@@ -486,6 +592,8 @@ def _cast(ctx: Context, node: Any, a: dict) -> list:
 def _cast_like(ctx: Context, node: Any, a: dict) -> list:
     like = ctx.statics[node.input[1]].dtype if ctx.is_static(node.input[1]) else \
         ctx.tensor(node.input[1]).dtype.np_dtype
+    if like not in [d.np_dtype for d in ONNX_DTYPES.values()]:
+        raise ctx.error(f"CastLike to {like} is not supported")
     if ctx.all_static(node):
         return [ctx.statics[node.input[0]].astype(like)]
     return [ctx.g.cast(ctx.tensor(node.input[0]), like)]
@@ -493,35 +601,56 @@ def _cast_like(ctx: Context, node: Any, a: dict) -> list:
 
 @converts("Expand")
 def _expand(ctx: Context, node: Any, a: dict) -> list:
-    shape = _ints(ctx.static(node.input[1], "shape"))
+    shape = _ints(ctx.static(node.input[1], "shape"), "shape")
     src = ctx.shape(node.input[0])
-    target = list(np.broadcast_shapes(tuple(src), tuple(shape)))
+    if len(shape) > limits.MAX_RANK or min(shape, default=0) < 0:
+        raise ctx.error(f"shape {shape[:10]} must hold at most {limits.MAX_RANK} sizes, each >= 0")
+    target = list(broadcast_shapes(tuple(src), tuple(shape)))
     if ctx.all_static(node):
-        return [np.broadcast_to(ctx.statics[node.input[0]], target).copy()]
+        x = ctx.statics[node.input[0]]
+        if ctx.foldable(target, x.dtype):
+            return [np.broadcast_to(x, target).copy()]
+        # too large to compute at import: a broadcast op, sized (and refused if too large) by a run
     return [ctx.g.broadcast(ctx.tensor(node.input[0]), target)]
 
 
 @converts("ConstantOfShape")
 def _constant_of_shape(ctx: Context, node: Any, a: dict) -> list:
-    shape = _ints(ctx.static(node.input[0], "shape"))
-    value = np.asarray(a.get("value", np.zeros(1, np.float32))).reshape(-1)
-    return [np.full(shape, value[0], dtype=value.dtype)]
+    shape = _ints(ctx.static(node.input[0], "shape"), "shape")
+    value = np.asarray(a.get("value", np.zeros(1, np.float32)))
+    if value.size != 1:
+        raise ctx.error(f"value must hold one element, it holds {value.size}")
+    if len(shape) > limits.MAX_RANK or min(shape, default=0) < 0:
+        raise ctx.error(f"shape {shape[:10]} must hold at most {limits.MAX_RANK} sizes, each >= 0")
+    if ctx.foldable(shape, value.dtype):
+        return [np.full(shape, value.reshape(()), dtype=value.dtype)]
+    # too large to compute at import: a constant filled from one element (filled when a run needs it,
+    # refused by the size limits where it is too large for that)
+    return [ctx.g.constant(value.reshape(()), shape=shape)]
 
 
 @converts("Slice")
 def _slice(ctx: Context, node: Any, a: dict) -> list:
     shape = ctx.shape(node.input[0])
     if ctx.opset < 10:
-        starts, ends = _ints(a["starts"]), _ints(a["ends"])
-        axes = _ints(a.get("axes", range(len(starts))))
+        if "starts" not in a or "ends" not in a:
+            raise ctx.error("Slice needs starts and ends")
+        starts, ends = _ints(a["starts"], "starts"), _ints(a["ends"], "ends")
+        axes = _ints(a.get("axes", list(range(len(starts)))), "axes")
         steps = [1] * len(starts)
     else:
-        starts, ends = _ints(ctx.static(node.input[1], "starts")), _ints(ctx.static(node.input[2], "ends"))
-        axes = _ints(ctx.static(node.input[3], "axes")) if ctx.has(node, 3) else list(range(len(starts)))
-        steps = _ints(ctx.static(node.input[4], "steps")) if ctx.has(node, 4) else [1] * len(starts)
+        if not ctx.has(node, 1) or not ctx.has(node, 2):
+            raise ctx.error("Slice needs starts and ends")
+        starts, ends = _ints(ctx.static(node.input[1], "starts"), "starts"), _ints(ctx.static(node.input[2], "ends"), "ends")
+        axes = _ints(ctx.static(node.input[3], "axes"), "axes") if ctx.has(node, 3) else list(range(len(starts)))
+        steps = _ints(ctx.static(node.input[4], "steps"), "steps") if ctx.has(node, 4) else [1] * len(starts)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ctx.error(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} differ in length")
+    if 0 in steps:
+        raise ctx.error(f"steps {steps} must not be 0")
     index = [slice(None)] * len(shape)
-    for s, e, ax, st in zip(starts, ends, axes, steps):
-        index[ax % len(shape)] = slice(s, e, st)
+    for s, e, ax, st in zip(starts, ends, ctx.axes(axes, len(shape)), steps):
+        index[ax] = slice(s, e, st)
     if ctx.all_static(node):
         return [ctx.statics[node.input[0]][tuple(index)]]
     y = ctx.tensor(node.input[0])
@@ -558,21 +687,25 @@ def _wrap(ctx: Context, x: Tensor, left: list, right: list) -> Tensor:
 def _pad(ctx: Context, node: Any, a: dict) -> list:
     mode = a.get("mode", "constant")
     if mode not in _PAD_MODES and mode != "wrap":
-        raise ctx.error(f"Pad mode {mode!r} is not supported (constant, reflect, edge, wrap are)")
+        raise ctx.error(f"Pad mode {escape(repr(mode))} is not supported (constant, reflect, edge, wrap are)")
     x = ctx.tensor(node.input[0])
     rank = len(x.shape)
     if ctx.opset < 11:
-        pads, value = _ints(a["pads"]), float(a.get("value", 0.0))
+        if "pads" not in a:
+            raise ctx.error("Pad needs pads")
+        pads, value = _ints(a["pads"], "pads"), _scalar(a.get("value", 0.0), "value")
     else:
-        pads = _ints(ctx.static(node.input[1], "pads"))
-        value = float(np.asarray(ctx.static(node.input[2], "constant_value")).reshape(())) \
-            if ctx.has(node, 2) else 0.0
-    axes = _ints(ctx.static(node.input[3], "axes")) if ctx.has(node, 3) else list(range(rank))
+        if not ctx.has(node, 1):
+            raise ctx.error("Pad needs pads")
+        pads = _ints(ctx.static(node.input[1], "pads"), "pads")
+        value = _scalar(ctx.static(node.input[2], "constant_value"), "constant_value") if ctx.has(node, 2) else 0.0
+    axes = _ints(ctx.static(node.input[3], "axes"), "axes") if ctx.has(node, 3) else list(range(rank))
+    axes = ctx.axes(axes, rank)
     if len(pads) != 2 * len(axes):
         raise ctx.error(f"pads={pads} must hold 2 values per padded axis ({len(axes)} axes)")
     left, right = [0] * rank, [0] * rank
     for i, ax in enumerate(axes):
-        left[ax % rank], right[ax % rank] = pads[i], pads[i + len(axes)]
+        left[ax], right[ax] = pads[i], pads[i + len(axes)]
     if min(left + right) < 0:
         raise ctx.error(f"negative pads {pads} (cropping) are not supported")
     if mode == "wrap":

@@ -395,5 +395,247 @@ def test_missing_onnx_package_names_the_extra(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake)
-    with pytest.raises(mg.ModelImportError, match=r"minigraph\[onnx\]"):
+    # minigraph is not on the package index: the hint names what pip can install
+    with pytest.raises(mg.ModelImportError, match=r"pip install onnx .*pip install \"\.\[onnx\]\"") as e:
         mg.from_onnx("model.onnx")
+    assert "minigraph[onnx]" not in str(e.value)
+
+
+# ----------------------------------------------------------------------------- hostile files
+ONNX_REASON = "needs the onnx extra: pip install -e '.[onnx]'"
+
+
+def _model(nodes, inputs=(), outputs=(), inits=(), opset=13, opsets=None):
+    """A model from ``onnx.helper`` parts: inputs/outputs as (name, elem type, shape)."""
+    onnx = pytest.importorskip("onnx", reason=ONNX_REASON)
+    from onnx import helper
+
+    graph = helper.make_graph(list(nodes), "g", [helper.make_tensor_value_info(*i) for i in inputs],
+                              [helper.make_tensor_value_info(*o) for o in outputs], list(inits))
+    imports = opsets or [helper.make_opsetid("", opset)]
+    return helper.make_model(graph, opset_imports=imports, ir_version=onnx.IR_VERSION)
+
+
+def _ints_tensor(name, values):
+    from onnx import TensorProto, helper
+
+    return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
+
+
+def test_constant_of_shape_beyond_the_fold_limit_is_a_filled_constant_not_an_allocation():
+    """An 88-byte model asking for 16 GiB: the graph holds a constant filled from one element
+    (sized by a run), and 4 TiB is refused by the size limit, where the import used to call np.full."""
+    from onnx import TensorProto, helper
+
+    from minigraph.ops.memory import filled_scalar
+
+    value = helper.make_tensor("value", TensorProto.FLOAT, [1], [2.5])
+    for dims, ok in (([4, 1 << 30], True), ([1 << 20, 1 << 20], False)):
+        node = helper.make_node("ConstantOfShape", ["shape"], ["y"], value=value, name="fill")
+        model = _model([node], outputs=[("y", TensorProto.FLOAT, dims)], inits=[_ints_tensor("shape", dims)])
+        if not ok:
+            with pytest.raises(mg.ModelImportError, match=r"'fill' \(ConstantOfShape.*elements, more than the limit"):
+                mg.from_onnx(model)
+            continue
+        g, _, outputs = mg.from_onnx(model)
+        y = outputs["y"]
+        assert list(y.shape) == dims and y.operation.type == "constant"
+        assert filled_scalar(y.operation.attrs["value"]) == np.float32(2.5)  # one element held
+
+
+def test_expand_of_a_constant_beyond_the_fold_limit_is_a_broadcast_op():
+    from onnx import TensorProto, helper
+
+    consts = [helper.make_node("Constant", [], [n], value=t) for n, t in (
+        ("one", helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])), ("small", _ints_tensor("v", [2, 3])),
+        ("big", _ints_tensor("v", [1 << 16, 1 << 16])))]
+    small = helper.make_node("Expand", ["one", "small"], ["a"], name="small")
+    big = helper.make_node("Expand", ["one", "big"], ["b"], name="big")
+    model = _model(consts + [small, big], outputs=[("a", TensorProto.FLOAT, [2, 3]),
+                                                   ("b", TensorProto.FLOAT, [1 << 16, 1 << 16])])
+    g, _, outputs = mg.from_onnx(model)
+    assert outputs["a"].operation.type == "constant"  # small: folded at import
+    assert outputs["b"].operation.type == "broadcast" and list(outputs["b"].shape) == [1 << 16, 1 << 16]
+
+
+def _external_model(folder, entries, dims=(2, 3), name="m.onnx"):
+    """A model adding ``len(entries)`` external-data initializers (each an entries dict) to x."""
+    from onnx import TensorProto, helper
+
+    inits, nodes, prev = [], [], "x"
+    for i, entry in enumerate(entries):
+        w = helper.make_tensor(f"w{i}", TensorProto.FLOAT, list(dims), np.zeros(int(np.prod(dims)), np.float32))
+        w.ClearField("float_data")
+        w.data_location = TensorProto.EXTERNAL
+        for k, v in entry.items():
+            e = w.external_data.add()
+            e.key, e.value = k, v
+        inits.append(w)
+        nodes.append(helper.make_node("Add", [prev, f"w{i}"], [f"y{i}"], name=f"add{i}"))
+        prev = f"y{i}"
+    model = _model(nodes, [("x", TensorProto.FLOAT, list(dims))], [(prev, TensorProto.FLOAT, list(dims))], inits)
+    path = folder / name
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def test_external_data_is_read_once_per_range_and_within_what_the_files_hold(tmp_path):
+    data = np.arange(12, dtype=np.float32)
+    (tmp_path / "w.bin").write_bytes(data.tobytes())
+    # two tensors, two ranges of one file
+    path = _external_model(tmp_path, [{"location": "w.bin", "offset": "0", "length": "24"},
+                                      {"location": "w.bin", "offset": "24", "length": "24"}])
+    g, inputs, outputs = mg.from_onnx(path)
+    (y,) = outputs.values()
+    got = g.run({inputs["x"]: np.zeros((2, 3), np.float32)}, [y])[y]
+    np.testing.assert_array_equal(got, (data[:6] + data[6:]).reshape(2, 3))
+    # 60 tensors on the same range: 60 times the bytes the file holds, refused before reading
+    path = _external_model(tmp_path, [{"location": "w.bin", "offset": "0", "length": "24"}] * 60)
+    with pytest.raises(mg.ModelImportError, match="asks for 1440 bytes, more than its files hold"):
+        mg.from_onnx(path)
+
+
+def test_external_data_within_the_load_budget(tmp_path, monkeypatch):
+    from minigraph import limits
+
+    (tmp_path / "w.bin").write_bytes(np.ones(12, np.float32).tobytes())
+    path = _external_model(tmp_path, [{"location": "w.bin", "offset": "0", "length": "24"},
+                                      {"location": "w.bin", "offset": "24", "length": "24"}])
+    monkeypatch.setattr(limits, "MAX_LOAD_BYTES", 40)
+    with pytest.raises(mg.ModelImportError, match="more than the load budget"):
+        mg.from_onnx(path)
+
+
+@pytest.mark.parametrize("entry,message", [
+    ({"location": "w.bin", "offset": str(2 ** 70)}, "not a byte count|past the file's end"),
+    ({"location": "w.bin", "offset": "24"}, "lie past the file's end|holds 0 bytes"),
+    ({"location": "w.bin", "length": "-24"}, "not a byte count"),
+    ({"location": "w.bin", "offset": " 0"}, "not a byte count"),
+    ({"location": "w.bin", "length": "8"}, "holds 8 bytes, but the tensor's shape \\[2, 3\\] needs 24"),
+    ({"location": "w\0.bin"}, "NUL byte"),
+    ({"location": "/etc/passwd"}, "relative path"),
+    ({"location": "../w.bin"}, "outside the model's folder"),
+    ({"location": "sub"}, "not a regular file"),
+    ({"location": "missing.bin"}, "no such file"),
+    ({}, "relative path"),
+])
+def test_bad_external_data_entries_are_refused(tmp_path, entry, message):
+    folder = tmp_path / "model"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "w.bin").write_bytes(np.ones(6, np.float32).tobytes())
+    (tmp_path / "w.bin").write_bytes(np.ones(6, np.float32).tobytes())
+    path = _external_model(folder, [entry])
+    with pytest.raises(mg.ModelImportError, match=message):
+        mg.from_onnx(path)
+
+
+def test_tensor_data_must_match_its_declared_shape():
+    from onnx import TensorProto, helper
+
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1], [1.0])
+    w.dims[0] = 1 << 40  # 4 TiB declared, one value held
+    node = helper.make_node("Identity", ["w"], ["y"], name="id")
+    with pytest.raises(mg.ModelImportError, match="initializer 'w'.*more than the limit"):
+        mg.from_onnx(_model([node], outputs=[("y", TensorProto.FLOAT, [1 << 40])], inits=[w]))
+    w.dims[0] = 3
+    with pytest.raises(mg.ModelImportError, match=r"initializer 'w': its shape \[3\] needs 3 values in float_data, the file holds 1"):
+        mg.from_onnx(_model([node], outputs=[("y", TensorProto.FLOAT, [3])], inits=[w]))
+
+
+@pytest.mark.parametrize("op,attrs,shape,message", [
+    ("Flatten", {"axis": 99}, [2, 3], r"axis 99 is out of range for an input of rank 2 \(valid: -3\.\.2\)"),
+    ("Flatten", {"axis": -4}, [2, 3], "axis -4 is out of range"),
+    ("Softmax", {"axis": 2}, [2, 3], "axis 2 is out of range"),
+    ("ReduceSum", {"axes": [5]}, [2, 3], "axes 5 is out of range for an input of rank 2"),
+    ("ReduceSum", {"axes": [1, -1]}, [2, 3], r"axes \[1, -1\] name an axis twice"),
+    ("ReduceSum", {"axes": [0]}, [], "axes 0 is out of range for an input of rank 0 \\(valid: none"),
+    ("ReduceMean", {"axes": [-3]}, [2, 3], "axes -3 is out of range"),
+])
+def test_axes_outside_the_rank_are_refused_not_wrapped(op, attrs, shape, message):
+    """ONNX declares axes outside [-rank, rank) invalid (Flatten: [-rank, rank]) and onnxruntime
+    refuses them; taken modulo the rank they would silently compute something else."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(op, ["x"], ["y"], name="the_node", **attrs)
+    model = _model([node], [("x", TensorProto.FLOAT, shape)], [("y", TensorProto.FLOAT, [])], opset=11)
+    with pytest.raises(mg.ModelImportError, match=rf"'the_node' \({op}, opset 11\): {message}"):
+        mg.from_onnx(model)
+
+
+def test_the_default_domain_imported_twice_is_refused():
+    """'' at 17 and 'ai.onnx' at 9: onnx.checker reads the first, a converter would read the
+    second (ReduceSum's axes input of opset 13 ignored: every axis summed); onnxruntime refuses it."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum", keepdims=0)
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx", 9)]
+    model = _model([node], [("x", TensorProto.FLOAT, [2, 3])], [("y", TensorProto.FLOAT, [2])],
+                   [_ints_tensor("axes", [1])], opsets=opsets)
+    with pytest.raises(mg.ModelImportError, match=r"imports domain 'ai.onnx' twice \(opsets 17 and 9"):
+        mg.from_onnx(model)
+
+
+def test_an_unexpected_error_in_a_converter_is_a_model_import_error_naming_the_node(monkeypatch):
+    from onnx import TensorProto, helper
+
+    from minigraph import onnx_ops
+
+    def broken(ctx, node, attrs):
+        raise RuntimeError("converter bug")
+
+    monkeypatch.setitem(onnx_ops.CONVERTERS, "Relu", broken)
+    node = helper.make_node("Relu", ["x"], ["y"], name="act")
+    model = _model([node], [("x", TensorProto.FLOAT, [2])], [("y", TensorProto.FLOAT, [2])])
+    with pytest.raises(mg.ModelImportError, match=r"'act' \(Relu, opset 13\): cannot be converted "
+                                                  r"\(RuntimeError: converter bug\)") as e:
+        mg.from_onnx(model)
+    assert isinstance(e.value.__cause__, RuntimeError)
+
+
+def test_ctrl_c_interrupts_an_import_and_the_next_import_works(monkeypatch):
+    from onnx import TensorProto, helper
+
+    from minigraph import onnx_ops
+
+    real, calls = onnx_ops.CONVERTERS["Relu"], []
+
+    def interrupted(ctx, node, attrs):
+        calls.append(node.name)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(ctx, node, attrs)
+
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"relu{i}") for i in range(6)]
+    model = _model(nodes, [("v0", TensorProto.FLOAT, [2])], [("v6", TensorProto.FLOAT, [2])])
+    monkeypatch.setitem(onnx_ops.CONVERTERS, "Relu", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        mg.from_onnx(model)
+    assert calls == ["relu0", "relu1", "relu2"]  # stopped where it was interrupted
+    monkeypatch.setitem(onnx_ops.CONVERTERS, "Relu", real)
+    g, inputs, outputs = mg.from_onnx(model)
+    y = g.run({inputs["v0"]: np.array([-1.0, 2.0], np.float32)}, [outputs["v6"]])[outputs["v6"]]
+    np.testing.assert_array_equal(y, [0.0, 2.0])
+
+
+def test_import_reads_the_op_list_a_constant_number_of_times(monkeypatch):
+    """Linear import time: g.operations copies the op list, so reading it per node was quadratic
+    in the node count (80k nodes: 78 s); the import keeps to one pass."""
+    from onnx import TensorProto, helper
+
+    from minigraph.builder import GraphBuilder
+
+    reads = []
+    real = GraphBuilder.operations
+
+    def counting(self):
+        reads.append(1)
+        return real.fget(self)
+
+    monkeypatch.setattr(GraphBuilder, "operations", property(counting))
+    nodes = [helper.make_node("Relu" if i % 2 else "Add", [f"v{i}"] + ([] if i % 2 else ["b"]), [f"v{i + 1}"],
+                              name=f"n{i}") for i in range(400)]
+    model = _model(nodes, [("v0", TensorProto.FLOAT, [3])], [("v400", TensorProto.FLOAT, [3])],
+                   [helper.make_tensor("b", TensorProto.FLOAT, [3], [1, 2, 3])])
+    g, _, _ = mg.from_onnx(model)
+    assert len(g.operations) > 400
+    assert len(reads) <= 4, f"{len(reads)} copies of the op list for 400 nodes"
