@@ -32,11 +32,12 @@ from math import prod
 from ...ops.convolution_transpose import transpose_geometry
 from ...ops.geometry import ConvGeometry, geometry_of
 from . import pointwise, tiled_conv
+from .loops import LOOP_MAX, nested_iterations
 from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
-_LOOP_MAX = 32768  # loop iterations one invocation of a single-pass kernel may run
+_LOOP_MAX = LOOP_MAX  # loop iterations one invocation of a single-pass kernel may run
 _CHUNK = 4096  # taps one invocation of the multi-pass path takes (a multiple of 8)
 _WGRAD_STEPS = 4096  # strips one thread of the weights gradient's pass 1 may take
 _WGRAD_CHUNKS = 1024  # more chunks than this are added up by reduce_dispatch, not conv_wgrad_reduce
@@ -106,15 +107,6 @@ def reach(geo: ConvGeometry) -> dict:
     sizes = zip("DHW", _volume(geo.output_size, 1), _volume(geo.strides, 1), _volume(geo.dilations, 1),
                 _volume(geo.kernel_size, 1))
     return {"NK" + a: min(k, (out - 1) * s // d + 1) for a, out, s, d, k in sizes}
-
-
-def nested_iterations(*trips: int) -> int:
-    """Loop iterations of nested loops of these trip counts, outermost first (every level counts)."""
-    total, outer = 0, 1
-    for t in trips:
-        outer *= t
-        total += outer
-    return total
 
 
 def split(taps: int) -> tuple:

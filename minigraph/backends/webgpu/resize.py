@@ -14,10 +14,11 @@ from math import prod
 from ...errors import ResourceLimitError
 from ...descriptors import ResizeMode
 from ...ops.resize import SPATIAL_AXES, coefficients
+from .loops import LOOP_MAX
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
-_LOOP_MAX = 32768  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
+_LOOP_MAX = LOOP_MAX  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 
 
 def _common(attrs: dict, n: int, m: int) -> str:

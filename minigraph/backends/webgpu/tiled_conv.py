@@ -24,11 +24,12 @@ from math import prod
 from typing import Optional
 
 from ...ops.geometry import ConvGeometry
+from .loops import LOOP_MAX
 from .wgsl import STORAGE, render
 
 TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16}
 RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (tests check the path)
-_LOOP_MAX = 32768  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
+_LOOP_MAX = LOOP_MAX  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
 _UNROLL = 25  # kernels of at most this many taps have the forward's tap loops unrolled
 
