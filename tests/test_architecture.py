@@ -158,6 +158,31 @@ def test_the_layer_check_sees_an_upward_import(tmp_path):
     assert _layer("graph") > _layer("types")
 
 
+_LIST_EDITS = ("insert", "append", "extend", "remove", "pop", "clear")
+
+
+def test_library_code_never_edits_sys_path_nor_imports_the_benchmarks():
+    """The package works installed: it finds nothing through the checkout around it."""
+    bad = []
+    for module, path in _modules():
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    ast.unparse(node.func.value) == "sys.path" and node.func.attr in _LIST_EDITS:
+                bad.append(f"{where}: {ast.unparse(node.func)}")
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AugAssign) else []
+            if any(ast.unparse(getattr(t, "value", t)) == "sys.path" or ast.unparse(t) == "sys.path" for t in targets):
+                bad.append(f"{where}: assigns sys.path")
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names = [node.value] if node.value.startswith("benchmarks.") else []
+            bad += [f"{where}: imports {n}" for n in names if n == "benchmarks" or n.startswith("benchmarks.")]
+    assert not bad, "\n".join(bad)
+
+
 def test_every_op_declares_its_facts():
     assert len(OPS) >= 60
     for t, d in OPS.items():
