@@ -6,6 +6,11 @@ is prepared: it reads the step's attributes and concrete types and records its d
 through ``kb`` (a ``KernelBuilder``): ``kb.input(i)``, ``kb.output()``, ``kb.scratch(nbytes)``,
 ``kb.dispatch(wgsl, bindings, groups)``. Nothing is compiled or bound at run time.
 
+No invocation may loop more than ``loops.LOOP_MAX`` times (llvmpipe silently stops a shader's
+loops after 65,535 iterations): a loop that grows with an input size is written with
+``loops.long_loop`` or chunked and combined, and every registered op needs an entry in
+``tests/test_webgpu_long_loops.py`` (a case past the bound, or why its work is bounded).
+
 Ops of kind ``"view"`` (reshape and friends) need no kernel: the runner gives the output slot
 the input's buffer, so they cost nothing.
 """
