@@ -639,3 +639,141 @@ def test_import_reads_the_op_list_a_constant_number_of_times(monkeypatch):
     g, _, _ = mg.from_onnx(model)
     assert len(g.operations) > 400
     assert len(reads) <= 4, f"{len(reads)} copies of the op list for 400 nodes"
+
+
+def _fuzz_seeds():
+    """Small valid models, one per converter family, whose attributes and inputs the fuzz test mutates."""
+    from onnx import TensorProto, helper
+
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    x4 = [("x", F, [1, 2, 4, 4])]
+    w = helper.make_tensor("w", F, [2, 1, 3, 3], np.ones(18, np.float32))
+    c = lambda name, values: helper.make_node("Constant", [], [name], value=_ints_tensor("v", values))  # noqa: E731
+    n = helper.make_node
+    return [
+        _model([n("Conv", ["x", "w"], ["y"], group=2, pads=[1, 1, 1, 1], strides=[1, 1], dilations=[1, 1])],
+               x4, [("y", F, [1, 2, 4, 4])], [w]),
+        _model([n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])], x4, [("y", F, [1, 2, 2, 2])]),
+        _model([n("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])], x4, [("y", F, [1, 2, 4, 4])]),
+        _model([n("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-5)], x4, [("y", F, [1, 2, 4, 4])],
+               [helper.make_tensor(k, F, [2], [1.0, 2.0]) for k in "sbmv"]),
+        _model([c("shape", [2, 16]), n("Reshape", ["x", "shape"], ["y"])], x4, [("y", F, [2, 16])]),
+        _model([n("Flatten", ["x"], ["y"], axis=2)], x4, [("y", F, [2, 16])]),
+        _model([n("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])], x4, [("y", F, [1, 4, 4, 2])]),
+        _model([c("axes", [0]), n("Squeeze", ["x", "axes"], ["y"])], x4, [("y", F, [2, 4, 4])]),
+        _model([c("axes", [0, 5]), n("Unsqueeze", ["x", "axes"], ["y"])], x4, [("y", F, [1, 1, 2, 4, 4, 1])]),
+        _model([n("Concat", ["x", "x"], ["y"], axis=1)], x4, [("y", F, [1, 4, 4, 4])]),
+        _model([c("i", [1, 0]), n("Gather", ["x", "i"], ["y"], axis=1)], x4, [("y", F, [1, 2, 4, 4])]),
+        _model([c("d", [3, 1, 2]), c("i", [2, 0]), n("Gather", ["d", "i"], ["y"], axis=0)], [], [("y", I64, [2])]),
+        _model([c("s", [1, 0]), c("e", [4, 2]), c("a", [2, 3]), c("st", [1, 1]),
+                n("Slice", ["x", "s", "e", "a", "st"], ["y"])], x4, [("y", F, [1, 2, 3, 2])]),
+        _model([c("p", [0, 0, 1, 1, 0, 0, 1, 1]), n("Pad", ["x", "p"], ["y"], mode="reflect")], x4,
+               [("y", F, [1, 2, 6, 6])]),
+        _model([c("axes", [2, 3]), n("ReduceSum", ["x", "axes"], ["y"], keepdims=0)], x4, [("y", F, [1, 2])]),
+        _model([n("ReduceMean", ["x"], ["y"], axes=[1], keepdims=1)], x4, [("y", F, [1, 1, 4, 4])]),
+        _model([n("Softmax", ["x"], ["y"], axis=1)], x4, [("y", F, [1, 2, 4, 4])]),
+        _model([n("Shape", ["x"], ["s"], start=1), n("ConstantOfShape", ["s"], ["y"],
+                value=helper.make_tensor("v", F, [1], [3.0]))], x4, [("y", F, [2, 4, 4])], opset=15),
+        _model([c("s", [2, 1, 3]), c("one", [7]), n("Expand", ["one", "s"], ["y"])], [], [("y", I64, [2, 1, 3])]),
+        _model([c("a", [6, 8]), c("b", [3]), n("Div", ["a", "b"], ["y"])], [], [("y", I64, [2])]),
+        _model([n("Cast", ["x"], ["y"], to=TensorProto.DOUBLE)], x4, [("y", TensorProto.DOUBLE, [1, 2, 4, 4])]),
+        _model([n("Clip", ["x", "lo", "hi"], ["y"])], x4, [("y", F, [1, 2, 4, 4])],
+               [helper.make_tensor("lo", F, [], [0.0]), helper.make_tensor("hi", F, [], [6.0])]),
+        _model([n("Gemm", ["a", "b"], ["y"], transB=1, alpha=2.0)], [("a", F, [2, 3])], [("y", F, [2, 4])],
+               [helper.make_tensor("b", F, [4, 3], np.ones(12, np.float32))]),
+        _model([n("Dropout", ["x"], ["y"])], x4, [("y", F, [1, 2, 4, 4])]),
+    ]
+
+
+_HOSTILE_INTS = [2 ** 62, -(2 ** 62), 2 ** 31, -1, -5, 0, 99]
+
+
+def _hostile_attributes(attr):
+    """Replacements of one attribute: huge, negative, zero, of another type or element type."""
+    from onnx import AttributeProto, TensorProto, helper
+
+    make = helper.make_attribute
+    if attr.type == AttributeProto.INT:
+        return [make(attr.name, v) for v in _HOSTILE_INTS] + [make(attr.name, 1.5), make(attr.name, "bad")]
+    if attr.type == AttributeProto.INTS:
+        return [make(attr.name, [v] * max(len(attr.ints), 1)) for v in _HOSTILE_INTS] + \
+            [make(attr.name, list(attr.ints) * 2), make(attr.name, [1])]
+    if attr.type == AttributeProto.FLOAT:
+        return [make(attr.name, v) for v in (float("nan"), -1e30, 1e30)]
+    values = []
+    if attr.type == AttributeProto.TENSOR:
+        t = attr.t
+        if t.data_type == TensorProto.INT64:
+            values = [make(attr.name, _ints_tensor("v", [v] * max(len(t.int64_data), 1))) for v in _HOSTILE_INTS]
+            values.append(make(attr.name, helper.make_tensor("v", TensorProto.INT64, [1, 1], [1])))
+            values.append(make(attr.name, helper.make_tensor("v", TensorProto.FLOAT, [2], [0.5, 1])))
+        values.append(make(attr.name, helper.make_tensor("v", TensorProto.BFLOAT16, [1], [1])))
+        values.append(make(attr.name, helper.make_tensor("v", t.data_type, [], [1])))
+    return values
+
+
+def _mutations(model):
+    """Copies of ``model``, each with one hostile change: an attribute's value (huge, negative,
+    zero, another type), an integer constant's values (huge, negative, another rank or dtype), an
+    input dropped or renamed, an initializer's element type, a node of another op type."""
+    from onnx import TensorProto
+
+    def copy():
+        m = type(model)()
+        m.CopyFrom(model)
+        return m
+
+    for ni, node in enumerate(model.graph.node):
+        for ai, attr in enumerate(node.attribute):
+            values = _hostile_attributes(attr)
+            for v in values:
+                m = copy()
+                m.graph.node[ni].attribute[ai].CopyFrom(v)
+                yield m
+            m = copy()
+            del m.graph.node[ni].attribute[ai]
+            yield m
+        for ii in range(len(node.input)):
+            m = copy()
+            del m.graph.node[ni].input[ii]
+            yield m
+            m = copy()
+            m.graph.node[ni].input[ii] = "nowhere"
+            yield m
+        for op in ("Relu", "Reshape", "Gather", "Pad", "Slice", "Concat", "Expand", "ReduceSum", "Conv"):
+            m = copy()
+            m.graph.node[ni].op_type = op
+            yield m
+    for ti in range(len(model.graph.initializer)):
+        for dtype in (TensorProto.STRING, TensorProto.BFLOAT16, TensorProto.COMPLEX64, TensorProto.INT64, 0):
+            m = copy()
+            m.graph.initializer[ti].data_type = dtype
+            yield m
+    for ii in range(len(model.graph.input)):
+        for dims in ([], [2 ** 62], [-7], [1] * 70):
+            m = copy()
+            shape = m.graph.input[ii].type.tensor_type.shape
+            del shape.dim[:]
+            for d in dims:
+                shape.dim.add().dim_value = d
+            yield m
+
+
+def test_fuzzed_models_give_a_graph_or_a_model_import_error():
+    """Hostile variants of valid models: whatever the import makes of them, nothing but a
+    ModelImportError comes out (no ValueError, IndexError, ZeroDivisionError, MemoryError, ...)."""
+    pytest.importorskip("onnx", reason=ONNX_REASON)
+    count = refused = 0
+    for seed in _fuzz_seeds():
+        mg.from_onnx(seed)  # the seeds themselves import
+        for m in _mutations(seed):
+            count += 1
+            try:
+                mg.from_onnx(m)
+            except mg.ModelImportError as e:
+                refused += 1
+                assert "\n" not in str(e) and "\x1b" not in str(e)
+                cause = e.__cause__
+                assert cause is None or isinstance(cause, mg.MiniGraphError), \
+                    f"mutation {count}: a {type(cause).__name__} reached the last line of defence: {e}"
+    assert count > 500 and 0 < refused < count
