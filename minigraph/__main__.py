@@ -187,7 +187,8 @@ def _profile(args: argparse.Namespace) -> int:
     try:
         if args.threads is not None:
             numpy_threads.set_num_threads(args.threads)
-        g, feeds, loss, steps = sixblock.build(*sixblock.data(batch, size, width), width)
+        x, labels = sixblock.data(batch, size, width)
+        g, feeds, loss, steps = sixblock.build(x, labels, width)
         exe = g.compile({t: ShapedType(a.shape, a.dtype) for t, a in feeds.items()}, [loss], target_operations=steps,
                         backend=args.backend)
         prof = exe.profile(feeds, repeats=args.repeats, clock=args.clock)
