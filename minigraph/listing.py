@@ -173,28 +173,34 @@ def _breaks(text: str) -> list:
 
 def _wrap(prefix: str, name: str, call: str, out: str, extra: str, width: int, head: Optional[str]) -> list:
     """One listing line in lines of at most ``width`` columns: the aligned ``head`` (name, call,
-    outputs) where it fits, else broken inside the call and between the output types; the
-    attributes follow, broken between them and inside a descriptor. Continuation lines are
-    indented four columns more than the name; a piece longer than a whole line is cut."""
-    def joined(first: str, text: str) -> list:
+    outputs) where it fits, else the call and the output types, then the attributes, each moved
+    whole onto a continuation line where it fits there and broken inside (between inputs, between
+    a descriptor's fields) where not. Continuation lines are indented four columns more than the
+    name; a piece longer than a whole line is cut."""
+    def group(first: str, text: str) -> list:
         (s0, p0), *rest = _breaks(text)
         return [(first + s0, p0)] + rest
 
-    units = [("", head)] if head is not None else [("", f"{prefix}{name} =")] + joined(" ", call) + joined(" ", out)
-    for attr in (extra.split("  ") if extra else []):
-        units += joined("  ", attr)
+    groups = [[("", head)]] if head is not None else [[("", f"{prefix}{name} =")], group(" ", call), group(" ", out)]
+    groups += [group("  ", attr) for attr in (extra.split("  ") if extra else [])]
     indent = " " * (len(prefix) + 4)
     room = width - len(indent)
     lines, cur = [], ""
-    for sep, piece in units:
-        if cur.strip() and len(cur) + len(sep) + len(piece) > width:
-            lines.append(cur)
-            cur, sep = indent, ""
-        while len(cur) + len(sep) + len(piece) > width and len(piece) > room:  # cut what cannot fit
-            take = max(width - len(cur) - len(sep), 1)
-            lines.append(cur + sep + piece[:take])
-            cur, sep, piece = indent, "", piece[take:]
-        cur += sep + piece
+    for units in groups:
+        whole = "".join(sep + piece for sep, piece in units)
+        if cur.strip() and len(cur) + len(whole) > width and len(whole.lstrip()) <= room:
+            lines.append(cur)  # the group fits a line of its own: it starts one
+            cur = indent + whole.lstrip()
+            continue
+        for sep, piece in units:
+            if cur.strip() and len(cur) + len(sep) + len(piece) > width:
+                lines.append(cur)
+                cur, sep = indent, ""
+            while len(cur) + len(sep) + len(piece) > width and len(piece) > room:  # cut what cannot fit
+                take = max(width - len(cur) - len(sep), 1)
+                lines.append(cur + sep + piece[:take])
+                cur, sep, piece = indent, "", piece[take:]
+            cur += sep + piece
     lines.append(cur)
     return [ln.rstrip() for ln in lines]
 
