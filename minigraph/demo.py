@@ -11,9 +11,11 @@ vs central finite differences.
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import struct
 import sys
+import textwrap
 import time
 import zlib
 from typing import Any, Optional
@@ -23,7 +25,7 @@ import numpy as np
 import minigraph as mg
 
 from . import mobilenet
-from .listing import gradient_op_counts
+from .listing import describe_ops, gradient_op_counts
 
 try:  # an in-place progress bar on a terminal; plain lines without it
     from tqdm import tqdm
@@ -89,6 +91,17 @@ MODELS = {  # name -> (build, init_params, image size, checked weights, checked 
 }
 
 
+def training_graph(model: str, params: dict) -> tuple:
+    """The float32 graph the demo trains: the model, its gradients and an Adam step per variable;
+    returns the graph, the images and labels placeholders, the variables, the logits, the loss
+    and the Adam steps."""
+    g, x, labels, v, logits, loss, _ = MODELS[model][0](mg.float32, params)
+    grads = g.gradients(loss, g.trainable_variables, name="grad")
+    lr = 0.05 if model == "small" else 0.01
+    steps = [g.apply_adam(t, grads[t], learning_rate=lr, name=f"adam/{k}") for k, t in v.items()]
+    return g, x, labels, v, logits, loss, steps
+
+
 def init_params(rng: np.random.Generator) -> dict:
     return {
         "dw_weights": rng.normal(0, 0.5, (M, C, 3, 3)),  # OIHW: [multiplier, channels, kH, kW]
@@ -97,19 +110,27 @@ def init_params(rng: np.random.Generator) -> dict:
     }
 
 
-def short_listing(g) -> str:
-    """Forward ops plus the depthwise gradient ops autodiff inserted."""
-    lines = []
-    for op in g.operations:
-        if op.type in ("constant",) or ("/" in op.name and "depthwise" not in op.type):
-            continue
-        out = op.outputs[0] if op.outputs else None
-        shape = f"{list(out.shape)} {out.dtype.name}" if out is not None else "(operation)"
-        ins = ", ".join(t.name for t in op.inputs)
-        lines.append(f"  {op.name:<52} {op.type:<44} {shape:<22} <- {ins}")
-    hidden = sum(1 for op in g.operations if "/" in op.name and "depthwise" not in op.type)
-    lines.append(f"  ... and {hidden} more gradient/optimizer ops (print(g) lists them all)")
-    return "\n".join(lines)
+WIDTH = 100  # the columns the demo's output fits in (``--wide``: no limit)
+
+
+def short_listing(g, width: Optional[int] = WIDTH) -> str:
+    """Forward ops plus the depthwise gradient ops autodiff inserted, as ``print(g)`` lists them
+    (wrapped to ``width`` columns; None: one line per op)."""
+    hidden = [op for op in g.operations if "/" in op.name and "depthwise" not in op.type]
+    shown = [op for op in g.operations if op.type != "constant" and op not in hidden]
+    return "\n".join(describe_ops(shown, width)
+                     + [f"  ... and {len(hidden)} more gradient/optimizer ops (print(g) lists them all)"])
+
+
+def say(text: str, out: Any, width: Optional[int] = WIDTH) -> None:
+    """Print ``text``; with ``width``, a longer line wraps onto lines indented by four more columns."""
+    for line in text.split("\n"):
+        if width is None or len(line) <= width:
+            print(line, file=out)
+        else:
+            lead = " " * (len(line) - len(line.lstrip()))
+            print(textwrap.fill(line.strip(), width, initial_indent=lead, subsequent_indent=lead + "    ",
+                                break_on_hyphens=False), file=out)
 
 
 def op_counts(g) -> str:
@@ -131,9 +152,11 @@ def within(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> float:
 
 
 def gradient_check(backend: str, params: dict, rng: np.random.Generator, out, title: str,
-                   model: str = "small") -> float:
+                   model: str = "small", width: Optional[int] = WIDTH) -> float:
     """Autodiff vs the explicit weights-gradient op vs central differences, in float64; returns the
-    largest fraction of its tolerance that a comparison used (<= 1: passed)."""
+    largest fraction of its tolerance that a comparison used (<= 1: passed). Each comparison prints
+    that fraction, the quantity judged: with ``width``, in lines that fit it (short names), else
+    with the full names and the largest difference too."""
     make, _, size, weight, layer, _ = MODELS[model]
     batch = 4 if model == "small" else 16  # batch norm over 4 images at 1x1 pixels is nearly singular
     x_np, y_np, _ = make_data(rng, batch, size)
@@ -169,21 +192,27 @@ def gradient_check(backend: str, params: dict, rng: np.random.Generator, out, ti
     # as large as the logits (log-sum-exp minus the label's logit), each rounded at ~1e-16 of its size,
     # so the differences carry an error ~1e-16 * max|logit| / eps whatever the gradient's size
     fd_atol = 8 * np.finfo(np.float64).eps * max(1.0, float(np.max(np.abs(res[logits])))) / (2 * eps)
-    checks = [
-        ("autodiff vs explicit depthwise_convolution_2d_weights_gradient", auto, expl, 1e-10, 1e-14),
-        (f"autodiff vs central finite differences (eps {eps:g})", auto, fd, 1e-5, fd_atol),
-        ("explicit op vs central finite differences", expl, fd, 1e-5, fd_atol),
-        (f"float32 autodiff on {backend!r} vs finite differences", auto32, fd, 1e-3, 1e-6),
+    checks = [  # (name, short name, compared, reference, rtol, atol)
+        ("autodiff vs explicit depthwise_convolution_2d_weights_gradient", "autodiff vs explicit weights-gradient op",
+         auto, expl, 1e-10, 1e-14),
+        (f"autodiff vs central finite differences (eps {eps:g})", f"autodiff vs central differences (eps {eps:g})",
+         auto, fd, 1e-5, fd_atol),
+        ("explicit op vs central finite differences", "explicit op vs central differences", expl, fd, 1e-5, fd_atol),
+        (f"float32 autodiff on {backend!r} vs finite differences", f"float32 on {backend!r} vs central differences",
+         auto32, fd, 1e-3, 1e-6),
     ]
-    print(f"\nGradient check of the depthwise weights {weight!r} at {title} (float64, batch {batch}, loss {loss0:.3g}, "
-          f"shape {list(base.shape)} = [M, C, kH, kW], max |gradient| {np.max(np.abs(fd)):.2e}):", file=out)
+    say(f"\nGradient check of the depthwise weights {weight!r} at {title} (float64, batch {batch}, loss {loss0:.3g}, "
+        f"shape {list(base.shape)} = [M, C, kH, kW], max |gradient| {np.max(np.abs(fd)):.2e}):", out, width)
     worst = 0.0
-    for what, a, b, rtol, atol in checks:
+    for what, short, a, b, rtol, atol in checks:
         used = within(a, b, rtol, atol)
         worst = max(worst, used)
-        rel = float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-30))
-        print(f"  {what + ':':<66} max rel err {rel:.2e}, error/tolerance {used:.1e} "
-              f"(rtol {rtol:g}, atol {atol:.1e})", file=out)
+        if width is None:
+            say(f"  {what + ':':<66} error {used:.2g} of tolerance (max |difference| "
+                f"{float(np.max(np.abs(a - b))):.1e}; rtol {rtol:g}, atol {atol:.1e})", out, None)
+        else:
+            say(f"  {short + ':':<44} {f'error {used:.2g} of tolerance':<26} (rtol {rtol:g}, atol {atol:.0e})",
+                out, width)
     return worst
 
 
@@ -219,56 +248,190 @@ class Progress:
             self.bar.close()
 
 
-def plot_losses(losses: list, path: str) -> str:
-    """Draw the loss curve to ``path``: ``.svg`` (with labels) or ``.png`` (written with zlib, no
-    plotting library needed)."""
+def plot_losses(losses: list, path: str, accuracies: Optional[list] = None) -> str:
+    """Draw the loss curve (and, given ``accuracies`` in 0..1, the accuracy curve on a right-hand
+    axis) to ``path``: ``.svg``, or ``.png`` (written with zlib and a built-in bitmap font, no
+    plotting library needed). Both have a title, axis labels and tick values."""
     if path.lower().endswith(".svg"):
-        data = _svg_plot(losses)
+        data = _svg_plot(losses, accuracies)
         with open(path, "w", encoding="utf-8") as f:
             f.write(data)
         return path
     if not path.lower().endswith(".png"):
         raise ValueError(f"--plot {path!r}: give a .png or .svg file")
     with open(path, "wb") as f:
-        f.write(_png_plot(losses))
+        f.write(_png_plot(losses, accuracies))
     return path
 
 
-def _curve(losses: list, width: int, height: int, pad: int) -> list:
-    """(x, y) pixel points of the curve, loss on a linear axis from 0 to its maximum."""
-    top = max(max(losses), 1e-12)
-    n = max(len(losses) - 1, 1)
-    return [(pad + (width - 2 * pad) * i / n, height - pad - (height - 2 * pad) * v / top) for i, v in enumerate(losses)]
+def _ticks(hi: float, whole: bool = False) -> tuple:
+    """Round tick values 0, d, 2d, ... up to the first at or above ``hi`` (about five steps; ``d``
+    a whole number with ``whole``), and the decimals that print them."""
+    raw = max(hi, 1e-12) / 5
+    mag = 10.0 ** math.floor(math.log10(raw))
+    d = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    d = max(d, 1.0) if whole else d
+    k = max(math.ceil(hi / d - 1e-9), 1)
+    return [i * d for i in range(k + 1)], max(0, -math.floor(math.log10(d) + 1e-9))
 
 
-def _svg_plot(losses: list, width: int = 640, height: int = 400, pad: int = 48) -> str:
-    pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in _curve(losses, width, height, pad))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">\n'
-            f'<rect width="100%" height="100%" fill="white"/>\n'
-            f'<path d="M{pad},{pad} V{height - pad} H{width - pad}" stroke="black" fill="none"/>\n'
-            f'<polyline points="{pts}" stroke="#1f77b4" stroke-width="1.5" fill="none"/>\n'
-            f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle" font-family="sans-serif">'
-            f'step (1 .. {len(losses)})</text>\n'
-            f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" text-anchor="middle" '
-            f'font-family="sans-serif">loss (0 .. {max(losses):.3g})</text>\n'
-            f'<text x="{width / 2}" y="24" text-anchor="middle" font-family="sans-serif">minigraph demo: '
-            f'training loss, {losses[0]:.4f} -&gt; {losses[-1]:.4f}</text>\n</svg>\n')
+class _Frame:
+    """Where the plot box sits in a picture, and the scales of its axes: steps 0..n along x, the loss
+    from 0 to its top tick along y (accuracy, if drawn, 0..1 on the right)."""
+
+    def __init__(self, losses: list, width: int, height: int, accuracy: bool):
+        self.width, self.height = width, height
+        self.left, self.right, self.top, self.bottom = 84, width - (84 if accuracy else 28), 48, height - 60
+        self.steps = max(len(losses), 1)
+        self.xticks, self.xdec = _ticks(self.steps, whole=True)
+        self.yticks, self.ydec = _ticks(max(max(losses), 1e-12))
+
+    def x(self, step: float) -> float:
+        return self.left + (self.right - self.left) * step / self.xticks[-1]
+
+    def y(self, v: float, top: Optional[float] = None) -> float:
+        return self.bottom - (self.bottom - self.top) * v / (top or self.yticks[-1])
+
+    def curve(self, values: list, top: Optional[float] = None) -> list:
+        """(x, y) pixel points, one per step (the first step at x of 1)."""
+        return [(self.x(i + 1), self.y(v, top)) for i, v in enumerate(values)]
 
 
-def _png_plot(losses: list, width: int = 640, height: int = 400, pad: int = 40) -> bytes:
-    img = np.full((height, width, 3), 255, np.uint8)
-    img[height - pad, pad:width - pad + 1] = 0  # x axis
-    img[pad:height - pad + 1, pad] = 0  # y axis
-    for k in range(1, 10):  # ticks: tenths of the steps and of the loss range
-        img[height - pad:height - pad + 5, pad + (width - 2 * pad) * k // 10] = 0
-        img[pad + (height - 2 * pad) * k // 10, pad - 5:pad] = 0
-    pts = _curve(losses, width, height, pad)
+def _title(losses: list) -> str:
+    return f"minigraph demo: training loss {losses[0]:.4g} -> {losses[-1]:.4g}"
+
+
+LOSS_COLOR, ACCURACY_COLOR, GRID_COLOR = (31, 119, 180), (255, 127, 14), (225, 225, 225)
+
+
+def _svg_plot(losses: list, accuracies: Optional[list] = None, width: int = 640, height: int = 400) -> str:
+    fr = _Frame(losses, width, height, accuracies is not None)
+    hexa = "#{:02x}{:02x}{:02x}".format
+    text = 'font-family="sans-serif" font-size="14"'
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
+           '<rect width="100%" height="100%" fill="white"/>']
+    for v in fr.yticks:
+        y = fr.y(v)
+        out.append(f'<line x1="{fr.left}" y1="{y:.1f}" x2="{fr.right}" y2="{y:.1f}" stroke="{hexa(*GRID_COLOR)}"/>')
+        out.append(f'<text x="{fr.left - 10}" y="{y + 5:.1f}" text-anchor="end" {text}>{v:.{fr.ydec}f}</text>')
+    for v in fr.xticks:
+        x = fr.x(v)
+        out.append(f'<line x1="{x:.1f}" y1="{fr.bottom}" x2="{x:.1f}" y2="{fr.bottom + 5}" stroke="black"/>')
+        out.append(f'<text x="{x:.1f}" y="{fr.bottom + 22}" text-anchor="middle" {text}>{v:.0f}</text>')
+    out.append(f'<path d="M{fr.left},{fr.top} V{fr.bottom} H{fr.right}" stroke="black" fill="none"/>')
+    curves = [(losses, None, LOSS_COLOR)] + ([(accuracies, 1.0, ACCURACY_COLOR)] if accuracies is not None else [])
+    for values, top, color in curves:
+        pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in fr.curve(values, top))
+        out.append(f'<polyline points="{pts}" stroke="{hexa(*color)}" stroke-width="1.5" fill="none"/>')
+    mid = (fr.top + fr.bottom) / 2
+    out.append(f'<text x="{(fr.left + fr.right) / 2}" y="{height - 14}" text-anchor="middle" {text}>step</text>')
+    out.append(f'<text x="20" y="{mid}" transform="rotate(-90 20 {mid})" text-anchor="middle" '
+               f'fill="{hexa(*LOSS_COLOR)}" {text}>loss</text>')
+    if accuracies is not None:
+        for v in (0, 0.25, 0.5, 0.75, 1.0):
+            out.append(f'<text x="{fr.right + 10}" y="{fr.y(v, 1.0) + 5:.1f}" {text}>{v:.0%}</text>')
+        out.append(f'<path d="M{fr.right},{fr.top} V{fr.bottom}" stroke="black" fill="none"/>')
+        out.append(f'<text x="{width - 14}" y="{mid}" transform="rotate(90 {width - 14} {mid})" '
+                   f'text-anchor="middle" fill="{hexa(*ACCURACY_COLOR)}" {text}>train accuracy</text>')
+    out.append(f'<text x="{width / 2}" y="28" text-anchor="middle" font-family="sans-serif" font-size="16">'
+               f'{_title(losses).replace(">", "&gt;")}</text>')
+    return "\n".join(out + ["</svg>", ""])
+
+
+# A 5 x 7 bitmap font for the PNG plot's text: each glyph is 7 rows of 5 columns ("#": ink), and an
+# eighth row for the descenders of g, j, p, q, y and the comma.
+FONT = {ch: tuple(rows.split()) for ch, rows in {
+    "0": ".###. #...# #..## #.#.# ##..# #...# .###.", "1": "..#.. .##.. ..#.. ..#.. ..#.. ..#.. .###.",
+    "2": ".###. #...# ....# ...#. ..#.. .#... #####", "3": "##### ...#. ..#.. ...#. ....# #...# .###.",
+    "4": "...#. ..##. .#.#. #..#. ##### ...#. ...#.", "5": "##### #.... ####. ....# ....# #...# .###.",
+    "6": "..##. .#... #.... ####. #...# #...# .###.", "7": "##### ....# ...#. ..#.. .#... .#... .#...",
+    "8": ".###. #...# #...# .###. #...# #...# .###.", "9": ".###. #...# #...# .#### ....# ...#. .##..",
+    "a": "..... ..... .###. ....# .#### #...# .####", "b": "#.... #.... #.##. ##..# #...# #...# ####.",
+    "c": "..... ..... .###. #.... #.... #...# .###.", "d": "....# ....# .##.# #..## #...# #...# .####",
+    "e": "..... ..... .###. #...# ##### #.... .###.", "f": "..##. .#..# .#... ###.. .#... .#... .#...",
+    "g": "..... ..... .#### #...# #...# .#### ....# .###.", "h": "#.... #.... #.##. ##..# #...# #...# #...#",
+    "i": "..#.. ..... .##.. ..#.. ..#.. ..#.. .###.", "j": "...#. ..... ..##. ...#. ...#. ...#. #..#. .##..",
+    "k": "#.... #.... #..#. #.#.. ##... #.#.. #..#.", "l": ".##.. ..#.. ..#.. ..#.. ..#.. ..#.. .###.",
+    "m": "..... ..... ##.#. #.#.# #.#.# #...# #...#", "n": "..... ..... #.##. ##..# #...# #...# #...#",
+    "o": "..... ..... .###. #...# #...# #...# .###.", "p": "..... ..... ####. #...# #...# ####. #.... #....",
+    "q": "..... ..... .#### #...# #...# .#### ....# ....#", "r": "..... ..... #.##. ##..# #.... #.... #....",
+    "s": "..... ..... .###. #.... .###. ....# ####.", "t": ".#... .#... ###.. .#... .#... .#..# ..##.",
+    "u": "..... ..... #...# #...# #...# #..## .##.#", "v": "..... ..... #...# #...# #...# .#.#. ..#..",
+    "w": "..... ..... #...# #...# #.#.# #.#.# .#.#.", "x": "..... ..... #...# .#.#. ..#.. .#.#. #...#",
+    "y": "..... ..... #...# #...# #...# .#### ....# .###.", "z": "..... ..... ##### ...#. ..#.. .#... #####",
+    " ": "..... ..... ..... ..... ..... ..... .....", ".": "..... ..... ..... ..... ..... .##.. .##..",
+    ",": "..... ..... ..... ..... ..... .##.. ..#.. .#...", ":": "..... .##.. .##.. ..... .##.. .##.. .....",
+    "-": "..... ..... ..... ##### ..... ..... .....", ">": ".#... ..#.. ...#. ....# ...#. ..#.. .#...",
+    "%": "##... ##..# ...#. ..#.. .#... #..## ...##", "(": "...#. ..#.. .#... .#... .#... ..#.. ...#.",
+    ")": ".#... ..#.. ...#. ...#. ...#. ..#.. .#...", "+": "..... ..#.. ..#.. ##### ..#.. ..#.. .....",
+    "/": "..... ....# ...#. ..#.. .#... #.... .....", "=": "..... ..... ##### ..... ##### ..... .....",
+}.items()}
+
+
+def _text_mask(text: str, scale: int) -> np.ndarray:
+    """``text`` in the bitmap font (8 rows; one blank column between glyphs), each dot ``scale``
+    pixels; a character it lacks is drawn as a space."""
+    cols = []
+    for ch in text.lower():
+        glyph = FONT.get(ch, FONT[" "])
+        cols.append(np.array([[c == "#" for c in row] for row in glyph + (".....",) * (8 - len(glyph))]))
+        cols.append(np.zeros((8, 1), bool))
+    bits = np.concatenate(cols[:-1] or [np.zeros((8, 0), bool)], axis=1)
+    return np.kron(bits, np.ones((scale, scale), bool)).astype(bool)
+
+
+def _draw_text(img: np.ndarray, text: str, x: float, y: float, color: tuple = (0, 0, 0), scale: int = 2,
+               anchor: str = "center", rotate: int = 0) -> None:
+    """Draw ``text`` with its ``anchor`` ("left", "center", "right" of its middle) at (x, y);
+    ``rotate`` quarter turns counter-clockwise (1: reads bottom to top)."""
+    mask = np.rot90(_text_mask(text, scale), rotate)
+    h, w = mask.shape
+    x0 = int(round(x - {"left": 0, "center": w / 2, "right": w}[anchor]))
+    y0 = int(round(y - h / 2))
+    rows, cols = np.nonzero(mask)
+    keep = (rows + y0 >= 0) & (rows + y0 < img.shape[0]) & (cols + x0 >= 0) & (cols + x0 < img.shape[1])
+    img[rows[keep] + y0, cols[keep] + x0] = color
+
+
+def _draw_curve(img: np.ndarray, pts: list, color: tuple) -> None:
+    height, width = img.shape[:2]
     for (x0, y0), (x1, y1) in zip(pts, pts[1:] or pts):
         n = int(max(abs(x1 - x0), abs(y1 - y0), 1)) * 2
         xs = np.rint(np.linspace(x0, x1, n + 1)).astype(int)
         ys = np.rint(np.linspace(y0, y1, n + 1)).astype(int)
         for dy in (0, 1):
-            img[np.clip(ys + dy, 0, height - 1), np.clip(xs, 0, width - 1)] = (31, 119, 180)
+            img[np.clip(ys + dy, 0, height - 1), np.clip(xs, 0, width - 1)] = color
+
+
+def _png_plot(losses: list, accuracies: Optional[list] = None, width: int = 640, height: int = 400) -> bytes:
+    fr = _Frame(losses, width, height, accuracies is not None)
+    img = np.full((height, width, 3), 255, np.uint8)
+    labels = [f"{v:.{fr.ydec}f}" for v in fr.yticks]
+    scale = 2 if max(len(t) for t in labels) * 12 <= fr.left - 34 else 1  # tick values that fit the margin
+    for v, label in zip(fr.yticks, labels):
+        y = int(round(fr.y(v)))
+        img[y, fr.left:fr.right + 1] = GRID_COLOR
+        img[y, fr.left - 5:fr.left] = 0
+        _draw_text(img, label, fr.left - 9, y, scale=scale, anchor="right")
+    for v in fr.xticks:
+        x = int(round(fr.x(v)))
+        img[fr.bottom:fr.bottom + 6, x] = 0
+        _draw_text(img, f"{v:.0f}", x, fr.bottom + 18)
+    img[fr.bottom, fr.left:fr.right + 1] = 0  # x axis
+    img[fr.top:fr.bottom + 1, fr.left] = 0  # y axis
+    _draw_curve(img, fr.curve(losses), LOSS_COLOR)
+    mid = (fr.top + fr.bottom) / 2
+    _draw_text(img, "step", (fr.left + fr.right) / 2, height - 16)
+    _draw_text(img, "loss", 16, mid, LOSS_COLOR, rotate=1)
+    if accuracies is not None:
+        img[fr.top:fr.bottom + 1, fr.right] = 0  # the accuracy axis
+        for v in (0, 0.25, 0.5, 0.75, 1.0):
+            y = int(round(fr.y(v, 1.0)))
+            img[y, fr.right + 1:fr.right + 6] = 0
+            _draw_text(img, f"{v:.0%}", fr.right + 9, y, anchor="left")
+        _draw_curve(img, fr.curve(accuracies, 1.0), ACCURACY_COLOR)
+        _draw_text(img, "train accuracy", width - 14, mid, ACCURACY_COLOR, rotate=3)
+    _draw_text(img, _title(losses), width / 2, 20)
     raw = b"".join(b"\x00" + img[r].tobytes() for r in range(height))
 
     def chunk(kind: bytes, data: bytes) -> bytes:
@@ -313,6 +476,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ap.add_argument("--plot", metavar="FILE", help="write the loss curve to FILE (.png or .svg)")
     ap.add_argument("--quiet", action="store_true",
                     help="no progress display and no timings (output is identical for a seed)")
+    ap.add_argument("--wide", action="store_true",
+                    help="full-width output: the listing one line per op, the checks with full names "
+                         "(default: lines of at most 100 columns)")
     return ap
 
 
@@ -334,28 +500,27 @@ def run(args: argparse.Namespace, out: Optional[Any] = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     model = getattr(args, "model", "small")
-    make, init, size, _, _, default_steps = MODELS[model]
+    _, init, size, _, _, default_steps = MODELS[model]
     args.steps = args.steps or default_steps
     rng = np.random.default_rng(args.seed)
     params = init(rng)
-    g, x, labels, v, logits, loss, _ = make(mg.float32, params)
-    grads = g.gradients(loss, g.trainable_variables, name="grad")
-    lr = 0.05 if model == "small" else 0.01
-    steps = [g.apply_adam(t, grads[t], learning_rate=lr, name=f"adam/{k}") for k, t in v.items()]
+    g, x, labels, v, logits, loss, steps = training_graph(model, params)
     what = "depthwise-separable CNN" if model == "small" else \
         f"MobileNetV2 (width {MOBILENET_WIDTH}, {size}x{size} images, batch norm, ReLU6)"
-    print(f"minigraph {mg.__version__} demo: {what} on the {args.backend!r} backend", file=out)
+    width = None if getattr(args, "wide", False) else WIDTH
+    say(f"minigraph {mg.__version__} demo: {what}; backend {args.backend!r}", out, width)
     if model == "small":
-        print(f"Graph ({len(g.operations)} ops, batch dimension dynamic; forward ops and the depthwise gradient "
-              "ops that autodiff inserted):", file=out)
-        print(short_listing(g), file=out)
+        say(f"Graph ({len(g.operations)} ops, batch dimension dynamic; forward ops and the depthwise gradient "
+            "ops that autodiff inserted):", out, width)
+        print(short_listing(g, width), file=out)
     else:
-        print(op_counts(g), file=out)
+        say(op_counts(g), out, width)
 
     exe = g.compile({x: mg.ShapedType([-1, C, size, size], mg.float32),
                      labels: mg.ShapedType([-1, CLASSES], mg.float32)}, [loss, logits], steps, backend=args.backend)
     x_test, y_test, k_test = make_data(rng, 256, size)
     losses: list = []
+    accs: list = []  # the training accuracy, a running average over batches
     acc = 0.0
     progress = Progress(args.steps, out, args.quiet)
     for step in range(1, args.steps + 1):
@@ -364,15 +529,16 @@ def run(args: argparse.Namespace, out: Optional[Any] = None) -> int:
         losses.append(float(lv))
         batch_acc = float(np.mean(np.argmax(lg, 1) == kb))
         acc = 0.9 * acc + 0.1 * batch_acc if step > 1 else batch_acc
+        accs.append(acc)
         progress.update(step, losses[-1], acc)
     progress.close()
     elapsed = time.perf_counter() - progress.t0
     took = "" if args.quiet else f" in {elapsed:.2f} s"  # --quiet output is identical for one seed
-    print(f"Trained {args.steps} steps at batch {BATCH}{took} with one executable "
-          f"(compiled {exe.compile_count} time); loss {losses[0]:.4f} -> {losses[-1]:.4f}", file=out)
+    say(f"Trained {args.steps} steps at batch {BATCH}{took} with one executable "
+        f"(compiled {exe.compile_count} time); loss {losses[0]:.4f} -> {losses[-1]:.4f}", out, width)
     if args.plot:
         try:
-            print(f"Wrote the loss curve to {plot_losses(losses, args.plot)}", file=out)
+            say(f"Wrote the loss and accuracy curves to {plot_losses(losses, args.plot, accs)}", out, width)
         except (OSError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -381,15 +547,17 @@ def run(args: argparse.Namespace, out: Optional[Any] = None) -> int:
     test_logits = g.run({x: x_test.astype(np.float32), labels: y_test.astype(np.float32)}, [logits],
                         backend=args.backend)[logits]
     test_acc = float(np.mean(np.argmax(test_logits, 1) == k_test))
-    print(f"Held-out accuracy on 256 new images, same graph: {test_acc:.1%} (chance: {1 / CLASSES:.0%})", file=out)
+    say(f"Held-out accuracy on 256 new images, same graph: {test_acc:.1%} (chance: {1 / CLASSES:.0%})", out, width)
 
     trained = {k: g.value_of(t) for k, t in v.items()}
+    say("\nGradient checks: error = largest difference / (atol + rtol * max |reference|); 1 or less passes.",
+        out, width)
     worst = max(gradient_check(args.backend, params, np.random.default_rng(args.seed + 1), out, "the initial weights",
-                               model),
+                               model, width),
                 gradient_check(args.backend, trained, np.random.default_rng(args.seed + 1), out, "the trained weights",
-                               model))
+                               model, width))
     ok = worst <= 1.0
-    print("Gradient check " + ("passed." if ok else "FAILED."), file=out)
+    say(f"Gradient check {'passed' if ok else 'FAILED'}: the largest error is {worst:.2g} of its tolerance.", out, width)
     return 0 if ok else 1
 
 
