@@ -116,6 +116,13 @@ def show_main(argv: Sequence[str]) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from .listing import escape  # names and messages from the file: no escape sequence, no forged line
+
+    for flag, out in (("--swift", args.swift), ("--render", args.render)):
+        folder = os.path.dirname(os.path.abspath(out)) if out else ""
+        if out and not os.path.isdir(folder):  # a usage error, found before the import
+            COMMANDS["import"].error(f"argument {flag}: no folder {escape(repr(folder))} to write "
+                                     f"{escape(repr(os.path.basename(out)))} into")
     try:
         imported = onnx_import.import_model(args.file)
         print(onnx_import.summary(args.file, imported))
@@ -123,13 +130,13 @@ def _import(args: argparse.Namespace) -> int:
         if args.swift:
             with open(args.swift, "w", encoding="utf-8") as f:
                 f.write(g.to_swift())
-            print(f"wrote {args.swift}", file=sys.stderr)
+            print(f"wrote {escape(args.swift)}", file=sys.stderr)
         if args.render:
             fmt = os.path.splitext(args.render)[1].lstrip(".").lower() or "svg"
             g.render(args.render, format=fmt, collapse=True)
-            print(f"wrote {args.render}", file=sys.stderr)
+            print(f"wrote {escape(args.render)}", file=sys.stderr)
     except (MiniGraphError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {escape(str(e))}", file=sys.stderr)  # one line
         return 1
     return 0
 

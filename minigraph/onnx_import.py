@@ -132,11 +132,11 @@ def _parse(onnx: Any, data: bytes, what: str) -> Any:
 def _tensors_of(proto: Any) -> list:
     """``(TensorProto, what it is)`` for every tensor of the main graph: initializers and the
     tensor attributes of nodes (Constant's value, ConstantOfShape's value)."""
-    out = [(t, f"initializer {escape(t.name)!r}") for t in proto.graph.initializer]
+    out = [(t, f"initializer {escape(repr(t.name))}") for t in proto.graph.initializer]
     for i, node in enumerate(proto.graph.node):
         for a in node.attribute:
             if a.HasField("t"):
-                out.append((a.t, f"attribute {escape(a.name)!r} of ONNX node {escape(node.name or '#' + str(i))!r}"))
+                out.append((a.t, f"attribute {escape(repr(a.name))} of ONNX node {escape(repr(node.name or '#' + str(i)))}"))
     return out
 
 
@@ -211,7 +211,7 @@ def _external_range(t: Any, what: str, base_dir: Optional[str], sizes: dict) -> 
     info: dict = {}
     for e in t.external_data:
         if e.key in info:
-            raise ModelImportError(f"{what}: external data names its {escape(e.key)!r} twice")
+            raise ModelImportError(f"{what}: external data names its {escape(repr(e.key))} twice")
         info[e.key] = e.value
     loc = info.get("location", "")
     where = f"{what}: external data {escape(repr(loc))}"
@@ -283,7 +283,7 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
     inits = {t.name for t in proto.graph.initializer}
     running = _running_statistics(proto)
     for t in proto.graph.initializer:
-        where = f"initializer {escape(t.name)!r}"
+        where = f"initializer {escape(repr(t.name))}"
         try:
             arr = numpy_helper.to_array(t)
         except Exception as e:
@@ -301,7 +301,7 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
         if vi.name in inits:
             continue  # older exporters list initializers as inputs too
         elem = vi.type.tensor_type.elem_type
-        where = f"graph input {escape(vi.name)!r}"
+        where = f"graph input {escape(repr(vi.name))}"
         if elem not in ONNX_DTYPES:
             raise ModelImportError(f"{where}: element type {elem} is not supported "
                                    f"(supported: {sorted(ONNX_DTYPES)})")
@@ -318,7 +318,7 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
     outputs = {}
     for vi in proto.graph.output:
         if vi.name not in ctx.values and vi.name not in ctx.statics:
-            raise ModelImportError(f"graph output {escape(vi.name)!r} is produced by no node")
+            raise ModelImportError(f"graph output {escape(repr(vi.name))} is produced by no node")
         t = ctx.tensor(vi.name)
         _check_declared(vi, t)
         outputs[vi.name] = t
@@ -345,7 +345,7 @@ def _check_declared(vi: Any, t: Tensor) -> None:
     if not vi.type.tensor_type.HasField("shape"):
         return
     if len(declared) != len(t.shape) or any(d != -1 and s != -1 and d != s for d, s in zip(declared, t.shape)):
-        raise ModelImportError(f"graph output {escape(vi.name)!r}: the model declares shape {list(declared)} but its "
+        raise ModelImportError(f"graph output {escape(repr(vi.name))}: the model declares shape {list(declared)} but its "
                                f"ops give {list(t.shape)} (the file's shapes contradict its operators)")
 
 
@@ -355,7 +355,7 @@ def _scope(node: Any, i: int) -> str:
 
 
 def _convert(ctx: Context, node: Any, i: int) -> None:
-    where = f"ONNX node {escape(node.name or '#' + str(i))!r} ({escape(node.op_type)}, opset {ctx.opset})"
+    where = f"ONNX node {escape(repr(node.name or '#' + str(i)))} ({escape(node.op_type)}, opset {ctx.opset})"
     if node.domain not in ("", "ai.onnx"):
         raise ModelImportError(f"{where}: operator domain {escape(repr(node.domain))} is not supported; supported: "
                                "the standard ONNX domain, operators " + ", ".join(sorted(CONVERTERS)))

@@ -777,3 +777,31 @@ def test_fuzzed_models_give_a_graph_or_a_model_import_error():
                 assert cause is None or isinstance(cause, mg.MiniGraphError), \
                     f"mutation {count}: a {type(cause).__name__} reached the last line of defence: {e}"
     assert count > 500 and 0 < refused < count
+
+
+def test_import_command_escapes_the_file_s_names_and_refuses_in_one_line(tmp_path, capsys):
+    """Node names holding terminal escapes and newlines are listed escaped (as print(g) lists
+    them); a usage error exits 2 and a file that cannot be imported exits 1, each with one line."""
+    from onnx import TensorProto, helper
+
+    from minigraph.__main__ import main
+
+    name = "\x1b[2J\nforged  Relu  -> relu  float32[2]"
+    node = helper.make_node("Relu", ["x"], ["y"], name=name)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_model([node], [("x", TensorProto.FLOAT, [2])], [("y", TensorProto.FLOAT, [2])]).SerializeToString())
+    assert main(["import", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[2J\\x0aforged" in out
+    assert len(out.splitlines()) == 3  # the header, the one node, the depthwise count
+    assert main(["import", str(path), "--swift", str(tmp_path / "no" / "m.swift")]) == 2
+    err = capsys.readouterr().err
+    assert "argument --swift: no folder" in err and len(err.splitlines()) == 1
+    bad = helper.make_node("Flatten", ["x"], ["y"], name="\x1b]0;title\x07", axis=99)
+    path.write_bytes(_model([bad], [("x", TensorProto.FLOAT, [2])], [("y", TensorProto.FLOAT, [2, 1])]).SerializeToString())
+    assert main(["import", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ONNX node '\\x1b]0;title\\x07' (Flatten") and len(err.splitlines()) == 1
+    assert main(["import"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
