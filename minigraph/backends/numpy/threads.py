@@ -4,11 +4,10 @@ loops and BLAS calls, so the blocks really run at once).
 
 The number of threads is ``mg.set_num_threads(n)``'s, else the ``MINIGRAPH_NUM_THREADS``
 environment variable's, else the cores this process may run on. BLAS (NumPy's matmul) is kept
-consistent with it through threadpoolctl where that package is installed: ``set_num_threads(n)``
-gives BLAS ``n`` threads, and while the pool splits a kernel BLAS runs one thread per task, so the
-machine is never oversubscribed. Without threadpoolctl, BLAS keeps the threads its own environment
-variables give it (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OMP_NUM_THREADS``): set them to 1
-when minigraph uses more than one thread.
+consistent with it through threadpoolctl (a core dependency): ``set_num_threads(n)`` gives BLAS
+``n`` threads, and while the pool splits a kernel BLAS runs one thread per task, so the machine is
+never oversubscribed. A BLAS threadpoolctl cannot find keeps the threads its own environment
+variables give it (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OMP_NUM_THREADS``).
 
 The pool survives what a process does around it: a run keeps the pool it started its blocks on,
 so a larger count (a larger pool) never fails a run in flight (the old pool shuts down once its
@@ -29,14 +28,10 @@ from math import prod
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from ... import recording
 from ...errors import MiniGraphError
-
-try:  # a soft dependency: BLAS threads follow ours only where it is installed
-    from threadpoolctl import ThreadpoolController
-except ImportError:  # pragma: no cover - depends on the environment
-    ThreadpoolController = None
 
 ENV = "MINIGRAPH_NUM_THREADS"
 # a task should have at least this many elements of work (below it, handing a block to another
@@ -97,7 +92,7 @@ def get_num_threads() -> int:
 
 def set_num_threads(n: int) -> None:
     """Use ``n`` threads in the NumPy backend's kernels from now on, and give BLAS ``n`` threads
-    too (through threadpoolctl, where it is installed). Not an MPSGraph API: MPSGraph runs on the
+    too (through threadpoolctl). Not an MPSGraph API: MPSGraph runs on the
     GPU.
 
     Args:
@@ -112,7 +107,7 @@ def set_num_threads(n: int) -> None:
 
 # ------------------------------------------------------------------------------ BLAS
 class _Blas:
-    """NumPy's BLAS libraries through threadpoolctl (none without it): ``single()`` holds them
+    """NumPy's BLAS libraries through threadpoolctl: ``single()`` holds them
     at one thread while a split kernel runs, counting nested and concurrent holders."""
 
     def __init__(self) -> None:
@@ -123,18 +118,16 @@ class _Blas:
 
     def libs(self) -> list:
         if self._libs is None:
-            libs = []
-            if ThreadpoolController is not None:
-                try:
-                    libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
-                except Exception:  # pragma: no cover - an unusual BLAS threadpoolctl cannot read
-                    libs = []
+            try:
+                libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+            except Exception:  # pragma: no cover - an unusual BLAS threadpoolctl cannot read
+                libs = []
             self._libs = libs
         return self._libs
 
     @property
     def controlled(self) -> bool:
-        """Whether minigraph can set BLAS's threads (threadpoolctl installed, a BLAS found)."""
+        """Whether minigraph can set BLAS's threads (a BLAS that threadpoolctl found)."""
         return bool(self.libs())
 
     def threads(self) -> Optional[int]:
@@ -183,7 +176,7 @@ _blas = _Blas()
 
 
 def blas_threads() -> Optional[int]:
-    """BLAS's thread count now, or None where minigraph cannot read it (no threadpoolctl)."""
+    """BLAS's thread count now, or None where minigraph cannot read it (no BLAS threadpoolctl knows)."""
     return _blas.threads()
 
 
