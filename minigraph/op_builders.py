@@ -1853,11 +1853,11 @@ class OpBuilders:
         return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
 
     def scatter(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
-        """A tensor of ``shape`` filled with ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
-        and DIV, +inf / -inf or the integer limits for MIN / MAX) where each slice
-        ``updates[..., k, ...]`` along ``axis`` is combined into slice ``indices[k]``; the transpose
-        of ``gather`` with ADD. ``shape`` may hold -1 on the axes other than ``axis``: their sizes
-        come from ``updates`` (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``).
+        """A tensor of ``shape`` where each slice ``updates[..., k, ...]`` along ``axis`` is combined
+        into slice ``indices[k]`` (from ``mode``'s identity: the updates' sum, product, minimum, ...)
+        and every element no update reaches is 0, in every mode; the transpose of ``gather`` with ADD.
+        ``shape`` may hold -1 on the axes other than ``axis``: their sizes come from ``updates``
+        (MPSGraph ``scatter(_:indices:shape:axis:mode:name:)``).
 
         Args:
             updates: A tensor of this graph (the op's ``updates`` input).
@@ -1898,10 +1898,11 @@ class OpBuilders:
         return _builder('scatter_along_axis')(self, updates, indices, data, axis, mode, name)  # type: ignore[no-any-return]
 
     def scatter_nd(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], batch_dimensions: int = 0, mode: Any = None, name: Optional[str] = None) -> Tensor:
-        """A tensor of ``shape`` filled with ``mode``'s identity where each slice of ``updates`` is
-        combined at the index tuple along the last axis of ``indices``; the transpose of ``gather_nd``
-        with ADD; ``mode=None`` is ADD, as MPSGraph's scatterND without ``mode:`` sums collisions.
-        ``shape`` may hold -1 on the batch and trailing axes (their sizes come from indices and updates)
+        """A tensor of ``shape`` where each slice of ``updates`` is combined at the index tuple along
+        the last axis of ``indices`` (from ``mode``'s identity) and every slice no update reaches is 0,
+        in every mode; the transpose of ``gather_nd`` with ADD; ``mode=None`` is ADD, as MPSGraph's
+        scatterND without ``mode:`` sums collisions. ``shape`` may hold -1 on the batch and trailing
+        axes (their sizes come from indices and updates)
         (MPSGraph ``scatterND(withUpdatesTensor:indicesTensor:shape:batchDimensions:mode:name:)``).
 
         Args:

@@ -321,3 +321,17 @@ def test_periodic_padding_modes_warn_that_mpsgraph_may_refuse_them(mode):
     x = other.placeholder([4], name="x")
     z = other.pad_tensor(x, mg.PaddingMode.REFLECT, [2], [2])
     assert "Warning" not in other.to_swift(target_tensors=[z])
+
+
+def test_the_header_names_the_os_each_op_needs_per_apples_pages():
+    """transpose(_:permutation:name:) is macOS 13.0 / iOS 16.0 on Apple's page, expandDims and
+    squeeze 12.3 / 15.4, broadcast, cast and topK 12.0 / 15.0: the export's header says so."""
+    def header(build):
+        g = mg.Graph()
+        y = build(g, g.placeholder([2, 3], name="x"))
+        return g.to_swift(target_tensors=[y]).split("import Foundation")[0]
+    assert "// Needs macOS 12.3 / iOS 15.4 or later (expandDims, squeeze)." in header(
+        lambda g, x: g.squeeze(g.expand_dims(x, 0), [0]))
+    assert "// Needs macOS 13.0 / iOS 16.0 or later (broadcast, cast, transpose)." in header(
+        lambda g, x: g.permute(g.broadcast(g.cast(x, mg.float16), [4, 2, 3]), [2, 0, 1]))
+    assert "// Needs macOS 12.0 / iOS 15.0 or later (topK)." in header(lambda g, x: g.top_k(x, 2)[0])

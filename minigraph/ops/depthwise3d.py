@@ -75,7 +75,7 @@ def _desc(descriptor, label: str):
 
 @defop("depthwise_convolution_3d", swift="depthwiseConvolution3D(_:weights:descriptor:name:)",
        objc="depthwiseConvolution3DWithSourceTensor:weightsTensor:descriptor:name:",
-       inputs=("source", "weights"), infer=_infer_fwd, family="convolution", attrs=("descriptor",))
+       inputs=("source", "weights"), infer=_infer_fwd, family="convolution", attrs=("descriptor",), since=("12.0", "15.0"))
 def depthwise_convolution_3d(g, source, weights, descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
                              name: Optional[str] = None):
     """Depthwise 3D convolution (MPSGraph ``depthwiseConvolution3D(_:weights:descriptor:name:)``).
@@ -149,7 +149,7 @@ def _infer_data_grad(in_types, attrs):
        swift="depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)",
        objc="depthwiseConvolution3DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:descriptor:name:",
        inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, family="convolution", role="data_gradient", forward="depthwise_convolution_3d",
-       attrs=("output_shape", "descriptor"))
+       attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
 def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output_shape: Optional[Sequence[int]] = None,
                                            descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
                                            name: Optional[str] = None):
@@ -212,7 +212,7 @@ def _infer_weights_grad(in_types, attrs):
        objc="depthwiseConvolution3DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:"
             "descriptor:name:",
        inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, family="convolution", role="weights_gradient", forward="depthwise_convolution_3d",
-       differentiable=False, attrs=("output_shape", "descriptor"))
+       differentiable=False, attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
 def depthwise_convolution_3d_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
                                               descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
                                               name: Optional[str] = None):

@@ -299,7 +299,7 @@ def _infer_cast(in_types, attrs):
 
 
 @defop("cast", swift="cast(_:to:name:)", objc="castTensor:toType:name:", inputs=("tensor",),
-       infer=_infer_cast, family="arithmetic", attrs=("to_type",))
+       infer=_infer_cast, family="arithmetic", attrs=("to_type",), since=("12.0", "15.0"))
 def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=None):
     """Convert to another dtype (MPSGraph ``cast(_:to:name:)``, Objective-C ``castTensor:toType:name:``).
     Float to int truncates toward zero; NaN, Inf and out-of-range values give unspecified

@@ -86,7 +86,7 @@ def _infer_permute(in_types, attrs):
 
 
 @defop("permute", swift="transpose(_:permutation:name:)", objc="transposeTensor:permutation:name:",
-       inputs=("tensor",), infer=_infer_permute, family="shape", attrs=("permutation",))
+       inputs=("tensor",), infer=_infer_permute, family="shape", attrs=("permutation",), since=("13.0", "16.0"))
 def permute(g, tensor, permutation: Sequence[int], name: Optional[str] = None):
     """Reorder axes: output axis i is input axis ``permutation[i]``
     (MPSGraph ``transpose(_:permutation:name:)``)."""
@@ -254,7 +254,7 @@ def _infer_broadcast(in_types, attrs):
 
 
 @defop("broadcast", swift="broadcast(_:shape:name:)", objc="broadcastTensor:toShape:name:",
-       inputs=("tensor",), infer=_infer_broadcast, family="shape", attrs=("shape",))
+       inputs=("tensor",), infer=_infer_broadcast, family="shape", attrs=("shape",), since=("12.0", "15.0"))
 def broadcast(g, tensor, shape: Sequence[int], name: Optional[str] = None):
     """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``)."""
     label = _label("broadcast", name)
@@ -284,7 +284,7 @@ def _infer_expand(in_types, attrs):
 
 
 @defop("expand_dims", swift="expandDims(_:axes:name:)", objc="expandDimsOfTensor:axes:name:",
-       inputs=("tensor",), infer=_infer_expand, family="shape", kind="view", attrs=("axes",))
+       inputs=("tensor",), infer=_infer_expand, family="shape", kind="view", attrs=("axes",), since=("12.3", "15.4"))
 def expand_dims(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     """Insert size-1 axes at ``axes`` (an int or list, positions in the output)
     (MPSGraph ``expandDims(_:axes:name:)``; an int is ``expandDims(_:axis:name:)``)."""
@@ -309,7 +309,7 @@ def _infer_squeeze(in_types, attrs):
 
 
 @defop("squeeze", swift="squeeze(_:axes:name:)", objc="squeezeTensor:axes:name:",
-       inputs=("tensor",), infer=_infer_squeeze, family="shape", kind="view", attrs=("axes",))
+       inputs=("tensor",), infer=_infer_squeeze, family="shape", kind="view", attrs=("axes",), since=("12.3", "15.4"))
 def squeeze(g, tensor, axes=None, name: Optional[str] = None, *, axis=None):
     """Remove size-1 axes (MPSGraph ``squeeze(_:axes:name:)``).
 

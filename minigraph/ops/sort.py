@@ -37,7 +37,7 @@ def _infer_top_k(in_types, attrs):
 
 
 @defop("top_k", swift="topK(_:k:name:)", objc="topKWithSourceTensor:k:name:", inputs=("tensor",),
-       infer=_infer_top_k, family="top_k", attrs=("k",))
+       infer=_infer_top_k, family="top_k", attrs=("k",), since=("12.0", "15.0"))
 def top_k(g, tensor, k: int, name: Optional[str] = None) -> tuple:
     """The ``k`` largest values along the last axis, largest first, and their int32 indices:
     ``(values, indices)``. Ties go to the lower index; NaN counts as the largest value
