@@ -9,6 +9,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.ops import OPS
+from gradcheck import central_differences
 from op_cases import ELEMENTWISE, fd_domain
 
 D = mg.DepthwiseConvolution2DOpDescriptor
@@ -158,14 +159,7 @@ def _fd_check(op_type, seed=0):
     rv = rng.uniform(0.5, 1.5, y.shape)
     feeds = {**dict(zip(xs, vals)), weights: rv}
     out = g.run(feeds, [grads[x] for x in xs])
-    exe = g.compile({t: mg.ShapedType(v.shape, mg.float64) for t, v in feeds.items()}, [loss])
-    for x, v in zip(xs, vals):
-        fd = np.zeros_like(v)
-        for idx in np.ndindex(*v.shape):
-            for sgn in (1, -1):
-                p = v.copy()
-                p[idx] += sgn * eps
-                fd[idx] += sgn * exe.run({**feeds, x: p})[0].item() / (2 * eps)
+    for x, fd in zip(xs, central_differences(g, loss, feeds, xs, eps)):
         np.testing.assert_allclose(out[grads[x]], fd, rtol=1e-5, atol=1e-6, err_msg=f"{op_type} d/d{x.name}")
 
 

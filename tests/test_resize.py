@@ -18,6 +18,8 @@ import pytest
 import minigraph as mg
 from minigraph.ops.registry import OPS
 
+from gradcheck import check_gradients, uniform_inputs
+
 L = mg.TensorNamedDataLayout
 R = mg.ResizeMode
 FLAGS = list(itertools.product((R.NEAREST, R.BILINEAR), (False, True), (False, True)))
@@ -233,23 +235,8 @@ def test_autodiff_emits_resize_gradient_and_its_rule_resizes():
 
 @pytest.mark.parametrize("mode,cr,ac", FLAGS, ids=lambda v: str(v))
 def test_finite_differences(mode, cr, ac):
-    rng = np.random.default_rng(1)
-    g = mg.Graph()
-    x = g.placeholder([1, 3, 4, 2], mg.float64)
-    y = g.resize(x, [5, 3], mode, cr, ac, L.NHWC)
-    r = g.placeholder(y.shape, mg.float64)
-    loss = g.reduction_sum(g.multiplication(y, r), axes=None)
-    gx = g.gradients(loss, [x])[x]
-    xv, rv = rng.uniform(-1, 1, (1, 3, 4, 2)), rng.uniform(0.5, 1.5, y.shape)
-    got = g.run({x: xv, r: rv}, [gx])[gx]
-    exe = g.compile({x: mg.ShapedType(xv.shape, mg.float64), r: mg.ShapedType(rv.shape, mg.float64)}, [loss])
-    fd = np.zeros_like(xv)
-    for idx in np.ndindex(*xv.shape):
-        for s in (1, -1):
-            p = xv.copy()
-            p[idx] += s * 1e-6
-            fd[idx] += s * exe.run({x: p, r: rv})[0].item() / 2e-6
-    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7)
+    values, rng = uniform_inputs([(1, 3, 4, 2)], seed=1)
+    check_gradients(lambda g, x: g.resize(x, [5, 3], mode, cr, ac, L.NHWC), values, rng)
 
 
 # ----------------------------------------------------------------------------- declarations and errors
