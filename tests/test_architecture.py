@@ -275,12 +275,14 @@ def _tool(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True)
 
 
+@pytest.mark.slow  # .ci/run also runs mypy directly
 def test_mypy_reports_nothing_on_the_package():
     pytest.importorskip("mypy")
     r = _tool("mypy", "minigraph")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow  # .ci/run also runs mypy directly
 def test_mypy_reports_nothing_on_the_code_blocks_of_the_docs():
     pytest.importorskip("mypy")
     r = subprocess.run([sys.executable, "scripts/typecheck_docs.py"], cwd=ROOT, capture_output=True, text=True)
