@@ -277,19 +277,19 @@ def _tool(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow  # .ci/run also runs mypy directly
 def test_mypy_reports_nothing_on_the_package():
-    pytest.importorskip("mypy")
+    pytest.importorskip("mypy", reason="needs mypy, in the test extra: pip install -e '.[test]'")
     r = _tool("mypy", "minigraph")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 @pytest.mark.slow  # .ci/run also runs mypy directly
 def test_mypy_reports_nothing_on_the_code_blocks_of_the_docs():
-    pytest.importorskip("mypy")
+    pytest.importorskip("mypy", reason="needs mypy, in the test extra: pip install -e '.[test]'")
     r = subprocess.run([sys.executable, "scripts/typecheck_docs.py"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_ruff_reports_nothing():
-    pytest.importorskip("ruff")
+    pytest.importorskip("ruff", reason="needs ruff, in the test extra: pip install -e '.[test]'")
     r = _tool("ruff", "check", "minigraph", "scripts", "benchmarks", "tests")
     assert r.returncode == 0, r.stdout + r.stderr

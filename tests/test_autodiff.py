@@ -610,7 +610,7 @@ def test_rules_do_not_leave_ops_for_inputs_nobody_asked_about():
 
 def test_demo_network_gradients_match_torch_autograd():
     """depthwise -> bias -> relu -> 1x1 conv -> avg pool -> softmax CE, against torch.autograd."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     from minigraph import demo
 
     rng = np.random.default_rng(11)
@@ -646,7 +646,7 @@ def _grads(g, loss, xs, feeds, backend):
 def test_maximum_minimum_send_a_tie_to_the_first_operand(op, backend):
     """At a == b the whole gradient goes to the first operand; the NaN-ignoring ops send it to the
     operand that is not NaN. torch.fmax/fmin do the same; torch.maximum splits a tie in halves."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     av = np.array([1.0, 2.0, -0.5, 3.0, np.nan, 0.0, 4.0], np.float32)
     bv = np.array([1.0, 1.0, -0.5, np.nan, 2.0, -0.0, 5.0], np.float32)
     wv = np.arange(1, 8, dtype=np.float32)
@@ -667,7 +667,7 @@ def test_maximum_minimum_send_a_tie_to_the_first_operand(op, backend):
 
 def test_absolute_has_gradient_zero_at_zero(backend):
     """d|x|/dx is sign(x), 0 at ±0 (MPSGraph's own rule multiplies by sign; torch.abs agrees)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     xv = np.array([0.0, -0.0, 2.0, -3.0, 1e-30], np.float32)
     g = mg.Graph()
     x = g.placeholder([5], name="x")
@@ -683,7 +683,7 @@ def test_absolute_has_gradient_zero_at_zero(backend):
                                     ("reduction_minimum_propagate_nan", "amin")])
 def test_extremum_reduction_splits_ties_evenly(op, ref, backend):
     """k elements equal to the extremum get 1/k of the gradient each, as torch.amax/amin."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     xv = np.array([[3.0, 1.0, 3.0, 3.0], [-1.0, -1.0, 5.0, 0.0], [2.0, 2.0, 2.0, 2.0]], np.float32)
     wv = np.array([[1.0], [2.0], [3.0]], np.float32)
     g = mg.Graph()

@@ -272,7 +272,7 @@ def test_constant_dtype_one_rule_python_values_default_numpy_values_keep_theirs(
     """Python numbers and lists default to float32 / int32 (MPSGraph has no float64); NumPy scalars,
     0-d and n-d arrays and other array-likes keep their own dtype, whatever their rank. A Python
     value the default dtype cannot hold exactly is refused, not wrapped or turned into inf."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     g = mg.Graph()
     cases = [(1.5, mg.float32), (3, mg.int32), (True, mg.bool), ([1.5, 2], mg.float32), ([[1, 2]], mg.int32),
              ((0.5,), mg.float32), (np.float64(1.5), mg.float64), (np.array(1.5), mg.float64),

@@ -86,7 +86,7 @@ def test_reduction_product_of_empty_slices_is_one_and_integers_wrap(backend):
 
 
 def _torch_prod_grad(x: np.ndarray, axis: int, w: np.ndarray) -> np.ndarray:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     (torch.prod(t, dim=axis, keepdim=True) * torch.tensor(w, dtype=torch.float64)).sum().backward()
     return t.grad.numpy()
@@ -123,7 +123,7 @@ def test_reduction_product_gradient_over_several_axes_matches_finite_differences
     got = list(grad.values())[0]
     (fd,) = central_differences(g, loss, {p: x}, [p])
     np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     t = torch.tensor(x, requires_grad=True)
     (t.permute(1, 0, 2).reshape(3, -1).prod(dim=1) * torch.tensor(w.reshape(3))).sum().backward()
     np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-10, atol=1e-12)
@@ -232,7 +232,7 @@ def test_arg_reductions_match_jax_nanargmax(backend, rng):
 
 
 def test_arg_maximum_matches_torch_without_ties(backend, rng):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = rng.standard_normal((3, 7, 4)).astype(F32)
     g = mg.Graph()
     p = g.placeholder(x.shape)
@@ -299,7 +299,7 @@ def test_cumulative_sum_worked_example(backend):
 
 
 def test_cumulative_sum_gradient_matches_torch(backend, rng):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = rng.standard_normal((3, 6))
     w = rng.standard_normal((3, 6))
     for exclusive, reverse in itertools.product((False, True), (False, True)):
@@ -352,7 +352,7 @@ def test_sort_worked_example(backend):
 
 
 def test_sort_matches_torch_stable_sort(backend, rng):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = rng.integers(-4, 5, (4, 3, 9)).astype(F32)
     x[0, 0, 3] = np.nan
     g = mg.Graph()
@@ -367,7 +367,7 @@ def test_sort_matches_torch_stable_sort(backend, rng):
 @pytest.mark.parametrize("axis,descending", [(0, False), (1, True), (-1, False)])
 def test_sort_gradient_matches_torch(backend, rng, axis, descending):
     """Each output's gradient goes back to the element sorted there (ties: the stable order)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = rng.integers(-3, 4, (4, 6)).astype(F32)  # many ties
     w = rng.standard_normal((4, 6)).astype(F32)
     g = mg.Graph()
@@ -396,7 +396,7 @@ def test_top_k_values_and_indices(backend, rng, k):
 
 
 def test_top_k_matches_torch_and_its_gradient(backend, rng):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = rng.standard_normal((3, 4, 10)).astype(F32)
     w = rng.standard_normal((3, 4, 4)).astype(F32)
     g = mg.Graph()
@@ -506,7 +506,7 @@ def test_webgpu_merge_sort_and_rank_sort_both_keep_the_order(webgpu, rng, monkey
 def test_top_k_sorts_scans_and_products_match_jax(backend, rng):
     """JAX puts NaN first in top_k and descending argsort, and last ascending, as minigraph does;
     its nanargmax skips NaN as minigraph's arg max does."""
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs jax, in the oracles extra: pip install -e '.[oracles]'")
     jnp = jax.numpy
     x = _specials(rng, (4, 9))
     y = rng.uniform(-2, 2, (3, 7)).astype(F32)

@@ -335,7 +335,7 @@ def test_a_scalar_that_fits_the_operand_dtype_is_used(backend, dtype, scalar, va
 def test_feeds_of_numbers_lists_and_array_likes_follow_one_rule(backend):
     """Numbers and lists take the placeholder's dtype, exactly; arrays and array-likes (torch
     tensors, memoryviews) keep theirs and must match it, as ndarrays must: nothing is cast."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     g = mg.Graph()
     f32 = g.placeholder([2], mg.float32, name="f32")
     i32 = g.placeholder([2], mg.int32, name="i32")

@@ -167,7 +167,7 @@ def _conv_net(x_shape, w_shape, desc, rng, depthwise=False):
 
 
 def _torch_conv(feeds, stride, pad, groups, dilation=1):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x, w = (torch.tensor(v, requires_grad=True) for v in feeds.values())
     y = torch.nn.functional.conv2d(x, w, stride=stride, padding=pad, groups=groups, dilation=dilation)
     return y, x, w
@@ -193,7 +193,7 @@ def test_convolution_2d_and_its_gradients(small_blocks, rng, batch, case):
 
 def torch_r(y, exe, feeds):
     """The fixed random tensor ``r`` of ``_with_gradients`` (the gradient of sum(y * r) toward y)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     const = [s.op for s in exe.plan.steps if s.op.type == "constant" and tuple(s.op.attrs["value"].shape) == tuple(y.shape)]
     return torch.tensor(np.asarray(const[0].attrs["value"]))
 
@@ -239,7 +239,7 @@ def test_convolution_transpose_2d_and_its_gradients(small_blocks, rng, batch):
     exe = g.compile({t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}, targets)
 
     def reference(feeds):
-        torch = pytest.importorskip("torch")
+        torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
         xt, wt = (torch.tensor(v) for v in feeds.values())
         return [torch.nn.functional.conv_transpose2d(xt, wt, stride=2, padding=1).numpy()]
     _check_exact(exe, feeds, reference)
@@ -261,7 +261,7 @@ def test_depthwise_2d_and_its_gradients(small_blocks, rng, batch, case):
     assert tasks[2] > 0 and threads.tasks_run() > start
     for a, b in zip(exe.run(feeds), got[3]):
         np.testing.assert_array_equal(a, b)
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x, w = (torch.tensor(v) for v in feeds.values())
     ref = torch.nn.functional.conv2d(x, w.reshape(m, c, 3, 3).permute(1, 0, 2, 3).reshape(c * m, 1, 3, 3),
                                      stride=stride, groups=c,
@@ -294,7 +294,7 @@ def test_pooling_and_its_gradients(small_blocks, rng, batch, kind, padded):
     feeds = {x: rng.standard_normal(x.shape).astype(np.float32)}
 
     def reference(feeds):
-        torch = pytest.importorskip("torch")
+        torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
         xt = torch.tensor(feeds[x])
         if padded:
             return []

@@ -129,8 +129,8 @@ def test_file_follows_the_safetensors_format(tmp_path):
 
 
 def test_pytorch_reads_the_checkpoint_and_minigraph_reads_pytorchs(tmp_path):
-    torch = pytest.importorskip("torch")
-    st = pytest.importorskip("safetensors.torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
+    st = pytest.importorskip("safetensors.torch", reason="needs safetensors, in the oracles extra: pip install -e '.[oracles]'")
     g, x, w, b, loss = _model()
     grads = g.gradients(loss, g.trainable_variables)
     g.apply_adam(w, grads[w], name="adam_w")
