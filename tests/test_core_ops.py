@@ -514,7 +514,7 @@ NAN_EDGES = np.array([np.nan, np.nan, 1.0, np.nan, -np.inf, np.inf, 0.5, -2.0, 3
 
 
 def _torch():
-    return pytest.importorskip("torch")
+    return pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
 
 
 @pytest.mark.parametrize("op,ref", [("maximum", "fmax"), ("minimum", "fmin"),
@@ -645,7 +645,7 @@ def test_mean_of_integers_is_the_truncated_quotient(dtype, backend, rng):
 
 
 def test_softmax_and_cross_entropy_over_a_zero_length_axis_match_jax(backend):
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs jax, in the oracles extra: pip install -e '.[oracles]'")
     jnp = jax.numpy
     g = mg.Graph()
     x = g.placeholder([3, 0], name="x")

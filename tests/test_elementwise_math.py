@@ -85,7 +85,7 @@ def assert_ulps(x, got, ref, bound, what, backend=None):
 
 
 def sigmoid64(x):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     return torch.sigmoid(torch.from_numpy(x.astype(np.float64))).numpy()
 
 
@@ -106,7 +106,7 @@ def test_sigmoid_every_magnitude_and_edges(backend, rng, dtype, bound):
 def test_sigmoid_float64_numpy(rng):
     """Against 80-digit mpmath, down to subnormal results (PyTorch's float64 sigmoid flushes to 0
     below x = -709)."""
-    mpmath = pytest.importorskip("mpmath")
+    mpmath = pytest.importorskip("mpmath", reason="needs mpmath, in the oracles extra: pip install -e '.[oracles]'")
     x = np.concatenate([rng.uniform(-760, 60, 3000), every_magnitude(rng, 3000, np.float64)])
     with mpmath.workdps(80):
         ref = np.array([float(1 / (1 + mpmath.exp(-mpmath.mpf(float(v))))) for v in x])
@@ -115,7 +115,7 @@ def test_sigmoid_float64_numpy(rng):
 
 def test_log_sigmoid_finite_down_to_minus_80(backend):
     """log(sigmoid(x)) and its gradient 1 - sigmoid(x), against PyTorch's logsigmoid in float64."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     xv = np.concatenate([np.linspace(-80, 10, 901), [-20.0, -50.0, -87.0]]).astype(F32)
     g = mg.Graph()
     x = g.placeholder([xv.size], mg.float32, name="x")
@@ -294,7 +294,7 @@ def test_clamp_relu6_and_tensor_bounds(backend, rng):
 def test_clamp_gradients_match_torch(backend, rng):
     """d/dx, d/dmin and d/dmax of clamp with broadcast tensor bounds, against torch.clamp's autograd
     (ties included: x == max sends the gradient to x)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     xv = rng.uniform(-3, 3, (4, 5)).astype(F32)
     lov = rng.uniform(-1.5, 0, (5,)).astype(F32)
     hiv = rng.uniform(0.2, 1.5, (4, 1)).astype(F32)
@@ -377,7 +377,7 @@ def test_erf_every_magnitude(backend, rng):
 
 
 def test_erf_against_torch(backend, rng):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = rng.uniform(-4, 4, 5000).astype(F32)
     want = torch.special.erf(torch.from_numpy(x.astype(np.float64))).numpy()
     assert_ulps(x, run(backend, "erf", x), want, 2.0, "erf vs torch")
@@ -536,7 +536,7 @@ def test_modulo_zero_divisor_and_special_values(backend):
 
 def test_modulo_gradients_match_torch(backend, rng):
     """d/da = 1 and d/db = -trunc(a / b) (torch.fmod) or -floor(a / b) (torch.remainder)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     av = rng.uniform(-6, 6, (3, 4)).astype(F32)
     bv = (rng.uniform(0.7, 2.5, (4,)) * np.array([1, -1, 1, -1])).astype(F32)
     for op, tfn in (("modulo", torch.fmod), ("floor_modulo", torch.remainder)):
@@ -611,7 +611,7 @@ def test_predicates_and_logical_ops_are_not_differentiable():
 
 @pytest.mark.parametrize("alpha", [0.2, 0.01, 1.5, -0.5])
 def test_leaky_relu_and_gradient_match_torch(backend, rng, alpha):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     xv = np.concatenate([rng.uniform(-4, 4, 50), [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(F32)
     g = mg.Graph()
     x = g.placeholder([xv.size], mg.float32, name="x")
