@@ -21,7 +21,7 @@ import numpy as np
 
 from .errors import DTypeError, SerializationError, ShapeError
 from .limits import MAX_RANK
-from .serialize import open_regular
+from .serialize import file_path, open_regular
 
 # safetensors dtype names <-> NumPy dtypes (the ones minigraph has)
 DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
@@ -46,16 +46,7 @@ def _variables(g: Any, variables: Optional[Sequence[Any]], label: str) -> list:
 
 def _path(path: Any, what: str) -> str:
     """A checkpoint path as a str: a str, bytes or os.PathLike without NUL characters."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise SerializationError(f"{what}: a checkpoint path must be a str, bytes or os.PathLike, got "
-                                 f"{type(path).__name__} {path!r:.60}")
-    try:
-        p = os.fsdecode(os.fspath(path))
-    except (TypeError, ValueError) as e:  # a PathLike whose __fspath__ returns something else
-        raise SerializationError(f"{what}: invalid checkpoint path {path!r:.60}: {e}") from None
-    if "\0" in p:
-        raise SerializationError(f"{what}: invalid checkpoint path {p!r:.60}: it holds a NUL character")
-    return p
+    return file_path(path, "checkpoint", what)
 
 
 def save_variables(g: Any, path: Any, variables: Optional[Sequence[Any]] = None) -> str:

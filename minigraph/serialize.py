@@ -76,16 +76,24 @@ def register_class(cls: type) -> type:
     return cls
 
 
-def _paths(path) -> tuple:
+def file_path(path: Any, kind: str, what: str = "") -> str:
+    """A path given by the user as a str: a str, bytes or os.PathLike without NUL characters, else
+    a SerializationError naming the ``kind`` of file (and ``what`` asked for it)."""
+    prefix = f"{what}: " if what else ""
     if not isinstance(path, (str, bytes, os.PathLike)):
-        raise SerializationError(f"a graph file path must be a str, bytes or os.PathLike, got "
+        raise SerializationError(f"{prefix}a {kind} path must be a str, bytes or os.PathLike, got "
                                  f"{type(path).__name__} {_short(path)}")
     try:
         p = os.fsdecode(os.fspath(path))
     except (TypeError, ValueError) as e:  # a PathLike whose __fspath__ returns something else
-        raise SerializationError(f"invalid graph file path {_short(path)}: {e}") from None
+        raise SerializationError(f"{prefix}invalid {kind} path {_short(path)}: {e}") from None
     if "\0" in p:
-        raise SerializationError(f"invalid graph file path {_short(p)}: it holds a NUL character")
+        raise SerializationError(f"{prefix}invalid {kind} path {_short(p)}: it holds a NUL character")
+    return p
+
+
+def _paths(path) -> tuple:
+    p = file_path(path, "graph file")
     if os.path.isdir(p):  # a directory holds graph.json and graph.npz
         p = os.path.join(p, "graph.json")
     root, ext = os.path.splitext(p)
