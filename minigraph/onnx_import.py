@@ -71,16 +71,14 @@ def import_model(model: Any, training: bool = False) -> tuple[Graph, dict, dict,
     """``from_onnx`` plus, per ONNX node, ``(scope, op type, ops built, output tensors)``."""
     onnx = _require_onnx()
     proto, base_dir = _read(onnx, model)
-    _load_external_data(onnx, proto, base_dir)
+    external = _external_data(onnx, proto, base_dir)  # checked, not read yet
     for t, where in _tensors_of(proto):
         _check_tensor(onnx, t, where)
     opset = _opset(onnx, proto)  # before the checker, which reads the first of two default domains
+    _check_model(onnx, proto, external)
+    loaded = _read_external_data(onnx, external, len(proto.graph.initializer))
     try:
-        onnx.checker.check_model(proto)
-    except Exception as e:  # onnx.checker.ValidationError and protobuf errors
-        raise ModelImportError(f"the ONNX model is not valid: {escape(_first_line(e))}") from None
-    try:
-        return _build(onnx, proto, opset, bool(training))
+        return _build(onnx, proto, opset, bool(training), loaded)
     except ModelImportError:
         raise
     except MiniGraphError as e:
@@ -171,19 +169,18 @@ def _check_tensor(onnx: Any, t: Any, where: str) -> None:
         raise ModelImportError(f"{where}: its shape {list(t.dims)} needs {need} {what}, the file holds {have}")
 
 
-def _load_external_data(onnx: Any, proto: Any, base_dir: Optional[str]) -> None:
-    """Read external tensor data, refusing any location outside the model's folder.
+def _external_data(onnx: Any, proto: Any, base_dir: Optional[str]) -> list:
+    """``(index in _tensors_of, tensor, file, offset, length)`` of each tensor with external data, refusing any location
+    outside the model's folder.
 
     Every range is checked against its file's size and its tensor's declared size, and all of them
     together against the bytes the files hold and ``limits.load_budget()``, before any is read
-    (ranges that several tensors share count once per tensor); each distinct range is read once.
+    (a range that several tensors share counts once per tensor).
     """
     sizes: dict = {}  # file -> its size
-    plans = [(t, *_external_range(t, what, base_dir, sizes)) for t, what in _tensors_of(proto)
+    plans = [(k, t, *_external_range(t, what, base_dir, sizes)) for k, (t, what) in enumerate(_tensors_of(proto))
              if t.data_location == onnx.TensorProto.EXTERNAL]
-    if not plans:
-        return
-    total, held, budget = sum(p[3] for p in plans), sum(sizes.values()), limits.load_budget()
+    total, held, budget = sum(p[4] for p in plans), sum(sizes.values()), limits.load_budget()
     if total > held:
         raise ModelImportError(f"the model's external data asks for {total} bytes, more than its files hold "
                                f"({held} bytes in {len(sizes)} file(s); a range shared by several tensors "
@@ -191,19 +188,60 @@ def _load_external_data(onnx: Any, proto: Any, base_dir: Optional[str]) -> None:
     if total > budget:
         raise ModelImportError(f"the model's external data asks for {total} bytes, more than the load budget "
                                f"({budget} bytes, minigraph.limits.MAX_LOAD_BYTES)")
-    read: dict = {}  # (file, offset, length) -> bytes
-    for t, full, offset, length in plans:
+    return plans
+
+
+def _check_model(onnx: Any, proto: Any, external: list) -> None:
+    """``onnx.checker`` on the model, its external tensors (not read yet) standing in as empty ones:
+    the checker would look for their files next to the working directory, and copies what it checks."""
+    if external:
+        light = onnx.ModelProto()
+        light.CopyFrom(proto)
+        for t, _ in _tensors_of(light):
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                del t.external_data[:]
+                del t.dims[:]
+                t.dims.append(0)
+                t.data_location = onnx.TensorProto.DEFAULT
+        proto = light
+    try:
+        onnx.checker.check_model(proto)
+    except Exception as e:  # onnx.checker.ValidationError and protobuf errors
+        raise ModelImportError(f"the ONNX model is not valid: {escape(_first_line(e))}") from None
+
+
+def _read_external_data(onnx: Any, plans: list, initializers: int) -> dict:
+    """Read each distinct range once (a range several tensors share is kept only until its last
+    tensor has it): ``{initializer index: bytes}`` for the initializers (made variables from the
+    bytes, with no copy in the protobuf), into the protobuf for node attributes."""
+    uses: dict = {}
+    for _, _, full, offset, length in plans:
+        uses[(full, offset, length)] = uses.get((full, offset, length), 0) + 1
+    read: dict = {}  # (file, offset, length) -> bytes, while a later tensor needs them
+    loaded: dict = {}
+    for k, t, full, offset, length in plans:
         key = (full, offset, length)
-        if key not in read:
+        data = read.get(key)
+        if data is None:
             with open(full, "rb") as f:
                 f.seek(offset)
-                read[key] = f.read(length)
-            if len(read[key]) != length:
+                data = f.read(length)
+            if len(data) != length:
                 raise ModelImportError(f"external data {escape(repr(os.path.basename(full)))} changed while it "
                                        "was read")
-        t.raw_data = read[key]
-        del t.external_data[:]
-        t.data_location = onnx.TensorProto.DEFAULT
+        uses[key] -= 1
+        if uses[key]:
+            read[key] = data
+        else:
+            read.pop(key, None)
+        if k < initializers:
+            loaded[k] = data
+        else:
+            t.raw_data = data
+            del t.external_data[:]
+            t.data_location = onnx.TensorProto.DEFAULT
+        del data
+    return loaded
 
 
 def _external_range(t: Any, what: str, base_dir: Optional[str], sizes: dict) -> tuple[str, int, int]:
@@ -276,16 +314,20 @@ def _value_shape(vi: Any) -> tuple:
     return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in dims)
 
 
-def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, dict, dict, list]:
+def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict) -> tuple[Graph, dict, dict, list]:
     g = Graph()
     numpy_helper = onnx.numpy_helper
     ctx = Context(g, opset, training, attributes(onnx))
     inits = {t.name for t in proto.graph.initializer}
     running = _running_statistics(proto)
-    for t in proto.graph.initializer:
+    for k, t in enumerate(proto.graph.initializer):
         where = f"initializer {escape(repr(t.name))}"
         try:
-            arr = numpy_helper.to_array(t)
+            if k in loaded:  # external data: little-endian bytes of the declared (checked) size
+                little = ONNX_DTYPES[t.data_type].np_dtype.newbyteorder("<")
+                arr = np.frombuffer(loaded.pop(k), dtype=little).reshape(tuple(t.dims))
+            else:
+                arr = numpy_helper.to_array(t)
         except Exception as e:
             raise ModelImportError(f"{where} cannot be read: {escape(_first_line(e))}") from None
         try:
@@ -296,6 +338,9 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool) -> tuple[Graph, di
                 ctx.add_initializer(t.name, arr)
         except MiniGraphError as e:
             raise ModelImportError(f"{where}: {e}") from e
+        del arr
+        t.ClearField("raw_data")  # the variable holds the value now: the import's own copy of the proto is
+        t.ClearField(onnx.helper.tensor_dtype_to_field(t.data_type))  # not read again, so no third copy
     inputs = {}
     for vi in proto.graph.input:
         if vi.name in inits:
