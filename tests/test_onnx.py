@@ -14,14 +14,33 @@ import pytest
 
 import minigraph as mg
 
-torch = pytest.importorskip("torch")
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+ONNX_REASON = "needs the onnx extra: pip install -e '.[onnx]'"
+ORACLES_REASON = "needs the oracles extra: pip install -e '.[oracles]'"
+# set by the ``oracles`` fixture, for the tests that export from PyTorch or compare with onnxruntime
+onnx = torch = nn = ort = tm = None
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchmarks import torch_models as tm  # noqa: E402
 
-nn = torch.nn
+@pytest.fixture(autouse=True)
+def _onnx_package(request):
+    """Every test here needs the onnx package (but the one about a missing onnx)."""
+    global onnx
+    if "missing_onnx_package" not in request.node.name:
+        onnx = pytest.importorskip("onnx", reason=ONNX_REASON)
+
+
+@pytest.fixture(scope="session")
+def oracles():
+    """PyTorch (the networks, exported) and onnxruntime (the reference), or a skip."""
+    global torch, nn, ort, tm
+    torch = pytest.importorskip("torch", reason=ORACLES_REASON)
+    ort = pytest.importorskip("onnxruntime", reason=ORACLES_REASON)
+    nn = torch.nn
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from benchmarks import torch_models
+
+    tm = torch_models
+
+
 NETS = {
     "mobilenet_v2": lambda dropout=0.2: tm.MobileNetV2(0.35, dropout=dropout),
     "mobilenet_v3_small": lambda dropout=0.2: tm.MobileNetV3(tm.V3_SMALL, 576, 1024, 0.35, 10, dropout),
@@ -55,7 +74,7 @@ def _close(got, ref, rtol=1e-4):
 
 
 @pytest.fixture(scope="session")
-def exported(tmp_path_factory):
+def exported(tmp_path_factory, oracles):
     """(path, input) per (net, exporter), exported once into a folder the test workers share."""
     folder = tmp_path_factory.getbasetemp().parent / f"onnx-exports-{torch.__version__}"
     folder.mkdir(exist_ok=True)
@@ -73,6 +92,7 @@ def exported(tmp_path_factory):
     return get
 
 
+@pytest.mark.usefixtures("oracles")
 # ----------------------------------------------------------------------------- inference
 @pytest.mark.parametrize("exporter", sorted(EXPORTERS))
 @pytest.mark.parametrize("net", sorted(NETS))
@@ -94,6 +114,7 @@ def test_every_initializer_is_a_variable_named_as_in_the_file(exported):
     assert {t.name for t in model.graph.initializer} <= names
 
 
+@pytest.mark.usefixtures("oracles")
 def test_depthwise_conv_becomes_depthwise_op_with_mpsgraph_weights(tmp_path, backend):
     """group = C with channel multiplier M = 2: ONNX weights [C*M, 1, kH, kW] become MPSGraph's
     [M, C, kH, kW] (output channel c*M + m in both)."""
@@ -109,6 +130,7 @@ def test_depthwise_conv_becomes_depthwise_op_with_mpsgraph_weights(tmp_path, bac
     _close(next(iter(y.values())), conv(x).detach().numpy(), 1e-5)
 
 
+@pytest.mark.usefixtures("oracles")
 @pytest.mark.parametrize("auto_pad,style,out", [("SAME_UPPER", "TF_SAME", [1, 4, 3, 4]),
                                                 ("SAME_LOWER", "ONNX_SAME_LOWER", [1, 4, 3, 4]),
                                                 ("VALID", "TF_VALID", [1, 4, 2, 3])])
@@ -130,31 +152,35 @@ def test_auto_pad_uses_the_matching_mpsgraph_padding_style(auto_pad, style, out,
     _close(g.run({inputs["x"]: x}, [outputs["y"]], backend=backend)[outputs["y"]], ref, 1e-5)
 
 
-class OpsZoo(nn.Module):
+def ops_zoo():
     """The other operators the exporters write: padding of each mode, pooling, concat, transpose,
     squeeze/unsqueeze, the Shape/Gather/Concat chain of x.view(x.size(0), -1), matmul."""
 
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3)
-        self.w = nn.Parameter(torch.randn(100, 5) * 0.1)
+    class OpsZoo(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3)
+            self.w = nn.Parameter(torch.randn(100, 5) * 0.1)
 
-    def forward(self, x):
-        a = nn.functional.pad(x, (1, 2, 2, 1), mode="reflect")
-        b = nn.functional.pad(x, (1, 2, 2, 1), mode="replicate")
-        c = nn.functional.pad(x, (1, 2, 2, 1), mode="constant", value=0.5)
-        y = self.conv(torch.cat([a, b, c], dim=0))
-        y = nn.functional.max_pool2d(y, 2, ceil_mode=True) + nn.functional.avg_pool2d(y, 3, 2, 1, count_include_pad=False)
-        y = y.permute(0, 2, 3, 1).unsqueeze(1).squeeze(1)
-        y = y.reshape(y.size(0), -1)
-        return torch.sigmoid(y @ self.w).clamp(0.2, 0.8)
+        def forward(self, x):
+            a = nn.functional.pad(x, (1, 2, 2, 1), mode="reflect")
+            b = nn.functional.pad(x, (1, 2, 2, 1), mode="replicate")
+            c = nn.functional.pad(x, (1, 2, 2, 1), mode="constant", value=0.5)
+            y = self.conv(torch.cat([a, b, c], dim=0))
+            y = nn.functional.max_pool2d(y, 2, ceil_mode=True) + nn.functional.avg_pool2d(y, 3, 2, 1, count_include_pad=False)
+            y = y.permute(0, 2, 3, 1).unsqueeze(1).squeeze(1)
+            y = y.reshape(y.size(0), -1)
+            return torch.sigmoid(y @ self.w).clamp(0.2, 0.8)
+
+    return OpsZoo()
 
 
+@pytest.mark.usefixtures("oracles")
 @pytest.mark.parametrize("exporter", sorted(EXPORTERS))
 def test_padding_pooling_and_shape_chains_match_onnxruntime(exporter, backend, tmp_path):
     torch.manual_seed(2)
     x = torch.randn(1, 3, 8, 9)
-    path = export(OpsZoo(), x, tmp_path / "zoo.onnx", exporter)
+    path = export(ops_zoo(), x, tmp_path / "zoo.onnx", exporter)
     g, inputs, outputs = mg.from_onnx(path)
     assert any(op.type == "pad_tensor" for op in g.operations)
     (name, ph), = inputs.items()
@@ -164,6 +190,7 @@ def test_padding_pooling_and_shape_chains_match_onnxruntime(exporter, backend, t
         _close(got[t], r)
 
 
+@pytest.mark.usefixtures("oracles")
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
 def test_pad_modes_match_onnxruntime(mode, backend):
     from onnx import TensorProto, helper
@@ -227,6 +254,7 @@ def _training_setup(net, tmp_path, n=4, size=64):
     return module, x, labels, g, loss, feeds
 
 
+@pytest.mark.usefixtures("oracles")
 @pytest.mark.parametrize("net", ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"])
 def test_training_gradients_match_torch_autograd(net, backend, tmp_path):
     module, x, labels, g, loss, feeds = _training_setup(net, tmp_path)
@@ -254,6 +282,7 @@ def test_training_gradients_match_torch_autograd(net, backend, tmp_path):
     assert swift.count("depthwiseConvolution2DWeightsGradient(") == tm.depthwise_layers(module)
 
 
+@pytest.mark.usefixtures("oracles")
 def test_running_statistics_update_like_torch(tmp_path):
     module, x, labels, g, loss, feeds = _training_setup("mobilenet_v2", tmp_path, n=4, size=64)
     assert g.update_operations and all(op.type == "assign" for op in g.update_operations)
@@ -270,6 +299,7 @@ def test_running_statistics_update_like_torch(tmp_path):
                                    err_msg=k)
 
 
+@pytest.mark.usefixtures("oracles")
 def test_ten_sgd_steps_of_one_executable_reduce_the_loss(tmp_path):
     module, x, labels, g, loss, feeds = _training_setup("mobilenet_v2", tmp_path, n=8, size=32)
     weights = g.trainable_variables
@@ -283,6 +313,7 @@ def test_ten_sgd_steps_of_one_executable_reduce_the_loss(tmp_path):
     assert losses[-1] < 0.8 * losses[0], losses
 
 
+@pytest.mark.usefixtures("oracles")
 def test_full_size_mobilenet_v2_matches_onnxruntime(tmp_path):
     torch.manual_seed(4)
     x = torch.randn(1, 3, 224, 224)
@@ -402,7 +433,6 @@ def test_missing_onnx_package_names_the_extra(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- hostile files
-ONNX_REASON = "needs the onnx extra: pip install -e '.[onnx]'"
 
 
 def _model(nodes, inputs=(), outputs=(), inits=(), opset=13, opsets=None):
