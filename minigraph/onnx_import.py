@@ -1,9 +1,12 @@
 """``mg.from_onnx``: an ONNX model as a minigraph graph, one name scope per ONNX node.
 
 Reading is strict and side-effect free: the file is parsed as a protobuf and checked by
-``onnx.checker`` before anything is built; external tensor data must lie inside the model's
-folder; nothing from the file is executed. Any failure raises ``ModelImportError`` and returns no
-partial graph. The operator table is ``minigraph/onnx_ops.py``.
+``onnx.checker`` before anything is built; every tensor's data must match its declared shape and
+the size limits; external tensor data must lie inside the model's folder, within its files and the
+load budget, and is read once per range; nothing from the file is executed. Any failure raises
+``ModelImportError`` (an unexpected exception of a converter too, naming the node) and returns no
+partial graph, before anything large is allocated: values are folded at import only up to
+``limits.MAX_FOLD_BYTES``. The operator table is ``minigraph/onnx_ops.py``.
 """
 from __future__ import annotations
 
