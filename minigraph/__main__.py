@@ -17,6 +17,7 @@ from .backends import available_backends, get_backend
 from .backends.numpy import threads as numpy_threads
 from .errors import BackendUnavailableError, MiniGraphError, UnknownBackendError
 from .graph import load
+from .listing import escape
 from .profiling import CLOCKS
 from .types import ShapedType
 from .version import __version__
@@ -116,8 +117,7 @@ def show_main(argv: Sequence[str]) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from .listing import escape  # names and messages from the file: no escape sequence, no forged line
-
+    # names and messages from the file pass through escape: no escape sequence, no forged line
     for flag, out in (("--swift", args.swift), ("--render", args.render)):
         folder = os.path.dirname(os.path.abspath(out)) if out else ""
         if out and not os.path.isdir(folder):  # a usage error, found before the import
