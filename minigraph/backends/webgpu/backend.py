@@ -24,6 +24,7 @@ from ...ir import OPS
 from ...types import num_elements
 from . import resident
 from .device import GPU_LOCK, get_context
+from .fused import FUSIBLE_OPS, fused_elementwise
 from .registry import KERNELS
 from .wgsl import HOST, params_array, render
 
@@ -36,6 +37,8 @@ class WebGPUBackend:
     ``metal_only=True`` is the ``"metal"`` backend: the same kernels, but only on a Metal
     adapter (macOS); elsewhere it is unavailable and says why.
     """
+
+    fusible_ops = FUSIBLE_OPS  # the compiler fuses runs of these into one step (webgpu/fused.py)
 
     def __init__(self, metal_only: bool = False):
         self.metal_only = metal_only
@@ -136,7 +139,7 @@ def _label(op) -> str:
 
 
 def _check_dtypes(step, ctx, backend_name):
-    for ty in tuple(step.in_types) + tuple(step.out_types):
+    for ty in tuple(step.in_types) + tuple(step.out_types) + tuple(t for _, _, t in getattr(step, "program", ())):
         name = ty.dtype.name
         if name not in SUPPORTED_DTYPES:
             raise UnsupportedDTypeError(
@@ -313,7 +316,7 @@ class _Runner:
     def _kernel_step(self, st) -> None:
         for i in range(len(st.outputs)):
             self._alloc_slot(st, i)
-        factory = KERNELS.get(st.op.opdef)
+        factory = fused_elementwise if getattr(st, "program", ()) else KERNELS.get(st.op.opdef)
         if factory is None:  # prepare() refused the plan already; a kernel unregistered since must not crash
             raise KernelMissingError(f"{_label(st.op)} (built at {st.op.location}): the {self.name} backend has "
                                      "no kernel for it")
@@ -636,7 +639,8 @@ _MEMORY_STEPS = {
 
 def _is_noop_cast(st) -> bool:
     """A cast to the dtype it already has: its output is its input's bytes, like a view."""
-    return st.op.type == "cast" and st.in_types[0].dtype == st.out_types[0].dtype
+    return (st.op.type == "cast" and not getattr(st, "program", ())
+            and st.in_types[0].dtype == st.out_types[0].dtype)
 
 
 def to_device(arr: np.ndarray, dtype: str) -> np.ndarray:

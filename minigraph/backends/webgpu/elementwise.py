@@ -153,12 +153,23 @@ def _modulo(floor: bool):
     return f
 
 
-def _leaky_relu(v, ct, out):
-    """x >= 0 ? x : alpha * x. alpha comes from the uniform parameters (``extra(0u)``), not a
-    literal: with a constant 0 the shader compiler folds ``0 * x`` to 0, which turns NaN and
+def leaky_relu_at(word: int):
+    """x >= 0 ? x : alpha * x, alpha being the uniform parameters' extra word ``word``
+    (``extra(0u)`` for the op's own kernel; a fused step gives each leaky_relu a word of its own),
+    not a literal: with a constant 0 the shader compiler folds ``0 * x`` to 0, which turns NaN and
     -inf (0 * -inf is NaN) into 0 and -3 into +0."""
-    x = v[0]
-    return f"select(bitcast<f32>(extra(0u)) * {x}, {x}, {x} >= 0.0)"
+    def fn(v, ct, out):
+        x = v[0]
+        return f"select(bitcast<f32>(extra({word}u)) * {x}, {x}, {x} >= 0.0)"
+    return fn
+
+
+_leaky_relu = leaky_relu_at(0)
+
+
+def alpha_word(alpha) -> int:
+    """A leaky_relu's alpha as the u32 word of its float32 bits (read back with ``bitcast<f32>``)."""
+    return int(np.float32(alpha).view(np.uint32))
 
 
 BINARY = {
@@ -207,6 +218,16 @@ EXPRESSIONS = {**BINARY, **UNARY, **OTHER}
 def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extra=()):
     """(WGSL source, params) of an elementwise map ``expr_fn(values, compute types, out dtype)``;
     the u32 words of ``extra`` follow the parameters, read in WGSL as ``extra(k)``."""
+    def body(vals, cts):
+        return [f"  out[i] = {store(out_dtype, expr_fn(vals, cts, out_dtype))};"]
+    return map_source(in_dtypes, in_shapes, out_dtype, out_shape, body, extra)
+
+
+def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=()):
+    """(WGSL source, params) of a one-pass elementwise kernel with NumPy broadcasting: the
+    template decodes each input's index and loads it as ``v{k}`` in its compute type; the lines
+    ``body_fn(value names, compute types)`` then compute and write ``out[i]``. The u32 words of
+    ``extra`` follow the parameters, read in WGSL as ``extra(k)``."""
     rank = len(out_shape)
     modes, strides = [], []
     for shp in in_shapes:
@@ -248,7 +269,7 @@ def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extr
         vals.append(f"v{k}")
         cts.append(COMPUTE[dt])
     binds.append(f"@group(0) @binding({len(in_dtypes) + 1}) var<storage, read_write> out: array<{STORAGE[out_dtype]}>;")
-    body = f"  out[i] = {store(out_dtype, expr_fn(vals, cts, out_dtype))};"
+    body = "\n".join(body_fn(vals, cts))
     decl = params_decl(len(params) + len(extra))
     if extra:
         decl += f"fn extra(k: u32) -> u32 {{ return prm({len(params)}u + k); }}\n"
@@ -262,7 +283,7 @@ def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extr
 def _elementwise(step, kb):
     extra: tuple = ()
     if step.op.type == "leaky_relu":
-        fn, extra = _leaky_relu, (int(np.float32(step.attrs["alpha"]).view(np.uint32)),)
+        fn, extra = _leaky_relu, (alpha_word(step.attrs["alpha"]),)
     else:
         fn = EXPRESSIONS[step.op.type]
     in_dt = [t.dtype.name for t in step.in_types]
