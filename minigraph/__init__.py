@@ -2,14 +2,14 @@
 from .backends import available_backends, get_backend, register_backend
 from .backends.numpy.threads import ThreadCountError, get_num_threads, set_num_threads
 from .compare import compare_backends
-from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
+from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+                          DepthwiseConvolution3DOpDescriptor, OptimizationLevel, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
                           RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
                           ScatterMode, TensorNamedDataLayout)
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
                      ExecutionError, FeedDTypeError, FeedError, GraphMismatchError, GraphvizNotFoundError,
                      KernelMissingError, MiniGraphError, MissingFeedError, ModelImportError, NameLookupError, NotDifferentiableError,
-                     RegistrationError, RenderError, ResourceLimitError, SerializationError, ShapeError,
+                     PlanError, RegistrationError, RenderError, ResourceLimitError, SerializationError, ShapeError,
                      SwiftExportError, SymbolicValueError, TargetError, UnknownBackendError, UnknownDTypeError,
                      UnsupportedDTypeError)
 from .executable import Executable
@@ -25,11 +25,11 @@ bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
 
 
 __all__ = [
-    "AmbiguousNameError", "AxisError", "BackendUnavailableError", "Convolution2DOpDescriptor", "DTypeError",
+    "AmbiguousNameError", "AxisError", "BackendUnavailableError", "CompilationDescriptor", "Convolution2DOpDescriptor", "DTypeError",
     "DataType", "DepthwiseConvolution2DOpDescriptor", "DepthwiseConvolution3DOpDescriptor", "DescriptorError",
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
-    "NotDifferentiableError", "OpRecord", "Operation", "PaddingMode", "PaddingStyle", "Pooling2DOpDescriptor", "Profile", "RegistrationError",
+    "NotDifferentiableError", "OpRecord", "Operation", "OptimizationLevel", "PaddingMode", "PaddingStyle", "PlanError", "Pooling2DOpDescriptor", "Profile", "RegistrationError",
     "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",

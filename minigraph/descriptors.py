@@ -1,5 +1,6 @@
 """MPSGraph's enums (PaddingStyle, TensorNamedDataLayout, PaddingMode, ScatterMode, ResizeMode,
-RandomDistribution, RandomNormalSamplingMethod) and its op descriptors.
+RandomDistribution, RandomNormalSamplingMethod, OptimizationLevel), its op descriptors and the
+compilation descriptor.
 
 Descriptors are mutable, like MPSGraph's; ops copy them when built, so later changes do not
 affect ops already in the graph. Defaults are those of MPSGraph's
@@ -420,3 +421,67 @@ def frozen_copy(desc: Any, cls: type, label: str):
         raise DescriptorError(f"{label}: {e}") from None
     return d
 
+
+
+class OptimizationLevel(enum.IntEnum):
+    """MPSGraphOptimization (raw values as in MPSGraph): ``LEVEL0`` "performs core optimizations
+    only", ``LEVEL1`` (the default) "additional optimizations"
+    (https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphoptimization).
+
+    In minigraph ``LEVEL0`` runs dead-code elimination, elementwise fusion and buffer planning;
+    ``LEVEL1`` adds common-subexpression elimination and constant folding (docs/compiler.md).
+    """
+
+    LEVEL0 = 0
+    LEVEL1 = 1
+
+
+@dataclass
+class CompilationDescriptor:
+    """MPSGraphCompilationDescriptor: how ``g.compile`` and ``g.run`` build the plan.
+
+    ``optimization_level``: an ``OptimizationLevel`` (MPSGraph's ``optimizationLevel``, macOS 12.3 /
+    iOS 15.4, "default is MPSGraphOptimizationLevel1":
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphcompilationdescriptor/optimizationlevel).
+    ``fusion``: whether chains of elementwise ops become one step on backends that can run them
+    fused (``fusible_ops``). It has no MPSGraph counterpart, since MPSGraph always fuses;
+    ``fusion=False`` gives one step per op, the plan to read when learning or diffing.
+    Mutable, like MPSGraph's; ``compile`` reads it once (``key()``), so later edits change nothing
+    already compiled.
+    """
+
+    optimization_level: OptimizationLevel = OptimizationLevel.LEVEL1
+    fusion: bool = True
+
+    def validate(self) -> None:
+        """Raise ``DescriptorError`` naming the field and its valid values."""
+        level = self.optimization_level
+        if isinstance(level, bool) or not isinstance(level, (OptimizationLevel, int, str)):
+            raise DescriptorError(f"CompilationDescriptor.optimization_level={level!r} is not an "
+                                  f"OptimizationLevel; valid: {', '.join(OptimizationLevel.__members__)}")
+        self.optimization_level = _enum(OptimizationLevel, level, "CompilationDescriptor.optimization_level")
+        if not isinstance(self.fusion, bool):
+            raise DescriptorError(f"CompilationDescriptor.fusion={self.fusion!r} must be a bool (True or False)")
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def copy(self) -> "CompilationDescriptor":
+        """An independent copy (MPSGraph's descriptor is ``NSCopying``)."""
+        return CompilationDescriptor(self.optimization_level, self.fusion)
+
+    def key(self) -> tuple:
+        """``(optimization_level, fusion)``, validated: what the plan depends on (a cache key)."""
+        self.validate()
+        return (int(self.optimization_level), self.fusion)
+
+
+def compilation_key(desc: Any) -> tuple:
+    """The validated key of ``desc`` (None: the default ``CompilationDescriptor()``)."""
+    if desc is None:
+        return (int(OptimizationLevel.LEVEL1), True)
+    if not isinstance(desc, CompilationDescriptor):
+        raise DescriptorError(f"compilation_descriptor must be a CompilationDescriptor, got "
+                              f"{type(desc).__name__}; valid fields: optimization_level "
+                              f"({', '.join(OptimizationLevel.__members__)}), fusion (bool)")
+    return desc.key()

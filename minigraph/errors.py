@@ -56,6 +56,12 @@ class ExecutionError(MiniGraphError, RuntimeError):
     """A kernel failed while running; variables are left unchanged (a minigraph guarantee, not an MPSGraph one)."""
 
 
+class PlanError(ExecutionError):
+    """A plan that breaks the step contract (``Plan.check``): a slot read before it is written,
+    written twice, read after it was freed, a freed target, a fused program out of order. A
+    compiler bug, caught before any backend sees the plan (not in MPSGraph)."""
+
+
 class SerializationError(MiniGraphError, ValueError):
     """A saved graph file that is corrupt, truncated, hostile or of an unknown version (cf. MPSGraph's ``.mpsgraphpackage``)."""
 

@@ -13,6 +13,7 @@ from . import recording
 from .backends import get_backend
 from .coerce import KNOWN_DTYPES, cast_hint, coerce_feed
 from .compiler.plan import build_plan, check_feed_type
+from .descriptors import CompilationDescriptor, compilation_key
 from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, FeedError, MiniGraphError,
                      MissingFeedError, TargetError)
 from .ir import Operation, Tensor
@@ -31,12 +32,19 @@ class Executable:
     ``compile_count`` says how many plans were built. The specialisations are kept in an LRU
     cache of ``cache_size`` entries (64 by default, as ``g.run``'s cache), so a loop over ever
     new shapes does not keep every plan (and its device buffers) alive.
+
+    ``compilation_descriptor`` (a ``CompilationDescriptor``, default level 1 with fusion) says
+    which passes build the plan (docs/compiler.md); the plan is built for this executable's
+    backend, whose ``fusible_ops`` say which elementwise ops it can run fused.
     """
 
     DEFAULT_CACHE_SIZE = 64
 
     def __init__(self, graph, feed_types: Mapping[Tensor, ShapedType], target_tensors: Sequence[Tensor],
-                 target_operations: Sequence[Operation], backend: str = "numpy"):
+                 target_operations: Sequence[Operation], backend: str = "numpy",
+                 compilation_descriptor: Optional[CompilationDescriptor] = None):
+        level, fusion = compilation_key(compilation_descriptor)
+        self.compilation_descriptor = CompilationDescriptor(level, fusion)  # a copy: later edits change nothing
         self.graph = graph
         self.backend = get_backend(backend)
         self.backend_name = backend
@@ -68,7 +76,10 @@ class Executable:
         was = gc.isenabled()
         gc.disable()  # compiling allocates many small objects and no cycles: collections only cost time
         try:
-            plan = build_plan(self.graph, types, self.target_tensors, self.target_operations)
+            desc = self.compilation_descriptor
+            plan = build_plan(self.graph, types, self.target_tensors, self.target_operations,
+                              fusible_ops=frozenset(getattr(self.backend, "fusible_ops", frozenset())),
+                              optimization_level=desc.optimization_level, fusion=desc.fusion)
             runner = self.backend.prepare(plan)
         finally:
             if was:
@@ -243,6 +254,27 @@ class Executable:
     def specialisations(self) -> int:
         """How many specialised plans this executable holds now (at most ``cache_size``)."""
         return len(self._specialised)
+
+    @property
+    def steps(self) -> list:
+        """The plan's steps (not in MPSGraph): each with ``ops`` (the graph operations it
+        computes), ``kernel`` (``"addition"``, ``"fused_elementwise(multiplication+addition+relu)"``),
+        ``inputs``/``outputs`` (slots), ``in_types``/``out_types`` and ``free``. For an executable
+        with dynamic feed dimensions, the steps of the most recent specialisation.
+
+        Raises:
+            ExecutionError: a dynamic executable that has not run yet (it has no plan).
+        """
+        plan = self.plan
+        if plan is None:
+            with self._lock:
+                specialised = list(self._specialised.values())
+            if not specialised:
+                raise ExecutionError("Executable.steps: the feed types have dynamic (-1) dimensions and nothing "
+                                     "has run yet, so there is no plan; run it once (or compile with static "
+                                     "feed shapes) first")
+            plan = specialised[-1][0]
+        return list(plan.steps)
 
     def describe(self) -> str:
         """A listing of the compiled plan: feeds, targets, steps with concrete shapes, frees, pruned ops (not in MPSGraph)."""

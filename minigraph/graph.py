@@ -18,6 +18,7 @@ import numpy as np
 from . import autodiff, checkpoint, listing, optimizers, serialize, swift, visualize
 from .builder import GraphBuilder
 from .coerce import coerce_feed
+from .descriptors import CompilationDescriptor, compilation_key
 from .errors import BackendUnavailableError, DTypeError, FeedDTypeError, FeedError, TargetError
 from .executable import Executable
 from .ir import Operation, Tensor
@@ -254,7 +255,8 @@ class Graph(GraphBuilder):
 
     # ---------------------------------------------------------------- compile and run
     def compile(self, feeds: Mapping[Tensor, Any], target_tensors: Sequence[Tensor] = (),
-                target_operations: Sequence[Operation] = (), backend: str = "numpy"):
+                target_operations: Sequence[Operation] = (), backend: str = "numpy", *,
+                compilation_descriptor: Optional[CompilationDescriptor] = None):
         """Compile the ops the targets need into a reusable ``Executable``.
 
         MPSGraph ``compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)``.
@@ -265,6 +267,8 @@ class Graph(GraphBuilder):
             target_tensors: tensors whose values ``Executable.run`` returns, in this order.
             target_operations: operations (``assign``, optimizer steps) run for their effect.
             backend: a name from ``mg.available_backends()``.
+            compilation_descriptor: a ``CompilationDescriptor`` (None: level 1 with elementwise
+                fusion), MPSGraph's ``compilationDescriptor:`` (docs/compiler.md).
 
         Returns:
             An ``Executable``.
@@ -272,18 +276,22 @@ class Graph(GraphBuilder):
         Raises:
             FeedError, TargetError, KernelMissingError, BackendUnavailableError: naming the
                 placeholder, target, op or backend at fault.
+            DescriptorError: ``compilation_descriptor`` is not a valid ``CompilationDescriptor``.
         """
+        compilation_key(compilation_descriptor)  # a wrong descriptor fails before anything is built
         types = {}
         for t, v in _as_feeds(feeds).items():
             types[t] = v if isinstance(v, ShapedType) else _type_of_feed(t, v)
         with self._lock:
             self._compiles += 1
         return Executable(self, types, _as_list(target_tensors, "target_tensors", TargetError),
-                          _as_list(target_operations, "target_operations", TargetError), backend)
+                          _as_list(target_operations, "target_operations", TargetError), backend,
+                          compilation_descriptor)
 
     def run(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Sequence[Tensor] = (),
-            target_operations: Sequence[Operation] = (), backend: str = "numpy") -> dict:
-        """Compile (cached by feed types, targets and backend) and run.
+            target_operations: Sequence[Operation] = (), backend: str = "numpy", *,
+            compilation_descriptor: Optional[CompilationDescriptor] = None) -> dict:
+        """Compile (cached by feed types, targets, backend and compilation descriptor) and run.
 
         MPSGraph ``run(feeds:targetTensors:targetOperations:)``.
 
@@ -293,6 +301,8 @@ class Graph(GraphBuilder):
             target_tensors: tensors to compute and return.
             target_operations: operations (``assign``, optimizer steps) run for their effect.
             backend: a name from ``mg.available_backends()``.
+            compilation_descriptor: a ``CompilationDescriptor`` (None: level 1 with elementwise
+                fusion); its fields are part of the cache key (docs/compiler.md).
 
         Returns:
             ``{tensor: ndarray}`` for the target tensors.
@@ -302,9 +312,10 @@ class Graph(GraphBuilder):
         target_operations = _as_list(target_operations, "target_operations", TargetError)
         if not isinstance(backend, str):
             raise BackendUnavailableError(f"backend must be a name such as 'numpy', got {backend!r}")
+        ckey = compilation_key(compilation_descriptor)
         types = {t: _type_of_feed(t, v) for t, v in feeds.items()}
         key = (tuple((id(t), types[t].shape, types[t].dtype.name) for t in feeds),
-               tuple(id(t) for t in target_tensors), tuple(id(o) for o in target_operations), backend)
+               tuple(id(t) for t in target_tensors), tuple(id(o) for o in target_operations), backend, ckey)
         with self._lock:
             exe = self._cache.get(key)
             if exe is not None:
@@ -318,7 +329,8 @@ class Graph(GraphBuilder):
                     "g.cache_size = n keeps more)")
             self._last_compile_reason = reason
             _log.info("run compiles for backend %r: %s", backend, reason)
-            exe = self.compile(types, target_tensors, target_operations, backend)
+            exe = self.compile(types, target_tensors, target_operations, backend,
+                               compilation_descriptor=CompilationDescriptor(*ckey))
             with self._lock:
                 self._cache_misses += 1
                 self._cache[key] = exe

@@ -35,6 +35,8 @@ class OpDef:
     ``internal``: the executor handles the op itself (no backend kernel).
     ``attrs`` are the attribute names listings and docs show; ``hidden_attrs`` the others (a
     constant's value); ``attr_names`` both: an op with any other attribute is refused.
+    ``elementwise``: a pure elementwise map (each output element depends only on the input
+    elements at its position, inputs broadcast as NumPy): the compiler may fuse such ops.
     ``since``: the first (macOS, iOS) versions whose MPSGraph has the op, per Apple's
     documentation (MPSGraph itself arrived in macOS 11.0 / iOS 14.0).
     """
@@ -50,6 +52,7 @@ class OpDef:
     forward: Optional[str] = None
     differentiable: bool = True
     internal: bool = False
+    elementwise: bool = False
     grad: Optional[GradientRule] = None
     builder: Optional[Callable] = None
     attrs: tuple = ()  # attribute names shown in listings and docs

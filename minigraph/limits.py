@@ -28,6 +28,10 @@ MAX_LOAD_BYTES: Optional[int] = None
 # the limits above size when a run needs it, so a small file cannot make the import allocate much.
 MAX_FOLD_BYTES = 1 << 26  # 64 MiB
 
+# The largest result the compiler's constant folding computes at compile time (and keeps in the
+# plan); a larger op of constants runs as an ordinary step.
+MAX_CONSTANT_FOLD_BYTES = 1 << 20  # 1 MiB
+
 
 def load_budget() -> int:
     """The byte budget of ``mg.load``: ``MAX_LOAD_BYTES``, else ``MAX_BYTES``, else 1 TiB."""

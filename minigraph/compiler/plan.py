@@ -3,7 +3,15 @@
 Every tensor gets a slot; each step reads input slots, writes output slots, and lists the
 slots that are dead after it (the buffer plan). An elementwise step may also be told which input
 buffer it can write its result into (``Step.reuse``). Types are re-inferred with the concrete feed
-shapes, so dynamic (-1) dimensions are resolved here.
+shapes, so dynamic (-1) dimensions are resolved here. Then the passes of passes.py run
+(docs/compiler.md), and ``Plan.check`` verifies the result before any backend sees it.
+
+The step contract backends run against: ``Step.ops`` are the graph operations a step computes,
+in order (``(op,)`` for an ordinary step); ``Step.op`` is the op itself, or a fused step's last
+op. A fused step (``Step.type == "fused_elementwise"``) has a ``program``: one
+``(op, args, out_type)`` per op of ``ops``, ``args`` indexing a value list whose first
+``len(inputs)`` entries are the step's inputs (``inputs`` / ``in_types`` order) and whose entry
+``len(inputs) + j`` is the result of ``program[j]``; the last result is the step's one output.
 """
 from __future__ import annotations
 
@@ -13,10 +21,14 @@ from typing import Any, Mapping, Optional, Sequence
 import networkx as nx
 
 from ..coerce import cast_hint
-from ..errors import FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, ResourceLimitError, TargetError
+from ..descriptors import OptimizationLevel
+from ..errors import (FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, PlanError, ResourceLimitError,
+                      TargetError)
 from ..ir import OPS, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
 from ..types import ShapedType, num_elements
+from .passes import (FUSED, common_subexpression_elimination, constant_folding, dead_code_elimination,
+                     elementwise_fusion)
 
 @dataclass
 class Step:
@@ -27,13 +39,33 @@ class Step:
     out_types: tuple
     free: tuple = ()  # slots whose last use is this step
     reuse: Optional[int] = None  # position of an input whose buffer may take the result (see _plan_reuse)
+    ops: tuple = ()  # the graph operations this step computes, in order; (op,) for an ordinary step
+    program: tuple = ()  # a fused step's (op, args, out_type) per op of ops; () otherwise
+
+    def __post_init__(self) -> None:
+        if not self.ops:
+            self.ops = (self.op,)
+
+    @property
+    def fused(self) -> bool:
+        """Whether the step runs a fused program of several elementwise ops."""
+        return bool(self.program)
 
     @property
     def type(self) -> str:
+        """``"fused_elementwise"`` for a fused step, else its op's type."""
+        return FUSED if self.program else self.op.type
+
+    @property
+    def kernel(self) -> str:
+        """The kernel's name: the op type, or ``fused_elementwise(multiplication+addition+relu)``."""
+        if self.program:
+            return f"{FUSED}({'+'.join(o.type for o, _, _ in self.program)})"
         return self.op.type
 
     @property
     def attrs(self) -> Mapping[str, Any]:
+        """The op's attributes (a fused step's last op's; the others are in ``program``)."""
         return self.op.attrs
 
 
@@ -48,6 +80,46 @@ class Plan:
     digraph: Any  # networkx DiGraph of the needed ops
     pruned: list = field(default_factory=list)  # ops of the graph the targets do not need
     types: dict = field(default_factory=dict)  # slot -> ShapedType
+    passes: tuple = ()  # the names of the passes that built it, in order
+    folded: dict = field(default_factory=dict)  # constant op of a folded step -> the op it replaces
+    merged: dict = field(default_factory=dict)  # slot dropped by CSE -> the slot that holds its value
+
+    def check(self) -> None:
+        """Verify the step contract (as torch.fx's ``Graph.lint``), before a backend sees the plan.
+
+        Every input slot is written before it is read, each slot once; a freed slot is not read
+        or written later; targets are written and never freed; a fused step's program has one
+        triple per op of ``ops``, args in range and in order, elementwise ops only, and each
+        intermediate read by exactly one later triple.
+
+        Raises:
+            PlanError: naming the step and the broken rule.
+        """
+        written: dict = {}
+        freed: dict = {}
+        targets = {s for _, s in self.targets}
+        for i, st in enumerate(self.steps):
+            where = f"plan step {i} ({st.kernel} op {st.op.name!r})"
+            for s in st.inputs:
+                if s in freed:
+                    raise PlanError(f"{where} reads slot {s}, freed at step {freed[s]}")
+                if s not in written:
+                    raise PlanError(f"{where} reads slot {s} before any step writes it")
+            for s in st.outputs:
+                if s in written:
+                    raise PlanError(f"{where} writes slot {s}, already written by step {written[s]}")
+                if s in freed:
+                    raise PlanError(f"{where} writes slot {s}, freed at step {freed[s]}")
+                written[s] = i
+            if st.program or st.type == FUSED:
+                _check_program(st, where)
+            for s in st.free:
+                if s in targets:
+                    raise PlanError(f"{where} frees slot {s}, a target's; targets are kept for the caller")
+                freed[s] = i
+        for t, s in self.targets:
+            if s not in written:
+                raise PlanError(f"target {t.name!r}: no step writes its slot {s}")
 
     @property
     def has_assignments(self) -> bool:
@@ -62,6 +134,38 @@ class Plan:
             got = self.__dict__["_assigned_variables"] = frozenset(
                 s.op.inputs[0].operation for s in self.steps if s.op.type == "assign")
         return got
+
+
+def _check_program(st, where: str) -> None:
+    """A fused step's program: well formed, in order, elementwise, one consumer per intermediate."""
+    n = len(st.inputs)
+    if not st.program:
+        raise PlanError(f"{where}: a fused step without a program")
+    if tuple(o for o, _, _ in st.program) != tuple(st.ops) or st.ops[-1] is not st.op:
+        raise PlanError(f"{where}: program ops {[o.name for o, _, _ in st.program]} are not the step's ops "
+                        f"{[o.name for o in st.ops]} (the last must be Step.op)")
+    if len(st.outputs) != 1 or len(st.out_types) != 1 or len(st.in_types) != n:
+        raise PlanError(f"{where}: a fused step has one output and one type per input")
+    uses = [0] * len(st.program)
+    for j, (op, args, ty) in enumerate(st.program):
+        if not op.opdef.elementwise:
+            raise PlanError(f"{where}: program[{j}] is {op.type} op {op.name!r}, not an elementwise op")
+        if not isinstance(ty, ShapedType):
+            raise PlanError(f"{where}: program[{j}] has out_type {ty!r}, not a ShapedType")
+        for a in args:
+            if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < n + j:
+                raise PlanError(f"{where}: program[{j}] ({op.name!r}) reads value {a!r}: it may read the "
+                                f"{n} inputs (0..{n - 1}) and the results of program[0..{j - 1}]")
+        for a in set(args):
+            if a >= n:
+                uses[a - n] += 1
+    if st.program[-1][2] != st.out_types[0]:
+        raise PlanError(f"{where}: the program's last result {st.program[-1][2]} is not the step's output "
+                        f"type {st.out_types[0]}")
+    for j, u in enumerate(uses[:-1]):
+        if u != 1:
+            raise PlanError(f"{where}: the result of program[{j}] ({st.program[j][0].name!r}) is read by {u} "
+                            "later ops; an intermediate of a fused step has exactly one consumer")
 
 
 def _label(op: Operation) -> str:
@@ -89,20 +193,39 @@ def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Seque
 
 
 def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
-               target_operations: Sequence[Operation]) -> Plan:
+               target_operations: Sequence[Operation], *, fusible_ops: frozenset = frozenset(),
+               optimization_level: int = OptimizationLevel.LEVEL1, fusion: bool = True) -> Plan:
     """The plan for running ``target_tensors`` and ``target_operations`` with feeds of
     ``feed_types``: check the targets, order the ops they need, specialise the types with the
-    feed shapes, plan the buffers."""
+    feed shapes, then run the passes (docs/compiler.md): at ``LEVEL1`` common-subexpression
+    elimination and constant folding, then dead-code elimination, elementwise fusion of the op
+    types in ``fusible_ops`` (the backend's; none: no fusion) when ``fusion``, and buffer
+    planning. ``Plan.check`` verifies the result."""
     _check_targets(graph, feed_types, target_tensors, target_operations)
     dg, order = _order(graph, target_tensors, target_operations)
     steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types)
     for t, ty in feed_types.items():  # feeds the targets don't need are allowed (as in MPSGraph), but checked
         check_feed_type(t, ty)
-    _plan_buffers(steps, {slot_of[id(t)] for t in target_tensors})
-    _plan_reuse(steps)
+    target_slots = [slot_of[id(t)] for t in target_tensors]
+    names = ["dead_code_elimination"]  # the needed_ops walk of _order
+    alias: dict = {}
+    folded: dict = {}
+    if int(optimization_level) >= OptimizationLevel.LEVEL1:
+        steps, alias = common_subexpression_elimination(steps, target_slots)
+        target_slots = [alias.get(s, s) for s in target_slots]
+        steps, folded = constant_folding(steps, target_slots)
+        steps = dead_code_elimination(steps, target_slots, target_operations)
+        names += ["common_subexpression_elimination", "constant_folding", "dead_code_elimination"]
+    if fusion and fusible_ops:
+        steps = elementwise_fusion(steps, target_slots, frozenset(fusible_ops))
+        names.append("elementwise_fusion")
+    plan_buffers(steps, set(target_slots))
+    names.append("plan_buffers")
     pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
-    return Plan(graph, steps, feeds, [(t, slot_of[id(t)]) for t in target_tensors],
-                list(target_operations), len(slot_of), dg, pruned, types)
+    plan = Plan(graph, steps, feeds, list(zip(target_tensors, target_slots)),
+                list(target_operations), len(slot_of), dg, pruned, types, tuple(names), folded, alias)
+    plan.check()
+    return plan
 
 
 # ------------------------------------------------------------------------------- check targets
@@ -216,6 +339,13 @@ def _check_output_type(op: Operation, ot: ShapedType) -> None:
 
 
 # ------------------------------------------------------------------------------- plan buffers
+def plan_buffers(steps: list, keep: set) -> None:
+    """The last pass: each step's ``free`` (``_plan_buffers``) and ``reuse`` (``_plan_reuse``),
+    for ordinary and fused steps alike; the targets (``keep``) are never freed."""
+    _plan_buffers(steps, keep)
+    _plan_reuse(steps)
+
+
 def _plan_buffers(steps: list, keep: set) -> None:
     """Set each step's ``free``: the slots whose last use it is, never the targets' (``keep``)."""
     last: dict[int, int] = {}
@@ -246,7 +376,7 @@ FRESH_OPS = IN_PLACE_OPS | frozenset({
     "depthwise_convolution_2d_data_gradient", "depthwise_convolution_2d_weights_gradient",
     "depthwise_convolution_3d", "depthwise_convolution_3d_data_gradient",
     "depthwise_convolution_3d_weights_gradient", "matrix_multiplication", "relu", "select", "sigmoid",
-    "max_pooling_2d", "max_pooling_2d_gradient", "avg_pooling_2d", "avg_pooling_2d_gradient"})
+    "max_pooling_2d", "max_pooling_2d_gradient", "avg_pooling_2d", "avg_pooling_2d_gradient", FUSED})
 # consumers that only read an input (no view of it, no reference kept): a buffer all of whose
 # consumers are such ops is seen by nothing else once it dies
 _READ_ONLY_CONSUMERS = FRESH_OPS | frozenset({"reduction_sum", "mean", "softmax", "softmax_cross_entropy"})
@@ -261,11 +391,11 @@ def _plan_reuse(steps: list) -> None:
     consumers: dict = {}
     for st in steps:
         for s in st.outputs:
-            producer[s] = st.op.type
+            producer[s] = st.type
         for s in st.inputs:
-            consumers.setdefault(s, set()).add(st.op.type)
+            consumers.setdefault(s, set()).add(st.type)
     for st in steps:
-        if st.op.type not in IN_PLACE_OPS or len(st.outputs) != 1:
+        if st.type not in IN_PLACE_OPS or len(st.outputs) != 1:
             continue
         out = st.out_types[0]
         for i, (s, ty) in enumerate(zip(st.inputs, st.in_types)):

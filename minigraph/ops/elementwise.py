@@ -75,7 +75,7 @@ def _binary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple 
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``). Broadcasts as NumPy; operands need one dtype."
     defop(type, swift=swift, objc=objc, inputs=("primary", "secondary"), infer=_infer_binary(kind),
           family="comparison" if kind == "compare" else "arithmetic", since=since,
-          differentiable=kind != "logical")(builder)
+          differentiable=kind != "logical", elementwise=True)(builder)
     return builder
 
 
@@ -91,7 +91,8 @@ def _unary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple =
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``)."
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_unary(kind),
-          family="arithmetic", since=since, differentiable=kind not in ("predicate", "logical"))(builder)
+          family="arithmetic", since=since, differentiable=kind not in ("predicate", "logical"),
+          elementwise=True)(builder)
     return builder
 
 
@@ -205,7 +206,8 @@ def _infer_select(in_types, attrs):
 
 @defop("select", swift="select(predicate:trueTensor:falseTensor:name:)",
        objc="selectWithPredicateTensor:truePredicateTensor:falsePredicateTensor:name:",
-       inputs=("predicate", "true_tensor", "false_tensor"), infer=_infer_select, family="arithmetic")
+       inputs=("predicate", "true_tensor", "false_tensor"), infer=_infer_select, family="arithmetic",
+       elementwise=True)
 def select(g, predicate, true_tensor, false_tensor, name: Optional[str] = None):
     """``true_tensor`` where ``predicate`` is true (non-zero), else ``false_tensor``, broadcast
     (MPSGraph ``select(predicate:trueTensor:falseTensor:name:)``)."""
@@ -225,7 +227,8 @@ def _infer_clamp(in_types, attrs):
 
 
 @defop("clamp", swift="clamp(_:min:max:name:)", objc="clampWithTensor:minValueTensor:maxValueTensor:name:",
-       inputs=("tensor", "min_value", "max_value"), infer=_infer_clamp, family="arithmetic")
+       inputs=("tensor", "min_value", "max_value"), infer=_infer_clamp, family="arithmetic",
+       elementwise=True)
 def clamp(g, tensor, min_value, max_value, name: Optional[str] = None):
     """``tensor`` limited to ``[min_value, max_value]``, broadcast (MPSGraph ``clamp(_:min:max:name:)``).
 
@@ -248,7 +251,7 @@ def _infer_leaky_relu(in_types, attrs):
 
 @defop("leaky_relu", swift="leakyReLU(with:alpha:name:)", objc="leakyReLUWithTensor:alpha:name:",
        inputs=("tensor",), infer=_infer_leaky_relu, family="activation", attrs=("alpha",),
-       since=("12.0", "15.0"))
+       since=("12.0", "15.0"), elementwise=True)
 def leaky_relu(g, tensor, alpha, name: Optional[str] = None):
     """``tensor`` where it is >= 0, else ``alpha * tensor`` (MPSGraph ``leakyReLU(with:alpha:name:)``).
 
@@ -280,7 +283,8 @@ def _infer_leaky_relu_gradient(in_types, attrs):
        swift="leakyReLUGradient(withIncomingGradient:sourceTensor:alphaTensor:name:)",
        objc="leakyReLUGradientWithIncomingGradient:sourceTensor:alphaTensor:name:",
        inputs=("incoming_gradient", "source", "alpha_tensor"), infer=_infer_leaky_relu_gradient,
-       family="activation", role="data_gradient", forward="leaky_relu", since=("12.0", "15.0"))
+       family="activation", role="data_gradient", forward="leaky_relu", since=("12.0", "15.0"),
+       elementwise=True)
 def leaky_relu_gradient(g, incoming_gradient, source, alpha_tensor, name: Optional[str] = None):
     """The gradient of ``leaky_relu`` toward its input: ``incoming_gradient`` where
     ``source >= 0``, else ``alpha_tensor * incoming_gradient`` (MPSGraph
@@ -299,7 +303,8 @@ def _infer_cast(in_types, attrs):
 
 
 @defop("cast", swift="cast(_:to:name:)", objc="castTensor:toType:name:", inputs=("tensor",),
-       infer=_infer_cast, family="arithmetic", attrs=("to_type",), since=("12.0", "15.0"))
+       infer=_infer_cast, family="arithmetic", attrs=("to_type",), since=("12.0", "15.0"),
+       elementwise=True)
 def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=None):
     """Convert to another dtype (MPSGraph ``cast(_:to:name:)``, Objective-C ``castTensor:toType:name:``).
     Float to int truncates toward zero; NaN, Inf and out-of-range values give unspecified

@@ -1,23 +1,27 @@
-"""Runs a plan with NumPy: one pre-bound closure per step, slots in a flat list."""
+"""Runs a plan with NumPy: one pre-bound closure per step, slots in a flat list. A fused step
+(``Step.program``) runs its ops' kernels block by block (fused.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import recording
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
+from .fused import FUSIBLE_OPS, fused_kernel
 from .registry import KERNELS
 
 
 class NumpyBackend:
     name = "numpy"
+    fusible_ops = FUSIBLE_OPS  # the elementwise ops a fused step may hold (the compiler fuses only these)
 
     def available(self):
         return True, "always available"
 
     def prepare(self, plan):
-        missing = sorted({s.op.type for s in plan.steps if not s.op.opdef.internal and s.op.type not in KERNELS})
+        every = [o for s in plan.steps for o in s.ops]
+        missing = sorted({o.type for o in every if not o.opdef.internal and o.type not in KERNELS})
         if missing:
-            ops = [next(s.op for s in plan.steps if s.op.type == t) for t in missing]
+            ops = [next(o for o in every if o.type == t) for t in missing]
             raise KernelMissingError(f"numpy backend has no kernel for op type(s) {missing}: " + ", ".join(
                 f"{o.type} op {o.name!r} (built at {o.location})" for o in ops))
         return _Runner(plan)
@@ -72,6 +76,7 @@ class _Runner:
         self.const_slots = []  # (slot, value, the op if filled from a scalar), loaded at the start of each run
         self.var_slots = []  # (slot, variable op)
         self.steps = []  # (closure, op)
+        self.kernels: list = []  # the kernel name of each entry of steps
         for st in plan.steps:
             t = st.op.type
             if t == "placeholder":
@@ -84,6 +89,7 @@ class _Runner:
             if t == "variable":
                 self.var_slots.append((st.outputs[0], st.op))
                 continue
+            self.kernels.append(st.kernel)  # one entry of steps follows
             if t == "assign":
                 var_op = st.op.inputs[0].operation
                 self.steps.append((_assign_step(var_op, st.inputs[1], st.free), st.op))
@@ -93,11 +99,11 @@ class _Runner:
                 self.steps.append((_read_step(var_op, st.inputs[0], st.outputs[0], st.free), st.op))
                 continue
             try:
-                fn = KERNELS.get(t)(st)
+                fn = fused_kernel(st) if st.program else KERNELS.get(t)(st)
             except MiniGraphError:
                 raise
             except Exception as e:  # a kernel factory bug must still name the op
-                raise ExecutionError(f"{t} op {st.op.name!r}: could not prepare its kernel: {e}") from e
+                raise ExecutionError(f"{st.kernel} op {st.op.name!r}: could not prepare its kernel: {e}") from e
             if len(st.outputs) > 1:
                 self.steps.append((_bind_several(fn, st.inputs, st.outputs, st.free), st.op))
             else:
@@ -125,7 +131,7 @@ class _Runner:
         except MiniGraphError:
             raise
         except Exception as e:
-            raise _failed(self.steps[i][1], e) from e
+            raise _failed(self.steps[i][1], e, self.kernels[i]) from e
         return [env[s] for s in self.target_slots], assigned
 
     profile_clocks = ("host",)
@@ -148,12 +154,13 @@ class _Runner:
         except MiniGraphError:
             raise
         except Exception as e:
-            raise _failed(self.steps[i][1], e) from e
+            raise _failed(self.steps[i][1], e, self.kernels[i]) from e
         return [env[s] for s in self.target_slots], assigned, spans, {lane: lane_name}
 
 
-def _failed(op, e: Exception) -> ExecutionError:
-    return ExecutionError(f"{op.type} op {op.name!r} (built at {op.location}) failed while "
+def _failed(op, e: Exception, kernel: str = "") -> ExecutionError:
+    what = f"{op.type} op {op.name!r}" + (f" (in the step {kernel})" if kernel and kernel != op.type else "")
+    return ExecutionError(f"{what} (built at {op.location}) failed while "
                           f"running on numpy: {type(e).__name__}: {e}; no variable was changed")
 
 

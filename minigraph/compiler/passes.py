@@ -1,0 +1,260 @@
+"""The compiler's passes over a plan's steps, each small and named (docs/compiler.md).
+
+A pass takes the list of steps (``Step`` of plan.py: an op, the slots it reads and writes, their
+concrete types) and the target slots, and returns the new list; none edits a step another list
+holds (a changed step is a ``dataclasses.replace`` copy). In the order ``build_plan`` runs them:
+
+- ``common_subexpression_elimination``: two steps of one compute op type, reading the same slots
+  with equal attributes, become one (level 1);
+- ``constant_folding``: a compute step whose inputs are all constants, with a small result,
+  becomes a constant computed once with the NumPy kernels (level 1);
+- ``dead_code_elimination``: steps whose results nothing reads any more are dropped (the ops
+  the targets never needed were left out of the plan before the types were specialised);
+- ``elementwise_fusion``: a chain or tree of elementwise steps becomes one fused step;
+- ``plan_buffers`` (plan.py): when each slot dies, and which elementwise steps write in place.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+import numpy as np
+
+from ..backends.numpy.registry import KERNELS
+from ..ir import Operation
+from ..limits import MAX_CONSTANT_FOLD_BYTES
+from ..types import num_elements
+
+FUSED = "fused_elementwise"
+
+
+def _nbytes(ty) -> int:
+    return num_elements(ty.shape) * ty.dtype.itemsize
+
+
+def _rewired(st, alias: dict):
+    """``st`` reading ``alias[s]`` instead of each aliased input slot ``s`` (itself if none is)."""
+    if not any(s in alias for s in st.inputs):
+        return st
+    return dataclasses.replace(st, inputs=tuple(alias.get(s, s) for s in st.inputs))
+
+
+def _pure(op: Operation) -> bool:
+    """A compute or view op without control dependencies, not random, not run by the executor."""
+    d = op.opdef
+    return (d.kind in ("compute", "view") and d.family != "random" and not d.internal
+            and not op.control_dependencies)
+
+
+# ------------------------------------------------------------------------------ CSE
+def attr_key(value: Any) -> Any:
+    """A hashable key equal for equal attribute values: arrays by dtype, shape and bytes,
+    descriptors (dataclasses) field by field; None for a value it cannot compare."""
+    if isinstance(value, np.ndarray):
+        if value.nbytes > MAX_CONSTANT_FOLD_BYTES:
+            return None
+        return ("ndarray", value.dtype.str, value.shape, np.ascontiguousarray(value).tobytes())
+    if isinstance(value, enum.Enum):
+        return (type(value).__name__, value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        parts = tuple(attr_key(getattr(value, f.name)) for f in dataclasses.fields(value))
+        return None if None in parts else (type(value).__name__,) + parts
+    if isinstance(value, (list, tuple)):
+        parts = tuple(attr_key(v) for v in value)
+        return None if None in parts else (type(value).__name__,) + parts
+    if isinstance(value, float) and value != value:  # NaN: equal to itself here
+        return ("nan",)
+    try:
+        hash(value)
+    except TypeError:
+        return None
+    return (type(value).__name__, value)
+
+
+def _cse_key(st) -> Optional[tuple]:
+    op = st.op
+    if op.type == "constant":
+        k = attr_key(op.attrs["value"])
+        return None if k is None else ("constant", k, st.out_types)
+    if not _pure(op):
+        return None
+    attrs = tuple(sorted((k, attr_key(v)) for k, v in op.attrs.items()))
+    if any(v is None for _, v in attrs):
+        return None
+    return (op.type, st.inputs, attrs, st.out_types)
+
+
+def common_subexpression_elimination(steps: list, targets: Sequence[int]) -> tuple:
+    """``(steps, alias)``: a step equal to an earlier one (same compute op type, the same input
+    slots after earlier merges, equal attributes and types; or a constant of the same dtype,
+    shape and bytes) is dropped and its output slots are read from the earlier step's
+    (``alias``: dropped slot -> kept slot). Memory ops other than constants, random ops, ops
+    with control dependencies and ops the executor runs are never merged."""
+    alias: dict = {}
+    seen: dict = {}
+    out = []
+    for st in steps:
+        st = _rewired(st, alias)
+        key = _cse_key(st)
+        if key is not None and key in seen:
+            for mine, theirs in zip(st.outputs, seen[key].outputs):
+                alias[mine] = theirs
+            continue
+        if key is not None:
+            seen[key] = st
+        out.append(st)
+    return out, alias
+
+
+# ------------------------------------------------------------------------------ constant folding
+def _evaluate(st, values: list) -> Optional[np.ndarray]:
+    """The step's single result computed with its NumPy kernel, or None (no kernel, a failure,
+    or a result that is not the step's type: the run reports it then)."""
+    factory = KERNELS.get(st.op.type)
+    if factory is None:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            r = factory(st)(*values)
+    except Exception:  # noqa: BLE001  (an op that fails on its constants fails at run time, with its message)
+        return None
+    ty = st.out_types[0]
+    if not isinstance(r, np.ndarray) or r.shape != tuple(ty.shape) or r.dtype != ty.dtype.np_dtype:
+        return None
+    r = np.array(r, copy=True, order="C")
+    r.setflags(write=False)
+    return r
+
+
+def folded_constant(op: Operation, value: np.ndarray) -> Operation:
+    """A constant op standing for ``op``, its value computed at compile time (not in the graph)."""
+    c = Operation(op.graph, "constant", op.name, (), {"value": value}, (), op.index, op.location,
+                  op.requested_name, op.from_gradients)
+    c.outputs = op.outputs
+    return c
+
+
+def constant_folding(steps: list, targets: Sequence[int], limit: int = MAX_CONSTANT_FOLD_BYTES,
+                     evaluate: Callable = _evaluate) -> tuple:
+    """``(steps, folded {constant op: the op it replaces})``: a step of a pure single-output op
+    (not random, no control dependencies) whose inputs are all constants, with inputs and result
+    of at most ``limit`` bytes each, becomes a constant step holding its value, computed once with
+    the NumPy kernels (so on numpy the same bits as running it). Chains fold in order."""
+    values: dict = {}  # slot -> the constant value it holds
+    folded: dict = {}
+    out = []
+    for st in steps:
+        if st.op.type == "constant" and _nbytes(st.out_types[0]) <= limit:
+            values[st.outputs[0]] = st.op.attrs["value"]
+        elif (len(st.outputs) == 1 and _pure(st.op) and st.inputs and all(s in values for s in st.inputs)
+              and _nbytes(st.out_types[0]) <= limit):
+            r = evaluate(st, [np.array(values[s]) for s in st.inputs])
+            if r is not None:
+                c = folded_constant(st.op, r)
+                folded[c] = st.op
+                st = dataclasses.replace(st, op=c, ops=(c,), inputs=(), in_types=(), program=(), reuse=None)
+                values[st.outputs[0]] = r
+        out.append(st)
+    return out, folded
+
+
+# ------------------------------------------------------------------------------ dead code
+def dead_code_elimination(steps: list, targets: Iterable[int], target_operations: Iterable[Operation] = ()) -> list:
+    """The steps without those whose results nothing reads: a compute, view or constant step is
+    kept when a kept step reads one of its slots, one is a target, its op is a target operation
+    or a control dependency of an op of the plan. Memory ops other than constants are always
+    kept (placeholders are feeds; reads and assigns are effects)."""
+    need = set(targets)
+    keep_ops = {id(o) for o in target_operations}
+    for st in steps:
+        for d in st.op.control_dependencies:
+            keep_ops.add(id(d))
+    kept = []
+    for st in reversed(steps):
+        d = st.op.opdef
+        live = (d.kind == "memory" and st.op.type != "constant") or id(st.op) in keep_ops \
+            or any(s in need for s in st.outputs) or any(id(o) in keep_ops for o in st.ops)
+        if live:
+            need.update(st.inputs)
+            kept.append(st)
+    kept.reverse()
+    return kept
+
+
+# ------------------------------------------------------------------------------ elementwise fusion
+def _fusible(st, fusible_ops: frozenset, controlled: set) -> bool:
+    op = st.op
+    return (op.type in fusible_ops and op.opdef.elementwise and len(st.outputs) == 1 and not st.program
+            and not op.control_dependencies and id(op) not in controlled)
+
+
+def elementwise_fusion(steps: list, targets: Iterable[int], fusible_ops: frozenset) -> list:
+    """Chains and trees of elementwise steps (``OpDef.elementwise`` and in the backend's
+    ``fusible_ops``) become one fused step each, at the place of its last op: a producer joins
+    its consumer's group when its one output is read by that group only (one consumer step), is
+    not a target, and has the group's output shape (the external inputs may broadcast to it).
+    Ops with control dependencies, or that others depend on, are not fused."""
+    if not fusible_ops:
+        return list(steps)
+    target_set = set(targets)
+    controlled = {id(d) for st in steps for d in st.op.control_dependencies}
+    producer = {s: i for i, st in enumerate(steps) for s in st.outputs}
+    readers: dict = {}
+    for i, st in enumerate(steps):
+        for s in set(st.inputs):
+            readers.setdefault(s, set()).add(i)
+    member_of: dict = {}  # step index -> the index of its group's root
+    groups: dict = {}  # root index -> sorted member indexes
+    for r in range(len(steps) - 1, -1, -1):
+        if r in member_of or not _fusible(steps[r], fusible_ops, controlled):
+            continue
+        shape = steps[r].out_types[0].shape
+        members = {r}
+        stack = [r]
+        while stack:
+            i = stack.pop()
+            for s in steps[i].inputs:
+                p = producer.get(s)
+                if (p is None or p in members or p in member_of or s in target_set
+                        or not _fusible(steps[p], fusible_ops, controlled)
+                        or steps[p].out_types[0].shape != shape or not readers.get(s, set()) <= members):
+                    continue
+                members.add(p)
+                stack.append(p)
+        if len(members) > 1:
+            for m in members:
+                member_of[m] = r
+            groups[r] = sorted(members)
+    out = []
+    for i, st in enumerate(steps):
+        if i in groups:
+            out.append(fuse([steps[m] for m in groups[i]]))
+        elif i not in member_of:
+            out.append(st)
+    return out
+
+
+def fuse(members: Sequence) -> Any:
+    """One fused step computing ``members`` (steps in execution order, the last the output):
+    its ``program`` is ``(op, args, out_type)`` per member, args indexing the external inputs
+    (``inputs``, in order of first use) and then the earlier results."""
+    produced = {m.outputs[0]: j for j, m in enumerate(members)}
+    ext: list = []
+    ext_types: list = []
+    refs = []
+    for j, m in enumerate(members):
+        args = []
+        for s, ty in zip(m.inputs, m.in_types):
+            if s in produced and produced[s] < j:
+                args.append((True, produced[s]))
+            else:
+                if s not in ext:
+                    ext.append(s)
+                    ext_types.append(ty)
+                args.append((False, ext.index(s)))
+        refs.append((m.op, args, m.out_types[0]))
+    n = len(ext)
+    program = tuple((op, tuple(n + k if inner else k for inner, k in args), ty) for op, args, ty in refs)
+    return dataclasses.replace(members[-1], inputs=tuple(ext), in_types=tuple(ext_types), free=(), reuse=None,
+                               ops=tuple(m.op for m in members), program=program)
