@@ -10,7 +10,7 @@ import argparse
 import os
 import subprocess
 import sys
-from typing import Any, NoReturn, Optional, Sequence
+from typing import NoReturn, Optional, Sequence
 
 from . import demo, onnx_import, sixblock
 from .backends import available_backends, get_backend
@@ -147,30 +147,16 @@ PROFILE = ("Profile one SGD training step of the six-block network (six depthwis
            "--trace writes a Chrome trace-event JSON for Perfetto.")
 
 
-def count(least: int) -> Any:
-    """An argparse ``type``: a whole number of at least ``least``."""
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if n < least:
-            raise argparse.ArgumentTypeError(f"must be at least {least}, got {n}")
-        return n
-    parse.__name__ = f"whole number >= {least}"
-    return parse
-
-
 def _add_profile_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--backend", default="numpy", help="numpy or webgpu (default numpy)")
-    p.add_argument("--batch", type=count(1), help="images per step (default 32; 2 with --tiny)")
-    p.add_argument("--size", type=count(1), help="image height and width (default 56; 16 with --tiny)")
-    p.add_argument("--repeats", type=count(1), default=10,
+    p.add_argument("--batch", type=demo.whole_number(1), help="images per step (default 32; 2 with --tiny)")
+    p.add_argument("--size", type=demo.whole_number(1), help="image height and width (default 56; 16 with --tiny)")
+    p.add_argument("--repeats", type=demo.whole_number(1), default=10,
                    help="timed steps; each op's time is its median (default 10)")
-    p.add_argument("--threads", type=count(1), help="the numpy backend's threads (mg.set_num_threads; default: the "
+    p.add_argument("--threads", type=demo.whole_number(1), help="the numpy backend's threads (mg.set_num_threads; default: the "
                    "usable cores or MINIGRAPH_NUM_THREADS)")
     p.add_argument("--clock", choices=CLOCKS, help="gpu-timestamps or host (default: the best the backend has)")
-    p.add_argument("--top", type=count(1), help="show only the N slowest ops")
+    p.add_argument("--top", type=demo.whole_number(1), help="show only the N slowest ops")
     p.add_argument("--by-type", action="store_true", help="also print the time summed per op type")
     p.add_argument("--trace", metavar="PATH", help="write a Chrome trace-event JSON (open it in ui.perfetto.dev)")
     p.add_argument("--tiny", action="store_true", help="channels / 8, N=2, 16x16: checks the pipeline only")

@@ -442,26 +442,19 @@ def _png_plot(losses: list, accuracies: Optional[list] = None, width: int = 640,
 
 
 # ---------------------------------------------------------------------------------------------- command line
-def steps_count(text: str) -> int:
-    """``--steps``: a whole number of at least 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (the number of training steps), got {n}")
-    return n
-
-
-def seed_value(text: str) -> int:
-    """``--seed``: a whole number of at least 0 (what NumPy's generators take)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {n}")
-    return n
+def whole_number(least: int) -> Any:
+    """An argparse ``type``: a whole number of at least ``least`` (the demo's and the profile
+    command's counts and seeds)."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if n < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {n}")
+        return n
+    parse.__name__ = f"whole number >= {least}"
+    return parse
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -470,9 +463,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ap.add_argument("--model", choices=sorted(MODELS), default="small",
                     help="small: the depthwise-separable CNN (default); mobilenet_v2: a MobileNetV2 (width 0.25, "
                          "32x32 images) with batch norm and ReLU6")
-    ap.add_argument("--steps", type=steps_count, default=None,
+    ap.add_argument("--steps", type=whole_number(1), default=None,
                     help="training steps, at least 1 (default 300; 40 for mobilenet_v2)")
-    ap.add_argument("--seed", type=seed_value, default=0, help="seed of the data and the initial weights (default 0)")
+    ap.add_argument("--seed", type=whole_number(0), default=0, help="seed of the data and the initial weights (default 0)")
     ap.add_argument("--plot", metavar="FILE", help="write the loss curve to FILE (.png or .svg)")
     ap.add_argument("--quiet", action="store_true",
                     help="no progress display and no timings (output is identical for a seed)")
