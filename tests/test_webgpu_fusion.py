@@ -57,13 +57,9 @@ def _fused_plan(plan):
     program = tuple((op, tuple(k if kind == "x" else n + k for kind, k in args), ty) for op, args, ty in refs)
     last = merged[-1]
     free = tuple(sorted({f for s in merged for f in s.free if f in ext}))
-    kw = dict(inputs=tuple(ext), in_types=tuple(ext_types), free=free, reuse=None)
-    names = {f.name for f in dataclasses.fields(Step)}
-    if "program" in names:
-        kw.update(program=program, ops=tuple(s.op for s in merged))
-    step = dataclasses.replace(last, **kw)
-    if "program" not in names:
-        step.program = program  # type: ignore[attr-defined]
+    step = dataclasses.replace(last, inputs=tuple(ext), in_types=tuple(ext_types), free=free, reuse=None,
+                               program=program, ops=tuple(s.op for s in merged))
+    assert isinstance(step, Step) and step.type == "fused_elementwise"
     steps = [s for s in plan.steps if s.op.type in SOURCES] + [step]
     return dataclasses.replace(plan, steps=steps), step
 
@@ -81,7 +77,7 @@ def _three_ways(g, feeds, target):
     fused, runner = _run(fused_plan, feeds)
     unfused, unfused_runner = _run(plan, feeds)
     assert len(runner.dispatches) == 1 < len(unfused_runner.dispatches)
-    ref = g.run(feeds, [target], backend="numpy")[target]
+    ref = g.run(feeds, [target], backend="numpy", compilation_descriptor=mg.CompilationDescriptor(fusion=False))[target]
     assert fused.dtype == unfused.dtype == ref.dtype and fused.shape == unfused.shape == ref.shape
     return fused, unfused, ref, step
 
@@ -308,3 +304,45 @@ def test_a_fused_step_is_bounded_work_per_invocation():
     program of them once per element: its work per invocation does not grow with any input size."""
     from test_webgpu_long_loops import BOUNDED
     assert FUSIBLE_OPS <= set(BOUNDED)
+
+
+# ----------------------------------------------------------------------------- compiled end to end
+def _compiled(g, feeds, target, fusion):
+    desc = mg.CompilationDescriptor(fusion=fusion)
+    return g.compile(_types(feeds), [target], backend="webgpu", compilation_descriptor=desc)
+
+
+def test_compiled_relu_of_x_times_w_plus_b_is_one_fused_step(webgpu):
+    rng = np.random.default_rng(8)
+    g = mg.Graph()
+    x = g.placeholder([16, 32], name="x")
+    w = g.placeholder([32], name="w")
+    b = g.placeholder([1], name="b")
+    y = g.relu(g.addition(g.multiplication(x, w), b), name="y")
+    feeds = {x: _rand(rng, (16, 32)), w: _rand(rng, (32,)), b: _rand(rng, (1,))}
+    fused_exe = _compiled(g, feeds, y, True)
+    plain_exe = _compiled(g, feeds, y, False)
+    kernels = [s.kernel for s in fused_exe.plan.steps if s.op.type not in SOURCES]
+    assert kernels == ["fused_elementwise(multiplication+addition+relu)"]
+    assert [s.kernel for s in plain_exe.plan.steps if s.op.type not in SOURCES] == ["multiplication", "addition",
+                                                                                     "relu"]
+    (fused,) = fused_exe.run(feeds)
+    (plain,) = plain_exe.run(feeds)
+    _close32(fused, plain, scale=4.0)
+    _close32(fused, g.run(feeds, [y], backend="numpy")[y], scale=4.0)
+    assert len(fused_exe._runner.dispatches) == 1 and len(plain_exe._runner.dispatches) == 3
+
+
+def test_compiled_float16_and_int32_chains_match_unfused_exactly(webgpu):
+    rng = np.random.default_rng(9)
+    g = mg.Graph()
+    h = g.placeholder([50], mg.float16, name="h")
+    k = g.placeholder([50], mg.int32, name="k")
+    out = g.multiplication(g.tanh(g.addition(g.multiplication(h, h), h)),
+                           g.cast(g.floor_modulo(g.multiplication(k, k), g.constant(7, mg.int32)), mg.float16))
+    feeds = {h: _rand(rng, (50,), np.float16, -3, 3), k: rng.integers(-40, 40, 50).astype(np.int32)}
+    fused_exe = _compiled(g, feeds, out, True)
+    plain_exe = _compiled(g, feeds, out, False)
+    assert sum(bool(s.program) for s in fused_exe.plan.steps) >= 1
+    assert len(fused_exe._runner.dispatches) < len(plain_exe._runner.dispatches)
+    _exact(fused_exe.run(feeds)[0], plain_exe.run(feeds)[0])
