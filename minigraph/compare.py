@@ -18,9 +18,14 @@ import numpy as np
 
 from .coerce import coerce_feed
 from .compiler.plan import needed_ops
+from .descriptors import CompilationDescriptor, OptimizationLevel
 from .errors import TargetError
 from .listing import fmt_shape
 from .ir import Operation, Tensor
+
+# every op runs on each backend as its own step: no fusion (every tensor is a target anyway),
+# no constant folding (which would compute a folded op with NumPy on every backend) and no CSE
+_EVERY_OP = CompilationDescriptor(OptimizationLevel.LEVEL0, fusion=False)
 
 
 @dataclass(frozen=True)
@@ -270,7 +275,7 @@ def compare_backends(g: Any, feeds: Optional[Mapping[Tensor, Any]] = None, targe
     for b in backends:
         saved = g.variable_store.values
         try:
-            exe = g.compile(feeds, tensors, [], backend=b)
+            exe = g.compile(feeds, tensors, [], backend=b, compilation_descriptor=_EVERY_OP)
             out = exe.run(feeds)
         finally:
             g.variable_store.restore(saved)  # a run through a control-dependent assign must not leak into the next backend

@@ -245,7 +245,7 @@ def describe_plan(plan, backend_name: str = "") -> list:
     rows, prefix = [], []
     live = peak = 0
     for i, st in enumerate(plan.steps):
-        name, call, out, extra = op_line_parts(st.op, st.out_types)
+        name, call, out, extra = _step_line_parts(plan, st, name_of)
         live += sum(_nbytes(t) for t in st.out_types)
         peak = max(peak, live)
         freed = [s for s in st.free]
@@ -265,6 +265,20 @@ def describe_plan(plan, backend_name: str = "") -> list:
     else:
         lines.append("pruned: nothing")
     return lines
+
+
+def _step_line_parts(plan, st, name_of: dict) -> tuple:
+    """``op_line_parts`` for a plan step: a fused step shows its kernel, its external inputs and
+    its ops; a folded constant the op it replaces."""
+    if st.program:
+        call = f"{st.kernel}({', '.join(name_of.get(s, f'#{s}') for s in st.inputs)})"
+        return (escape(st.op.name), call, "-> " + _outputs(st.op, st.out_types),
+                "ops: " + ", ".join(escape(o.name) for o in st.ops))
+    name, call, out, extra = op_line_parts(st.op, st.out_types)
+    original = getattr(plan, "folded", {}).get(st.op)
+    if original is not None:
+        extra = f"folded from {op_line_parts(original)[1]}"
+    return name, call, out, extra
 
 
 def describe_executable(exe) -> str:

@@ -68,6 +68,8 @@ def matmul_flops(step: Any) -> int:
 def flops(step: Any) -> Optional[int]:
     """Floating-point operations of one step, where the op's cost is known; else None."""
     op = step.op
+    if getattr(step, "program", ()):  # a fused step: its ops' elementwise work
+        return sum(prod(ty.shape) for _, _, ty in step.program)
     family = op.opdef.family
     out = step.out_types
     if family == "convolution":
@@ -101,6 +103,8 @@ class OpRecord:
     flops: Optional[int]  # None where the op's cost is not known
     lane: str = ""  # the thread (or GPU queue) that ran it
     share: float = 0.0  # of the profile's total op time
+    kernel: str = ""  # the step's kernel: the op type, or fused_elementwise(multiplication+addition+relu)
+    ops: tuple = ()  # the names of the ops the step computed (several for a fused step)
 
     @property
     def bandwidth(self) -> float:
@@ -287,9 +291,11 @@ def build_profile(plan: Any, runs: Sequence[tuple], backend: str, clock_name: st
         times = [took[k][0] / 1e9 if k in took else 0.0 for took in per_repeat]
         lane = next((took[k][2] for took in per_repeat if k in took), 0)
         out = st.out_types[0] if st.out_types else None
-        records.append(OpRecord(st.op.name, st.op.type, tuple(out.shape) if out else (), out.dtype.name if out else "",
-                                statistics.median(times),
-                                times, bytes_moved(st), flops(st), lanes.get(lane, str(lane))))
+        records.append(OpRecord(st.op.name, getattr(st, "type", st.op.type), tuple(out.shape) if out else (),
+                                out.dtype.name if out else "", statistics.median(times),
+                                times, bytes_moved(st), flops(st), lanes.get(lane, str(lane)),
+                                kernel=getattr(st, "kernel", st.op.type),
+                                ops=tuple(o.name for o in getattr(st, "ops", (st.op,)))))
     total = sum(r.time for r in records)
     for r in records:
         r.share = r.time / total if total else 0.0

@@ -11,10 +11,14 @@ from minigraph.backends.numpy import threads
 from minigraph.compiler.plan import IN_PLACE_OPS
 
 
+# one step per op: with fusion a chain of elementwise ops is one fused step, which makes its own output
+UNFUSED = mg.CompilationDescriptor(fusion=False)
+
+
 def _compile(g, feeds, targets, ops=()):
-    return g.compile({t: mg.ShapedType(v.shape, mg.as_dtype(v.dtype)) for t, v in feeds.items()}, targets,
-                     target_operations=list(ops)) if ops else \
-        g.compile({t: mg.ShapedType(v.shape, mg.as_dtype(v.dtype)) for t, v in feeds.items()}, targets)
+    types = {t: mg.ShapedType(v.shape, mg.as_dtype(v.dtype)) for t, v in feeds.items()}
+    return g.compile(types, targets, target_operations=list(ops), compilation_descriptor=UNFUSED) if ops else \
+        g.compile(types, targets, compilation_descriptor=UNFUSED)
 
 
 def _reuse(exe) -> dict:

@@ -161,9 +161,10 @@ def test_executable_listing_shows_pruned_and_buffer_plan():
     step_lines = [ln for ln in text.splitlines() if re.match(r"\s+\d+\s", ln)]
     assert len(step_lines) == len(steps)
     last_reader = {}
+    name_of = {s: t.name for st in steps for t, s in zip(st.op.outputs, st.outputs)}
     for i, st in enumerate(steps):
-        for inp in st.op.inputs:
-            last_reader[inp.name] = i
+        for s in st.inputs:  # a fused step reads only its external inputs
+            last_reader[name_of[s]] = i
     kept = {t["loss"].name}
     for name, i in last_reader.items():
         if name in kept:

@@ -192,7 +192,7 @@ def _fusible(st, fusible_ops: frozenset, controlled: set) -> bool:
 def elementwise_fusion(steps: list, targets: Iterable[int], fusible_ops: frozenset) -> list:
     """Chains and trees of elementwise steps (``OpDef.elementwise`` and in the backend's
     ``fusible_ops``) become one fused step each, at the place of its last op: a producer joins
-    its consumer's group when its one output is read by that group only (one consumer step), is
+    its consumer's group when its one output is read by that one step only (one consumer), is
     not a target, and has the group's output shape (the external inputs may broadcast to it).
     Ops with control dependencies, or that others depend on, are not fused."""
     if not fusible_ops:
@@ -218,7 +218,7 @@ def elementwise_fusion(steps: list, targets: Iterable[int], fusible_ops: frozens
                 p = producer.get(s)
                 if (p is None or p in members or p in member_of or s in target_set
                         or not _fusible(steps[p], fusible_ops, controlled)
-                        or steps[p].out_types[0].shape != shape or not readers.get(s, set()) <= members):
+                        or steps[p].out_types[0].shape != shape or readers.get(s) != {i}):
                     continue
                 members.add(p)
                 stack.append(p)

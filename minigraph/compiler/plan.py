@@ -99,7 +99,8 @@ class Plan:
         freed: dict = {}
         targets = {s for _, s in self.targets}
         for i, st in enumerate(self.steps):
-            where = f"plan step {i} ({st.kernel} op {st.op.name!r})"
+            kernel = st.kernel if len(st.kernel) <= 80 else st.kernel[:76] + "...)"
+            where = f"plan step {i} ({kernel} op {st.op.name!r})"
             for s in st.inputs:
                 if s in freed:
                     raise PlanError(f"{where} reads slot {s}, freed at step {freed[s]}")

@@ -1,0 +1,514 @@
+"""The compiler's passes (minigraph/compiler/passes.py), each alone; the compilation descriptor;
+``Plan.check``; ``exe.steps``; and fused plans computing the same bits as unfused ones on numpy,
+over every elementwise case of tests/op_cases.py and over the suite's networks."""
+from __future__ import annotations
+
+import dataclasses
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph import backends as registry
+from minigraph import demo, sixblock
+from minigraph.backends.numpy import fused, threads
+from minigraph.backends.numpy.backend import NumpyBackend
+from minigraph.compiler import passes
+from minigraph.compiler.plan import Step, build_plan, needed_ops
+from minigraph.ir import OPS
+from op_cases import ELEMENTWISE, input_domains
+from graph_zoo import every_op_graph
+
+PLAIN = mg.CompilationDescriptor(mg.OptimizationLevel.LEVEL0, fusion=False)  # one step per needed op
+NUMPY_FUSIBLE = NumpyBackend.fusible_ops
+
+
+def _types(feeds):
+    return {t: mg.ShapedType(np.shape(v), mg.as_dtype(np.asarray(v).dtype)) for t, v in feeds.items()}
+
+
+def _dense(shape=(4, 3)):
+    """relu(x * w + b) with w and b constants that broadcast."""
+    g = mg.Graph()
+    x = g.placeholder(list(shape), name="x")
+    w = g.constant(np.full(shape[-1], 2, np.float32), name="w")
+    b = g.constant(np.ones(shape[-1], np.float32), name="b")
+    y = g.relu(g.addition(g.multiplication(x, w, name="mul"), b, name="add"), name="relu")
+    return g, x, y
+
+
+def _same_bits(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+# ------------------------------------------------------------------------------ descriptor
+def test_compilation_descriptor_defaults_and_apple_raw_values():
+    d = mg.CompilationDescriptor()
+    assert d.optimization_level is mg.OptimizationLevel.LEVEL1 and d.fusion is True
+    assert int(mg.OptimizationLevel.LEVEL0) == 0 and int(mg.OptimizationLevel.LEVEL1) == 1
+    assert mg.CompilationDescriptor(0).optimization_level is mg.OptimizationLevel.LEVEL0
+    assert mg.CompilationDescriptor("level0").optimization_level is mg.OptimizationLevel.LEVEL0
+
+
+@pytest.mark.parametrize("kw,field", [({"optimization_level": 2}, "optimization_level"),
+                                      ({"optimization_level": "LEVEL9"}, "optimization_level"),
+                                      ({"optimization_level": 1.0}, "optimization_level"),
+                                      ({"optimization_level": True}, "optimization_level"),
+                                      ({"fusion": "yes"}, "fusion"), ({"fusion": 1}, "fusion")])
+def test_compilation_descriptor_refuses_wrong_fields(kw, field):
+    with pytest.raises(mg.DescriptorError, match=field) as e:
+        mg.CompilationDescriptor(**kw)
+    assert ("LEVEL0, LEVEL1" if field == "optimization_level" else "bool") in str(e.value)
+    d = mg.CompilationDescriptor()
+    setattr(d, field, kw[field])  # mutable: checked again when compiled
+    g, x, y = _dense()
+    with pytest.raises(mg.DescriptorError, match=field):
+        g.compile({x: mg.ShapedType([4, 3])}, [y], compilation_descriptor=d)
+
+
+def test_compile_and_run_refuse_a_descriptor_of_another_type():
+    g, x, y = _dense()
+    for bad in ({"fusion": False}, mg.Convolution2DOpDescriptor(), 1):
+        with pytest.raises(mg.DescriptorError, match="CompilationDescriptor"):
+            g.compile({x: mg.ShapedType([4, 3])}, [y], compilation_descriptor=bad)
+        with pytest.raises(mg.DescriptorError, match="optimization_level.*fusion"):
+            g.run({x: np.ones((4, 3), np.float32)}, [y], compilation_descriptor=bad)
+
+
+def test_run_with_a_descriptor_caches_by_it():
+    g, x, y = _dense()
+    feeds = {x: np.arange(12, dtype=np.float32).reshape(4, 3) - 6}
+    a = g.run(feeds, [y])[y]
+    b = g.run(feeds, [y], compilation_descriptor=mg.CompilationDescriptor(fusion=False))[y]
+    c = g.run(feeds, [y], compilation_descriptor=mg.CompilationDescriptor())[y]  # the default's key: a hit
+    assert _same_bits(a, b) and _same_bits(a, c)
+    info = g.cache_info()
+    assert info.misses == 2 and info.hits == 1
+
+
+def test_a_later_edit_of_the_descriptor_changes_nothing_compiled():
+    g, x, y = _dense()
+    d = mg.CompilationDescriptor()
+    exe = g.compile({x: mg.ShapedType([4, 3])}, [y], compilation_descriptor=d)
+    d.fusion = False
+    assert exe.compilation_descriptor.fusion is True
+    assert any(s.fused for s in exe.steps)
+
+
+# ------------------------------------------------------------------------------ steps and kernels
+def test_relu_of_x_times_w_plus_b_is_one_fused_step():
+    g, x, y = _dense()
+    exe = g.compile({x: mg.ShapedType([4, 3])}, [y])
+    assert [s.kernel for s in exe.steps] == ["placeholder", "constant", "constant",
+                                            "fused_elementwise(multiplication+addition+relu)"]
+    st = exe.steps[-1]
+    assert st.type == "fused_elementwise" and st.op is y.operation
+    assert [o.name for o in st.ops] == ["mul", "add", "relu"]
+    assert st.attrs is y.operation.attrs
+    # inputs x, w, b (0, 1, 2), then the results of program[0] (3) and program[1] (4)
+    assert [(op.name, args) for op, args, _ in st.program] == [("mul", (0, 1)), ("add", (3, 2)), ("relu", (4,))]
+    assert all(ty == mg.ShapedType([4, 3]) for _, _, ty in st.program)
+    assert len(st.outputs) == 1 and st.out_types == (mg.ShapedType([4, 3]),)
+    assert set(st.free) == set(st.inputs)  # x, w and b die here
+    text = exe.describe()
+    assert "fused_elementwise(multiplication+addition+relu)(x, w, b)" in text and "ops: mul, add, relu" in text
+    xv = np.linspace(-3, 3, 12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(exe.run([xv])[0], np.maximum(xv * 2 + 1, 0))
+
+
+def test_ordinary_steps_keep_their_op_as_ops_and_kernel():
+    g, x, y = _dense()
+    exe = g.compile({x: mg.ShapedType([4, 3])}, [y], compilation_descriptor=PLAIN)
+    assert [s.kernel for s in exe.steps] == ["placeholder", "constant", "constant", "multiplication", "addition", "relu"]
+    for s in exe.steps:
+        assert s.ops == (s.op,) and s.program == () and s.type == s.op.type and not s.fused
+
+
+def test_plain_plan_is_one_step_per_needed_op_in_order():
+    g, feeds, outs, ops = every_op_graph()
+    plan = g.compile(_types(feeds), outs, ops, compilation_descriptor=PLAIN).plan
+    dg = needed_ops(g, outs, ops)
+    assert [s.op for s in plan.steps] == [dg.nodes[n]["op"] for n in nx.lexicographical_topological_sort(dg)]
+    assert plan.passes == ("dead_code_elimination", "plan_buffers")
+
+
+def test_exe_steps_of_a_dynamic_executable():
+    g = mg.Graph()
+    x = g.placeholder([-1, 3], name="x")
+    y = g.relu(g.addition(x, 1.0))
+    exe = g.compile({x: mg.ShapedType([-1, 3])}, [y])
+    with pytest.raises(mg.ExecutionError, match="nothing has run yet"):
+        exe.steps
+    exe.run([np.ones((2, 3), np.float32)])
+    assert exe.steps[-1].kernel == "fused_elementwise(addition+relu)" and exe.steps[-1].out_types[0].shape == (2, 3)
+    exe.run([np.ones((5, 3), np.float32)])
+    assert exe.steps[-1].out_types[0].shape == (5, 3)  # the most recent specialisation
+
+
+def test_profile_has_one_record_per_fused_step():
+    g, x, y = _dense((64, 32))
+    exe = g.compile({x: mg.ShapedType([64, 32])}, [y])
+    prof = exe.profile([np.ones((64, 32), np.float32)], repeats=2)
+    (rec,) = prof.records
+    assert rec.name == "relu" and rec.type == "fused_elementwise"
+    assert rec.kernel == "fused_elementwise(multiplication+addition+relu)" and rec.ops == ("mul", "add", "relu")
+    assert rec.flops == 3 * 64 * 32
+
+
+# ------------------------------------------------------------------------------ each pass alone
+def _plain_steps(g, feeds, targets, ops=()):
+    plan = build_plan(g, _types(feeds), targets, list(ops), optimization_level=0, fusion=False)
+    return plan, plan.steps, [s for _, s in plan.targets]
+
+
+def test_cse_merges_equal_compute_ops_and_equal_constants():
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    c1, c2 = g.constant(np.arange(3, dtype=np.float32), name="c1"), g.constant(np.arange(3, dtype=np.float32), name="c2")
+    a, b = g.multiplication(x, c1, name="a"), g.multiplication(x, c2, name="b")
+    other = g.multiplication(x, g.constant(np.ones(3, np.float32), name="ones"), name="other")
+    s = g.addition(g.relu(a, name="ra"), g.relu(b, name="rb"), name="s")
+    plan, steps, targets = _plain_steps(g, {x: np.ones(3, np.float32)}, [s, other])
+    out, alias = passes.common_subexpression_elimination(steps, targets)
+    names = [st.op.name for st in out]
+    assert "c2" not in names and "b" not in names and "rb" not in names and "other" in names
+    slot = {st.op.name: st.outputs[0] for st in steps}
+    assert alias == {slot["c2"]: slot["c1"], slot["b"]: slot["a"], slot["rb"]: slot["ra"]}
+    add = next(st for st in out if st.op.name == "s")
+    assert add.inputs == (slot["ra"], slot["ra"])
+    assert steps[[st.op.name for st in steps].index("s")].inputs != add.inputs  # the input list is unchanged
+
+
+def test_cse_never_merges_memory_random_or_control_dependent_ops():
+    g = mg.Graph()
+    x = g.placeholder([4], name="x")
+    v = g.variable(np.zeros(4, np.float32), name="v")
+    r1, r2 = g.read(v, name="r1"), g.read(v, name="r2")
+    d1, d2 = g.dropout(x, 0.5, name="d1"), g.dropout(x, 0.5, name="d2")  # two draws, even with one seed
+    with g.control_dependencies([g.assign(v, x, name="set")]):
+        late = g.negative(x, name="late")
+    early = g.negative(x, name="early")
+    outs = [r1, r2, d1, d2, late, early]
+    plan, steps, targets = _plain_steps(g, {x: np.ones(4, np.float32)}, outs)
+    out, alias = passes.common_subexpression_elimination(steps, targets)
+    assert {st.op.name for st in steps} == {st.op.name for st in out} and not alias
+
+
+def test_attr_key_compares_arrays_by_dtype_shape_and_bytes():
+    k = passes.attr_key
+    assert k(np.zeros(2, np.float32)) == k(np.zeros(2, np.float32))
+    assert k(np.zeros(2, np.float32)) != k(np.zeros(2, np.float64))
+    assert k(np.zeros((2, 1), np.float32)) != k(np.zeros(2, np.float32))
+    assert k(mg.Convolution2DOpDescriptor()) == k(mg.Convolution2DOpDescriptor())
+    assert k(mg.Convolution2DOpDescriptor(stride_in_x=2)) != k(mg.Convolution2DOpDescriptor())
+    assert k(float("nan")) == k(float("nan"))
+
+
+def test_constant_folding_computes_constant_chains_once():
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    c = g.constant(np.array([1, 4, 9], np.float32), name="c")
+    r = g.square_root(c, name="root")
+    s = g.addition(r, 1.0, name="plus")
+    y = g.multiplication(x, s, name="y")
+    plan, steps, targets = _plain_steps(g, {x: np.ones(3, np.float32)}, [y])
+    out, folded = passes.constant_folding(steps, targets)
+    by = {st.op.name: st for st in out}
+    assert by["root"].op.type == "constant" and by["plus"].op.type == "constant" and by["y"].op.type == "multiplication"
+    np.testing.assert_array_equal(by["plus"].op.attrs["value"], [2, 3, 4])
+    assert by["plus"].inputs == () and by["plus"].outputs == steps[[s.op.name for s in steps].index("plus")].outputs
+    assert {o.name for o in folded.values()} == {"root", "plus"}
+    kept = passes.dead_code_elimination(out, targets)
+    assert [st.op.name for st in kept] == ["x", "root", "plus", "y"] or "c" not in [st.op.name for st in kept]
+    full = g.compile({x: mg.ShapedType([3])}, [y], compilation_descriptor=mg.CompilationDescriptor(fusion=False))
+    assert "folded from addition(root, " in full.describe()
+    np.testing.assert_array_equal(full.run([np.ones(3, np.float32)])[0], [2, 3, 4])
+
+
+def test_constant_folding_skips_random_control_dependent_and_large_ops(monkeypatch):
+    g = mg.Graph()
+    c = g.constant(np.ones(4, np.float32), name="c")
+    v = g.variable(np.zeros(4, np.float32), name="v")
+    drop = g.dropout(c, 0.5, name="drop")
+    with g.control_dependencies([g.assign(v, c, name="set")]):
+        after = g.negative(c, name="after")
+    big = g.broadcast(c, [1024, 512, 4], name="big")  # 8 MiB: above the folding limit
+    plan, steps, targets = _plain_steps(g, {}, [drop, after, big])
+    out, folded = passes.constant_folding(steps, targets)
+    assert not folded
+    out, folded = passes.constant_folding(steps, targets, limit=1 << 30)
+    assert [o.name for o in folded.values()] == ["big"]
+
+
+def test_dead_code_elimination_keeps_effects_targets_and_control_dependencies():
+    g = mg.Graph()
+    x = g.placeholder([2], name="x")
+    v = g.variable(np.zeros(2, np.float32), name="v")
+    dep = g.negative(x, name="dep")
+    with g.control_dependencies([dep]):
+        y = g.absolute(x, name="y")
+    plan, steps, targets = _plain_steps(g, {x: np.ones(2, np.float32)}, [y])
+    assert [s.op.name for s in passes.dead_code_elimination(steps, targets)] == [s.op.name for s in steps]
+    orphan = dataclasses.replace(steps[0], op=g.constant(1.0, name="orphan").operation, inputs=(), in_types=(),
+                                 outputs=(99,), ops=())
+    kept = passes.dead_code_elimination(steps + [orphan], targets)
+    assert "orphan" not in [s.op.name for s in kept]
+    assert [o.name for o in g.compile({x: mg.ShapedType([2])}, [y]).plan.pruned] == ["v"]
+
+
+def test_elementwise_fusion_alone():
+    g = mg.Graph()
+    x = g.placeholder([4, 3], name="x")
+    row = g.placeholder([3], name="row")
+    shared = g.exponent(x, name="shared")  # two consumers: not an intermediate of one group
+    a = g.multiplication(shared, 2.0, name="a")
+    b = g.addition(shared, g.negative(row, name="nrow"), name="b")  # nrow has shape [3]: an external input
+    t = g.tanh(a, name="t")  # a target: not fused into its consumer
+    out = g.subtraction(t, b, name="out")
+    m = g.reduction_sum(out, [1], name="sum")  # not elementwise
+    plan, steps, targets = _plain_steps(g, {x: np.ones((4, 3), np.float32), row: np.ones(3, np.float32)}, [m, t])
+    fused_steps = passes.elementwise_fusion(steps, targets, NUMPY_FUSIBLE)
+    kernels = [s.kernel for s in fused_steps]
+    assert "fused_elementwise(multiplication+tanh)" in kernels  # a, t
+    assert "fused_elementwise(addition+subtraction)" in kernels  # b, out
+    assert "exponent" in kernels and "negative" in kernels and "reduction_sum" in kernels
+    assert passes.elementwise_fusion(steps, targets, frozenset()) == steps  # no fusible ops: no fusion
+    only_add = passes.elementwise_fusion(steps, targets, frozenset({"addition", "subtraction"}))
+    assert "fused_elementwise(addition+subtraction)" in [s.kernel for s in only_add]
+    assert "fused_elementwise(multiplication+tanh)" not in [s.kernel for s in only_add]
+
+
+def test_buffer_planning_runs_last_and_frees_fused_inputs():
+    g, x, y = _dense()
+    plan = build_plan(g, {x: mg.ShapedType([4, 3])}, [y], [], fusible_ops=NUMPY_FUSIBLE)
+    assert plan.passes[-2:] == ("elementwise_fusion", "plan_buffers")
+    fused_step = plan.steps[-1]
+    assert fused_step.fused and set(fused_step.free) == set(fused_step.inputs) and fused_step.reuse is None
+
+
+def test_build_plan_without_fusible_ops_does_not_fuse():
+    g, x, y = _dense()
+    plan = build_plan(g, {x: mg.ShapedType([4, 3])}, [y], [])
+    assert not any(s.program for s in plan.steps) and "elementwise_fusion" not in plan.passes
+
+
+# ------------------------------------------------------------------------------ Plan.check
+def _fused_plan():
+    g, x, y = _dense()
+    return build_plan(g, {x: mg.ShapedType([4, 3])}, [y], [], fusible_ops=NUMPY_FUSIBLE)
+
+
+def _broken(plan, i, **kw):
+    steps = list(plan.steps)
+    steps[i] = dataclasses.replace(steps[i], **kw)
+    return dataclasses.replace(plan, steps=steps)
+
+
+def test_plan_check_accepts_what_build_plan_makes():
+    _fused_plan().check()
+    g, feeds, outs, ops = every_op_graph()
+    build_plan(g, _types(feeds), outs, ops, fusible_ops=NUMPY_FUSIBLE).check()
+
+
+@pytest.mark.parametrize("how,match", [
+    ("read_before_write", "reads slot .* before any step writes it"),
+    ("written_twice", "already written by step"),
+    ("read_after_free", "freed at step 0"),
+    ("freed_target", "a target's"),
+    ("arg_out_of_range", r"reads value 9"),
+    ("arg_from_the_future", r"program\[0\].*reads value 3"),
+    ("not_elementwise", "not an elementwise op"),
+    ("two_consumers", "read by 2 later ops"),
+    ("ops_mismatch", "are not the step's ops"),
+])
+def test_plan_check_catches_broken_plans(how, match):
+    plan = _fused_plan()
+    last = len(plan.steps) - 1
+    st = plan.steps[last]
+    prog = list(st.program)
+    if how == "read_before_write":
+        bad = _broken(plan, 0, inputs=(st.outputs[0],))
+    elif how == "written_twice":
+        bad = _broken(plan, 1, outputs=plan.steps[0].outputs)
+    elif how == "read_after_free":
+        bad = _broken(plan, 0, free=plan.steps[0].outputs)
+    elif how == "freed_target":
+        bad = _broken(plan, last, free=st.free + st.outputs)
+    elif how == "arg_out_of_range":
+        prog[2] = (prog[2][0], (9,), prog[2][2])
+        bad = _broken(plan, last, program=tuple(prog))
+    elif how == "arg_from_the_future":
+        prog[0] = (prog[0][0], (3, 1), prog[0][2])
+        bad = _broken(plan, last, program=tuple(prog))
+    elif how == "not_elementwise":
+        g = st.op.graph
+        sm = g.softmax(g.placeholder([4, 3], name="p"), 1).operation
+        prog[1] = (sm, prog[1][1], prog[1][2])
+        bad = _broken(plan, last, program=tuple(prog), ops=tuple(o for o, _, _ in prog))
+    elif how == "two_consumers":
+        prog[2] = (prog[2][0], (4, 3), prog[2][2])  # relu reading add and mul: mul has two consumers
+        bad = _broken(plan, last, program=tuple(prog))
+    else:
+        bad = _broken(plan, last, ops=st.ops[::-1])
+    with pytest.raises(mg.PlanError, match=match) as e:
+        bad.check()
+    assert "plan step" in str(e.value)
+    assert isinstance(e.value, mg.ExecutionError)
+
+
+# ------------------------------------------------------------------------------ same bits, fused or not
+def _case_dtypes(op):
+    c = ELEMENTWISE[op]
+    if c.bools:
+        return ["bool"]
+    return ["float32", "float16"] + (["int32"] if c.ints else [])
+
+
+CASES = [(op, dt) for op in ELEMENTWISE for dt in _case_dtypes(op)]
+
+
+def _values(rng, op, dt, shapes):
+    out = []
+    for (lo, hi), shape in zip(input_domains(op), shapes):
+        if dt == "bool":
+            out.append(rng.integers(0, 2, shape).astype(bool))
+        elif dt == "int32":
+            out.append(rng.integers(int(np.floor(lo)), int(np.ceil(hi)) + 1, shape).astype(np.int32))
+        else:
+            out.append(rng.uniform(lo, hi, shape).astype(dt))
+    return out
+
+
+def _op_graph(op, dt, shapes):
+    """op(pre(a), pre(b), ...) then post: pre and post are exact identities (two negations, two
+    NOTs), so the fused step holds the op with neighbours on both sides; a broadcast input's pre
+    has another shape and stays out of the main group."""
+    g = mg.Graph()
+    phs = [g.placeholder(list(s), mg.as_dtype(dt), name=f"in{i}") for i, s in enumerate(shapes)]
+    twice = (lambda t: g.logical_not(g.logical_not(t))) if dt == "bool" else (lambda t: g.negative(g.negative(t)))
+    r = getattr(g, op)(*[twice(p) for p in phs])
+    post = g.logical_not(g.logical_not(r)) if r.dtype == mg.bool else g.negative(g.negative(r))
+    return g, phs, post
+
+
+@pytest.mark.parametrize("op,dt", CASES, ids=[f"{o}-{d}" for o, d in CASES])
+def test_every_elementwise_case_fused_equals_unfused_bitwise_on_numpy(op, dt, rng, monkeypatch):
+    monkeypatch.setattr(fused, "BLOCK_ELEMENTS", 1000)  # several blocks and a tail
+    n = ELEMENTWISE[op].arity
+    for shapes in ([(37, 29)] * n, [(37, 29)] + [(29,)] * (n - 1), [(37, 1, 5)] + [(1, 29, 5)] * (n - 1)):
+        g, phs, post = _op_graph(op, dt, shapes)
+        feeds = dict(zip(phs, _values(rng, op, dt, shapes)))
+        exe = g.compile(_types(feeds), [post])
+        if op not in ("identity", "stop_gradient"):
+            assert any(s.fused and r.operation in s.ops for s in exe.steps for r in [post]), exe.describe()
+        got = exe.run(feeds)[0]
+        want = g.compile(_types(feeds), [post], compilation_descriptor=PLAIN).run(feeds)[0]
+        assert _same_bits(got, want), (op, dt, shapes)
+
+
+def test_fused_blocks_on_the_thread_pool_compute_the_same_bits(rng, monkeypatch):
+    monkeypatch.setattr(fused, "BLOCK_ELEMENTS", 257)
+    monkeypatch.setattr(threads, "ELEMENTWISE_THRESHOLD", 1)
+    monkeypatch.setattr(threads, "MIN_TASK_WORK", 1)
+    monkeypatch.setattr(threads, "_explicit", 2)
+    g = mg.Graph()
+    x, b = g.placeholder([301, 17], name="x"), g.placeholder([17], name="b")
+    y = g.select(g.greater_than(x, 0.0), g.sigmoid(g.addition(x, b)), g.tanh(x))
+    feeds = {x: rng.standard_normal((301, 17)).astype(np.float32), b: rng.standard_normal(17).astype(np.float32)}
+    before = threads.tasks_run()
+    exe = g.compile(_types(feeds), [y])
+    assert sum(s.fused for s in exe.steps) == 1
+    got = exe.run(feeds)[0]
+    assert threads.tasks_run() > before
+    assert _same_bits(got, g.compile(_types(feeds), [y], compilation_descriptor=PLAIN).run(feeds)[0])
+
+
+def test_numpy_fusible_ops_are_the_elementwise_ops():
+    assert NUMPY_FUSIBLE == frozenset(t for t, d in OPS.items() if d.elementwise)
+    assert not {"identity", "stop_gradient", "softmax"} & NUMPY_FUSIBLE
+
+
+# ------------------------------------------------------------------------------ networks
+def _run_both(g, feeds, targets, ops, backend, descs):
+    """Each descriptor's results and variables after one run, from the same variables and draw."""
+    saved = g.variable_store.values
+    draws = g.random_draws
+    out = []
+    for d in descs:
+        g.variable_store.restore(saved)
+        g.random_draws = draws
+        exe = g.compile(_types(feeds), targets, ops, backend=backend, compilation_descriptor=d)
+        res = exe.run(feeds)
+        out.append((exe, res, [np.asarray(g.variable_store.values[v]) for v in sorted(
+            g.variable_store.values, key=lambda o: o.index)]))
+    g.variable_store.restore(saved)
+    return out
+
+
+def _networks():
+    g, feeds, outs, ops = every_op_graph()
+    yield "every_op_graph", g, feeds, outs, ops
+    x, labels = sixblock.data(2, 16, width=0.125)
+    g, feeds, loss, steps = sixblock.build(x, labels, width=0.125)
+    yield "sixblock", g, feeds, [loss], steps
+    for model in ("small", "mobilenet_v2"):
+        rng = np.random.default_rng(0)
+        params = demo.MODELS[model][1](rng)
+        g, xp, lp, _, logits, loss, steps = demo.training_graph(model, params)
+        size = demo.MODELS[model][2]
+        xv, yv, _ = demo.make_data(rng, 4, size)
+        yield model, g, {xp: xv.astype(np.float32), lp: yv.astype(np.float32)}, [logits, loss], steps
+
+
+NETWORKS = ["every_op_graph", "sixblock", "small", "mobilenet_v2"]
+
+
+@pytest.mark.parametrize("name", NETWORKS)
+def test_networks_fused_equal_unfused(name, backend):
+    _, g, feeds, targets, ops = next(n for n in _networks() if n[0] == name)
+    (fexe, fres, fvars), (_, pres, pvars) = _run_both(g, feeds, targets, ops, backend,
+                                                      [mg.CompilationDescriptor(), PLAIN])
+    if backend == "numpy":
+        assert any(s.fused for s in fexe.steps)
+    for a, b in zip(fres + fvars, pres + pvars):
+        if backend == "numpy":
+            assert _same_bits(a, b), name
+        elif a.dtype.kind == "f":
+            np.testing.assert_allclose(a, b, rtol=2e-3 if a.dtype == np.float16 else 1e-4,
+                                       atol=1e-5 * max(1.0, float(np.max(np.abs(b)))) if b.size else 0)
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+def test_compare_backends_compiles_one_step_per_op(monkeypatch):
+    seen = []
+    real = mg.Graph.compile
+
+    def spy(self, *a, **kw):
+        seen.append(kw.get("compilation_descriptor"))
+        return real(self, *a, **kw)
+    monkeypatch.setattr(mg.Graph, "compile", spy)
+    g, x, y = _dense()
+
+    class Twin:  # a second numpy backend
+        name = "numpy_twin"
+        fusible_ops = NUMPY_FUSIBLE
+
+        def available(self):
+            return True, "always"
+
+        def prepare(self, plan):
+            assert not any(s.program for s in plan.steps)
+            return NumpyBackend().prepare(plan)
+    monkeypatch.setitem(registry._FACTORIES, "numpy_twin_compiler", Twin)
+    monkeypatch.setattr(registry, "_INSTANCES", dict(registry._INSTANCES))
+    report = mg.compare_backends(g, {x: np.ones((4, 3), np.float32)}, [y], backends=["numpy", "numpy_twin_compiler"])
+    assert report.ok
+    assert seen and all(d is not None and d.fusion is False and d.optimization_level == 0 for d in seen)
+
+
+def test_step_is_a_dataclass_with_the_contract_fields():
+    names = {f.name for f in dataclasses.fields(Step)}
+    assert {"op", "inputs", "outputs", "in_types", "out_types", "free", "reuse", "ops", "program"} <= names
