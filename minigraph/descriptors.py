@@ -459,7 +459,11 @@ class CompilationDescriptor:
         if isinstance(level, bool) or not isinstance(level, (OptimizationLevel, int, str)):
             raise DescriptorError(f"CompilationDescriptor.optimization_level={level!r} is not an "
                                   f"OptimizationLevel; valid: {', '.join(OptimizationLevel.__members__)}")
-        self.optimization_level = _enum(OptimizationLevel, level, "CompilationDescriptor.optimization_level")
+        try:
+            self.optimization_level = _enum(OptimizationLevel, level, "CompilationDescriptor.optimization_level")
+        except DescriptorError:
+            raise DescriptorError(f"CompilationDescriptor.optimization_level={level!r} is not an OptimizationLevel; "
+                                  f"valid: {', '.join(OptimizationLevel.__members__)}") from None
         if not isinstance(self.fusion, bool):
             raise DescriptorError(f"CompilationDescriptor.fusion={self.fusion!r} must be a bool (True or False)")
 

@@ -245,7 +245,7 @@ def test_constant_folding_skips_random_control_dependent_and_large_ops(monkeypat
 def test_dead_code_elimination_keeps_effects_targets_and_control_dependencies():
     g = mg.Graph()
     x = g.placeholder([2], name="x")
-    v = g.variable(np.zeros(2, np.float32), name="v")
+    g.variable(np.zeros(2, np.float32), name="v")
     dep = g.negative(x, name="dep")
     with g.control_dependencies([dep]):
         y = g.absolute(x, name="y")
