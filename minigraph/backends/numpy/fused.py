@@ -10,10 +10,11 @@ Elementwise kernels compute each element alone, so the result is bit-identical t
 from __future__ import annotations
 
 from math import prod
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ...errors import KernelMissingError
 from ...types import ShapedType
 from .registry import KERNELS
 from .threads import ELEMENTWISE_THRESHOLD, get_num_threads, parallel, split
@@ -61,7 +62,7 @@ class _OpStep:
         return (0,)
 
 
-def _kernels(step, rows: int, cut: list) -> list:
+def _kernels(step, rows: Optional[int], cut: list) -> list:
     """One kernel per op of the program, built for blocks of ``rows`` leading rows (None: whole)."""
     def sized(ty: ShapedType, sliced: bool) -> ShapedType:
         return ShapedType((rows,) + tuple(ty.shape[1:]), ty.dtype) if sliced and rows is not None else ty
@@ -69,7 +70,10 @@ def _kernels(step, rows: int, cut: list) -> list:
     fns = []
     for op, args, out in step.program:
         ty = sized(out, True)
-        fns.append(KERNELS.get(op.type)(_OpStep(op, tuple(types[a] for a in args), ty)))
+        factory = KERNELS.get(op.type)
+        if factory is None:  # prepare checked every op of the program has a kernel
+            raise KernelMissingError(f"numpy backend has no kernel for {op.type} op {op.name!r} of a fused step")
+        fns.append(factory(_OpStep(op, tuple(types[a] for a in args), ty)))
         types.append(ty)
     return fns
 
