@@ -207,7 +207,8 @@ def test_kernels_see_the_geometry_of_the_forward_op():
     pool = mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, stride_in_y=2, data_layout=L.NHWC)
     p = g.max_pooling_2d(x, descriptor=pool)
     dp = g.max_pooling_2d_gradient(p, x, descriptor=pool)
-    exe = g.compile({}, [dx, dw, dp])
+    exe = g.compile({}, [dx, dw, dp],  # level 0: at level 1 these ops of constants are folded at compile time
+                    compilation_descriptor=mg.CompilationDescriptor(mg.OptimizationLevel.LEVEL0))
     steps = {s.op.type: s for s in exe.plan.steps}
     forward = ConvGeometry.for_depthwise_2d(desc, x.shape, w.shape)
     for t in ("depthwise_convolution_2d", "depthwise_convolution_2d_data_gradient",
