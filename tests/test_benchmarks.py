@@ -81,7 +81,7 @@ def test_executor_tiny():
 def test_compile_tiny_and_live_set():
     res = compile_time.run(tiny=True, log=lambda *a: None)
     assert [r["nodes"] for r in res["compile"]] == [100, 1000, 100, 1000]
-    assert all(r["steps"] >= r["nodes"] for r in res["compile"])
+    assert all(0 < r["steps"] for r in res["compile"])  # fewer than the nodes where chains fuse
     m = res["memory"]
     assert m["plan_live_set"]["produced_bytes"] > 0 and m["traced_peak_bytes_steady"] > 0
     assert "live set" in compile_time.report(res)
