@@ -35,7 +35,8 @@ class Executable:
 
     ``compilation_descriptor`` (a ``CompilationDescriptor``, default level 1 with fusion) says
     which passes build the plan (docs/compiler.md); the plan is built for this executable's
-    backend, whose ``fusible_ops`` say which elementwise ops it can run fused.
+    backend, whose ``fusible_ops`` say which elementwise ops it can run fused and whose
+    ``epilogue_ops`` which ops' kernels can apply an elementwise tail before they store.
     """
 
     DEFAULT_CACHE_SIZE = 64
@@ -79,6 +80,7 @@ class Executable:
             desc = self.compilation_descriptor
             plan = build_plan(self.graph, types, self.target_tensors, self.target_operations,
                               fusible_ops=frozenset(getattr(self.backend, "fusible_ops", frozenset())),
+                              epilogue_ops=frozenset(getattr(self.backend, "epilogue_ops", frozenset())),
                               optimization_level=desc.optimization_level, fusion=desc.fusion)
             runner = self.backend.prepare(plan)
         finally:

@@ -8,7 +8,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.backends.numpy import threads
-from minigraph.compiler.plan import IN_PLACE_OPS
+from minigraph.compiler.buffers import IN_PLACE_OPS
 
 
 # one step per op: with fusion a chain of elementwise ops is one fused step, which makes its own output

@@ -11,7 +11,9 @@ holds (a changed step is a ``dataclasses.replace`` copy). In the order ``build_p
 - ``dead_code_elimination``: steps whose results nothing reads any more are dropped (the ops
   the targets never needed were left out of the plan before the types were specialised);
 - ``elementwise_fusion``: a chain or tree of elementwise steps becomes one fused step;
-- ``plan_buffers`` (plan.py): when each slot dies, and which elementwise steps write in place.
+- ``epilogue_fusion``: an elementwise step (or fused step) that alone reads the result of a
+  convolution, matmul or normalization step joins it as its epilogue;
+- ``plan_buffers`` (buffers.py): when each slot dies, and which elementwise steps write in place.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from ..limits import MAX_CONSTANT_FOLD_BYTES
 from ..types import num_elements
 
 FUSED = "fused_elementwise"
+FUSED_EPILOGUE = "fused_epilogue"
 
 
 def _nbytes(ty) -> int:
@@ -258,3 +261,75 @@ def fuse(members: Sequence) -> Any:
     program = tuple((op, tuple(n + k if inner else k for inner, k in args), ty) for op, args, ty in refs)
     return dataclasses.replace(members[-1], inputs=tuple(ext), in_types=tuple(ext_types), free=(), reuse=None,
                                ops=tuple(m.op for m in members), program=program)
+
+
+# ------------------------------------------------------------------------------ epilogue fusion
+def _tail_program(st) -> tuple:
+    """An elementwise or fused elementwise step's program (a plain step: one triple)."""
+    if st.program:
+        return tuple(st.program)
+    return ((st.op, tuple(range(len(st.inputs))), st.out_types[0]),)
+
+
+def epilogue_fusion(steps: list, targets: Iterable[int], epilogue_ops: frozenset,
+                    fusible_ops: frozenset) -> list:
+    """An anchor step (its op type in the backend's ``epilogue_ops``: a convolution, matmul or
+    normalization kernel that can apply an elementwise tail before it stores) whose one output is
+    read by one step only, an elementwise step of ``fusible_ops`` or a fused elementwise step
+    with the anchor's output shape, becomes one ``fused_epilogue`` step with it, at the tail's
+    place: the anchor's result never goes to memory. The anchor's output may not be a target;
+    ops with control dependencies, or that others depend on, are not fused."""
+    if not epilogue_ops:
+        return list(steps)
+    target_set = set(targets)
+    controlled = {id(d) for st in steps for d in st.op.control_dependencies}
+    readers: dict = {}
+    for i, st in enumerate(steps):
+        for s in set(st.inputs):
+            readers.setdefault(s, set()).add(i)
+    tail_of: dict = {}  # anchor index -> tail index
+    for i, st in enumerate(steps):
+        op = st.op
+        if (op.type not in epilogue_ops or st.program or len(st.outputs) != 1 or op.control_dependencies
+                or id(op) in controlled or st.outputs[0] in target_set):
+            continue
+        r = readers.get(st.outputs[0], set())
+        if len(r) != 1:
+            continue
+        (t,) = r
+        tail = steps[t]
+        if tail.type == FUSED_EPILOGUE or t in tail_of.values():
+            continue
+        ok = (tail.type == FUSED or (_fusible(tail, fusible_ops, controlled)))
+        if ok and tail.out_types[0].shape == st.out_types[0].shape and all(
+                id(o) not in controlled and not o.control_dependencies for o in tail.ops):
+            tail_of[i] = t
+    if not tail_of:
+        return list(steps)
+    merged = {t: with_epilogue(steps[a], steps[t]) for a, t in tail_of.items()}
+    anchors = set(tail_of)
+    return [merged.get(i, st) for i, st in enumerate(steps) if i not in anchors]
+
+
+def with_epilogue(anchor, tail) -> Any:
+    """One ``fused_epilogue`` step: ``anchor``'s op, then ``tail``'s program on its result. Its
+    inputs are the anchor's, then the tail's others (in order of first use)."""
+    ext = list(dict.fromkeys(anchor.inputs))
+    ext_types = [anchor.in_types[anchor.inputs.index(s)] for s in ext]
+    a_out = anchor.outputs[0]
+    for s, ty in zip(tail.inputs, tail.in_types):
+        if s != a_out and s not in ext:
+            ext.append(s)
+            ext_types.append(ty)
+    n = len(ext)
+    first = (anchor.op, tuple(ext.index(s) for s in anchor.inputs), anchor.out_types[0])
+    m = len(tail.inputs)
+
+    def moved(a: int) -> int:  # an arg of the tail's program, renumbered in the merged one
+        if a >= m:
+            return n + 1 + (a - m)
+        s = tail.inputs[a]
+        return n if s == a_out else ext.index(s)
+    program = (first,) + tuple((op, tuple(moved(a) for a in args), ty) for op, args, ty in _tail_program(tail))
+    return dataclasses.replace(tail, inputs=tuple(ext), in_types=tuple(ext_types), free=(), reuse=None,
+                               ops=tuple(o for o, _, _ in program), program=program)

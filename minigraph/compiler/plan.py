@@ -12,6 +12,10 @@ op. A fused step (``Step.type == "fused_elementwise"``) has a ``program``: one
 ``(op, args, out_type)`` per op of ``ops``, ``args`` indexing a value list whose first
 ``len(inputs)`` entries are the step's inputs (``inputs`` / ``in_types`` order) and whose entry
 ``len(inputs) + j`` is the result of ``program[j]``; the last result is the step's one output.
+A step with an epilogue (``Step.type == "fused_epilogue"``) has the same kind of program whose
+first entry is its anchor, a convolution, matmul or normalization op of one output (``anchor``),
+and whose other entries are the elementwise tail computed on the anchor's result before it is
+stored, in the anchor's output shape.
 """
 from __future__ import annotations
 
@@ -27,8 +31,9 @@ from ..errors import (FeedDTypeError, FeedError, MiniGraphError, MissingFeedErro
 from ..ir import OPS, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
 from ..types import ShapedType, num_elements
-from .passes import (FUSED, common_subexpression_elimination, constant_folding, dead_code_elimination,
-                     elementwise_fusion)
+from .buffers import plan_buffers
+from .passes import (FUSED, FUSED_EPILOGUE, common_subexpression_elimination, constant_folding,
+                     dead_code_elimination, elementwise_fusion, epilogue_fusion)
 
 @dataclass
 class Step:
@@ -38,7 +43,7 @@ class Step:
     in_types: tuple  # concrete ShapedTypes
     out_types: tuple
     free: tuple = ()  # slots whose last use is this step
-    reuse: Optional[int] = None  # position of an input whose buffer may take the result (see _plan_reuse)
+    reuse: Optional[int] = None  # position of an input whose buffer may take the result (buffers.py)
     ops: tuple = ()  # the graph operations this step computes, in order; (op,) for an ordinary step
     program: tuple = ()  # a fused step's (op, args, out_type) per op of ops; () otherwise
 
@@ -48,19 +53,29 @@ class Step:
 
     @property
     def fused(self) -> bool:
-        """Whether the step runs a fused program of several elementwise ops."""
+        """Whether the step runs a fused program of several ops."""
         return bool(self.program)
 
     @property
+    def anchor(self) -> Optional[Operation]:
+        """A fused step's first op when it is not elementwise (the op its epilogue follows)."""
+        if self.program and not self.program[0][0].opdef.elementwise:
+            return self.program[0][0]
+        return None
+
+    @property
     def type(self) -> str:
-        """``"fused_elementwise"`` for a fused step, else its op's type."""
-        return FUSED if self.program else self.op.type
+        """``"fused_elementwise"`` or ``"fused_epilogue"`` for a fused step, else its op's type."""
+        if not self.program:
+            return self.op.type
+        return FUSED_EPILOGUE if self.anchor is not None else FUSED
 
     @property
     def kernel(self) -> str:
-        """The kernel's name: the op type, or ``fused_elementwise(multiplication+addition+relu)``."""
+        """The kernel's name: the op type, ``fused_elementwise(multiplication+addition+relu)`` or
+        ``fused_epilogue(convolution_2d+relu)``."""
         if self.program:
-            return f"{FUSED}({'+'.join(o.type for o, _, _ in self.program)})"
+            return f"{self.type}({'+'.join(o.type for o, _, _ in self.program)})"
         return self.op.type
 
     @property
@@ -89,8 +104,9 @@ class Plan:
 
         Every input slot is written before it is read, each slot once; a freed slot is not read
         or written later; targets are written and never freed; a fused step's program has one
-        triple per op of ``ops``, args in range and in order, elementwise ops only, and each
-        intermediate read by exactly one later triple.
+        triple per op of ``ops``, args in range and in order, elementwise ops only (but for an
+        epilogue's anchor, first and of the output's shape), and each intermediate read by
+        exactly one later triple.
 
         Raises:
             PlanError: naming the step and the broken rule.
@@ -112,7 +128,7 @@ class Plan:
                 if s in freed:
                     raise PlanError(f"{where} writes slot {s}, freed at step {freed[s]}")
                 written[s] = i
-            if st.program or st.type == FUSED:
+            if st.program or st.type in (FUSED, FUSED_EPILOGUE):
                 _check_program(st, where)
             for s in st.free:
                 if s in targets:
@@ -148,9 +164,16 @@ def _check_program(st, where: str) -> None:
     if len(st.outputs) != 1 or len(st.out_types) != 1 or len(st.in_types) != n:
         raise PlanError(f"{where}: a fused step has one output and one type per input")
     uses = [0] * len(st.program)
+    anchored = st.anchor is not None
+    if anchored:
+        a_op, _, a_ty = st.program[0]
+        if len(st.program) < 2 or len(a_op.outputs) != 1 or a_ty.shape != st.out_types[0].shape:
+            raise PlanError(f"{where}: an epilogue step's anchor {a_op.type} op {a_op.name!r} has one output, "
+                            f"of the step's output shape {st.out_types[0].shape} (got {a_ty.shape}), and a tail")
     for j, (op, args, ty) in enumerate(st.program):
-        if not op.opdef.elementwise:
-            raise PlanError(f"{where}: program[{j}] is {op.type} op {op.name!r}, not an elementwise op")
+        if not op.opdef.elementwise and not (anchored and j == 0):
+            raise PlanError(f"{where}: program[{j}] is {op.type} op {op.name!r}, not an elementwise op"
+                            + (" (only program[0] may be an epilogue's anchor)" if j else ""))
         if not isinstance(ty, ShapedType):
             raise PlanError(f"{where}: program[{j}] has out_type {ty!r}, not a ShapedType")
         for a in args:
@@ -195,13 +218,15 @@ def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Seque
 
 def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                target_operations: Sequence[Operation], *, fusible_ops: frozenset = frozenset(),
+               epilogue_ops: frozenset = frozenset(),
                optimization_level: int = OptimizationLevel.LEVEL1, fusion: bool = True) -> Plan:
     """The plan for running ``target_tensors`` and ``target_operations`` with feeds of
     ``feed_types``: check the targets, order the ops they need, specialise the types with the
     feed shapes, then run the passes (docs/compiler.md): at ``LEVEL1`` common-subexpression
     elimination and constant folding, then dead-code elimination, elementwise fusion of the op
-    types in ``fusible_ops`` (the backend's; none: no fusion) when ``fusion``, and buffer
-    planning. ``Plan.check`` verifies the result."""
+    types in ``fusible_ops`` (the backend's; none: no fusion) and epilogue fusion into the op
+    types in ``epilogue_ops`` when ``fusion``, and buffer planning. ``Plan.check`` verifies the
+    result."""
     _check_targets(graph, feed_types, target_tensors, target_operations)
     dg, order = _order(graph, target_tensors, target_operations)
     steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types)
@@ -220,6 +245,9 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
     if fusion and fusible_ops:
         steps = elementwise_fusion(steps, target_slots, frozenset(fusible_ops))
         names.append("elementwise_fusion")
+        if epilogue_ops:
+            steps = epilogue_fusion(steps, target_slots, frozenset(epilogue_ops), frozenset(fusible_ops))
+            names.append("epilogue_fusion")
     plan_buffers(steps, set(target_slots))
     names.append("plan_buffers")
     pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
@@ -337,73 +365,6 @@ def _check_output_type(op: Operation, ot: ShapedType) -> None:
         raise ResourceLimitError(f"{_label(op)}: output shape {ot.shape} {ot.dtype.name} needs "
                                  f"{nbytes / 2 ** 30:.1f} GiB, more than this machine's memory "
                                  f"({MAX_BYTES / 2 ** 30:.1f} GiB)")
-
-
-# ------------------------------------------------------------------------------- plan buffers
-def plan_buffers(steps: list, keep: set) -> None:
-    """The last pass: each step's ``free`` (``_plan_buffers``) and ``reuse`` (``_plan_reuse``),
-    for ordinary and fused steps alike; the targets (``keep``) are never freed."""
-    _plan_buffers(steps, keep)
-    _plan_reuse(steps)
-
-
-def _plan_buffers(steps: list, keep: set) -> None:
-    """Set each step's ``free``: the slots whose last use it is, never the targets' (``keep``)."""
-    last: dict[int, int] = {}
-    for i, st in enumerate(steps):
-        for s in st.outputs:
-            last[s] = i
-        for s in st.inputs:
-            last[s] = i
-    frees: dict[int, list] = {}
-    for s, i in last.items():
-        if s not in keep:
-            frees.setdefault(i, []).append(s)
-    for i, st in enumerate(steps):
-        st.free = tuple(sorted(frees.get(i, ())))
-
-
-# elementwise ops whose kernels can write their result into an input of the result's type
-IN_PLACE_OPS = frozenset({
-    "addition", "subtraction", "multiplication", "division", "maximum", "minimum",
-    "maximum_with_nan_propagation", "minimum_with_nan_propagation", "negative", "absolute", "exponent",
-    "logarithm", "square", "square_root", "tanh", "sin", "cos"})
-# ops whose kernels return a new buffer: never a view of an input, a feed, a constant or a
-# variable's value, and never kept by the backend after the step
-FRESH_OPS = IN_PLACE_OPS | frozenset({
-    "convolution_2d", "convolution_2d_data_gradient", "convolution_2d_weights_gradient",
-    "convolution_transpose_2d", "convolution_transpose_2d_data_gradient",
-    "convolution_transpose_2d_weights_gradient", "depthwise_convolution_2d",
-    "depthwise_convolution_2d_data_gradient", "depthwise_convolution_2d_weights_gradient",
-    "depthwise_convolution_3d", "depthwise_convolution_3d_data_gradient",
-    "depthwise_convolution_3d_weights_gradient", "matrix_multiplication", "relu", "select", "sigmoid",
-    "max_pooling_2d", "max_pooling_2d_gradient", "avg_pooling_2d", "avg_pooling_2d_gradient", FUSED})
-# consumers that only read an input (no view of it, no reference kept): a buffer all of whose
-# consumers are such ops is seen by nothing else once it dies
-_READ_ONLY_CONSUMERS = FRESH_OPS | frozenset({"reduction_sum", "mean", "softmax", "softmax_cross_entropy"})
-
-
-def _plan_reuse(steps: list) -> None:
-    """Set ``reuse`` on elementwise steps (``IN_PLACE_OPS``) that may write into an input buffer:
-    one of the result's shape and dtype that dies at the step (``free``: never a target), made by
-    an op that returns new buffers (``FRESH_OPS``: so never a feed, a constant, a variable's value
-    or a view of another buffer), and read by no op that could keep or view it."""
-    producer: dict = {}
-    consumers: dict = {}
-    for st in steps:
-        for s in st.outputs:
-            producer[s] = st.type
-        for s in st.inputs:
-            consumers.setdefault(s, set()).add(st.type)
-    for st in steps:
-        if st.type not in IN_PLACE_OPS or len(st.outputs) != 1:
-            continue
-        out = st.out_types[0]
-        for i, (s, ty) in enumerate(zip(st.inputs, st.in_types)):
-            if (s in st.free and ty.shape == out.shape and ty.dtype == out.dtype
-                    and producer.get(s) in FRESH_OPS and consumers[s] <= _READ_ONLY_CONSUMERS):
-                st.reuse = i
-                break
 
 
 def check_feed_type(t: Tensor, ty: ShapedType) -> None:

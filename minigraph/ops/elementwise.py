@@ -451,9 +451,12 @@ def _sigmoid_gradient(g, op, dy, wanted):
 
 @gradient("relu")
 def _relu_gradient(g, op, dy, wanted):
-    x = op.inputs[0]
-    zero = g.constant(0, dtype=x.dtype)
-    return [g.select(g.greater_than(x, zero), dy, zero)]
+    # the mask reads the result (relu(x) > 0 exactly where x > 0, NaN and -0 included), as
+    # PyTorch's threshold_backward does: the input then dies at the relu, which can be its
+    # producer's epilogue (docs/compiler.md)
+    y = op.outputs[0]
+    zero = g.constant(0, dtype=y.dtype)
+    return [g.select(g.greater_than(y, zero), dy, zero)]
 
 
 @gradient("sin")

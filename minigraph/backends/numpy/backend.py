@@ -1,18 +1,19 @@
 """Runs a plan with NumPy: one pre-bound closure per step, slots in a flat list. A fused step
-(``Step.program``) runs its ops' kernels block by block (fused.py)."""
+(``Step.program``) runs its ops' kernels block by block, after its anchor's (fused.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import recording
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
-from .fused import FUSIBLE_OPS, fused_kernel
+from .fused import EPILOGUE_OPS, FUSIBLE_OPS, fused_kernel
 from .registry import KERNELS
 
 
 class NumpyBackend:
     name = "numpy"
     fusible_ops = FUSIBLE_OPS  # the elementwise ops a fused step may hold (the compiler fuses only these)
+    epilogue_ops = EPILOGUE_OPS  # the ops whose result a fused elementwise tail may take in the same step
 
     def available(self):
         return True, "always available"

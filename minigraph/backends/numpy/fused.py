@@ -6,6 +6,10 @@ enough to stay in cache (``BLOCK_ELEMENTS``), so the intermediates of a block ar
 to memory whole; large outputs spread their blocks over the thread pool. An input that has the
 output's leading axis is sliced with the block, one that broadcasts along it is passed whole.
 Elementwise kernels compute each element alone, so the result is bit-identical to the unfused plan.
+
+A step with an epilogue (``Step.anchor``: a convolution, matmul or normalization op of
+``EPILOGUE_OPS``) runs the anchor's kernel, then its tail as above on the anchor's result: the
+same bits as the unfused plan, and the listing shows the plan the GPU backend runs.
 """
 from __future__ import annotations
 
@@ -32,6 +36,16 @@ FUSIBLE_OPS = frozenset({
     "maximum_with_nan_propagation", "minimum", "minimum_with_nan_propagation", "modulo", "multiplication",
     "negative", "not_equal", "power", "reciprocal", "relu", "reverse_square_root", "rint", "round", "select",
     "sigmoid", "sign", "sin", "square", "square_root", "subtraction", "tanh"})
+
+
+# the ops an elementwise tail may follow in one step (epilogue fusion): one output each
+EPILOGUE_OPS = frozenset({
+    "convolution_2d", "convolution_2d_data_gradient", "convolution_2d_weights_gradient",
+    "convolution_transpose_2d", "convolution_transpose_2d_data_gradient",
+    "convolution_transpose_2d_weights_gradient", "depthwise_convolution_2d",
+    "depthwise_convolution_2d_data_gradient", "depthwise_convolution_2d_weights_gradient",
+    "depthwise_convolution_3d", "depthwise_convolution_3d_data_gradient",
+    "depthwise_convolution_3d_weights_gradient", "matrix_multiplication", "normalize"})
 
 
 class _OpStep:
@@ -84,8 +98,36 @@ def _evaluate(fns: list, program: tuple, values: list) -> Any:
     return values[-1]
 
 
+class _Tail:
+    """An epilogue step's tail as a fused elementwise step: its inputs are the step's and then the
+    anchor's result (value ``len(inputs)`` in both numberings)."""
+
+    def __init__(self, step):
+        a_op, _, a_ty = step.program[0]
+        self.in_types = tuple(step.in_types) + (a_ty,)
+        self.inputs = tuple(range(len(self.in_types)))
+        self.out_types = step.out_types
+        self.program = tuple(step.program[1:])
+
+
+def epilogue_kernel(step) -> Callable[..., np.ndarray]:
+    """``fn(*inputs) -> output`` for a step with an epilogue: the anchor's kernel, then the tail."""
+    a_op, a_args, a_ty = step.program[0]
+    factory = KERNELS.get(a_op.type)
+    if factory is None:
+        raise KernelMissingError(f"numpy backend has no kernel for {a_op.type} op {a_op.name!r} of a fused step")
+    anchor = factory(_OpStep(a_op, tuple(step.in_types[a] for a in a_args), a_ty))
+    tail = fused_kernel(_Tail(step))
+
+    def run(*xs):
+        return tail(*xs, anchor(*[xs[a] for a in a_args]))
+    return run
+
+
 def fused_kernel(step) -> Callable[..., np.ndarray]:
     """``fn(*inputs) -> output`` for a fused step: its program on blocks of the leading axis."""
+    if step.program and not step.program[0][0].opdef.elementwise:
+        return epilogue_kernel(step)
     out = step.out_types[0]
     shape, dt = tuple(out.shape), out.dtype.np_dtype
     program = step.program
