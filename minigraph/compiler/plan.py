@@ -153,6 +153,17 @@ class Plan:
         return got
 
 
+def _check_anchor(st, where: str) -> bool:
+    """Whether the step has an epilogue's anchor (checked: one output, the step's shape, a tail)."""
+    if st.anchor is None:
+        return False
+    a_op, _, a_ty = st.program[0]
+    if len(st.program) < 2 or len(a_op.outputs) != 1 or a_ty.shape != st.out_types[0].shape:
+        raise PlanError(f"{where}: an epilogue step's anchor {a_op.type} op {a_op.name!r} has one output, "
+                        f"of the step's output shape {st.out_types[0].shape} (got {a_ty.shape}), and a tail")
+    return True
+
+
 def _check_program(st, where: str) -> None:
     """A fused step's program: well formed, in order, elementwise, one consumer per intermediate."""
     n = len(st.inputs)
@@ -164,12 +175,7 @@ def _check_program(st, where: str) -> None:
     if len(st.outputs) != 1 or len(st.out_types) != 1 or len(st.in_types) != n:
         raise PlanError(f"{where}: a fused step has one output and one type per input")
     uses = [0] * len(st.program)
-    anchored = st.anchor is not None
-    if anchored:
-        a_op, _, a_ty = st.program[0]
-        if len(st.program) < 2 or len(a_op.outputs) != 1 or a_ty.shape != st.out_types[0].shape:
-            raise PlanError(f"{where}: an epilogue step's anchor {a_op.type} op {a_op.name!r} has one output, "
-                            f"of the step's output shape {st.out_types[0].shape} (got {a_ty.shape}), and a tail")
+    anchored = _check_anchor(st, where)
     for j, (op, args, ty) in enumerate(st.program):
         if not op.opdef.elementwise and not (anchored and j == 0):
             raise PlanError(f"{where}: program[{j}] is {op.type} op {op.name!r}, not an elementwise op"
