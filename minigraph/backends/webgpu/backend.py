@@ -23,6 +23,7 @@ from ...errors import (UnsupportedDTypeError, BackendUnavailableError, Execution
 from ...ir import OPS
 from ...types import num_elements
 from . import resident
+from .epilogue import EPILOGUE_FACTORIES
 from .device import GPU_LOCK, get_context
 from .fused import FUSIBLE_OPS, fused_elementwise
 from .registry import KERNELS
@@ -39,6 +40,11 @@ class WebGPUBackend:
     """
 
     fusible_ops = FUSIBLE_OPS  # the compiler fuses runs of these into one step (webgpu/fused.py)
+
+    @property
+    def epilogue_ops(self) -> frozenset:
+        """The ops whose kernels apply a fused elementwise tail before they store (epilogue.py)."""
+        return frozenset(EPILOGUE_FACTORIES)
 
     def __init__(self, metal_only: bool = False):
         self.metal_only = metal_only

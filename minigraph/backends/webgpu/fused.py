@@ -20,8 +20,6 @@ from .wgsl import COMPUTE, store
 
 FUSED_TYPE = "fused_elementwise"
 FUSIBLE_OPS = frozenset(EXPRESSIONS) | {"leaky_relu"}
-# the ops whose kernels apply an elementwise tail before they store (epilogue fusion)
-EPILOGUE_OPS: frozenset = frozenset()
 
 
 def _label(op) -> str:
