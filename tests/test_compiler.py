@@ -512,3 +512,135 @@ def test_compare_backends_compiles_one_step_per_op(monkeypatch):
 def test_step_is_a_dataclass_with_the_contract_fields():
     names = {f.name for f in dataclasses.fields(Step)}
     assert {"op", "inputs", "outputs", "in_types", "out_types", "free", "reuse", "ops", "program"} <= names
+
+
+# ------------------------------------------------------------------------------ epilogue fusion
+NUMPY_EPILOGUE = NumpyBackend.epilogue_ops
+
+
+def _conv_net(rng, bias_shape=(1, 6, 1, 1)):
+    """relu(conv(x, w) + b), a per-channel bias that broadcasts, and its gradient graph's mask."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 9, 7], name="x")
+    w = g.placeholder([6, 3, 3, 3], name="w")
+    b = g.placeholder(list(bias_shape), name="b")
+    desc = mg.Convolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_SAME)
+    conv = g.convolution_2d(x, w, desc, name="conv")
+    y = g.relu(g.addition(conv, b, name="bias"), name="relu")
+    feeds = {x: rng.standard_normal((2, 3, 9, 7)).astype(np.float32),
+             w: rng.standard_normal((6, 3, 3, 3)).astype(np.float32),
+             b: rng.standard_normal(bias_shape).astype(np.float32)}
+    return g, feeds, conv, y
+
+
+def test_epilogue_fusion_alone(rng):
+    g, feeds, conv, y = _conv_net(rng)
+    plan, steps, targets = _plain_steps(g, feeds, [y])
+    tails = passes.elementwise_fusion(steps, targets, NUMPY_FUSIBLE)
+    out = passes.epilogue_fusion(tails, targets, NUMPY_EPILOGUE, NUMPY_FUSIBLE)
+    (st,) = [s for s in out if s.program]
+    assert st.type == "fused_epilogue" and st.kernel == "fused_epilogue(convolution_2d+addition+relu)"
+    assert st.anchor is conv.operation and [o.name for o in st.ops] == ["conv", "bias", "relu"]
+    slot = {s.op.name: s.outputs[0] for s in steps}
+    assert st.inputs == (slot["x"], slot["w"], slot["b"]) and st.outputs == (slot["relu"],)
+    assert [args for _, args, _ in st.program] == [(0, 1), (3, 2), (4,)]  # conv; conv + b; relu(sum)
+    assert "convolution_2d" not in [s.kernel for s in out]
+    assert passes.epilogue_fusion(tails, targets, frozenset(), NUMPY_FUSIBLE) == tails  # no anchors offered
+    assert passes.epilogue_fusion(tails, targets, frozenset({"matrix_multiplication"}), NUMPY_FUSIBLE) == tails
+
+
+def test_epilogue_fusion_leaves_a_shared_or_target_anchor_alone(rng):
+    g, feeds, conv, y = _conv_net(rng)
+    plan, steps, targets = _plain_steps(g, feeds, [y, conv])  # the convolution's result is a target
+    out = passes.epilogue_fusion(passes.elementwise_fusion(steps, targets, NUMPY_FUSIBLE), targets,
+                                 NUMPY_EPILOGUE, NUMPY_FUSIBLE)
+    assert not any(s.anchor for s in out)
+    g, feeds, conv, y = _conv_net(rng)
+    z = g.reduction_sum(conv, [1], name="also")  # a second reader of the convolution's result
+    plan, steps, targets = _plain_steps(g, feeds, [y, z])
+    out = passes.epilogue_fusion(passes.elementwise_fusion(steps, targets, NUMPY_FUSIBLE), targets,
+                                 NUMPY_EPILOGUE, NUMPY_FUSIBLE)
+    assert not any(s.anchor for s in out)
+
+
+def test_epilogue_fusion_needs_the_anchors_shape(rng):
+    """A tail that broadcasts the anchor's result to a larger shape stays a step of its own."""
+    g, feeds, conv, _ = _conv_net(rng)
+    big = g.placeholder([3, 2, 6, 9, 7], name="big")
+    z = g.addition(conv, big, name="wider")
+    feeds[big] = np.ones((3, 2, 6, 9, 7), np.float32)
+    plan = build_plan(g, _types(feeds), [z], [], fusible_ops=NUMPY_FUSIBLE, epilogue_ops=NUMPY_EPILOGUE)
+    assert not any(s.anchor for s in plan.steps) and "epilogue_fusion" in plan.passes
+
+
+def test_plan_check_catches_a_broken_epilogue(rng):
+    g, feeds, conv, y = _conv_net(rng)
+    plan = build_plan(g, _types(feeds), [y], [], fusible_ops=NUMPY_FUSIBLE, epilogue_ops=NUMPY_EPILOGUE)
+    i = next(i for i, s in enumerate(plan.steps) if s.anchor is not None)
+    st = plan.steps[i]
+    prog = list(st.program)
+    sm = g.softmax(g.placeholder([2, 6, 9, 7], name="p"), 1).operation
+    second = prog[:1] + [(sm, prog[1][1], prog[1][2])] + prog[2:]  # a second non-elementwise op
+    with pytest.raises(mg.PlanError, match=r"program\[1\] is softmax .*only program\[0\] may be"):
+        _broken(plan, i, program=tuple(second), ops=tuple(o for o, _, _ in second)).check()
+    lone = prog[:1]
+    with pytest.raises(mg.PlanError, match="anchor .* and a tail"):
+        _broken(plan, i, program=tuple(lone), ops=(st.anchor,), op=st.anchor).check()
+    wrong = [(prog[0][0], prog[0][1], mg.ShapedType([2, 6, 9, 1], mg.float32))] + prog[1:]
+    with pytest.raises(mg.PlanError, match="output shape"):
+        _broken(plan, i, program=tuple(wrong)).check()
+
+
+def _anchor_cases(rng):
+    """(name, graph, feeds, target) with a tail on each anchor kind of the numpy backend."""
+    g, feeds, _, y = _conv_net(rng)
+    yield "convolution_2d", g, feeds, y
+    g = mg.Graph()
+    a, b = g.placeholder([3, 5, 4], name="a"), g.placeholder([4, 6], name="b")
+    yield "matrix_multiplication", g, {a: rng.standard_normal((3, 5, 4)).astype(np.float32),
+                                       b: rng.standard_normal((4, 6)).astype(np.float32)}, \
+        g.clamp(g.matrix_multiplication(a, b), 0.0, 6.0)
+    g = mg.Graph()
+    x, w = g.placeholder([2, 4, 8, 8], name="x"), g.placeholder([1, 4, 3, 3], name="w")
+    dy = g.placeholder([2, 4, 8, 8], name="dy")
+    d = mg.DepthwiseConvolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_SAME)
+    y = g.relu(g.depthwise_convolution_2d(x, w, d))
+    dx = g.depthwise_convolution_2d_data_gradient(dy, w, [2, 4, 8, 8], d)
+    masked = g.select(g.greater_than(y, 0.0), dx, 0.0)
+    dw = g.depthwise_convolution_2d_weights_gradient(dy, x, [1, 4, 3, 3], d)
+    sgd = g.subtraction(w, g.multiplication(dw, 0.01))
+    fd = {x: rng.standard_normal((2, 4, 8, 8)).astype(np.float32), w: rng.standard_normal((1, 4, 3, 3)).astype(np.float32),
+          dy: rng.standard_normal((2, 4, 8, 8)).astype(np.float32)}
+    yield "depthwise_trio", g, fd, [y, masked, sgd]
+    g = mg.Graph()
+    x = g.placeholder([4, 3, 5, 5], name="x")
+    mean, var = g.mean(x, [0, 2, 3]), g.variance(x, [0, 2, 3])
+    n = g.normalize(x, mean, var, g.constant(np.full((1, 3, 1, 1), 1.5, np.float32)), None, 1e-5)
+    yield "normalize", g, {x: rng.standard_normal((4, 3, 5, 5)).astype(np.float32)}, g.relu(n)
+
+
+@pytest.mark.parametrize("case", ["convolution_2d", "matrix_multiplication", "depthwise_trio", "normalize"])
+def test_epilogue_steps_compute_the_unfused_bits_on_numpy(case, rng):
+    name, g, feeds, target = next(c for c in _anchor_cases(rng) if c[0] == case)
+    targets = target if isinstance(target, list) else [target]
+    exe = g.compile(_types(feeds), targets)
+    anchored = [s for s in exe.steps if s.anchor is not None]
+    assert anchored and all(s.type == "fused_epilogue" for s in anchored), exe.describe()
+    if case == "depthwise_trio":
+        assert {s.anchor.type for s in anchored} == {"depthwise_convolution_2d", "depthwise_convolution_2d_data_gradient",
+                                                     "depthwise_convolution_2d_weights_gradient"}
+    got = exe.run(feeds)
+    want = g.compile(_types(feeds), targets, compilation_descriptor=PLAIN).run(feeds)
+    for a, b in zip(got, want):
+        assert _same_bits(a, b), case
+
+
+def test_the_six_block_step_fuses_every_activation_and_update():
+    x, labels = sixblock.data(2, 16, width=0.125)
+    g, feeds, loss, steps = sixblock.build(x, labels, width=0.125)
+    exe = g.compile(_types(feeds), [loss], steps)
+    kinds = [s.kernel for s in exe.steps]
+    assert kinds.count("fused_epilogue(convolution_2d+relu)") == 6
+    assert kinds.count("fused_epilogue(depthwise_convolution_2d+relu)") == 6
+    assert kinds.count("fused_epilogue(convolution_2d_weights_gradient+multiplication+subtraction)") == 6
+    assert "relu" not in kinds and "convolution_2d" not in kinds
