@@ -10,13 +10,17 @@ Networks:
 
 One step = forward, loss, gradients of every weight, an SGD update (minigraph: one compiled
 executable run with the updates as target operations; PyTorch: ``loss.backward()`` and
-``torch.optim.SGD.step()``; JAX, sixblock only: a jitted ``value_and_grad`` with the update).
+``torch.optim.SGD.step()``, eager (``torch``) and through ``torch.compile`` (``torch_compile``:
+the model compiled, the first calls compile); JAX, sixblock only: a jitted ``value_and_grad``
+with the update, on the GPU where JAX sees one). For minigraph the row also records the plan:
+steps, kernel steps, GPU dispatches per step, and the bytes and rate of the feeds' upload.
 Each peer's first-step loss is checked against minigraph's, so a wrong setup cannot pass for a
 fast one. ``--threads 1,2,4`` repeats the CPU runs at each thread count (minigraph through
 ``mg.set_num_threads`` where it exists, PyTorch through ``torch.set_num_threads``; JAX fixes its
 threads at start, so it runs once).
 
 Run: ``python -m minigraph bench network [--nets sixblock,mobilenet_v2] [--backend numpy|webgpu]
+[--peers minigraph,torch,torch_compile,jax]
 [--batch N] [--size S] [--threads 1,2,4] [--json out.json] [--tiny]``.
 """
 from __future__ import annotations
@@ -59,7 +63,47 @@ def minigraph_sixblock(x: np.ndarray, labels: np.ndarray, backend: str, width: f
     g, feeds, loss, steps = build_sixblock(x, labels, width)
     exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
                     target_operations=steps, backend=backend)
-    return lambda: exe.run(feeds)[0]
+    return _runs(exe, feeds)
+
+
+class _Step:
+    """A minigraph step to time, with its executable for ``plan_facts``."""
+
+    def __init__(self, exe, feeds):
+        self.exe, self.feeds = exe, feeds
+
+    def __call__(self):
+        return self.exe.run(self.feeds)[0]
+
+
+def _runs(exe, feeds) -> Callable:
+    return _Step(exe, feeds)
+
+
+def plan_facts(step) -> dict:
+    """What a minigraph step's plan holds: steps, kernel steps, fused steps, GPU dispatches and
+    copies per run, and the feeds' upload (bytes, seconds of the last run, GB/s) where the
+    backend reports it."""
+    exe = getattr(step, "exe", None)
+    if exe is None:
+        return {}
+    steps = exe.steps
+    facts = {"steps": len(steps), "kernel_steps": sum(not s.op.opdef.internal and s.op.opdef.kind != "view"
+                                                      for s in steps),
+             "fused_steps": sum(bool(s.program) for s in steps),
+             "epilogue_steps": sum(getattr(s, "anchor", None) is not None for s in steps)}
+    runner = getattr(exe, "_runner", None)
+    for name in ("dispatches", "copies"):
+        v = getattr(runner, name, None)
+        if v is not None:
+            facts[name] = len(v) if hasattr(v, "__len__") else int(v)
+    nbytes, secs = getattr(runner, "upload_bytes", None), getattr(runner, "upload_seconds", None)
+    if nbytes is not None:
+        facts["upload_bytes"] = int(nbytes)
+        if secs:
+            facts["upload_seconds"] = float(secs)
+            facts["upload_GBps"] = nbytes / secs / 1e9
+    return facts
 
 
 def minigraph_onnx(module, x: np.ndarray, labels: np.ndarray, backend: str) -> Callable:
@@ -83,7 +127,7 @@ def minigraph_onnx(module, x: np.ndarray, labels: np.ndarray, backend: str) -> C
     feeds = {xp: x, lp: labels}
     exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
                     target_operations=steps + g.update_operations, backend=backend)
-    return lambda: exe.run(feeds)[0]
+    return _runs(exe, feeds)
 
 
 # ----------------------------------------------------------------------------- torch
@@ -104,17 +148,19 @@ def torch_sixblock(width: float = 1.0):
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), fc)
 
 
-def torch_step(module, x: np.ndarray, labels: np.ndarray, device: str) -> Callable:
+def torch_step(module, x: np.ndarray, labels: np.ndarray, device: str, compiled: bool = False) -> Callable:
+    """A PyTorch SGD step; ``compiled``: the module through ``torch.compile`` (Inductor)."""
     import torch
 
     module = module.to(device).train()
     opt = torch.optim.SGD(module.parameters(), lr=LR)
     xt = torch.from_numpy(x).to(device)
     yt = torch.from_numpy(labels.argmax(1)).to(device)
+    forward = torch.compile(module) if compiled else module
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(module(xt), yt)
+        loss = torch.nn.functional.cross_entropy(forward(xt), yt)
         loss.backward()
         opt.step()
         if device == "cuda":
@@ -124,7 +170,9 @@ def torch_step(module, x: np.ndarray, labels: np.ndarray, device: str) -> Callab
 
 
 # ----------------------------------------------------------------------------- jax
-def jax_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0) -> Callable:
+def jax_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0, gpu: bool = False) -> Callable:
+    """The six-block step as a jitted JAX function, on the CPU, or on JAX's GPU (``gpu``; a
+    ``RuntimeError`` where JAX has none)."""
     import jax
     import jax.numpy as jnp
 
@@ -146,9 +194,9 @@ def jax_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0) -> Calla
         loss, gs = jax.value_and_grad(loss_fn)(ps, xb, yb)
         return loss, [p - LR * g for p, g in zip(ps, gs)]
 
-    cpu = jax.devices("cpu")[0]  # a CPU comparison, even where JAX also sees a GPU
-    state = {"p": [jax.device_put(p, cpu) for p in params]}
-    xj, yj = jax.device_put(jnp.asarray(x), cpu), jax.device_put(jnp.asarray(labels), cpu)
+    dev = jax.devices("gpu")[0] if gpu else jax.devices("cpu")[0]  # the CPU even where JAX sees a GPU too
+    state = {"p": [jax.device_put(p, dev) for p in params]}
+    xj, yj = jax.device_put(jnp.asarray(x), dev), jax.device_put(jnp.asarray(labels), dev)
 
     def run():
         loss, state["p"] = step(state["p"], xj, yj)
@@ -189,24 +237,27 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
         torch.manual_seed(0)
         module = torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0)
         fns["minigraph"] = minigraph_onnx(copy.deepcopy(module), x, labels, backend)  # the same weights
-    if "torch" in peers:
+    for peer in ("torch", "torch_compile"):
+        if peer not in peers:
+            continue
         try:
+            import copy
+
             import torch
             device = "cuda" if gpu and torch.cuda.is_available() else "cpu"
             if device == "cuda":
                 torch.backends.cuda.matmul.allow_tf32 = False
                 torch.backends.cudnn.allow_tf32 = False
                 torch.backends.cudnn.benchmark = True
-            if net == "sixblock":
-                module = torch_sixblock(width)
-            fns["torch"] = torch_step(module, x, labels, device)
+            m = torch_sixblock(width) if net == "sixblock" else copy.deepcopy(module)
+            fns[peer] = torch_step(m, x, labels, device, compiled=peer == "torch_compile")
         except ImportError:
             pass
-    if "jax" in peers and net == "sixblock" and not gpu:
+    if "jax" in peers and net == "sixblock":
         try:
-            fns["jax"] = jax_sixblock(x, labels, width)
-        except ImportError:
-            pass
+            fns["jax"] = jax_sixblock(x, labels, width, gpu=gpu)
+        except (ImportError, RuntimeError) as e:  # no JAX, or no GPU for JAX
+            print(f"jax: not measured ({type(e).__name__}: {str(e)[:120]})", file=sys.stderr)
     return fns
 
 
@@ -223,11 +274,16 @@ def run(nets=NETS, backend: str = "numpy", batch: Optional[int] = None, size: Op
             fns = _contenders(net, n, s, backend, peers, tiny)
             first = {k: float(np.asarray(f()).reshape(-1)[0]) for k, f in fns.items()}
             times = time_interleaved(fns, repeats=2 if tiny else repeats, warmup=1)
-            row = {"net": net, "batch": n, "size": s, "threads": t, "backend": backend, "peers": {}}
+            row = {"net": net, "batch": n, "size": s, "threads": t, "backend": backend, "peers": {},
+                   "plan": plan_facts(fns["minigraph"])}
             for k, ts in times.items():
                 row["peers"][k] = {**stats(ts), "first_loss": first[k]}
+            mine = row["peers"]["minigraph"]["median_ms"]
             if "torch" in row["peers"]:
-                row["ratio_to_torch"] = row["peers"]["minigraph"]["median_ms"] / row["peers"]["torch"]["median_ms"]
+                row["ratio_to_torch"] = mine / row["peers"]["torch"]["median_ms"]
+            others = [v["median_ms"] for k, v in row["peers"].items() if k != "minigraph"]
+            if others:
+                row["ratio_to_best"] = mine / min(others)
             results.append(row)
             log(f"{net} N={n} {s}x{s} threads={t}: " + ", ".join(
                 f"{k} {v['median_ms']:.1f} ms" for k, v in row["peers"].items()))
@@ -240,9 +296,11 @@ def report(res: dict) -> str:
         p = r["peers"]
         rows.append([r["net"], r["batch"], r["size"], r["threads"] or "default", r["backend"],
                      p["minigraph"]["median_ms"], p.get("torch", {}).get("median_ms", "-"),
-                     p.get("jax", {}).get("median_ms", "-"), r.get("ratio_to_torch", "-")])
-    return format_table(["net", "N", "size", "threads", "backend", "minigraph ms", "torch ms", "jax ms",
-                         "minigraph / torch"], rows)
+                     p.get("torch_compile", {}).get("median_ms", "-"),
+                     p.get("jax", {}).get("median_ms", "-"), r.get("ratio_to_torch", "-"),
+                     r.get("ratio_to_best", "-"), r.get("plan", {}).get("dispatches", "-")])
+    return format_table(["net", "N", "size", "threads", "backend", "minigraph ms", "torch ms", "compile ms",
+                         "jax ms", "/ torch", "/ best", "dispatches"], rows)
 
 
 def main(argv=None) -> int:
@@ -252,7 +310,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int)
     ap.add_argument("--size", type=int)
     ap.add_argument("--threads", default="", help="comma-separated thread counts (default: the libraries' own)")
-    ap.add_argument("--peers", default="minigraph,torch,jax")
+    ap.add_argument("--peers", default="minigraph,torch,jax", help="of minigraph,torch,torch_compile,jax")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--tiny", action="store_true")
