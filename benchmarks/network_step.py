@@ -300,7 +300,7 @@ def report(res: dict) -> str:
                      p.get("jax", {}).get("median_ms", "-"), r.get("ratio_to_torch", "-"),
                      r.get("ratio_to_best", "-"), r.get("plan", {}).get("dispatches", "-")])
     return format_table(["net", "N", "size", "threads", "backend", "minigraph ms", "torch ms", "compile ms",
-                         "jax ms", "/ torch", "/ best", "dispatches"], rows)
+                         "jax ms", "minigraph / torch", "minigraph / best", "dispatches"], rows)
 
 
 def main(argv=None) -> int:
