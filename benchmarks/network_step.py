@@ -12,7 +12,7 @@ One step = forward, loss, gradients of every weight, an SGD update (minigraph: o
 executable run with the updates as target operations; PyTorch: ``loss.backward()`` and
 ``torch.optim.SGD.step()``, eager (``torch``) and through ``torch.compile`` (``torch_compile``:
 the model compiled, the first calls compile); JAX, sixblock only: a jitted ``value_and_grad``
-with the update, on the GPU where JAX sees one). For minigraph the row also records the plan:
+with the update, on the GPU where JAX sees one; every peer in float32, TF32 off). For minigraph the row also records the plan:
 steps, kernel steps, GPU dispatches per step, and the bytes and rate of the feeds' upload.
 Each peer's first-step loss is checked against minigraph's, so a wrong setup cannot pass for a
 fast one. ``--threads 1,2,4`` repeats the CPU runs at each thread count (minigraph through
@@ -176,6 +176,9 @@ def jax_sixblock(x: np.ndarray, labels: np.ndarray, width: float = 1.0, gpu: boo
     import jax
     import jax.numpy as jnp
 
+    # float32 as the other peers compute it: JAX on a GPU otherwise runs float32 convolutions and
+    # matmuls in TF32 (as PyTorch does with allow_tf32, which the benchmark turns off)
+    jax.config.update("jax_default_matmul_precision", "highest")
     params = [jnp.asarray(w) for w in _six_weights(width=width)]
     blocks = _six(width)
 
