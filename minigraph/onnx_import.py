@@ -38,7 +38,7 @@ def _require_onnx() -> Any:
     return onnx
 
 
-def from_onnx(model: Any, training: bool = False) -> tuple[Graph, dict, dict]:
+def from_onnx(model: Any, training: bool = False, constants: Optional[dict] = None) -> tuple[Graph, dict, dict]:
     """Import an ONNX model: ``g, inputs, outputs = mg.from_onnx("model.onnx")``.
 
     No MPSGraph counterpart (MPSGraph reads no ONNX; Core ML tools do). Every ONNX node becomes
@@ -57,6 +57,9 @@ def from_onnx(model: Any, training: bool = False) -> tuple[Graph, dict, dict]:
     Args:
         model: A path to an ``.onnx`` file, its bytes, or an ``onnx.ModelProto``.
         training: Build the training form (batch statistics, dropout) instead of inference.
+        constants: ``{graph input name: value}``: inputs fixed at import, as if they were
+            initializers: a shape, axes or pads that a model takes as a graph input (MPSGraph's
+            shapes are static). They are not among the returned ``inputs``.
 
     Returns:
         tuple: ``(graph, inputs, outputs)``; ``inputs`` maps the ONNX graph's input names to
@@ -66,11 +69,12 @@ def from_onnx(model: Any, training: bool = False) -> tuple[Graph, dict, dict]:
         ModelImportError: the model cannot be read or uses what is not supported; the message
             names the node, its operator and the opset.
     """
-    g, inputs, outputs, _ = import_model(model, training)
+    g, inputs, outputs, _ = import_model(model, training, constants)
     return g, inputs, outputs
 
 
-def import_model(model: Any, training: bool = False) -> tuple[Graph, dict, dict, list]:
+def import_model(model: Any, training: bool = False,
+                 constants: Optional[dict] = None) -> tuple[Graph, dict, dict, list]:
     """``from_onnx`` plus, per ONNX node, ``(scope, op type, ops built, output tensors)``."""
     onnx = _require_onnx()
     proto, base_dir = _read(onnx, model)
@@ -81,7 +85,7 @@ def import_model(model: Any, training: bool = False) -> tuple[Graph, dict, dict,
     _check_model(onnx, proto, external)
     loaded = _read_external_data(onnx, external, len(proto.graph.initializer))
     try:
-        return _build(onnx, proto, opset, bool(training), loaded)
+        return _build(onnx, proto, opset, bool(training), loaded, dict(constants or {}))
     except ModelImportError:
         raise
     except MiniGraphError as e:
@@ -317,7 +321,8 @@ def _value_shape(vi: Any) -> tuple:
     return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in dims)
 
 
-def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict) -> tuple[Graph, dict, dict, list]:
+def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict,
+           constants: dict) -> tuple[Graph, dict, dict, list]:
     g = Graph()
     numpy_helper = onnx.numpy_helper
     ctx = Context(g, opset, training, attributes(onnx))
@@ -357,10 +362,17 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict) -> t
         if len(shape) > limits.MAX_RANK or any(d < -1 for d in shape):
             raise ModelImportError(f"{where}: shape {list(shape)[:10]} is not a tensor shape (at most "
                                    f"{limits.MAX_RANK} sizes, each >= 0, or unknown)")
+        if vi.name in constants:
+            declared = shape if vi.type.tensor_type.HasField("shape") else None
+            ctx.statics[vi.name] = _constant_input(where, constants.pop(vi.name), ONNX_DTYPES[elem], declared)
+            continue
         try:
             inputs[vi.name] = ctx.values[vi.name] = g.placeholder(shape, ONNX_DTYPES[elem], name=vi.name)
         except MiniGraphError as e:
             raise ModelImportError(f"{where}: {e}") from e
+    if constants:
+        raise ModelImportError(f"constants name {sorted(constants)[:5]}, which are not graph inputs (graph inputs: "
+                               f"{[vi.name for vi in proto.graph.input if vi.name not in inits][:10]})")
     for i, node in enumerate(proto.graph.node):
         _convert(ctx, node, i)
     outputs = {}
@@ -372,6 +384,21 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict) -> t
         outputs[vi.name] = t
     g.update_operations = list(ctx.updates)
     return g, inputs, outputs, ctx.nodes
+
+
+def _constant_input(where: str, value: Any, dtype: Any, shape: Optional[tuple]) -> np.ndarray:
+    """A graph input's value given at import, checked against its declared element type and shape."""
+    arr = np.asarray(value)
+    if arr.dtype != dtype.np_dtype:
+        raise ModelImportError(f"{where}: the constant given for it has dtype {arr.dtype}; the model declares "
+                               f"{dtype.name}")
+    if shape is not None and (len(shape) != arr.ndim or any(d != -1 and d != s for d, s in zip(shape, arr.shape))):
+        raise ModelImportError(f"{where}: the constant given for it has shape {list(arr.shape)}; the model "
+                               f"declares {list(shape)}")
+    if arr.size > limits.MAX_ELEMENTS:
+        raise ModelImportError(f"{where}: the constant given for it has {arr.size} elements, more than the limit "
+                               f"{limits.MAX_ELEMENTS}")
+    return np.array(arr)
 
 
 def _running_statistics(proto: Any) -> set:

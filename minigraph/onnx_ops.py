@@ -79,14 +79,14 @@ class Context:
         return math.prod(shape) * np.dtype(dtype).itemsize <= limits.MAX_FOLD_BYTES
 
     def axis(self, value: Any, rank: int, what: str = "axis", inclusive: bool = False) -> int:
-        """An ONNX axis in ``[-rank, rank)`` (``[-rank, rank]`` with ``inclusive``), made non-negative;
+        """An ONNX axis in ``[-rank, rank)`` (``[-rank, rank]`` with ``inclusive``: Flatten's), made non-negative;
         ONNX declares the others invalid (they are refused, not taken modulo the rank)."""
         top = rank + 1 if inclusive else rank
         ax = _int(value, what)
-        if not -top <= ax < top:
-            valid = f"{-top}..{top - 1}" if top else "none: the input is a scalar"
+        if not -rank <= ax < top:
+            valid = f"{-rank}..{top - 1}" if top else "none: the input is a scalar"
             raise self.error(f"{what} {ax} is out of range for an input of rank {rank} (valid: {valid})")
-        return ax % top
+        return ax + rank if ax < 0 else ax
 
     def axes(self, values: Any, rank: int, what: str = "axes") -> list:
         """ONNX axes, each in ``[-rank, rank)``, none twice, made non-negative."""
@@ -264,7 +264,8 @@ def _batch_norm(ctx: Context, node: Any, a: dict) -> list:
     def col(t: Tensor) -> Tensor:
         return g.reshape(t, per_channel)
 
-    if not ctx.training:
+    training_mode = ctx.opset >= 14 and bool(_int(a.get("training_mode", 0), "training_mode"))
+    if not ctx.training and not training_mode:
         return [g.normalize(x, col(mean), col(var), col(scale), col(bias), eps)]
     axes = [0] + list(range(2, rank))
     batch_mean, batch_var = g.mean(x, axes), g.variance(x, axes)
@@ -272,13 +273,16 @@ def _batch_norm(ctx: Context, node: Any, a: dict) -> list:
     n = math.prod(x.shape[i] for i in axes)
     if n < 0:
         raise ctx.error("training-mode batch norm needs static batch and spatial sizes")
+    # minigraph's training import keeps PyTorch's running variance (unbiased); a model that asks for
+    # ONNX's training_mode=1 gets ONNX's (the batch's biased variance)
+    correction = n / max(n - 1, 1) if ctx.training else 1.0
     with g.name_scope("running_statistics"):
         new_mean = g.addition(g.multiplication(mean, momentum),
                               g.multiplication(g.reshape(batch_mean, [c]), 1.0 - momentum))
-        unbiased = g.multiplication(g.reshape(batch_var, [c]), (1.0 - momentum) * n / max(n - 1, 1))
+        unbiased = g.multiplication(g.reshape(batch_var, [c]), (1.0 - momentum) * correction)
         new_var = g.addition(g.multiplication(var, momentum), unbiased)
         for name, value in ((node.input[3], new_mean), (node.input[4], new_var)):
-            if name in ctx.variables:
+            if ctx.training and name in ctx.variables:
                 ctx.updates.append(g.assign(ctx.variables[name], value))
     return [y, new_mean, new_var] if ctx.opset >= 14 else [y, new_mean, new_var, None, None]
 
@@ -289,7 +293,8 @@ def _dropout(ctx: Context, node: Any, a: dict) -> list:
     ratio = _scalar(ctx.static(node.input[1], "ratio") if ctx.has(node, 1) else a.get("ratio", 0.5), "ratio")
     if not 0.0 <= ratio < 1.0:
         raise ctx.error(f"ratio {ratio} must lie in [0, 1)")
-    if not ctx.training or ratio == 0.0:
+    training_mode = ctx.has(node, 2) and bool(_int(ctx.static(node.input[2], "training_mode"), "training_mode"))
+    if not (ctx.training or training_mode) or ratio == 0.0:
         return [ctx.g.identity(x)]
     return [ctx.g.dropout(x, ratio)]
 
@@ -355,7 +360,7 @@ def _softmax(ctx: Context, node: Any, a: dict) -> list:
 # ----------------------------------------------------------------------------- arithmetic
 _BINARY: dict[str, tuple[str, Any]] = {"Add": ("addition", np.add), "Sub": ("subtraction", np.subtract),
            "Mul": ("multiplication", np.multiply), "Div": ("division", None),
-           "Pow": ("power", np.power), "Max": ("maximum", np.maximum), "Min": ("minimum", np.minimum),
+           "Pow": ("power", np.power),
            "Equal": ("equal", np.equal), "Less": ("less_than", np.less), "Greater": ("greater_than", np.greater)}
 
 
@@ -711,3 +716,227 @@ def _pad(ctx: Context, node: Any, a: dict) -> list:
     if mode == "wrap":
         return [_wrap(ctx, x, left, right)]
     return [ctx.g.pad_tensor(x, _PAD_MODES[mode], left, right, value)]
+
+
+# ----------------------------------------------------------------------------- variadic, logic
+def _fold(ctx: Context, node: Any, fn: Callable[..., Any]) -> Optional[list]:
+    """``[fn(values...)]`` when every input is known at import and the result is small, else None."""
+    if not node.input or not ctx.all_static(node):
+        return None
+    values = [ctx.statics[n] if n else None for n in node.input]
+    with np.errstate(all="ignore"):
+        out = np.asarray(fn(*values))
+    return [out] if ctx.foldable(out.shape, out.dtype) else None
+
+
+def _float_only(ctx: Context, t: Tensor, what: str = "input") -> None:
+    if not t.dtype.is_floating:
+        raise ctx.error(f"{what} of dtype {t.dtype.name} is not supported (this operator takes float tensors here)")
+
+
+_VARIADIC: dict[str, tuple[str, Any]] = {"Max": ("maximum", np.maximum), "Min": ("minimum", np.minimum),
+                                         "Sum": ("addition", np.add), "Mean": ("addition", np.add)}
+
+
+@converts(*_VARIADIC)
+def _variadic(ctx: Context, node: Any, a: dict) -> list:
+    method, fn = _VARIADIC[node.op_type]
+    names = list(node.input)
+    if not names or not all(names):
+        raise ctx.error(f"needs at least one input, got {names}")
+
+    def numpy(*xs: np.ndarray) -> np.ndarray:
+        y = xs[0]
+        for x in xs[1:]:
+            y = fn(y, x)
+        return y / np.asarray(len(xs), y.dtype) if node.op_type == "Mean" else y
+
+    folded = _fold(ctx, node, numpy)
+    if folded is not None:
+        return folded
+    ts = [ctx.tensor(n) for n in names]
+    if node.op_type in ("Max", "Min") and ts[0].dtype.is_floating:  # ONNX: a NaN input gives NaN
+        method += "_with_nan_propagation"
+    y = ts[0]
+    for t in ts[1:]:
+        y = getattr(ctx.g, method)(y, t)
+    if len(ts) == 1:
+        y = ctx.g.identity(y)
+    if node.op_type == "Mean" and len(ts) > 1:
+        y = ctx.g.division(y, ctx.g.constant(np.asarray(len(ts), y.dtype.np_dtype)))
+    return [y]
+
+
+_LOGIC: dict[str, tuple[str, Any]] = {
+    "And": ("logical_and", np.logical_and), "Or": ("logical_or", np.logical_or),
+    "Xor": ("logical_xor", np.logical_xor), "GreaterOrEqual": ("greater_than_or_equal_to", np.greater_equal),
+    "LessOrEqual": ("less_than_or_equal_to", np.less_equal)}
+
+
+@converts(*_LOGIC)
+def _logic(ctx: Context, node: Any, a: dict) -> list:
+    method, fn = _LOGIC[node.op_type]
+    if len(node.input) != 2 or not all(node.input):
+        raise ctx.error(f"needs 2 inputs, got {len(node.input)}")
+    folded = _fold(ctx, node, fn)
+    if folded is not None:
+        return folded
+    return [getattr(ctx.g, method)(ctx.tensor(node.input[0]), ctx.tensor(node.input[1]))]
+
+
+@converts("Not")
+def _not(ctx: Context, node: Any, a: dict) -> list:
+    return _fold(ctx, node, np.logical_not) or [ctx.g.logical_not(ctx.tensor(node.input[0]))]
+
+
+@converts("Where")
+def _where(ctx: Context, node: Any, a: dict) -> list:
+    if len(node.input) != 3 or not all(node.input):
+        raise ctx.error(f"needs 3 inputs (condition, X, Y), got {len(node.input)}")
+    folded = _fold(ctx, node, np.where)
+    if folded is not None:
+        return folded
+    c, x, y = (ctx.tensor(n) for n in node.input)
+    return [ctx.g.select(c, x, y)]
+
+
+@converts("Size")
+def _size(ctx: Context, node: Any, a: dict) -> list:
+    shape = ctx.shape(node.input[0])
+    if -1 in shape:
+        raise ctx.error(f"Size of a tensor with dynamic dimensions {list(shape)} is not supported")
+    return [np.asarray(math.prod(shape), dtype=np.int64)]
+
+
+@converts("Range")
+def _range(ctx: Context, node: Any, a: dict) -> list:
+    start, limit, delta = (ctx.static(n, w) for n, w in zip(node.input, ("start", "limit", "delta")))
+    if any(v.size != 1 for v in (start, limit, delta)):
+        raise ctx.error("start, limit and delta must be scalars")
+    if float(delta.reshape(())) == 0:
+        raise ctx.error("delta must not be 0")
+    n = max(int(math.ceil((float(limit.reshape(())) - float(start.reshape(()))) / float(delta.reshape(())))), 0)
+    if n > limits.MAX_ELEMENTS:
+        raise ctx.error(f"Range of {n} elements is more than the limit {limits.MAX_ELEMENTS}")
+    s, d = start.reshape(()), delta.reshape(())
+    out = (s + np.arange(n, dtype=start.dtype) * d).astype(start.dtype)
+    return [out]
+
+
+@converts("IsNaN")
+def _is_nan(ctx: Context, node: Any, a: dict) -> list:
+    return [ctx.g.is_nan(ctx.tensor(node.input[0]))]
+
+
+@converts("IsInf")
+def _is_inf(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    pos, neg = _int(a.get("detect_positive", 1), "detect_positive"), _int(a.get("detect_negative", 1), "detect_negative")
+    inf = g.is_infinite(x)
+    zero = g.constant(np.zeros((), x.dtype.np_dtype))
+    if pos and neg:
+        return [inf]
+    if pos:
+        return [g.logical_and(inf, g.greater_than(x, zero))]
+    if neg:
+        return [g.logical_and(inf, g.less_than(x, zero))]
+    return [g.logical_and(inf, g.logical_not(inf))]
+
+
+@converts("Round")
+def _round(ctx: Context, node: Any, a: dict) -> list:
+    return [ctx.g.rint(ctx.tensor(node.input[0]))]  # ONNX rounds half to even, as rint
+
+
+@converts("Mod")
+def _mod(ctx: Context, node: Any, a: dict) -> list:
+    fmod = _int(a.get("fmod", 0), "fmod")
+    x, y = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    if x.dtype.is_floating and not fmod:
+        raise ctx.error("fmod=0 with float inputs is not valid ONNX (float Mod needs fmod=1)")
+    # fmod=1: the remainder has the dividend's sign (C fmod); fmod=0: the divisor's (Python %)
+    return [ctx.g.modulo(x, y) if fmod else ctx.g.floor_modulo(x, y)]
+
+
+# ----------------------------------------------------------------------------- activations (composed)
+def _const_like(ctx: Context, t: Tensor, value: float) -> Tensor:
+    return ctx.g.constant(np.asarray(value, dtype=t.dtype.np_dtype))
+
+
+def _softplus_of(ctx: Context, x: Tensor) -> Tensor:
+    """log(1 + exp(x)) as relu(x) + log(1 + exp(-|x|)): no overflow for large x."""
+    g = ctx.g
+    tail = g.logarithm(g.addition(g.exponent(g.negative(g.absolute(x))), _const_like(ctx, x, 1.0)))
+    return g.addition(g.relu(x), tail)
+
+
+@converts("Softplus", "Softsign", "Elu", "Selu", "Celu", "ThresholdedRelu", "Mish", "Gelu", "Shrink", "PRelu",
+          "Tan", "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Swish")
+def _composed_activation(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    op = node.op_type
+
+    def c(v: float) -> Tensor:
+        return _const_like(ctx, x, v)
+
+    zero, one = c(0.0), c(1.0)
+    if op == "Softplus":
+        return [_softplus_of(ctx, x)]
+    if op == "Softsign":
+        return [g.division(x, g.addition(one, g.absolute(x)))]
+    if op == "Elu":
+        alpha = _scalar(a.get("alpha", 1.0), "alpha")
+        return [g.select(g.less_than(x, zero), g.multiplication(g.subtraction(g.exponent(x), one), c(alpha)), x)]
+    if op == "Selu":
+        alpha = _scalar(a.get("alpha", 1.67326319217681884765625), "alpha")
+        gamma = _scalar(a.get("gamma", 1.05070102214813232421875), "gamma")
+        neg = g.subtraction(g.multiplication(g.exponent(x), c(alpha)), c(alpha))
+        return [g.multiplication(g.select(g.greater_than(x, zero), x, neg), c(gamma))]
+    if op == "Celu":
+        alpha = _scalar(a.get("alpha", 1.0), "alpha")
+        neg = g.multiplication(g.subtraction(g.exponent(g.division(x, c(alpha))), one), c(alpha))
+        return [g.addition(g.maximum(x, zero), g.minimum(neg, zero))]
+    if op == "ThresholdedRelu":
+        alpha = _scalar(a.get("alpha", 1.0), "alpha")
+        return [g.select(g.greater_than(x, c(alpha)), x, zero)]
+    if op == "Mish":
+        return [g.multiplication(x, g.tanh(_softplus_of(ctx, x)))]
+    if op == "Swish":
+        alpha = _scalar(a.get("alpha", 1.0), "alpha")
+        return [g.multiplication(x, g.sigmoid(g.multiplication(x, c(alpha))))]
+    if op == "Gelu":
+        approx = a.get("approximate", "none")
+        if approx == "tanh":
+            inner = g.multiplication(g.addition(x, g.multiplication(g.power(x, c(3.0)), c(0.044715))),
+                                     c(math.sqrt(2.0 / math.pi)))
+            return [g.multiplication(g.multiplication(x, c(0.5)), g.addition(one, g.tanh(inner)))]
+        if approx != "none":
+            raise ctx.error(f"approximate={escape(repr(approx))} is not an ONNX Gelu form (none, tanh)")
+        return [g.multiplication(g.multiplication(x, c(0.5)),
+                                 g.addition(one, g.erf(g.multiplication(x, c(1.0 / math.sqrt(2.0))))))]
+    if op == "Shrink":
+        lambd, bias = _scalar(a.get("lambd", 0.5), "lambd"), _scalar(a.get("bias", 0.0), "bias")
+        return [g.select(g.less_than(x, c(-lambd)), g.addition(x, c(bias)),
+                         g.select(g.greater_than(x, c(lambd)), g.subtraction(x, c(bias)), zero))]
+    if op == "PRelu":
+        slope = ctx.tensor(node.input[1])
+        return [g.select(g.less_than(x, zero), g.multiplication(x, slope), g.multiplication(x, one))]
+    if op == "Tan":
+        return [g.division(g.sin(x), g.cos(x))]
+    if op in ("Sinh", "Cosh"):
+        e, ne = g.exponent(x), g.exponent(g.negative(x))
+        return [g.multiplication(g.subtraction(e, ne) if op == "Sinh" else g.addition(e, ne), c(0.5))]
+    if op in ("Asin", "Acos"):
+        root = g.square_root(g.subtraction(one, g.multiplication(x, x)))
+        return [g.atan2(x, root) if op == "Asin" else g.atan2(root, x)]
+    if op == "Atan":
+        return [g.atan2(x, g.broadcast(one, list(x.shape)))]
+    if op == "Asinh":
+        return [g.logarithm(g.addition(x, g.square_root(g.addition(g.multiplication(x, x), one))))]
+    if op == "Acosh":
+        return [g.logarithm(g.addition(x, g.square_root(g.subtraction(g.multiplication(x, x), one))))]
+    # Atanh
+    return [g.multiplication(g.logarithm(g.division(g.addition(one, x), g.subtraction(one, x))), c(0.5))]

@@ -337,8 +337,8 @@ def _tiny_model(op_type="Relu", opset=13, **attrs):
 
 
 def test_unsupported_operator_names_node_op_type_opset_and_the_supported_set():
-    with pytest.raises(mg.ModelImportError, match=r"'the_node' \(Celu, opset 13\).*'Celu' is not supported.*Conv"):
-        mg.from_onnx(_tiny_model("Celu"))
+    with pytest.raises(mg.ModelImportError, match=r"'the_node' \(Det, opset 13\).*'Det' is not supported.*Conv"):
+        mg.from_onnx(_tiny_model("Det"))
 
 
 def test_malformed_and_truncated_files_are_refused(tmp_path):
@@ -573,7 +573,7 @@ def test_tensor_data_must_match_its_declared_shape():
 
 
 @pytest.mark.parametrize("op,attrs,shape,message", [
-    ("Flatten", {"axis": 99}, [2, 3], r"axis 99 is out of range for an input of rank 2 \(valid: -3\.\.2\)"),
+    ("Flatten", {"axis": 99}, [2, 3], r"axis 99 is out of range for an input of rank 2 \(valid: -2\.\.2\)"),
     ("Flatten", {"axis": -4}, [2, 3], "axis -4 is out of range"),
     ("Softmax", {"axis": 2}, [2, 3], "axis 2 is out of range"),
     ("ReduceSum", {"axes": [5]}, [2, 3], "axes 5 is out of range for an input of rank 2"),

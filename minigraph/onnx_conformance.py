@@ -1,0 +1,183 @@
+"""The ONNX backend node tests (shipped inside the ``onnx`` package) run through ``mg.from_onnx``.
+
+Each case is one ONNX operator (or its function expansion, ``*_expanded``) with its inputs and
+expected outputs, built in memory by ``onnx.backend.test.loader``. A case is imported, run on a
+backend and compared: ``pass``; ``skip`` (the import or the run refuses it with a
+``MiniGraphError`` naming why: an operator, attribute or dtype minigraph does not support);
+``wrong`` (a result of the wrong shape, dtype or values); ``crash`` (an exception that is not a
+``MiniGraphError``). ``python -m minigraph onnx-conformance`` prints the counts per operator.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from .errors import MiniGraphError
+
+RTOL, ATOL = 1e-4, 1e-5  # float32; float16 compares at its own precision
+STATUSES = ("pass", "skip", "wrong", "crash")
+# cases whose expected outputs are printed to 4 significant digits: compared at ONNX's own rtol 1e-3
+LOOSE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 1e-3}
+# cases whose outputs are random draws (NumPy's generator in the case's script): nothing to compare
+RANDOM = {n: "its output is random (a dropout mask NumPy drew for the case)" for n in (
+    "test_training_dropout", "test_training_dropout_default", "test_training_dropout_mask",
+    "test_training_dropout_default_mask")}
+_MUST_BE_CONSTANT = re.compile(r"\('([^']*)'\) must be a constant")
+
+
+@dataclass
+class Case:
+    """One node test: its name, the ONNX operator it tests, the model, inputs and expected outputs."""
+    name: str
+    op: str
+    model: Any
+    inputs: list
+    outputs: list
+
+
+@dataclass
+class Result:
+    name: str
+    op: str
+    status: str
+    reason: str = ""
+
+
+def load_cases() -> list[Case]:
+    """Every node case of the installed ``onnx``, in the loader's order."""
+    from onnx import numpy_helper
+    from onnx.backend.test import loader
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # the generators cast inf/nan on purpose
+        warnings.simplefilter("ignore")
+        raw = loader.load_model_tests(kind="node")
+    ops = {c.name: c.model.graph.node[0].op_type for c in raw if len(c.model.graph.node) == 1}
+
+    def value(x: Any) -> Any:
+        if hasattr(x, "SerializeToString") and hasattr(x, "dims"):
+            return numpy_helper.to_array(x)
+        return x
+
+    out = []
+    for c in raw:
+        base = re.sub(r"_expanded.*$", "", c.name)
+        op = ops.get(base) or ops.get(c.name) or c.model.graph.node[0].op_type
+        ins, outs = c.data_sets[0]
+        out.append(Case(c.name, op, c.model, [value(x) for x in ins], [value(x) for x in outs]))
+    return out
+
+
+def _compare(name: str, got: np.ndarray, want: Any, rtol: float = RTOL) -> Optional[str]:
+    """None when ``got`` matches ``want``, else what differs."""
+    if not isinstance(want, np.ndarray) and not np.isscalar(want):
+        return f"output {name!r}: expected a {type(want).__name__}, not a tensor"
+    want = np.asarray(want)
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        return f"output {name!r}: shape {list(got.shape)}, expected {list(want.shape)}"
+    if got.dtype != want.dtype:
+        return f"output {name!r}: dtype {got.dtype}, expected {want.dtype}"
+    if want.dtype.kind in "fc":
+        rtol, atol = (max(rtol, 1e-3), 1e-3) if want.dtype == np.float16 else (rtol, ATOL)
+        if not np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True):
+            bad = ~np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+            i = tuple(int(k) for k in np.argwhere(bad)[0]) if got.ndim else ()
+            return f"output {name!r}: {int(bad.sum())} of {bad.size} values differ, at {list(i)} {got[i]!r} != {want[i]!r}"
+        return None
+    if not np.array_equal(got, want):
+        bad = got != want
+        i = tuple(int(k) for k in np.argwhere(bad)[0]) if got.ndim else ()
+        return f"output {name!r}: {int(bad.sum())} of {bad.size} values differ, at {list(i)} {got[i]!r} != {want[i]!r}"
+    return None
+
+
+def _first_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return (lines[0] if lines else "")[:300]
+
+
+def run_case(case: Case, backend: str = "numpy") -> Result:
+    """Import, run and compare one case."""
+    from .onnx_import import from_onnx
+
+    def result(status: str, reason: str = "") -> Result:
+        return Result(case.name, case.op, status, reason)
+
+    if case.name in RANDOM:
+        return result("skip", RANDOM[case.name])
+
+    graph = case.model.graph
+    init = {t.name for t in graph.initializer}
+    names = [vi.name for vi in graph.input if vi.name not in init]
+    if len(names) != len(case.inputs):
+        return result("skip", f"the case feeds {len(case.inputs)} inputs for {len(names)} graph inputs")
+    fed = dict(zip(names, case.inputs))
+    constants: dict = {}
+    while True:  # a graph input that must be known at import (a shape, axes) is given its case's value
+        try:
+            g, inputs, outputs = from_onnx(case.model, constants=constants)
+            break
+        except MiniGraphError as e:
+            m = _MUST_BE_CONSTANT.search(str(e))
+            if m and m.group(1) in fed and m.group(1) not in constants \
+                    and isinstance(fed[m.group(1)], (np.ndarray, np.generic)):
+                constants[m.group(1)] = np.asarray(fed[m.group(1)])
+                continue
+            return result("skip", _first_line(e))
+        except Exception as e:
+            return result("crash", f"import: {type(e).__name__}: {_first_line(e)}")
+    feeds = {}
+    for n, x in zip(names, case.inputs):
+        if n in constants:
+            continue
+        if not isinstance(x, (np.ndarray, np.generic)):
+            return result("skip", f"input {n!r} is a {type(x).__name__} (sequences and optionals are not supported)")
+        if n in inputs:
+            feeds[inputs[n]] = np.asarray(x)
+    out_names = [vi.name for vi in graph.output]
+    targets = [outputs[n] for n in out_names]
+    try:
+        with np.errstate(all="ignore"):
+            got = g.run(feeds, targets, backend=backend)
+    except MiniGraphError as e:
+        return result("skip", f"run on {backend}: {_first_line(e)}")
+    except Exception as e:
+        return result("crash", f"run on {backend}: {type(e).__name__}: {_first_line(e)}")
+    for n, t, want in zip(out_names, targets, case.outputs):
+        why = _compare(n, got[t], want, LOOSE.get(case.name, RTOL))
+        if why:
+            return result("wrong", why)
+    return result("pass", f"inputs given at import: {sorted(constants)}" if constants else "")
+
+
+def run_all(cases: Iterable[Case], backend: str = "numpy") -> list[Result]:
+    return [run_case(c, backend) for c in cases]
+
+
+def counts(results: Iterable[Result]) -> dict:
+    """``{operator: {status: count}}`` in operator order."""
+    table: dict = {}
+    for r in results:
+        row = table.setdefault(r.op, dict.fromkeys(STATUSES, 0))
+        row[r.status] += 1
+    return dict(sorted(table.items()))
+
+
+def report(results: list, verbose: bool = False) -> str:
+    """Per-operator counts, the totals, and (verbose) every case that did not pass with its reason."""
+    table = counts(results)
+    width = max((len(op) for op in table), default=8)
+    lines = [f"{'operator':<{width}}  " + "  ".join(f"{s:>5}" for s in STATUSES)]
+    for op, row in table.items():
+        lines.append(f"{op:<{width}}  " + "  ".join(f"{row[s]:>5}" for s in STATUSES))
+    total = {s: sum(row[s] for row in table.values()) for s in STATUSES}
+    lines.append(f"{'total':<{width}}  " + "  ".join(f"{total[s]:>5}" for s in STATUSES)
+                 + f"  ({len(results)} cases)")
+    if verbose:
+        for r in results:
+            if r.status != "pass":
+                lines.append(f"{r.status:5} {r.name}: {r.reason}")
+    return "\n".join(lines)
