@@ -348,13 +348,35 @@ def _hard_swish(ctx: Context, node: Any, a: dict) -> list:
     return [g.multiplication(x, gate)]
 
 
-@converts("Softmax")
+def _log_softmax_of(ctx: Context, x: Tensor, axis: int) -> Tensor:
+    """x - max - log(sum(exp(x - max))) along ``axis``: no overflow."""
+    g = ctx.g
+    shifted = g.subtraction(x, g.stop_gradient(g.reduction_maximum(x, [axis])))
+    return g.subtraction(shifted, g.logarithm(g.reduction_sum(g.exponent(shifted), [axis])))
+
+
+@converts("Softmax", "LogSoftmax", "Hardmax")
 def _softmax(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
     x = ctx.tensor(node.input[0])
-    axis = ctx.axis(a.get("axis", -1 if ctx.opset >= 13 else 1), len(x.shape))
-    if ctx.opset < 13 and axis != len(x.shape) - 1:
-        raise ctx.error(f"Softmax before opset 13 flattens from axis {axis}; only the last axis is supported")
-    return [ctx.g.softmax(x, axis)]
+    shape = list(x.shape)
+    axis = ctx.axis(a.get("axis", -1 if ctx.opset >= 13 else 1), len(shape))
+    flat = ctx.opset < 13 and axis != len(shape) - 1  # before opset 13: over the axes from ``axis`` on, as one
+    if flat:
+        if -1 in shape:
+            raise ctx.error(f"{node.op_type} before opset 13 flattens from axis {axis}; input shape {shape} "
+                            "must be static")
+        x = g.reshape(x, [math.prod(shape[:axis]), math.prod(shape[axis:])])
+    ax = 1 if flat else axis
+    if node.op_type == "Softmax":
+        y = g.softmax(x, ax)
+    elif node.op_type == "LogSoftmax":
+        y = _log_softmax_of(ctx, x, ax)
+    else:  # Hardmax: one-hot of the first maximum
+        n = x.shape[ax]
+        idx = g.squeeze(g.reduction_arg_maximum(x, ax), [ax])
+        y = g.one_hot(idx, n, ax, x.dtype, 1.0, 0.0)
+    return [g.reshape(y, shape) if flat else y]
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -423,10 +445,30 @@ def _axes_of(ctx: Context, node: Any, a: dict, since: int, input_index: int = 1)
 _REDUCE: dict[str, tuple[str, int, Any]] = {"ReduceMean": ("mean", 18, np.mean), "ReduceSum": ("reduction_sum", 13, np.sum),
            "ReduceMax": ("reduction_maximum", 18, np.max), "ReduceMin": ("reduction_minimum", 18, np.min)}
 
+_REDUCE_COMPOSED: dict[str, tuple[Callable[[Any, Tensor, list], Tensor], Any]] = {
+    "ReduceL1": (lambda g, x, ax: g.reduction_sum(g.absolute(x), ax),
+                 lambda x, axis, keepdims: np.sum(np.abs(x), axis=axis, keepdims=keepdims)),
+    "ReduceL2": (lambda g, x, ax: g.square_root(g.reduction_sum(g.multiplication(x, x), ax)),
+                 lambda x, axis, keepdims: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))),
+    "ReduceSumSquare": (lambda g, x, ax: g.reduction_sum(g.multiplication(x, x), ax),
+                        lambda x, axis, keepdims: np.sum(x * x, axis=axis, keepdims=keepdims)),
+    "ReduceLogSum": (lambda g, x, ax: g.logarithm(g.reduction_sum(x, ax)),
+                     lambda x, axis, keepdims: np.log(np.sum(x, axis=axis, keepdims=keepdims))),
+    "ReduceLogSumExp": (lambda g, x, ax: g.logarithm(g.reduction_sum(g.exponent(x), ax)),
+                        lambda x, axis, keepdims: np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))),
+    "ReduceProd": (lambda g, x, ax: g.reduction_product(x, ax),
+                   lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims)),
+}
 
-@converts(*_REDUCE)
+
+@converts(*_REDUCE, *_REDUCE_COMPOSED)
 def _reduce(ctx: Context, node: Any, a: dict) -> list:
-    method, since, fn = _REDUCE[node.op_type]
+    if node.op_type in _REDUCE:
+        method, since, fn = _REDUCE[node.op_type]
+        build: Callable[[Any, Tensor, list], Tensor] = lambda g, x, ax: getattr(g, method)(x, ax)  # noqa: E731
+    else:
+        build, fn = _REDUCE_COMPOSED[node.op_type]
+        since = 18
     axes = _axes_of(ctx, node, a, since)
     keep = bool(_int(a.get("keepdims", 1), "keepdims"))
     rank = len(ctx.shape(node.input[0]))
@@ -435,11 +477,15 @@ def _reduce(ctx: Context, node: Any, a: dict) -> list:
             return [ctx.tensor(node.input[0])]
         axes = list(range(rank))
     axes = sorted(ctx.axes(axes, rank))
-    if not axes:  # a scalar summed over no axes is itself
+    if not axes and node.op_type in _REDUCE:  # a scalar summed over no axes is itself
         return [ctx.statics[node.input[0]] if ctx.all_static(node) else ctx.tensor(node.input[0])]
-    if ctx.all_static(node):
-        return [fn(ctx.statics[node.input[0]], axis=tuple(axes), keepdims=keep)]
-    y = getattr(ctx.g, method)(ctx.tensor(node.input[0]), axes)
+    if ctx.all_static(node) and node.input[0] not in ctx.values:
+        with np.errstate(all="ignore"):
+            return [np.asarray(fn(ctx.statics[node.input[0]], axis=tuple(axes), keepdims=keep))]
+    x = ctx.tensor(node.input[0])
+    if not axes:  # a scalar: the composite's elementwise part alone
+        return [ctx.g.squeeze(build(ctx.g, ctx.g.expand_dims(x, [0]), [0]), [0]) if x.shape == () else x]
+    y = build(ctx.g, x, axes)
     return [y if keep else ctx.g.squeeze(y, axes)]
 
 
@@ -940,3 +986,308 @@ def _composed_activation(ctx: Context, node: Any, a: dict) -> list:
         return [g.logarithm(g.addition(x, g.square_root(g.subtraction(g.multiplication(x, x), one))))]
     # Atanh
     return [g.multiplication(g.logarithm(g.division(g.addition(one, x), g.subtraction(one, x))), c(0.5))]
+
+
+# ----------------------------------------------------------------------------- indexing
+def _int32_indices(ctx: Context, name: str, size: Optional[int] = None) -> Tensor:
+    """ONNX int64 indices as int32 (MPSGraph's index type); negative ones counted from ``size``."""
+    g = ctx.g
+    if ctx.all_static_name(name):
+        idx = np.asarray(ctx.statics[name])
+        if idx.dtype.kind not in "iu":
+            raise ctx.error(f"indices must be integers, got {idx.dtype}")
+        if idx.size and (idx.max() > np.iinfo(np.int32).max or idx.min() < np.iinfo(np.int32).min):
+            raise ctx.error("indices do not fit int32")
+        if size is not None:
+            if idx.size and not (-size <= idx.min() and idx.max() < size):
+                raise ctx.error(f"indices {idx.reshape(-1)[:10].tolist()} lie outside [-{size}, {size})")
+            idx = np.where(idx < 0, idx + size, idx)
+        return g.constant(idx.astype(np.int32))
+    t = ctx.tensor(name)
+    if t.dtype.name not in ("int32", "int64"):
+        raise ctx.error(f"indices must be int32 or int64, got {t.dtype.name}")
+    if t.dtype == int64:
+        t = g.cast(t, int32)
+    if size is not None:
+        zero = g.constant(np.zeros((), np.int32))
+        t = g.select(g.less_than(t, zero), g.addition(t, g.constant(np.asarray(size, np.int32))), t)
+    return t
+
+
+def _all_static_name(self: Context, name: str) -> bool:
+    return name in self.statics and name not in self.variables
+
+
+Context.all_static_name = _all_static_name  # type: ignore[attr-defined]
+
+
+@converts("GatherElements")
+def _gather_elements(ctx: Context, node: Any, a: dict) -> list:
+    x = ctx.tensor(node.input[0])
+    axis = ctx.axis(a.get("axis", 0), len(x.shape))
+    idx = _int32_indices(ctx, node.input[1], x.shape[axis])
+    return [ctx.g.gather_along_axis(x, idx, axis)]
+
+
+@converts("GatherND")
+def _gather_nd(ctx: Context, node: Any, a: dict) -> list:
+    x = ctx.tensor(node.input[0])
+    batch = _int(a.get("batch_dims", 0), "batch_dims")
+    idx_shape = ctx.shape(node.input[1])
+    if ctx.all_static_name(node.input[1]) and idx_shape:
+        raw = np.asarray(ctx.statics[node.input[1]])
+        k = idx_shape[-1]
+        sizes = np.asarray(x.shape[batch:batch + k])
+        if (raw < 0).any():
+            raw = np.where(raw < 0, raw + sizes, raw)
+        ctx.statics[node.input[1] + "#nonneg"] = raw
+        return [ctx.g.gather_nd(x, _int32_indices(ctx, node.input[1] + "#nonneg"), batch)]
+    return [ctx.g.gather_nd(x, _int32_indices(ctx, node.input[1]), batch)]
+
+
+_SCATTER_MODES = {"none": "SET", "add": "ADD", "mul": "MUL", "max": "MAX", "min": "MIN"}
+
+
+@converts("ScatterElements", "Scatter")
+def _scatter_elements(ctx: Context, node: Any, a: dict) -> list:
+    from .descriptors import ScatterMode
+    x = ctx.tensor(node.input[0])
+    axis = ctx.axis(a.get("axis", 0), len(x.shape))
+    reduction = a.get("reduction", "none")
+    if reduction not in _SCATTER_MODES:
+        raise ctx.error(f"reduction={escape(repr(reduction))} is not supported (none, add, mul, max, min)")
+    idx = _int32_indices(ctx, node.input[1], x.shape[axis])
+    upd = ctx.tensor(node.input[2])
+    return [ctx.g.scatter_along_axis(upd, idx, x, axis, getattr(ScatterMode, _SCATTER_MODES[reduction]))]
+
+
+@converts("ScatterND")
+def _scatter_nd(ctx: Context, node: Any, a: dict) -> list:
+    from .descriptors import ScatterMode
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    reduction = a.get("reduction", "none")
+    if reduction not in _SCATTER_MODES:
+        raise ctx.error(f"reduction={escape(repr(reduction))} is not supported (none, add, mul, max, min)")
+    idx = _int32_indices(ctx, node.input[1])
+    upd = ctx.tensor(node.input[2])
+    shape = list(x.shape)
+    mode = getattr(ScatterMode, _SCATTER_MODES[reduction])
+    if reduction == "none":  # the updated positions from a scattered mask, the others from the data
+        mask = g.scatter_nd(g.constant(np.ones(upd.shape, np.float32)), idx, shape, 0, ScatterMode.SET)
+        return [g.select(g.greater_than(mask, g.constant(np.float32(0))), g.scatter_nd(upd, idx, shape, 0, mode), x)]
+    if reduction == "add":
+        return [g.addition(x, g.scatter_nd(upd, idx, shape, 0, ScatterMode.ADD))]
+    raise ctx.error(f"ScatterND reduction={reduction!r} is not supported (none, add are)")
+
+
+@converts("ArgMax", "ArgMin")
+def _arg_max(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    axis = ctx.axis(a.get("axis", 0), len(x.shape))
+    keep = bool(_int(a.get("keepdims", 1), "keepdims"))
+    last = bool(_int(a.get("select_last_index", 0), "select_last_index"))
+    method = g.reduction_arg_maximum if node.op_type == "ArgMax" else g.reduction_arg_minimum
+    if last:  # the last of equal extremes: the first one of the reversed axis
+        n = x.shape[axis]
+        y = g.subtraction(g.constant(np.asarray(n - 1, np.int32)), method(g.reverse(x, [axis]), axis))
+    else:
+        y = method(x, axis)
+    if not keep:
+        y = g.squeeze(y, [axis])
+    return [g.cast(y, int64)]
+
+
+@converts("Trilu")
+def _trilu(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    if len(x.shape) < 2 or -1 in x.shape[-2:]:
+        raise ctx.error(f"Trilu needs a static matrix shape, got {list(x.shape)}")
+    k = _int(ctx.static(node.input[1], "k"), "k") if ctx.has(node, 1) else 0
+    rows, cols = x.shape[-2:]
+    ones = np.ones((rows, cols), bool)
+    mask = np.triu(ones, k) if _int(a.get("upper", 1), "upper") else np.tril(ones, k)
+    return [g.select(g.constant(mask), x, g.constant(np.zeros((), x.dtype.np_dtype)))]
+
+
+@converts("CumSum")
+def _cumsum(ctx: Context, node: Any, a: dict) -> list:
+    x = ctx.tensor(node.input[0])
+    axis = ctx.axis(ctx.static(node.input[1], "axis"), len(x.shape))
+    return [ctx.g.cumulative_sum(x, axis, bool(_int(a.get("exclusive", 0), "exclusive")),
+                                 bool(_int(a.get("reverse", 0), "reverse")))]
+
+
+@converts("Tile")
+def _tile(ctx: Context, node: Any, a: dict) -> list:
+    reps = _ints(ctx.static(node.input[1], "repeats"), "repeats")
+    if ctx.all_static(node):
+        x = ctx.statics[node.input[0]]
+        if ctx.foldable([d * r for d, r in zip(x.shape, reps)], x.dtype):
+            return [np.tile(x, reps)]
+    x = ctx.tensor(node.input[0])
+    if len(reps) != len(x.shape) or min(reps, default=1) < 0:
+        raise ctx.error(f"repeats {reps} must hold one non-negative count per axis of the input {list(x.shape)}")
+    return [ctx.g.tile(x, reps)]
+
+
+@converts("Split")
+def _split(ctx: Context, node: Any, a: dict) -> list:
+    x = ctx.tensor(node.input[0])
+    axis = ctx.axis(a.get("axis", 0), len(x.shape))
+    n = x.shape[axis]
+    outs = len(node.output)
+    if ctx.opset < 13:
+        sizes = _ints(a["split"], "split") if "split" in a else None
+    else:
+        sizes = _ints(ctx.static(node.input[1], "split"), "split") if ctx.has(node, 1) else None
+    if sizes is None:
+        parts = _int(a.get("num_outputs", outs), "num_outputs") if ctx.opset >= 18 else outs
+        if parts < 1 or parts != outs:
+            raise ctx.error(f"num_outputs {parts} must equal the node's {outs} outputs")
+        if n < 0:
+            raise ctx.error(f"split axis {axis} of {list(x.shape)} must be static")
+        chunk = -(-n // parts)  # ONNX: pieces of ceil(n / parts), the last one smaller
+        sizes = [min(chunk, max(n - i * chunk, 0)) for i in range(parts)]
+        if ctx.opset < 18 and n % parts:
+            raise ctx.error(f"axis {axis} of size {n} does not split into {parts} equal pieces")
+    if len(sizes) != outs or sum(sizes) != n or min(sizes, default=0) < 0:
+        raise ctx.error(f"split sizes {sizes} must be {outs} non-negative sizes adding up to {n}")
+    if 0 in sizes:  # a piece of size 0: slices (MPSGraph's split needs positive sizes)
+        out, start = [], 0
+        for sz in sizes:
+            out.append(ctx.g.slice(x, axis, start, sz))
+            start += sz
+        return out
+    if len(sizes) == 1:
+        return [ctx.g.identity(x)]
+    return list(ctx.g.split(x, sizes, axis))
+
+
+@converts("TopK")
+def _top_k(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    rank = len(x.shape)
+    axis = ctx.axis(a.get("axis", -1), rank)
+    k = _int(ctx.static(node.input[1], "K"), "K") if ctx.opset >= 10 else _int(a.get("k", -1), "k")
+    largest = bool(_int(a.get("largest", 1), "largest"))
+    if not _int(a.get("sorted", 1), "sorted"):
+        raise ctx.error("sorted=0 is not supported (the results come sorted)")
+    if not 0 <= k <= x.shape[axis]:
+        raise ctx.error(f"K {k} must lie in 0..{x.shape[axis]} (the size of axis {axis})")
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    t = g.permute(x, perm) if axis != rank - 1 else x
+    # arg_sort keeps the first of equal values first (ONNX: the lower index first)
+    order = g.arg_sort(t, rank - 1, descending=largest)
+    idx = g.slice(order, rank - 1, 0, k)
+    vals = g.gather_along_axis(t, idx, rank - 1)
+    if axis != rank - 1:
+        vals, idx = g.permute(vals, perm), g.permute(idx, perm)
+    return [vals, g.cast(idx, int64)]
+
+
+@converts("OneHot")
+def _one_hot(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    depth = _int(ctx.static(node.input[1], "depth"), "depth")
+    values = np.asarray(ctx.static(node.input[2], "values")).reshape(-1)
+    if values.size != 2:
+        raise ctx.error(f"values must hold [off, on], got {values.size} elements")
+    shape = ctx.shape(node.input[0])
+    axis = ctx.axis(a.get("axis", -1), len(shape) + 1)
+    idx = _int32_indices(ctx, node.input[0]) if not ctx.tensor(node.input[0]).dtype.is_floating else \
+        g.cast(ctx.tensor(node.input[0]), int32)
+    idx = g.select(g.less_than(idx, g.constant(np.int32(0))), g.addition(idx, g.constant(np.int32(depth))), idx)
+    dtype = ONNX_DTYPES_BY_NP[values.dtype]
+    hot = g.one_hot(idx, depth, axis, float32, 1.0, 0.0)
+    off, on = (g.constant(values[i:i + 1].reshape(())) for i in (0, 1))
+    return [g.select(g.greater_than(hot, g.constant(np.float32(0.5))), on, off) if dtype else hot]
+
+
+ONNX_DTYPES_BY_NP = {d.np_dtype: d for d in ONNX_DTYPES.values()}
+
+
+@converts("EyeLike")
+def _eye_like(ctx: Context, node: Any, a: dict) -> list:
+    shape = ctx.shape(node.input[0])
+    if len(shape) != 2 or -1 in shape:
+        raise ctx.error(f"EyeLike needs a static 2-D input, got {list(shape)}")
+    dtype = ONNX_DTYPES[_int(a["dtype"], "dtype")].np_dtype if "dtype" in a else \
+        (ctx.statics[node.input[0]].dtype if node.input[0] in ctx.statics and node.input[0] not in ctx.values
+         else ctx.tensor(node.input[0]).dtype.np_dtype)
+    return [np.eye(shape[0], shape[1], _int(a.get("k", 0), "k"), dtype=dtype)]
+
+
+# ----------------------------------------------------------------------------- normalization (composed)
+@converts("LayerNormalization", "RMSNormalization")
+def _layer_norm(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    rank = len(x.shape)
+    axis = ctx.axis(a.get("axis", -1), rank)
+    eps = _scalar(a.get("epsilon", 1e-5), "epsilon")
+    stash = _int(a.get("stash_type", 1), "stash_type")
+    if stash != 1 and ONNX_DTYPES.get(stash) != x.dtype:
+        raise ctx.error(f"stash_type={stash} is not supported (1: float32)")
+    axes = list(range(axis, rank))
+    xs = g.cast(x, float32) if x.dtype != float32 else x
+    scale = ctx.tensor(node.input[1])
+    scale = g.cast(scale, float32) if scale.dtype != float32 else scale
+    if node.op_type == "RMSNormalization":
+        inv = g.reverse_square_root(g.addition(g.mean(g.multiplication(xs, xs), axes), g.constant(np.float32(eps))))
+        y = g.multiplication(g.multiplication(xs, inv), scale)
+        return [g.cast(y, x.dtype) if x.dtype != float32 else y]
+    mean = g.mean(xs, axes)
+    var = g.variance(xs, axes)
+    inv = g.reverse_square_root(g.addition(var, g.constant(np.float32(eps))))
+    y = g.multiplication(g.multiplication(g.subtraction(xs, mean), inv), scale)
+    if ctx.has(node, 2):
+        b = ctx.tensor(node.input[2])
+        y = g.addition(y, g.cast(b, float32) if b.dtype != float32 else b)
+    if x.dtype != float32:
+        y = g.cast(y, x.dtype)
+    return [y, mean, inv]
+
+
+@converts("InstanceNormalization")
+def _instance_norm(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    rank = len(x.shape)
+    if rank < 3:
+        raise ctx.error(f"input of shape {list(x.shape)} has no spatial axes")
+    eps = _scalar(a.get("epsilon", 1e-5), "epsilon")
+    axes = list(range(2, rank))
+    per_channel = [1, x.shape[1]] + [1] * (rank - 2)
+    scale, bias = (g.reshape(ctx.tensor(n), per_channel) for n in node.input[1:3])
+    return [g.normalize(x, g.mean(x, axes), g.variance(x, axes), scale, bias, eps)]
+
+
+@converts("GroupNormalization")
+def _group_norm(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    shape = list(x.shape)
+    if len(shape) < 3 or -1 in shape:
+        raise ctx.error(f"GroupNormalization needs a static input with spatial axes, got {shape}")
+    groups = _int(a.get("num_groups", 1), "num_groups")
+    n, c = shape[0], shape[1]
+    if groups < 1 or c % groups:
+        raise ctx.error(f"num_groups {groups} must divide the {c} channels")
+    eps = _scalar(a.get("epsilon", 1e-5), "epsilon")
+    xg = g.reshape(x, [n, groups, -1])
+    y = g.reshape(g.normalize(xg, g.mean(xg, [2]), g.variance(xg, [2]), None, None, eps), shape)
+    scale, bias = ctx.tensor(node.input[1]), ctx.tensor(node.input[2])
+    per = [1, c] + [1] * (len(shape) - 2)
+    if scale.shape[0] == groups and groups != c:  # opset 18: one scale and bias per group
+        rep = c // groups
+        scale = g.reshape(g.broadcast(g.reshape(scale, [groups, 1]), [groups, rep]), [c])
+        bias = g.reshape(g.broadcast(g.reshape(bias, [groups, 1]), [groups, rep]), [c])
+    return [g.addition(g.multiplication(y, g.reshape(scale, per)), g.reshape(bias, per))]
