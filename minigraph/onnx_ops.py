@@ -1291,3 +1291,204 @@ def _group_norm(ctx: Context, node: Any, a: dict) -> list:
         scale = g.reshape(g.broadcast(g.reshape(scale, [groups, 1]), [groups, rep]), [c])
         bias = g.reshape(g.broadcast(g.reshape(bias, [groups, 1]), [groups, rep]), [c])
     return [g.addition(g.multiplication(y, g.reshape(scale, per)), g.reshape(bias, per))]
+
+
+# ----------------------------------------------------------------------------- losses (composed)
+def _nll(ctx: Context, node: Any, a: dict, logp: Tensor) -> Tensor:
+    """NegativeLogLikelihoodLoss of log-probabilities ``[N, C, d...]`` and the node's labels and weights."""
+    g = ctx.g
+    reduction = a.get("reduction", "mean")
+    if reduction not in ("none", "sum", "mean"):
+        raise ctx.error(f"reduction={escape(repr(reduction))} is not an ONNX loss reduction (none, sum, mean)")
+    if len(logp.shape) < 2:
+        raise ctx.error(f"input of shape {list(logp.shape)} has no class axis")
+    t = _int32_indices(ctx, node.input[1])
+    zero = g.constant(np.zeros((), np.int32))
+    mask = None
+    if "ignore_index" in a:
+        mask = g.not_equal(t, g.constant(np.asarray(_int(a["ignore_index"], "ignore_index"), np.int32)))
+        t = g.select(mask, t, zero)
+    picked = g.squeeze(g.gather_along_axis(logp, g.expand_dims(t, [1]), 1), [1])
+    dt = logp.dtype.np_dtype
+    w = g.gather(ctx.tensor(node.input[2]), t, 0) if ctx.has(node, 2) else None
+    if mask is not None:
+        m = g.cast(mask, logp.dtype)
+        w = m if w is None else g.multiplication(w, m)
+    loss = g.negative(picked if w is None else g.multiplication(picked, w))
+    if reduction == "none":
+        return loss
+    axes = list(range(len(loss.shape)))
+    total = g.reshape(g.reduction_sum(loss, axes), [])
+    if reduction == "sum":
+        return total
+    if w is None:
+        return g.division(total, g.constant(np.asarray(math.prod(loss.shape), dt)))
+    return g.division(total, g.reshape(g.reduction_sum(w, axes), []))
+
+
+@converts("NegativeLogLikelihoodLoss")
+def _nll_loss(ctx: Context, node: Any, a: dict) -> list:
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    return [_nll(ctx, node, a, x)]
+
+
+@converts("SoftmaxCrossEntropyLoss")
+def _softmax_cross_entropy(ctx: Context, node: Any, a: dict) -> list:
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    if len(x.shape) < 2:
+        raise ctx.error(f"scores of shape {list(x.shape)} have no class axis")
+    logp = _log_softmax_of(ctx, x, 1)
+    return [_nll(ctx, node, a, logp), logp]
+
+
+# ----------------------------------------------------------------------------- Resize / Upsample
+def _cubic_kernel(d: np.ndarray, a: float) -> np.ndarray:
+    d = np.abs(d)
+    near = ((a + 2) * d - (a + 3)) * d * d + 1
+    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return np.where(d <= 1, near, np.where(d < 2, far, 0.0))
+
+
+def resize_weights(n_in: int, n_out: int, scale: float, mode: str, transform: str, nearest_mode: str = "round_prefer_floor",
+                   cubic_a: float = -0.75, exclude_outside: bool = False, antialias: bool = False,
+                   roi: tuple = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
+    """ONNX Resize along one axis as a matrix: ``(W [n_out, n_in], extrapolated [n_out])``; the
+    result is ``W @ x`` where ``extrapolated`` is False (tf_crop_and_resize's outside points are not).
+    The source coordinates use ``scale * n_in`` as the output width, as ONNX does (not ``n_out``)."""
+    y = np.arange(n_out, dtype=np.float64)
+    width = scale * n_in
+    if transform == "align_corners":
+        x = np.zeros(n_out) if width == 1 else y * (n_in - 1) / (width - 1)
+    elif transform == "asymmetric":
+        x = y / scale
+    elif transform == "tf_crop_and_resize":
+        lo, hi = roi
+        x = np.full(n_out, (hi - lo) * (n_in - 1) / 2) if width == 1 else y * (hi - lo) * (n_in - 1) / (width - 1)
+        x = x + lo * (n_in - 1)
+    elif transform == "pytorch_half_pixel":
+        x = np.full(n_out, -0.5) if width == 1 else (y + 0.5) / scale - 0.5
+    elif transform == "half_pixel":
+        x = (y + 0.5) / scale - 0.5
+    elif transform == "half_pixel_symmetric":
+        x = n_in / 2 * (1 - n_out / width) + (y + 0.5) / scale - 0.5
+    else:
+        raise ModelImportError(f"coordinate_transformation_mode={transform!r} is not an ONNX mode")
+    extrapolated = (x < 0) | (x > n_in - 1) if transform == "tf_crop_and_resize" else np.zeros(n_out, bool)
+    w = np.zeros((n_out, n_in))
+    if mode == "nearest":
+        rounders = {"round_prefer_floor": lambda v: np.ceil(v - 0.5), "round_prefer_ceil": lambda v: np.floor(v + 0.5),
+                    "floor": np.floor, "ceil": np.ceil}
+        if nearest_mode not in rounders:
+            raise ModelImportError(f"nearest_mode={nearest_mode!r} is not an ONNX mode")
+        idx = np.clip(rounders[nearest_mode](x), 0, n_in - 1).astype(int)
+        w[np.arange(n_out), idx] = 1.0
+        return w, extrapolated
+    kernel: Callable[[np.ndarray], np.ndarray]
+    if mode == "linear":
+        kernel, support = (lambda d: np.maximum(0.0, 1.0 - np.abs(d))), 1.0
+    elif mode == "cubic":
+        kernel, support = (lambda d: _cubic_kernel(d, cubic_a)), 2.0
+    else:
+        raise ModelImportError(f"mode={mode!r} is not an ONNX Resize mode (nearest, linear, cubic)")
+    stretch = min(scale, 1.0) if antialias else 1.0  # antialias: the kernel widened by 1 / scale
+    reach = int(math.ceil(support / stretch))
+    for o in range(n_out):
+        base = int(math.floor(x[o]))
+        js = np.arange(base - reach + 1, base + reach + 1)
+        c = kernel((js - x[o]) * stretch)
+        if antialias:
+            c = c / c.sum()
+        if exclude_outside:
+            c = np.where((js >= 0) & (js < n_in), c, 0.0)
+            c = c / c.sum()
+        np.add.at(w[o], np.clip(js, 0, n_in - 1), c)
+    return w, extrapolated
+
+
+@converts("Resize", "Upsample")
+def _resize(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    shape = list(x.shape)
+    rank = len(shape)
+    if -1 in shape:
+        raise ctx.error(f"{node.op_type} needs a static input shape, got {shape}")
+    _float_only(ctx, x)
+    mode = a.get("mode", "nearest")
+    if mode == "bilinear":
+        mode = "linear"
+    old = node.op_type == "Upsample" or ctx.opset < 11
+    transform = "asymmetric" if old else a.get("coordinate_transformation_mode", "half_pixel")
+    nearest_mode = "floor" if old else a.get("nearest_mode", "round_prefer_floor")
+    axes = ctx.axes(_ints(a["axes"], "axes"), rank) if "axes" in a else list(range(rank))
+    scales = sizes = roi = None
+    if node.op_type == "Upsample":
+        scales = np.asarray(a["scales"] if "scales" in a else ctx.static(node.input[1], "scales"), np.float64)
+    elif ctx.opset < 11:
+        scales = np.asarray(ctx.static(node.input[1], "scales"), np.float64)
+    else:
+        if ctx.has(node, 1):
+            roi = np.asarray(ctx.static(node.input[1], "roi"), np.float64).reshape(-1)
+        if ctx.has(node, 2) and ctx.shape(node.input[2]) != (0,):
+            scales = np.asarray(ctx.static(node.input[2], "scales"), np.float64).reshape(-1)
+        if ctx.has(node, 3):
+            sizes = np.asarray(ctx.static(node.input[3], "sizes")).reshape(-1)
+    n = len(axes)
+    if sizes is not None:
+        if len(sizes) != n:
+            raise ctx.error(f"sizes {sizes.tolist()} must hold one size per resized axis ({n})")
+        scale = [float(sizes[i]) / shape[ax] for i, ax in enumerate(axes)]
+        policy = a.get("keep_aspect_ratio_policy", "stretch")
+        if policy in ("not_larger", "not_smaller"):
+            common = min(scale) if policy == "not_larger" else max(scale)
+            scale = [common] * n
+            out = [int(common * shape[ax] + 0.5) for ax in axes]
+        elif policy == "stretch":
+            out = [int(s) for s in sizes]
+        else:
+            raise ctx.error(f"keep_aspect_ratio_policy={escape(repr(policy))} is not an ONNX policy")
+    elif scales is not None:
+        if len(scales) != n:
+            raise ctx.error(f"scales {scales.tolist()} must hold one scale per resized axis ({n})")
+        if (scales <= 0).any():
+            raise ctx.error(f"scales {scales.tolist()} must be positive")
+        scale = [float(s) for s in scales]
+        out = [int(math.floor(shape[ax] * s)) for ax, s in zip(axes, scale)]
+    else:
+        raise ctx.error("Resize needs scales or sizes")
+    if roi is not None and transform == "tf_crop_and_resize":
+        if len(roi) != 2 * n:
+            raise ctx.error(f"roi {roi.tolist()} must hold starts and ends of the {n} resized axes")
+        rois = [(roi[i], roi[i + n]) for i in range(n)]
+    else:
+        rois = [(0.0, 1.0)] * n
+    if math.prod(shape[:]) and any(o < 1 for o in out):
+        raise ctx.error(f"the result sizes {out} must be positive")
+    antialias = bool(_int(a.get("antialias", 0), "antialias"))
+    excl = bool(_int(a.get("exclude_outside", 0), "exclude_outside"))
+    cubic_a = _scalar(a.get("cubic_coeff_a", -0.75), "cubic_coeff_a")
+    y = x
+    extrap = None
+    dt = x.dtype.np_dtype
+    for ax, n_out, s, r in zip(axes, out, scale, rois):
+        n_in = shape[ax]
+        w, ext = resize_weights(n_in, n_out, s, mode, transform, nearest_mode, cubic_a, excl, antialias, r)
+        if n_in == n_out and np.array_equal(w, np.eye(n_in)) and not ext.any():
+            continue
+        if mode == "nearest":  # a gather: exact, and NaN or inf elsewhere do not spread
+            y = g.gather(y, g.constant(np.argmax(w, axis=1).astype(np.int32)), ax)
+        else:
+            perm = [i for i in range(rank) if i != ax] + [ax]
+            inv = list(np.argsort(perm))
+            t = g.permute(y, perm) if ax != rank - 1 else y
+            t = g.matrix_multiplication(t, g.constant(np.ascontiguousarray(w.T).astype(dt)))
+            y = g.permute(t, inv) if ax != rank - 1 else t
+        if ext.any():
+            m = ext.reshape([n_out if i == ax else 1 for i in range(rank)])
+            extrap = m if extrap is None else (extrap | m)
+    if extrap is not None:
+        value = _scalar(a.get("extrapolation_value", 0.0), "extrapolation_value")
+        y = g.select(g.constant(np.broadcast_to(extrap, y.shape).copy()), g.constant(np.asarray(value, dt)), y)
+    return [y if y is not x else g.identity(x)]
