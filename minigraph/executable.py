@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
 from collections import OrderedDict
 from typing import Any, Mapping, Optional, Sequence
@@ -267,6 +268,9 @@ class Executable:
         Raises:
             ExecutionError: a dynamic executable that has not run yet (it has no plan).
         """
+        return list(self._current_plan().steps)
+
+    def _current_plan(self):
         plan = self.plan
         if plan is None:
             with self._lock:
@@ -276,11 +280,30 @@ class Executable:
                                      "has run yet, so there is no plan; run it once (or compile with static "
                                      "feed shapes) first")
             plan = specialised[-1][0]
-        return list(plan.steps)
+        return plan
 
     def describe(self) -> str:
         """A listing of the compiled plan: feeds, targets, steps with concrete shapes, frees, pruned ops (not in MPSGraph)."""
         return describe_executable(self)
+
+    def to_dot(self, rankdir: str = "TB") -> str:
+        """Graphviz DOT text of the compiled plan: one node per step, fused steps in green
+        listing their ops; not in MPSGraph."""
+        from . import visualize
+
+        return visualize.plan_to_dot(self._current_plan(), rankdir)
+
+    def render(self, path: str, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
+        """Draw the compiled plan to ``path`` with Graphviz (format from the suffix; ``.dot``
+        written directly), as ``Graph.render`` draws the graph. Returns the path."""
+        from . import visualize
+
+        fmt = (format or os.path.splitext(os.fspath(path))[1].lstrip(".")).lower()
+        if not fmt:
+            raise MiniGraphError(f"render: cannot tell the image format of {path!r}; give a suffix "
+                                 "(.svg, .png, .pdf) or format=")
+        return visualize.render_dot(self.to_dot(rankdir), os.fspath(path), fmt, timeout,
+                                    f"{len(self.steps)} steps")
 
     def __repr__(self) -> str:
         return (f"<Executable targets={[t.name for t in self.target_tensors]} "

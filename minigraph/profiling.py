@@ -65,11 +65,26 @@ def matmul_flops(step: Any) -> int:
     return 2 * prod(out) * (a[-1] if len(a) else 1)
 
 
+class _Anchor:
+    """The anchor of an epilogue step as a step of its own (what the cost formulas read)."""
+
+    def __init__(self, op: Any, in_types: tuple, out_types: tuple):
+        self.op, self.in_types, self.out_types = op, in_types, out_types
+        self.attrs = op.attrs
+        self.program = ()
+
+
 def flops(step: Any) -> Optional[int]:
     """Floating-point operations of one step, where the op's cost is known; else None."""
     op = step.op
-    if getattr(step, "program", ()):  # a fused step: its ops' elementwise work
-        return sum(prod(ty.shape) for _, _, ty in step.program)
+    program = getattr(step, "program", ())
+    if program:  # a fused step: its ops' elementwise work, after its anchor's (an epilogue's)
+        tail = sum(prod(ty.shape) for o, _, ty in program if o.opdef.elementwise)
+        if program[0][0].opdef.elementwise:
+            return tail
+        a_op, args, a_ty = program[0]
+        first = flops(_Anchor(a_op, tuple(step.in_types[a] for a in args), (a_ty,)))
+        return None if first is None else first + tail
     family = op.opdef.family
     out = step.out_types
     if family == "convolution":
@@ -94,7 +109,7 @@ class OpRecord:
     computed (not in MPSGraph, which leaves profiling to Xcode's Metal System Trace)."""
 
     name: str
-    type: str
+    type: str  # the step's type: the op's, fused_elementwise, or an epilogue step's anchor's
     shape: tuple  # the (first) output's shape
     dtype: str
     time: float  # seconds, median over the repeats
@@ -291,7 +306,9 @@ def build_profile(plan: Any, runs: Sequence[tuple], backend: str, clock_name: st
         times = [took[k][0] / 1e9 if k in took else 0.0 for took in per_repeat]
         lane = next((took[k][2] for took in per_repeat if k in took), 0)
         out = st.out_types[0] if st.out_types else None
-        records.append(OpRecord(st.op.name, getattr(st, "type", st.op.type), tuple(out.shape) if out else (),
+        anchor = getattr(st, "anchor", None)  # an epilogue step counts as its anchor's type
+        kind = anchor.type if anchor is not None else getattr(st, "type", st.op.type)
+        records.append(OpRecord(st.op.name, kind, tuple(out.shape) if out else (),
                                 out.dtype.name if out else "", statistics.median(times),
                                 times, bytes_moved(st), flops(st), lanes.get(lane, str(lane)),
                                 kernel=getattr(st, "kernel", st.op.type),

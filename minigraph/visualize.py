@@ -322,6 +322,52 @@ def find_dot() -> str:
     return path
 
 
+# fill colours of a compiled plan's steps: fused steps stand out
+STEP_COLORS = {"fused_elementwise": "#dcfce7", "fused_epilogue": "#bbf7d0"}
+
+
+def _step_kind(st) -> str:
+    if st.type in STEP_COLORS:
+        return st.type
+    return _kind(st.op) if st.op.opdef.kind == "memory" else "forward"
+
+
+def plan_to_dot(plan, rankdir: str = "TB") -> str:
+    """Graphviz DOT text of a compiled plan: one node per step (a fused step lists the ops it
+    computes, in green), edges along the buffers the steps pass on; not in MPSGraph, whose
+    compiled packages Xcode's Metal debugger shows."""
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise MiniGraphError(f"rankdir must be TB, LR, BT or RL, got {rankdir!r}")
+    out = ["digraph plan {", f"  rankdir={rankdir};",
+           '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
+           '  edge [fontname="Helvetica", fontsize=8, color="#555555"];']
+    producer: dict = {}
+    for i, st in enumerate(plan.steps):
+        kind = _step_kind(st)
+        head = st.kernel if not st.program else f"{st.type}"
+        lines = [f"{i}: {st.op.name}", head]
+        if st.program:
+            lines += _wrap([o.type for o in st.ops], 40)
+        if st.out_types:
+            lines.append(fmt_type(st.out_types[0]))
+        shape = {"placeholder": "ellipse", "variable": "cylinder", "constant": "note"}.get(st.op.type, "box")
+        fill = STEP_COLORS.get(kind) or COLORS.get(kind, COLORS["forward"])
+        out.append(f"  s{i} [label={_dq(chr(10).join(lines))}, shape={shape}, fillcolor=\"{fill}\", "
+                   f"tooltip={_dq(', '.join(o.name for o in st.ops))}];")
+        for s in dict.fromkeys(st.inputs):
+            if s in producer:
+                out.append(f"  s{producer[s]} -> s{i};")
+        for s in st.outputs:
+            producer[s] = i
+        if st.op.type == "assign" and st.op.inputs:
+            var = st.op.inputs[0].operation
+            src = next((k for k, o in enumerate(plan.steps) if o.op is var), None)
+            if src is not None:
+                out.append(f"  s{i} -> s{src} [style=dashed, constraint=false];")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
 def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0, collapse=False) -> str:
     """Draw the graph to ``path`` with Graphviz (format from the suffix: svg, png, pdf, ...); not in MPSGraph.
 
@@ -342,6 +388,11 @@ def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: 
     if not _FORMAT.match(fmt):
         raise MiniGraphError(f"render: invalid format {fmt!r}")
     text = to_dot(g, rankdir=rankdir, collapse=collapse)
+    return render_dot(text, path, fmt, timeout, f"{len(g.operations)} ops")
+
+
+def render_dot(text: str, path: str, fmt: str, timeout: float = 120.0, what: str = "the graph") -> str:
+    """Write DOT ``text`` to ``path``: directly for dot/gv, else through Graphviz's ``dot -T{fmt}``."""
     if fmt in ("dot", "gv"):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
@@ -351,7 +402,7 @@ def render(g, path, format: Optional[str] = None, rankdir: str = "TB", timeout: 
         proc = subprocess.run([dot, f"-T{fmt}", "-o", path], input=text.encode("utf-8"),
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        raise RenderError(f"render: Graphviz took more than {timeout:g} s on {len(g.operations)} ops; "
+        raise RenderError(f"render: Graphviz took more than {timeout:g} s on {what}; "
                           "try format='svg' or a smaller graph") from None
     except OSError as e:
         raise RenderError(f"render: could not run {dot}: {e}") from None

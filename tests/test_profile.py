@@ -53,7 +53,8 @@ def test_records_cover_every_executed_op_with_positive_times(backend, rng):
     want = _executed(exe, backend)
     assert sorted(r.name for r in prof.records) == sorted(o.name for o in want)
     assert len(prof.records) == len(want)  # one record per op
-    types = {st.op.name: st.type for st in exe.plan.steps}  # a fused step: "fused_elementwise"
+    # a fused step: "fused_elementwise"; an epilogue step: its anchor's type
+    types = {st.op.name: st.anchor.type if st.anchor is not None else st.type for st in exe.plan.steps}
     shapes = {st.op.name: tuple(st.out_types[0].shape) for st in exe.plan.steps if st.out_types}
     for r in prof.records:
         assert r.type == types[r.name]
@@ -258,7 +259,7 @@ def test_convolution_flops_follow_the_formula(backend, rng):
     loss = g.reduction_sum(conv, [0, 1, 2, 3]) + g.reduction_sum(dconv, [0, 1, 2, 3])
     grads = g.gradients(loss, [x, wv, dwv])
     exe = g.compile({x: mg.ShapedType(x.shape, mg.float32)}, [loss, grads[x], grads[wv], grads[dwv]],
-                    backend=backend)
+                    backend=backend, compilation_descriptor=mg.CompilationDescriptor(fusion=False))
     prof = exe.profile({x: rng.standard_normal((n, c, h, w)).astype(np.float32)}, repeats=1)
     ho, wo = (h - k) // 2 + 1, (w - k) // 2 + 1
     conv_flops = 2 * n * cout * (c // 2) * k * k * ho * wo
@@ -397,3 +398,14 @@ def test_a_profile_indexes_like_its_records_and_shows_its_table():
     prof = exe.profile({x: np.ones((2, 3), np.float32)}, repeats=2)
     assert prof[0] is prof.records[0] and list(prof) == prof.records
     assert repr(prof) == str(prof) == prof.table() and "total" in repr(prof)
+
+
+def test_an_epilogue_step_is_profiled_as_its_anchor_with_the_tails_flops(rng):
+    g = mg.Graph()
+    x = g.placeholder((2, 3, 6, 6), name="x")
+    w = g.variable(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), name="w")
+    y = g.relu(g.convolution_2d(x, w, mg.Convolution2DOpDescriptor(), name="conv"), name="y")
+    exe = g.compile({x: mg.ShapedType(x.shape, mg.float32)}, [y])
+    (rec,) = [r for r in exe.profile({x: np.ones(x.shape, np.float32)}, repeats=1).records if r.name == "y"]
+    assert rec.type == "convolution_2d" and rec.kernel == "fused_epilogue(convolution_2d+relu)"
+    assert rec.ops == ("conv", "y") and rec.flops == 2 * 2 * 4 * 3 * 9 * 16 + 2 * 4 * 16

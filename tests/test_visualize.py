@@ -10,6 +10,8 @@ import subprocess
 import networkx as nx
 import pytest
 
+import numpy as np
+
 import minigraph as mg
 from minigraph.__main__ import show_main
 from minigraph import visualize
@@ -326,3 +328,19 @@ def test_notebook_display_is_svg_with_a_text_fallback(monkeypatch):
     assert g._repr_mimebundle_() == {"text/plain": g.describe()} and g._repr_svg_() is None
     monkeypatch.setitem(__import__("sys").modules, "graphviz", None)
     assert g._repr_mimebundle_() == {"text/plain": g.describe()} and g._repr_svg_() is None
+
+
+def test_a_compiled_plan_draws_one_node_per_step_with_fused_steps_listing_their_ops(tmp_path):
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 8, 8], name="x")
+    w = g.variable(np.ones((4, 3, 3, 3), np.float32), name="w")
+    y = g.relu(g.convolution_2d(x, w, mg.Convolution2DOpDescriptor(), name="conv"), name="y")
+    loss = g.mean(y, name="loss")
+    exe = g.compile({x: mg.ShapedType([2, 3, 8, 8])}, [loss])
+    dot = exe.to_dot()
+    assert dot.startswith("digraph plan {") and dot.count("[label=") == len(exe.steps) == 4
+    assert "fused_epilogue" in dot and "convolution_2d relu" in dot.replace(",", "")
+    assert "s0 -> s2;" in dot and "s1 -> s2;" in dot and "s2 -> s3;" in dot  # along the buffers
+    assert exe.render(str(tmp_path / "p.dot")).endswith("p.dot") and (tmp_path / "p.dot").read_text() == dot
+    with pytest.raises(mg.MiniGraphError, match="rankdir"):
+        exe.to_dot(rankdir="XY")
