@@ -1,4 +1,4 @@
-"""Command line: ``minigraph`` (or ``python -m minigraph``) ``{demo,backends,bench,show,profile,import}``.
+"""Command line: ``minigraph`` (or ``python -m minigraph``) ``{demo,backends,bench,show,profile,import,onnx-conformance}``.
 
 argparse subcommands: ``--help`` on stdout for the program and for each command, ``--version``.
 A usage error (an unknown option, a value out of range) prints one line on stderr and exits 2;
@@ -205,8 +205,46 @@ def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _onnx_conformance(args: argparse.Namespace) -> int:
+    from . import onnx_conformance
+    try:
+        cases = onnx_conformance.load_cases()
+    except ImportError:
+        print("error: onnx-conformance needs the 'onnx' package: pip install onnx", file=sys.stderr)
+        return 2
+    if args.backend not in available_backends():
+        print(f"error: backend {escape(repr(args.backend))} is not available here (available: "
+              f"{', '.join(available_backends())})", file=sys.stderr)
+        return 2
+    if args.match:
+        cases = [c for c in cases if args.match in c.name or args.match == c.op]
+    results = onnx_conformance.run_all(cases, args.backend)
+    print(onnx_conformance.report(results, args.verbose))
+    if args.expected:
+        numpy_results = results if args.backend == "numpy" else onnx_conformance.run_all(cases, "numpy")
+        gpu = onnx_conformance.run_all(cases, "webgpu") if "webgpu" in available_backends() else None
+        try:
+            with open(args.expected, "w") as f:
+                f.write(onnx_conformance.dump_expected(onnx_conformance.expected_table(numpy_results, gpu)))
+        except OSError as e:
+            print(f"error: cannot write {escape(repr(args.expected))}: {e}", file=sys.stderr)
+            return 1
+    if args.json:
+        import json
+        try:
+            with open(args.json, "w") as f:
+                json.dump({r.name: [r.op, r.status, r.reason] for r in results}, f, indent=1, sort_keys=True)
+        except OSError as e:
+            print(f"error: cannot write {escape(repr(args.json))}: {e}", file=sys.stderr)
+            return 1
+    return 1 if any(r.status in ("wrong", "crash") for r in results) else 0
+
+
 IMPORT = ("Import an ONNX model (mg.from_onnx) and print it one ONNX node per line, with the ops each became, "
           "the depthwise convolutions and the gradient ops training would insert.")
+CONFORMANCE = ("Run the ONNX backend node tests shipped with the installed onnx package through mg.from_onnx on a "
+               "backend and print, per ONNX operator, how many cases pass, are skipped (an operator, attribute or "
+               "dtype minigraph refuses, with its reason under --verbose), give wrong results or crash.")
 SHOW = "Print the listing of a graph saved with g.save(), or draw it."
 BENCH = ("Benchmarks against PyTorch, JAX and MLX (from a source checkout). NAME is one of: depthwise (dw): the "
          "depthwise weights gradient on MobileNet layers, NumPy backend vs PyTorch / JAX / MLX; executor (overhead): "
@@ -245,7 +283,16 @@ def parser() -> argparse.ArgumentParser:
     im.add_argument("--swift", metavar="OUT", help="write the MPSGraph Swift code that builds the model")
     im.add_argument("--render", metavar="OUT", help="draw the graph (format from the extension: svg, png, pdf)")
     im.set_defaults(func=_import)
-    COMMANDS.update(demo=d, backends=b, bench=be, show=s, profile=pr, **{"import": im})
+    oc = sub.add_parser("onnx-conformance", help="run the ONNX backend node tests: counts per operator",
+                        description=CONFORMANCE)
+    oc.add_argument("--backend", default="numpy", help="the backend to run the cases on (default numpy)")
+    oc.add_argument("-k", metavar="TEXT", dest="match", help="only the cases whose name or operator contains TEXT")
+    oc.add_argument("--verbose", "-v", action="store_true", help="list every case that does not pass, with why")
+    oc.add_argument("--json", metavar="OUT", help="write {case: [operator, status, reason]} to OUT")
+    oc.add_argument("--expected", metavar="OUT", help="run on numpy and webgpu and write the expected statuses "
+                    "(the tests' tests/golden/onnx_node_expected.json) to OUT")
+    oc.set_defaults(func=_onnx_conformance)
+    COMMANDS.update(demo=d, backends=b, bench=be, show=s, profile=pr, **{"import": im, "onnx-conformance": oc})
     return p
 
 
