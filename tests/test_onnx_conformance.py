@@ -132,3 +132,16 @@ def test_the_command_prints_counts_per_operator(run_python):
     want = [row_["numpy"] for name, row_ in EXPECTED["cases"].items() if name.startswith("test_max_")]
     assert int(row[1]) == want.count("pass") and int(row[2]) == want.count("skip")
     assert int(row[3]) == int(row[4]) == 0
+
+
+def test_the_docs_table_is_current():
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "onnx.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    begin, end = text.index(oc.TABLE_BEGIN), text.index(oc.TABLE_END) + len(oc.TABLE_END)
+    assert text[begin:end] == oc.docs_table(EXPECTED), (
+        "docs/onnx.md's operator table is out of date: minigraph.onnx_conformance.update_docs('docs/onnx.md', "
+        "json.load(open('tests/golden/onnx_node_expected.json'))) rewrites it")
+    from minigraph.onnx_ops import CONVERTERS
+    for op in CONVERTERS:
+        assert f"| `{op}` |" in text[begin:end]
