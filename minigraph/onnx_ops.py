@@ -322,8 +322,16 @@ _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exponent
           "Erf": "erf", "Floor": "floor", "Ceil": "ceil", "Sin": "sin", "Cos": "cos", "Sign": "sign"}
 
 
+_UNARY_NUMPY = {"Neg": np.negative, "Abs": np.abs, "Sign": np.sign, "Floor": np.floor, "Ceil": np.ceil,
+                "Relu": lambda x: np.maximum(x, np.zeros((), x.dtype))}
+
+
 @converts(*_UNARY)
 def _unary(ctx: Context, node: Any, a: dict) -> list:
+    if node.op_type in _UNARY_NUMPY:  # shape arithmetic of exporters and function bodies
+        folded = _fold(ctx, node, _UNARY_NUMPY[node.op_type])
+        if folded is not None:
+            return folded
     return [getattr(ctx.g, _UNARY[node.op_type])(ctx.tensor(node.input[0]))]
 
 
@@ -898,6 +906,13 @@ def _round(ctx: Context, node: Any, a: dict) -> list:
 @converts("Mod")
 def _mod(ctx: Context, node: Any, a: dict) -> list:
     fmod = _int(a.get("fmod", 0), "fmod")
+    if ctx.all_static(node) and all(ctx.statics[n].dtype.kind in "iu" for n in node.input):
+        xs, ys = ctx.statics[node.input[0]], ctx.statics[node.input[1]]
+        if not ys.all():
+            raise ctx.error("integer Mod by zero in constants")
+        folded = _fold(ctx, node, np.fmod if fmod else np.mod)
+        if folded is not None:
+            return folded
     x, y = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
     if x.dtype.is_floating and not fmod:
         raise ctx.error("fmod=0 with float inputs is not valid ONNX (float Mod needs fmod=1)")
