@@ -435,9 +435,12 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
         raise ModelImportError(f"{where}: operator domain {escape(repr(node.domain))} is not supported; supported: "
                                "the standard ONNX domain, operators " + ", ".join(sorted(CONVERTERS)))
     conv = CONVERTERS.get(node.op_type)
+    body = None
     if conv is None:
-        raise ModelImportError(f"{where}: operator {escape(repr(node.op_type))} is not supported; supported "
-                               "operators: " + ", ".join(sorted(CONVERTERS)))
+        body = _function_body(ctx, node)
+        if body is None:
+            raise ModelImportError(f"{where}: operator {escape(repr(node.op_type))} is not supported; supported "
+                                   "operators: " + ", ".join(sorted(CONVERTERS)))
     for name in node.input:
         if name in ctx.unavailable:
             raise ModelImportError(f"{where}: uses {escape(repr(name))}, an output that {ctx.unavailable[name]} "
@@ -445,6 +448,9 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
         if name and name not in ctx.values and name not in ctx.statics:
             raise ModelImportError(f"{where}: input {escape(repr(name))} is neither a graph input, an initializer "
                                    "nor an earlier node's output (a missing initializer?)")
+    if body is not None:
+        _convert_body(ctx, node, i, where, *body)
+        return
     ctx.where = where
     ops = ctx.g._ops  # the graph's own list: g.operations copies it (quadratic over a model's nodes)
     first = len(ops)
@@ -472,6 +478,87 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
             ctx.unavailable[name] = where
     built = ops[first:]
     ctx.nodes.append((_scope(node, i), node.op_type, built, [v for v in outs if isinstance(v, Tensor)]))
+
+
+def _input_type(onnx: Any, ctx: Context, name: str) -> Any:
+    """An ONNX TypeProto of a value already imported (what a context-dependent function reads)."""
+    if not name:
+        return onnx.TypeProto()
+    if name in ctx.statics and name not in ctx.values:
+        arr = ctx.statics[name]
+        return onnx.helper.make_tensor_type_proto(onnx.helper.np_dtype_to_tensor_dtype(arr.dtype), list(arr.shape))
+    t = ctx.tensor(name)
+    elem = next(k for k, v in ONNX_DTYPES.items() if v == t.dtype)
+    return onnx.helper.make_tensor_type_proto(elem, [d if d >= 0 else None for d in t.shape])
+
+
+def _function_body(ctx: Context, node: Any) -> Optional[tuple]:
+    """``(function opset, body nodes)`` of an operator the table lacks but ONNX defines as a function
+    of other operators (its expansion, for the model's opset), or None."""
+    onnx = _require_onnx()
+    try:
+        schema = onnx.defs.get_schema(node.op_type, ctx.opset, "")
+    except Exception:  # onnx.defs.SchemaError: no such operator at this opset
+        return None
+    plain = [v for v in schema.function_opset_versions if v <= ctx.opset]
+    dependent = [v for v in schema.context_dependent_function_opset_versions if v <= ctx.opset]
+    if not plain and not dependent:
+        return None
+    full = onnx.NodeProto()
+    full.CopyFrom(node)
+    given = {a.name for a in node.attribute}
+    for name, attr in schema.attributes.items():
+        if name not in given and attr.default_value.name:
+            full.attribute.append(attr.default_value)
+    fp = onnx.FunctionProto()
+    if plain and (not dependent or max(plain) >= max(dependent)):
+        fp.ParseFromString(schema.get_function_with_opset_version(max(plain)))
+    else:
+        types = [_input_type(onnx, ctx, n).SerializeToString() for n in node.input]
+        fp.ParseFromString(schema.get_context_dependent_function_with_opset_version(
+            max(dependent), full.SerializeToString(), types))
+    version = next((o.version for o in fp.opset_import if o.domain in ("", "ai.onnx")), ctx.opset)
+    attrs = {a.name: a for a in full.attribute}
+    rename = {n: node.input[k] if k < len(node.input) else "" for k, n in enumerate(fp.input)}
+    rename.update({n: node.output[k] if k < len(node.output) else "" for k, n in enumerate(fp.output)})
+    prefix = f"{node.output[0] if node.output else node.op_type}/{node.op_type}/"
+    nodes = []
+    for inner in fp.node:
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in inner.attribute):
+            return None  # control flow in the body: If / Loop are not supported
+        out = onnx.NodeProto()
+        out.CopyFrom(inner)
+        del out.input[:], out.output[:], out.attribute[:]
+        out.input.extend(rename.get(n, prefix + n) if n else "" for n in inner.input)
+        out.output.extend(rename.get(n, prefix + n) if n else "" for n in inner.output)
+        for a in inner.attribute:
+            if a.ref_attr_name:
+                if a.ref_attr_name in attrs:
+                    ref = onnx.AttributeProto()
+                    ref.CopyFrom(attrs[a.ref_attr_name])
+                    ref.name = a.name
+                    out.attribute.append(ref)
+            else:
+                out.attribute.append(a)
+        nodes.append(out)
+    return version, nodes
+
+
+def _convert_body(ctx: Context, node: Any, i: int, where: str, version: int, nodes: list) -> None:
+    """Convert an operator through its ONNX function body, inside the node's name scope."""
+    outer = ctx.opset
+    ctx.opset = version
+    try:
+        with ctx.g.name_scope(_scope(node, i)):
+            for j, inner in enumerate(nodes):
+                _convert(ctx, inner, j)
+    except ModelImportError as e:
+        raise ModelImportError(f"{where}: imported through its ONNX function body: {e}") from e
+    finally:
+        ctx.opset = outer
+    missing = [n for n in node.output if n and n not in ctx.values and n not in ctx.statics]
+    for name in missing:
+        ctx.unavailable[name] = where
 
 
 def summary(model: Any, imported: Optional[tuple] = None) -> str:
