@@ -294,8 +294,9 @@ def _dropout(ctx: Context, node: Any, a: dict) -> list:
     if not 0.0 <= ratio < 1.0:
         raise ctx.error(f"ratio {ratio} must lie in [0, 1)")
     training_mode = ctx.has(node, 2) and bool(_int(ctx.static(node.input[2], "training_mode"), "training_mode"))
-    if not (ctx.training or training_mode) or ratio == 0.0:
-        return [ctx.g.identity(x)]
+    if not (ctx.training or training_mode) or ratio == 0.0:  # nothing dropped: the mask is all true
+        keep = np.ones(x.shape, bool) if -1 not in x.shape and ctx.foldable(x.shape, bool) else None
+        return [ctx.g.identity(x), keep]
     return [ctx.g.dropout(x, ratio)]
 
 
@@ -312,9 +313,15 @@ def _bound(ctx: Context, node: Any, a: dict, i: int, key: str, default: float) -
 
 @converts("Clip")
 def _clip(ctx: Context, node: Any, a: dict) -> list:
-    lo = _bound(ctx, node, a, 1, "min", -math.inf)
-    hi = _bound(ctx, node, a, 2, "max", math.inf)
-    return [ctx.g.clamp(ctx.tensor(node.input[0]), lo, hi)]
+    x = ctx.tensor(node.input[0])
+    if x.dtype.is_floating:
+        lo_default, hi_default = -math.inf, math.inf
+    else:  # no bound: the integer type's own range
+        info = np.iinfo(x.dtype.np_dtype)
+        lo_default, hi_default = float(info.min), float(info.max)
+    lo = _bound(ctx, node, a, 1, "min", lo_default)
+    hi = _bound(ctx, node, a, 2, "max", hi_default)
+    return [ctx.g.clamp(x, lo, hi)]
 
 
 _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exponent", "Log": "logarithm",
@@ -413,7 +420,21 @@ def _binary(ctx: Context, node: Any, a: dict) -> list:
                 if node.op_type == "Div" and y.dtype.kind in "iu" and x.dtype.kind in "iu" and not y.all():
                     raise ctx.error("integer division by zero in constants")
                 return [(fn or _divide)(x, y)]
-    return [getattr(ctx.g, method)(ctx.tensor(node.input[0]), ctx.tensor(node.input[1]))]
+    x, y = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    if node.op_type == "Div" and not x.dtype.is_floating:
+        return [_integer_division(ctx, x, y)]
+    return [getattr(ctx.g, method)(x, y)]
+
+
+def _integer_division(ctx: Context, x: Tensor, y: Tensor) -> Tensor:
+    """ONNX integer Div (truncated toward zero): ``x - fmod(x, y)`` is a multiple of ``y``, divided in
+    float32 and rounded, exact while the dividend's magnitude is below 2**24."""
+    g = ctx.g
+    if x.dtype != y.dtype:
+        raise ctx.error(f"inputs of dtypes {x.dtype.name} and {y.dtype.name} differ")
+    rem = g.modulo(x, y)  # the dividend's sign, as C's %
+    q = g.division(g.cast(g.subtraction(x, rem), float32), g.cast(y, float32))
+    return g.cast(g.rint(q), x.dtype)
 
 
 @converts("MatMul")
@@ -653,9 +674,11 @@ def _cast_like(ctx: Context, node: Any, a: dict) -> list:
         ctx.tensor(node.input[1]).dtype.np_dtype
     if like not in [d.np_dtype for d in ONNX_DTYPES.values()]:
         raise ctx.error(f"CastLike to {like} is not supported")
-    if ctx.all_static(node):
-        return [ctx.statics[node.input[0]].astype(like)]
-    return [ctx.g.cast(ctx.tensor(node.input[0]), like)]
+    src = node.input[0]
+    if src in ctx.statics and src not in ctx.variables:  # only the dtype of the second input is read
+        with np.errstate(all="ignore"):
+            return [ctx.statics[src].astype(like)]
+    return [ctx.g.cast(ctx.tensor(src), like)]
 
 
 @converts("Expand")
@@ -717,8 +740,12 @@ def _slice(ctx: Context, node: Any, a: dict) -> list:
         start, stop, step = sl.indices(shape[ax])
         if (start, stop, step) == (0, shape[ax], 1):
             continue
-        if step != 1:
-            raise ctx.error(f"Slice with step {step} of a run-time tensor is not supported")
+        if step != 1:  # a gather of the chosen positions
+            picked = np.arange(start, stop, step, dtype=np.int32)
+            if picked.size == 0:
+                raise ctx.error(f"Slice of axis {ax} selects no element (an empty result is not supported)")
+            y = ctx.g.gather(y, ctx.g.constant(picked), ax)
+            continue
         y = ctx.g.slice(y, ax, start, max(stop - start, 0))
     return [y]
 
@@ -914,10 +941,16 @@ def _mod(ctx: Context, node: Any, a: dict) -> list:
         if folded is not None:
             return folded
     x, y = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
-    if x.dtype.is_floating and not fmod:
-        raise ctx.error("fmod=0 with float inputs is not valid ONNX (float Mod needs fmod=1)")
+    if x.dtype.is_floating and not fmod and ctx.opset < 28:
+        raise ctx.error("fmod=0 with float inputs is not valid ONNX before opset 28 (float Mod needs fmod=1)")
     # fmod=1: the remainder has the dividend's sign (C fmod); fmod=0: the divisor's (Python %)
-    return [ctx.g.modulo(x, y) if fmod else ctx.g.floor_modulo(x, y)]
+    if fmod or not x.dtype.is_floating:
+        return [ctx.g.modulo(x, y) if fmod else ctx.g.floor_modulo(x, y)]
+    g = ctx.g  # float, fmod=0: C's fmod moved to the divisor's sign (x % 0 stays NaN, x % inf is x or inf)
+    r = g.modulo(x, y)
+    zero = _const_like(ctx, x, 0.0)
+    flip = g.logical_and(g.not_equal(r, zero), g.not_equal(g.less_than(r, zero), g.less_than(y, zero)))
+    return [g.select(flip, g.addition(r, y), r)]
 
 
 # ----------------------------------------------------------------------------- activations (composed)
