@@ -141,6 +141,13 @@ def run_case(case: Case, backend: str = "numpy") -> Result:
                     and isinstance(fed[m.group(1)], (np.ndarray, np.generic)):
                 constants[m.group(1)] = np.asarray(fed[m.group(1)])
                 continue
+            if m and m.group(1) not in fed:  # computed from graph inputs: fix the small integer ones
+                small = {n: np.asarray(v) for n, v in fed.items() if n not in constants
+                         and isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.kind in "iu"
+                         and np.asarray(v).size <= 8}
+                if small:
+                    constants.update(small)
+                    continue
             return result("skip", _first_line(e))
         except Exception as e:
             return result("crash", f"import: {type(e).__name__}: {_first_line(e)}")

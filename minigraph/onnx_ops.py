@@ -188,9 +188,12 @@ def _two(ctx: Context, a: dict, key: str) -> tuple:
 def _conv(ctx: Context, node: Any, a: dict) -> list:
     g = ctx.g
     x, w = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    one_d = len(x.shape) == 3 and len(w.shape) == 3
+    if one_d:  # a 1-D convolution: a 2-D one of height 1
+        x, w, a = g.expand_dims(x, [2]), g.expand_dims(w, [2]), _attrs_2d(ctx, a)
     if len(x.shape) != 4 or len(w.shape) != 4:
-        raise ctx.error(f"only 2-D convolutions are supported (4-D input and weights), got input {list(x.shape)} "
-                        f"and weights {list(w.shape)}")
+        raise ctx.error(f"only 1-D and 2-D convolutions are supported (3-D or 4-D input and weights), got input "
+                        f"{list(x.shape)} and weights {list(w.shape)}")
     group = _int(a.get("group", 1), "group")
     cin, cout, kh, kw = x.shape[1], w.shape[0], w.shape[2], w.shape[3]
     if group < 1:
@@ -211,7 +214,30 @@ def _conv(ctx: Context, node: Any, a: dict) -> list:
         y = g.convolution_2d(x, w, Convolution2DOpDescriptor(groups=group, **common))
     if ctx.has(node, 2):
         y = g.addition(y, g.reshape(ctx.tensor(node.input[2]), [1, cout, 1, 1]))
-    return [y]
+    return [g.squeeze(y, [2]) if one_d else y]
+
+
+def _attrs_2d(ctx: Context, a: dict) -> dict:
+    """A 1-D window's attributes as those of a 2-D window of height 1."""
+    out = dict(a)
+    for key in ("kernel_shape", "strides", "dilations"):
+        if key in a:
+            v = _ints(a[key], key)
+            if len(v) != 1:
+                raise ctx.error(f"{key}={v}: a 1-D window takes one value")
+            out[key] = [1] + v
+    if "pads" in a:
+        p = _ints(a["pads"], "pads")
+        if len(p) != 2:
+            raise ctx.error(f"pads={p}: a 1-D window takes two values (begin, end)")
+        out["pads"] = [0, p[0], 0, p[1]]
+    return out
+
+
+def _pool_1d(ctx: Context, a: dict, x: Tensor, fn: Callable[[Tensor, Pooling2DOpDescriptor], Tensor]) -> Tensor:
+    if len(x.shape) == 3:
+        return ctx.g.squeeze(fn(ctx.g.expand_dims(x, [2]), _pool_descriptor(ctx, _attrs_2d(ctx, a))), [2])
+    return fn(x, _pool_descriptor(ctx, a))
 
 
 def _pool_descriptor(ctx: Context, a: dict) -> Pooling2DOpDescriptor:
@@ -229,12 +255,12 @@ def _pool_descriptor(ctx: Context, a: dict) -> Pooling2DOpDescriptor:
 def _max_pool(ctx: Context, node: Any, a: dict) -> list:
     if _int(a.get("storage_order", 0), "storage_order"):
         raise ctx.error("storage_order=1 (column-major indices) is not supported")
-    return [ctx.g.max_pooling_2d(ctx.tensor(node.input[0]), _pool_descriptor(ctx, a))]
+    return [_pool_1d(ctx, a, ctx.tensor(node.input[0]), ctx.g.max_pooling_2d)]
 
 
 @converts("AveragePool")
 def _avg_pool(ctx: Context, node: Any, a: dict) -> list:
-    return [ctx.g.avg_pooling_2d(ctx.tensor(node.input[0]), _pool_descriptor(ctx, a))]
+    return [_pool_1d(ctx, a, ctx.tensor(node.input[0]), ctx.g.avg_pooling_2d)]
 
 
 @converts("GlobalAveragePool", "GlobalMaxPool")
