@@ -447,6 +447,10 @@ def _binary(ctx: Context, node: Any, a: dict) -> list:
                     raise ctx.error("integer division by zero in constants")
                 return [(fn or _divide)(x, y)]
     x, y = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    if node.op_type == "Pow" and x.dtype != y.dtype:  # ONNX Pow: the exponent may be of another type
+        if not x.dtype.is_floating:
+            raise ctx.error(f"Pow of a {x.dtype.name} base by a {y.dtype.name} exponent is not supported")
+        y = ctx.g.cast(y, x.dtype)
     if node.op_type == "Div" and not x.dtype.is_floating:
         return [_integer_division(ctx, x, y)]
     return [getattr(ctx.g, method)(x, y)]
@@ -465,7 +469,15 @@ def _integer_division(ctx: Context, x: Tensor, y: Tensor) -> Tensor:
 
 @converts("MatMul")
 def _matmul(ctx: Context, node: Any, a: dict) -> list:
-    return [ctx.g.matrix_multiplication(ctx.tensor(node.input[0]), ctx.tensor(node.input[1]))]
+    g = ctx.g
+    x, y = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    # NumPy's matmul rule: a 1-D operand is a row (left) or a column (right), that axis removed after
+    x1, y1 = len(x.shape) == 1, len(y.shape) == 1
+    out = g.matrix_multiplication(g.expand_dims(x, [0]) if x1 else x, g.expand_dims(y, [1]) if y1 else y)
+    if x1 or y1:
+        rank = len(out.shape)
+        out = g.squeeze(out, ([rank - 2] if x1 else []) + ([rank - 1] if y1 else []))
+    return [out]
 
 
 @converts("Gemm")
