@@ -1578,3 +1578,56 @@ def _resize(ctx: Context, node: Any, a: dict) -> list:
         value = _scalar(a.get("extrapolation_value", 0.0), "extrapolation_value")
         y = g.select(g.constant(np.broadcast_to(extrap, y.shape).copy()), g.constant(np.asarray(value, dt)), y)
     return [y if y is not x else g.identity(x)]
+
+
+# ----------------------------------------------------------------------------- ConvTranspose
+@converts("ConvTranspose")
+def _conv_transpose(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x, w = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    one_d = len(x.shape) == 3 and len(w.shape) == 3
+    if one_d:
+        x, w, a = g.expand_dims(x, [2]), g.expand_dims(w, [2]), _attrs_2d(ctx, a)
+        for key in ("output_padding", "output_shape"):
+            if key in a:
+                a[key] = [0 if key == "output_padding" else 1] + _ints(a[key], key)
+    if len(x.shape) != 4 or len(w.shape) != 4 or -1 in x.shape:
+        raise ctx.error(f"only 1-D and 2-D transposed convolutions of static shapes are supported, got input "
+                        f"{list(x.shape)} and weights {list(w.shape)}")
+    group = _int(a.get("group", 1), "group")
+    n, cin, h, wd = x.shape
+    if group < 1 or cin % group or w.shape[0] != cin:
+        raise ctx.error(f"weights {list(w.shape)} and group {group} do not fit {cin} input channels")
+    cout = w.shape[1] * group
+    strides, dil = _two(ctx, a, "strides"), _two(ctx, a, "dilations")
+    outpad = _two(ctx, {"output_padding": a.get("output_padding", [0, 0])}, "output_padding")
+    keff = [(w.shape[2 + i] - 1) * dil[i] + 1 for i in range(2)]
+    sizes = [h, wd]
+    auto = a.get("auto_pad", "NOTSET")
+    begin, end, out = [0, 0], [0, 0], [0, 0]
+    for i in range(2):
+        full = strides[i] * (sizes[i] - 1) + outpad[i] + keff[i]
+        if "output_shape" in a or auto in ("SAME_UPPER", "SAME_LOWER"):
+            target = _ints(a["output_shape"], "output_shape")[-2:][i] if "output_shape" in a else sizes[i] * strides[i]
+            total = max(full - target, 0)  # a larger output_shape: zeros past what the kernel reaches
+            small, large = total // 2, total - total // 2
+            begin[i], end[i] = (large, small) if auto == "SAME_LOWER" else (small, large)
+            out[i] = target
+        elif auto in ("NOTSET", "VALID"):
+            pads = _ints(a.get("pads", [0, 0, 0, 0]), "pads") if auto == "NOTSET" else [0, 0, 0, 0]
+            if len(pads) != 4 or min(pads) < 0:
+                raise ctx.error(f"pads={pads} must be 4 non-negative ints")
+            begin[i], end[i] = pads[i], pads[i + 2]
+            out[i] = full - begin[i] - end[i]
+        else:
+            raise ctx.error(f"auto_pad={escape(repr(auto))} is not an ONNX padding")
+    if min(out) < 1:
+        raise ctx.error(f"the result size {out} must be positive")
+    desc = Convolution2DOpDescriptor(stride_in_y=strides[0], stride_in_x=strides[1], dilation_rate_in_y=dil[0],
+                                     dilation_rate_in_x=dil[1], padding_style=PaddingStyle.EXPLICIT,
+                                     padding_top=begin[0], padding_bottom=end[0], padding_left=begin[1],
+                                     padding_right=end[1], groups=group)
+    y = g.convolution_transpose_2d(x, w, [n, cout, out[0], out[1]], desc)
+    if ctx.has(node, 2):
+        y = g.addition(y, g.reshape(ctx.tensor(node.input[2]), [1, cout, 1, 1]))
+    return [g.squeeze(y, [2]) if one_d else y]
