@@ -54,7 +54,8 @@ def load_cases() -> list[Case]:
     with warnings.catch_warnings(), np.errstate(all="ignore"):  # the generators cast inf/nan on purpose
         warnings.simplefilter("ignore")
         raw = loader.load_model_tests(kind="node")
-    ops = {c.name: c.model.graph.node[0].op_type for c in raw if len(c.model.graph.node) == 1}
+    models: dict[str, Any] = {c.name: c.model for c in raw}
+    ops = {n: m.graph.node[0].op_type for n, m in models.items() if len(m.graph.node) == 1}
 
     def value(x: Any) -> Any:
         if hasattr(x, "SerializeToString") and hasattr(x, "dims"):
@@ -64,9 +65,11 @@ def load_cases() -> list[Case]:
     out = []
     for c in raw:
         base = re.sub(r"_expanded.*$", "", c.name)
-        op = ops.get(base) or ops.get(c.name) or c.model.graph.node[0].op_type
-        ins, outs = c.data_sets[0]
-        out.append(Case(c.name, op, c.model, [value(x) for x in ins], [value(x) for x in outs]))
+        model = models[c.name]
+        op = ops.get(base) or ops.get(c.name) or model.graph.node[0].op_type
+        data: Any = c.data_sets
+        ins, outs = data[0]
+        out.append(Case(c.name, op, model, [value(x) for x in ins], [value(x) for x in outs]))
     return out
 
 
@@ -111,6 +114,30 @@ def _first_line(e: BaseException) -> str:
     return (lines[0] if lines else "")[:300]
 
 
+def _input_names(graph: Any) -> list:
+    init = {t.name for t in graph.initializer}
+    return [vi.name for vi in graph.input if vi.name not in init]
+
+
+def _more_constants(message: str, fed: dict, constants: dict) -> bool:
+    """Add to ``constants`` the graph inputs a refusal says must be known at import (the one it
+    names, or, for a value computed from inputs, every small integer input); False if none."""
+    m = _MUST_BE_CONSTANT.search(message)
+    if not m:
+        return False
+    name = m.group(1)
+    if name in fed:
+        if name in constants or not isinstance(fed[name], (np.ndarray, np.generic)):
+            return False
+        constants[name] = np.asarray(fed[name])
+        return True
+    small = {n: np.asarray(v) for n, v in fed.items() if n not in constants
+             and isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.kind in "iu"
+             and np.asarray(v).size <= 8}
+    constants.update(small)
+    return bool(small)
+
+
 def run_case(case: Case, backend: str = "numpy") -> Result:
     """Import, run and compare one case."""
     from .onnx_import import from_onnx
@@ -122,8 +149,7 @@ def run_case(case: Case, backend: str = "numpy") -> Result:
         return result("skip", RANDOM[case.name])
 
     graph = case.model.graph
-    init = {t.name for t in graph.initializer}
-    names = [vi.name for vi in graph.input if vi.name not in init]
+    names = _input_names(graph)
     if len(names) != len(case.inputs):
         return result("skip", f"the case feeds {len(case.inputs)} inputs for {len(names)} graph inputs")
     fed = dict(zip(names, case.inputs))
@@ -136,29 +162,15 @@ def run_case(case: Case, backend: str = "numpy") -> Result:
             cause = _unexpected_cause(e)
             if cause is not None:  # the importer's last line of defence caught a converter's bug
                 return result("crash", f"import: {type(cause).__name__}: {_first_line(cause)}")
-            m = _MUST_BE_CONSTANT.search(str(e))
-            if m and m.group(1) in fed and m.group(1) not in constants \
-                    and isinstance(fed[m.group(1)], (np.ndarray, np.generic)):
-                constants[m.group(1)] = np.asarray(fed[m.group(1)])
-                continue
-            if m and m.group(1) not in fed:  # computed from graph inputs: fix the small integer ones
-                small = {n: np.asarray(v) for n, v in fed.items() if n not in constants
-                         and isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.kind in "iu"
-                         and np.asarray(v).size <= 8}
-                if small:
-                    constants.update(small)
-                    continue
-            return result("skip", _first_line(e))
+            if not _more_constants(str(e), fed, constants):
+                return result("skip", _first_line(e))
         except Exception as e:
             return result("crash", f"import: {type(e).__name__}: {_first_line(e)}")
-    feeds = {}
-    for n, x in zip(names, case.inputs):
-        if n in constants:
-            continue
-        if not isinstance(x, (np.ndarray, np.generic)):
-            return result("skip", f"input {n!r} is a {type(x).__name__} (sequences and optionals are not supported)")
-        if n in inputs:
-            feeds[inputs[n]] = np.asarray(x)
+    odd = [n for n, x in fed.items() if n not in constants and not isinstance(x, (np.ndarray, np.generic))]
+    if odd:
+        return result("skip", f"input {odd[0]!r} is a {type(fed[odd[0]]).__name__} (sequences and optionals are "
+                              "not supported)")
+    feeds = {inputs[n]: np.asarray(x) for n, x in fed.items() if n in inputs}
     out_names = [vi.name for vi in graph.output]
     targets = [outputs[n] for n in out_names]
     try:

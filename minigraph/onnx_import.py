@@ -321,6 +321,36 @@ def _value_shape(vi: Any) -> tuple:
     return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in dims)
 
 
+def _graph_inputs(ctx: Context, proto: Any, inits: set, constants: dict) -> dict:
+    """Placeholders for the graph inputs (constants for those ``constants`` gives)."""
+    g = ctx.g
+    inputs = {}
+    for vi in proto.graph.input:
+        if vi.name in inits:
+            continue  # older exporters list initializers as inputs too
+        elem = vi.type.tensor_type.elem_type
+        where = f"graph input {escape(repr(vi.name))}"
+        if elem not in ONNX_DTYPES:
+            raise ModelImportError(f"{where}: element type {elem} is not supported "
+                                   f"(supported: {sorted(ONNX_DTYPES)})")
+        shape = _value_shape(vi)
+        if len(shape) > limits.MAX_RANK or any(d < -1 for d in shape):
+            raise ModelImportError(f"{where}: shape {list(shape)[:10]} is not a tensor shape (at most "
+                                   f"{limits.MAX_RANK} sizes, each >= 0, or unknown)")
+        if vi.name in constants:
+            declared = shape if vi.type.tensor_type.HasField("shape") else None
+            ctx.statics[vi.name] = _constant_input(where, constants.pop(vi.name), ONNX_DTYPES[elem], declared)
+            continue
+        try:
+            inputs[vi.name] = ctx.values[vi.name] = g.placeholder(shape, ONNX_DTYPES[elem], name=vi.name)
+        except MiniGraphError as e:
+            raise ModelImportError(f"{where}: {e}") from e
+    if constants:
+        raise ModelImportError(f"constants name {sorted(constants)[:5]}, which are not graph inputs (graph inputs: "
+                               f"{[vi.name for vi in proto.graph.input if vi.name not in inits][:10]})")
+    return inputs
+
+
 def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict,
            constants: dict) -> tuple[Graph, dict, dict, list]:
     g = Graph()
@@ -349,30 +379,7 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict,
         del arr
         t.ClearField("raw_data")  # the variable holds the value now: the import's own copy of the proto is
         t.ClearField(onnx.helper.tensor_dtype_to_field(t.data_type))  # not read again, so no third copy
-    inputs = {}
-    for vi in proto.graph.input:
-        if vi.name in inits:
-            continue  # older exporters list initializers as inputs too
-        elem = vi.type.tensor_type.elem_type
-        where = f"graph input {escape(repr(vi.name))}"
-        if elem not in ONNX_DTYPES:
-            raise ModelImportError(f"{where}: element type {elem} is not supported "
-                                   f"(supported: {sorted(ONNX_DTYPES)})")
-        shape = _value_shape(vi)
-        if len(shape) > limits.MAX_RANK or any(d < -1 for d in shape):
-            raise ModelImportError(f"{where}: shape {list(shape)[:10]} is not a tensor shape (at most "
-                                   f"{limits.MAX_RANK} sizes, each >= 0, or unknown)")
-        if vi.name in constants:
-            declared = shape if vi.type.tensor_type.HasField("shape") else None
-            ctx.statics[vi.name] = _constant_input(where, constants.pop(vi.name), ONNX_DTYPES[elem], declared)
-            continue
-        try:
-            inputs[vi.name] = ctx.values[vi.name] = g.placeholder(shape, ONNX_DTYPES[elem], name=vi.name)
-        except MiniGraphError as e:
-            raise ModelImportError(f"{where}: {e}") from e
-    if constants:
-        raise ModelImportError(f"constants name {sorted(constants)[:5]}, which are not graph inputs (graph inputs: "
-                               f"{[vi.name for vi in proto.graph.input if vi.name not in inits][:10]})")
+    inputs = _graph_inputs(ctx, proto, inits, constants)
     for i, node in enumerate(proto.graph.node):
         _convert(ctx, node, i)
     outputs = {}
@@ -435,20 +442,12 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
         raise ModelImportError(f"{where}: operator domain {escape(repr(node.domain))} is not supported; supported: "
                                "the standard ONNX domain, operators " + ", ".join(sorted(CONVERTERS)))
     conv = CONVERTERS.get(node.op_type)
-    body = None
+    _check_inputs(ctx, node, where)
     if conv is None:
         body = _function_body(ctx, node)
         if body is None:
             raise ModelImportError(f"{where}: operator {escape(repr(node.op_type))} is not supported; supported "
                                    "operators: " + ", ".join(sorted(CONVERTERS)))
-    for name in node.input:
-        if name in ctx.unavailable:
-            raise ModelImportError(f"{where}: uses {escape(repr(name))}, an output that {ctx.unavailable[name]} "
-                                   "does not produce in minigraph")
-        if name and name not in ctx.values and name not in ctx.statics:
-            raise ModelImportError(f"{where}: input {escape(repr(name))} is neither a graph input, an initializer "
-                                   "nor an earlier node's output (a missing initializer?)")
-    if body is not None:
         _convert_body(ctx, node, i, where, *body)
         return
     ctx.where = where
@@ -478,6 +477,16 @@ def _convert(ctx: Context, node: Any, i: int) -> None:
             ctx.unavailable[name] = where
     built = ops[first:]
     ctx.nodes.append((_scope(node, i), node.op_type, built, [v for v in outs if isinstance(v, Tensor)]))
+
+
+def _check_inputs(ctx: Context, node: Any, where: str) -> None:
+    for name in node.input:
+        if name in ctx.unavailable:
+            raise ModelImportError(f"{where}: uses {escape(repr(name))}, an output that {ctx.unavailable[name]} "
+                                   "does not produce in minigraph")
+        if name and name not in ctx.values and name not in ctx.statics:
+            raise ModelImportError(f"{where}: input {escape(repr(name))} is neither a graph input, an initializer "
+                                   "nor an earlier node's output (a missing initializer?)")
 
 
 def _input_type(onnx: Any, ctx: Context, name: str) -> Any:

@@ -121,6 +121,10 @@ class Context:
     def is_static(self, name: str) -> bool:
         return name in self.statics
 
+    def all_static_name(self, name: str) -> bool:
+        """Whether the value is known at import and is no variable's (a variable may change)."""
+        return name in self.statics and name not in self.variables
+
     def all_static(self, node: Any) -> bool:
         return all(not n or (n in self.statics and n not in self.variables) for n in node.input)
 
@@ -355,7 +359,7 @@ _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exponent
           "Erf": "erf", "Floor": "floor", "Ceil": "ceil", "Sin": "sin", "Cos": "cos", "Sign": "sign"}
 
 
-_UNARY_NUMPY = {"Neg": np.negative, "Abs": np.abs, "Sign": np.sign, "Floor": np.floor, "Ceil": np.ceil,
+_UNARY_NUMPY: dict[str, Callable[..., Any]] = {"Neg": np.negative, "Abs": np.abs, "Sign": np.sign, "Floor": np.floor, "Ceil": np.ceil,
                 "Relu": lambda x: np.maximum(x, np.zeros((), x.dtype))}
 
 
@@ -439,13 +443,13 @@ def _binary(ctx: Context, node: Any, a: dict) -> list:
     if len(node.input) != 2 or not all(node.input):
         raise ctx.error(f"needs 2 inputs, got {len(node.input)}")
     if ctx.all_static(node):
-        x, y = ctx.statics[node.input[0]], ctx.statics[node.input[1]]
-        shape = broadcast_shapes(x.shape, y.shape)
-        if ctx.foldable(shape, np.result_type(x, y)):
+        xv, yv = ctx.statics[node.input[0]], ctx.statics[node.input[1]]
+        shape = broadcast_shapes(xv.shape, yv.shape)
+        if ctx.foldable(shape, np.result_type(xv, yv)):
             with np.errstate(all="ignore"):  # as a run computes it: inf, nan, wrapped integers
-                if node.op_type == "Div" and y.dtype.kind in "iu" and x.dtype.kind in "iu" and not y.all():
+                if node.op_type == "Div" and yv.dtype.kind in "iu" and xv.dtype.kind in "iu" and not yv.all():
                     raise ctx.error("integer division by zero in constants")
-                return [(fn or _divide)(x, y)]
+                return [(fn or _divide)(xv, yv)]
     x, y = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
     if node.op_type == "Pow" and x.dtype != y.dtype:  # ONNX Pow: the exponent may be of another type
         if not x.dtype.is_floating:
@@ -972,8 +976,7 @@ def _round(ctx: Context, node: Any, a: dict) -> list:
 def _mod(ctx: Context, node: Any, a: dict) -> list:
     fmod = _int(a.get("fmod", 0), "fmod")
     if ctx.all_static(node) and all(ctx.statics[n].dtype.kind in "iu" for n in node.input):
-        xs, ys = ctx.statics[node.input[0]], ctx.statics[node.input[1]]
-        if not ys.all():
+        if not ctx.statics[node.input[1]].all():
             raise ctx.error("integer Mod by zero in constants")
         folded = _fold(ctx, node, np.fmod if fmod else np.mod)
         if folded is not None:
@@ -1004,7 +1007,7 @@ def _softplus_of(ctx: Context, x: Tensor) -> Tensor:
 
 
 @converts("Softplus", "Softsign", "Elu", "Selu", "Celu", "ThresholdedRelu", "Mish", "Gelu", "Shrink", "PRelu",
-          "Tan", "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Swish")
+          "Swish")
 def _composed_activation(ctx: Context, node: Any, a: dict) -> list:
     g = ctx.g
     x = ctx.tensor(node.input[0])
@@ -1053,25 +1056,10 @@ def _composed_activation(ctx: Context, node: Any, a: dict) -> list:
         lambd, bias = _scalar(a.get("lambd", 0.5), "lambd"), _scalar(a.get("bias", 0.0), "bias")
         return [g.select(g.less_than(x, c(-lambd)), g.addition(x, c(bias)),
                          g.select(g.greater_than(x, c(lambd)), g.subtraction(x, c(bias)), zero))]
-    if op == "PRelu":
-        slope = ctx.tensor(node.input[1])
-        return [g.select(g.less_than(x, zero), g.multiplication(x, slope), g.multiplication(x, one))]
-    if op == "Tan":
-        return [g.division(g.sin(x), g.cos(x))]
-    if op in ("Sinh", "Cosh"):
-        e, ne = g.exponent(x), g.exponent(g.negative(x))
-        return [g.multiplication(g.subtraction(e, ne) if op == "Sinh" else g.addition(e, ne), c(0.5))]
-    if op in ("Asin", "Acos"):
-        root = g.square_root(g.subtraction(one, g.multiplication(x, x)))
-        return [g.atan2(x, root) if op == "Asin" else g.atan2(root, x)]
-    if op == "Atan":
-        return [g.atan2(x, g.broadcast(one, list(x.shape)))]
-    if op == "Asinh":
-        return [g.logarithm(g.addition(x, g.square_root(g.addition(g.multiplication(x, x), one))))]
-    if op == "Acosh":
-        return [g.logarithm(g.addition(x, g.square_root(g.subtraction(g.multiplication(x, x), one))))]
-    # Atanh
-    return [g.multiplication(g.logarithm(g.division(g.addition(one, x), g.subtraction(one, x))), c(0.5))]
+    # PRelu
+    slope = ctx.tensor(node.input[1])
+    return [g.select(g.less_than(x, zero), g.multiplication(x, slope), g.multiplication(x, one))]
+
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -1098,13 +1086,6 @@ def _int32_indices(ctx: Context, name: str, size: Optional[int] = None) -> Tenso
         zero = g.constant(np.zeros((), np.int32))
         t = g.select(g.less_than(t, zero), g.addition(t, g.constant(np.asarray(size, np.int32))), t)
     return t
-
-
-def _all_static_name(self: Context, name: str) -> bool:
-    return name in self.statics and name not in self.variables
-
-
-Context.all_static_name = _all_static_name  # type: ignore[attr-defined]
 
 
 @converts("GatherElements")
@@ -1210,9 +1191,9 @@ def _cumsum(ctx: Context, node: Any, a: dict) -> list:
 def _tile(ctx: Context, node: Any, a: dict) -> list:
     reps = _ints(ctx.static(node.input[1], "repeats"), "repeats")
     if ctx.all_static(node):
-        x = ctx.statics[node.input[0]]
-        if ctx.foldable([d * r for d, r in zip(x.shape, reps)], x.dtype):
-            return [np.tile(x, reps)]
+        xv = ctx.statics[node.input[0]]
+        if ctx.foldable([d * r for d, r in zip(xv.shape, reps)], xv.dtype):
+            return [np.tile(xv, reps)]
     x = ctx.tensor(node.input[0])
     if len(reps) != len(x.shape) or min(reps, default=1) < 0:
         raise ctx.error(f"repeats {reps} must hold one non-negative count per axis of the input {list(x.shape)}")
@@ -1464,7 +1445,7 @@ def resize_weights(n_in: int, n_out: int, scale: float, mode: str, transform: st
     extrapolated = (x < 0) | (x > n_in - 1) if transform == "tf_crop_and_resize" else np.zeros(n_out, bool)
     w = np.zeros((n_out, n_in))
     if mode == "nearest":
-        rounders = {"round_prefer_floor": lambda v: np.ceil(v - 0.5), "round_prefer_ceil": lambda v: np.floor(v + 0.5),
+        rounders: dict[str, Callable[[np.ndarray], np.ndarray]] = {"round_prefer_floor": lambda v: np.ceil(v - 0.5), "round_prefer_ceil": lambda v: np.floor(v + 0.5),
                     "floor": np.floor, "ceil": np.ceil}
         if nearest_mode not in rounders:
             raise ModelImportError(f"nearest_mode={nearest_mode!r} is not an ONNX mode")
@@ -1491,6 +1472,41 @@ def resize_weights(n_in: int, n_out: int, scale: float, mode: str, transform: st
             c = c / c.sum()
         np.add.at(w[o], np.clip(js, 0, n_in - 1), c)
     return w, extrapolated
+
+
+def _resize_sizes(ctx: Context, a: dict, shape: list, axes: list, transform: str, scales: Any, sizes: Any,
+                  roi: Any) -> tuple[list, list, list]:
+    """Per resized axis: the scale the coordinates use, the result size, and the (start, end) roi."""
+    n = len(axes)
+    if sizes is not None:
+        if len(sizes) != n:
+            raise ctx.error(f"sizes {sizes.tolist()} must hold one size per resized axis ({n})")
+        scale = [float(sizes[i]) / shape[ax] for i, ax in enumerate(axes)]
+        policy = a.get("keep_aspect_ratio_policy", "stretch")
+        if policy in ("not_larger", "not_smaller"):
+            common = min(scale) if policy == "not_larger" else max(scale)
+            scale = [common] * n
+            out = [int(common * shape[ax] + 0.5) for ax in axes]
+        elif policy == "stretch":
+            out = [int(s) for s in sizes]
+        else:
+            raise ctx.error(f"keep_aspect_ratio_policy={escape(repr(policy))} is not an ONNX policy")
+    elif scales is not None:
+        if len(scales) != n:
+            raise ctx.error(f"scales {scales.tolist()} must hold one scale per resized axis ({n})")
+        if (scales <= 0).any():
+            raise ctx.error(f"scales {scales.tolist()} must be positive")
+        scale = [float(s) for s in scales]
+        out = [int(math.floor(shape[ax] * s)) for ax, s in zip(axes, scale)]
+    else:
+        raise ctx.error("Resize needs scales or sizes")
+    if roi is not None and transform == "tf_crop_and_resize":
+        if len(roi) != 2 * n:
+            raise ctx.error(f"roi {roi.tolist()} must hold starts and ends of the {n} resized axes")
+        rois = [(roi[i], roi[i + n]) for i in range(n)]
+    else:
+        rois = [(0.0, 1.0)] * n
+    return scale, out, rois
 
 
 @converts("Resize", "Upsample")
@@ -1521,35 +1537,7 @@ def _resize(ctx: Context, node: Any, a: dict) -> list:
             scales = np.asarray(ctx.static(node.input[2], "scales"), np.float64).reshape(-1)
         if ctx.has(node, 3):
             sizes = np.asarray(ctx.static(node.input[3], "sizes")).reshape(-1)
-    n = len(axes)
-    if sizes is not None:
-        if len(sizes) != n:
-            raise ctx.error(f"sizes {sizes.tolist()} must hold one size per resized axis ({n})")
-        scale = [float(sizes[i]) / shape[ax] for i, ax in enumerate(axes)]
-        policy = a.get("keep_aspect_ratio_policy", "stretch")
-        if policy in ("not_larger", "not_smaller"):
-            common = min(scale) if policy == "not_larger" else max(scale)
-            scale = [common] * n
-            out = [int(common * shape[ax] + 0.5) for ax in axes]
-        elif policy == "stretch":
-            out = [int(s) for s in sizes]
-        else:
-            raise ctx.error(f"keep_aspect_ratio_policy={escape(repr(policy))} is not an ONNX policy")
-    elif scales is not None:
-        if len(scales) != n:
-            raise ctx.error(f"scales {scales.tolist()} must hold one scale per resized axis ({n})")
-        if (scales <= 0).any():
-            raise ctx.error(f"scales {scales.tolist()} must be positive")
-        scale = [float(s) for s in scales]
-        out = [int(math.floor(shape[ax] * s)) for ax, s in zip(axes, scale)]
-    else:
-        raise ctx.error("Resize needs scales or sizes")
-    if roi is not None and transform == "tf_crop_and_resize":
-        if len(roi) != 2 * n:
-            raise ctx.error(f"roi {roi.tolist()} must hold starts and ends of the {n} resized axes")
-        rois = [(roi[i], roi[i + n]) for i in range(n)]
-    else:
-        rois = [(0.0, 1.0)] * n
+    scale, out, rois = _resize_sizes(ctx, a, shape, axes, transform, scales, sizes, roi)
     if math.prod(shape[:]) and any(o < 1 for o in out):
         raise ctx.error(f"the result sizes {out} must be positive")
     antialias = bool(_int(a.get("antialias", 0), "antialias"))
@@ -1631,3 +1619,33 @@ def _conv_transpose(ctx: Context, node: Any, a: dict) -> list:
     if ctx.has(node, 2):
         y = g.addition(y, g.reshape(ctx.tensor(node.input[2]), [1, cout, 1, 1]))
     return [g.squeeze(y, [2]) if one_d else y]
+
+
+@converts("Tan", "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh")
+def _trigonometric(ctx: Context, node: Any, a: dict) -> list:
+    """The trigonometric and hyperbolic functions MPSGraph-style ops lack, from sin, cos, exp, log
+    and atan2."""
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    op = node.op_type
+    one = _const_like(ctx, x, 1.0)
+
+    def c(v: float) -> Tensor:
+        return _const_like(ctx, x, v)
+
+    if op == "Tan":
+        return [g.division(g.sin(x), g.cos(x))]
+    if op in ("Sinh", "Cosh"):
+        e, ne = g.exponent(x), g.exponent(g.negative(x))
+        return [g.multiplication(g.subtraction(e, ne) if op == "Sinh" else g.addition(e, ne), c(0.5))]
+    if op in ("Asin", "Acos"):
+        root = g.square_root(g.subtraction(one, g.multiplication(x, x)))
+        return [g.atan2(x, root) if op == "Asin" else g.atan2(root, x)]
+    if op == "Atan":
+        return [g.atan2(x, g.broadcast(one, list(x.shape)))]
+    if op == "Asinh":
+        return [g.logarithm(g.addition(x, g.square_root(g.addition(g.multiplication(x, x), one))))]
+    if op == "Acosh":
+        return [g.logarithm(g.addition(x, g.square_root(g.subtraction(g.multiplication(x, x), one))))]
+    return [g.multiplication(g.logarithm(g.division(g.addition(one, x), g.subtraction(one, x))), c(0.5))]
