@@ -835,3 +835,117 @@ def test_import_command_escapes_the_file_s_names_and_refuses_in_one_line(tmp_pat
     assert main(["import"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def _ort_and_minigraph(model, feeds, backend="numpy"):
+    """The model's outputs from onnxruntime and from mg.from_onnx, in the graph's output order."""
+    ort = pytest.importorskip("onnxruntime", reason=ORACLES_REASON)
+    model.ir_version = 8  # what onnxruntime reads for these opsets
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, feeds)
+    g, inputs, outputs = mg.from_onnx(model)
+    got = g.run({inputs[k]: v for k, v in feeds.items()}, list(outputs.values()), backend=backend)
+    return want, [got[t] for t in outputs.values()]
+
+
+@pytest.mark.parametrize("op", ["Max", "Min", "Sum", "Mean"])
+@pytest.mark.parametrize("count", [1, 2, 3, 5])
+def test_variadic_operators_use_every_input_against_onnxruntime(op, count, rng):
+    from onnx import TensorProto, helper
+
+    shapes = [[2, 3, 4], [3, 4], [1, 4], [2, 1, 4], [4]][:count]
+    names = [f"x{i}" for i in range(count)]
+    node = helper.make_node(op, names, ["y"])
+    model = _model([node], inputs=[(n, TensorProto.FLOAT, s) for n, s in zip(names, shapes)],
+                   outputs=[("y", TensorProto.FLOAT, list(np.broadcast_shapes(*shapes)))])
+    feeds = {n: rng.standard_normal(s).astype(np.float32) for n, s in zip(names, shapes)}
+    (want,), (got,) = _ort_and_minigraph(model, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    if count >= 3:  # the last input matters (it used to be dropped)
+        feeds[names[-1]] = feeds[names[-1]] + (100.0 if op != "Min" else -100.0)
+        (want2,), (got2,) = _ort_and_minigraph(model, feeds)
+        np.testing.assert_allclose(got2, want2, rtol=1e-6, atol=1e-5)
+        assert not np.allclose(got2, got)
+
+
+@pytest.mark.parametrize("axis", [-3, -2, -1, 0, 1, 2, 3])
+def test_flatten_at_every_axis_against_onnxruntime(axis, rng):
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Flatten", ["x"], ["y"], axis=axis)
+    ax = axis + 3 if axis < 0 else axis
+    flat = [int(np.prod([2, 3, 5][:ax])), int(np.prod([2, 3, 5][ax:]))]
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, [2, 3, 5])], outputs=[("y", TensorProto.FLOAT, flat)])
+    x = rng.standard_normal([2, 3, 5]).astype(np.float32)
+    (want,), (got,) = _ort_and_minigraph(model, {"x": x})
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [[4, 3], [2, 3, 5, 4], [3, 2, 6]])
+def test_batch_normalization_training_mode_uses_batch_statistics_against_onnxruntime(shape, rng):
+    from onnx import TensorProto, helper
+
+    c = shape[1]
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+                            training_mode=1, momentum=0.8, epsilon=1e-3)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, shape)] + [(n, TensorProto.FLOAT, [c]) for n in "sbmv"],
+                   outputs=[("y", TensorProto.FLOAT, shape), ("rm", TensorProto.FLOAT, [c]),
+                            ("rv", TensorProto.FLOAT, [c])], opset=15)
+    feeds = {"x": (rng.standard_normal(shape) * 3 + 1).astype(np.float32)}
+    feeds.update({n: rng.uniform(0.5, 1.5, [c]).astype(np.float32) for n in "sbmv"})
+    want, got = _ort_and_minigraph(model, feeds)
+    for w, o in zip(want, got):
+        np.testing.assert_allclose(o, w, rtol=1e-4, atol=1e-5)
+    axes = tuple(i for i in range(len(shape)) if i != 1)
+    mean = feeds["x"].mean(axis=axes)  # an independent check of the batch statistics: not the running ones
+    assert not np.allclose(mean, feeds["m"])
+    np.testing.assert_allclose(got[1], 0.8 * feeds["m"] + 0.2 * mean, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", [("Div", np.int32), ("Div", np.int64), ("Mod", np.int32)])
+def test_integer_division_and_mod_truncate_as_onnxruntime(case, rng):
+    from onnx import helper
+
+    op, dtype = case
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    node = helper.make_node(op, ["a", "b"], ["y"])
+    model = _model([node], inputs=[("a", elem, [40]), ("b", elem, [40])], outputs=[("y", elem, [40])])
+    a = rng.integers(-1000, 1000, 40).astype(dtype)
+    b = rng.integers(1, 30, 40).astype(dtype) * rng.choice([-1, 1], 40).astype(dtype)
+    (want,), (got,) = _ort_and_minigraph(model, {"a": a, "b": b})
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op,attrs", [("LayerNormalization", {"axis": -1}), ("LayerNormalization", {"axis": 1}),
+                                      ("ArgMax", {"axis": 1, "keepdims": 0}),
+                                      ("ArgMin", {"axis": 0, "select_last_index": 1}),
+                                      ("LogSoftmax", {"axis": 1}), ("Softplus", {}), ("Elu", {"alpha": 0.5}),
+                                      ("HardSigmoid", {}), ("Selu", {}), ("Round", {})])
+def test_added_operators_against_onnxruntime(op, attrs, rng):
+    from onnx import TensorProto, helper
+
+    shape = [3, 4, 5]
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    if op == "Round":
+        x = np.round(x * 2) / 2  # halves: ONNX rounds them to even
+    if op.startswith("Arg"):
+        x = np.round(x)  # ties
+    names, inits = ["x"], []
+    if op == "LayerNormalization":
+        norm = shape[attrs["axis"]:]
+        inits = [helper.make_tensor("s", TensorProto.FLOAT, norm, rng.uniform(0.5, 1.5, norm).reshape(-1)),
+                 helper.make_tensor("b", TensorProto.FLOAT, norm, rng.standard_normal(norm).reshape(-1))]
+        names = ["x", "s", "b"]
+    out_type = TensorProto.INT64 if op.startswith("Arg") else TensorProto.FLOAT
+    out_shape = list(shape)
+    if op.startswith("Arg"):
+        out_shape[attrs["axis"]] = 1
+        if not attrs.get("keepdims", 1):
+            del out_shape[attrs["axis"]]
+    node = helper.make_node(op, names, ["y"], **attrs)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, shape)], outputs=[("y", out_type, out_shape)],
+                   inits=inits, opset=17)
+    (want,), (got,) = _ort_and_minigraph(model, {"x": x})
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
