@@ -1649,3 +1649,138 @@ def _trigonometric(ctx: Context, node: Any, a: dict) -> list:
     if op == "Acosh":
         return [g.logarithm(g.addition(x, g.square_root(g.subtraction(g.multiplication(x, x), one))))]
     return [g.multiplication(g.logarithm(g.division(g.addition(one, x), g.subtraction(one, x))), c(0.5))]
+
+
+# ----------------------------------------------------------------------------- quantization, Einsum, Lp
+def _per_axis(ctx: Context, t: Tensor, x_shape: tuple, axis: int, block: int) -> Tensor:
+    """A scale or zero point (scalar, per-axis 1-D, or blocked) broadcastable against ``x_shape``."""
+    g = ctx.g
+    rank = len(x_shape)
+    if len(t.shape) == 0 or (len(t.shape) == 1 and t.shape[0] == 1):
+        return g.reshape(t, [])
+    if block:
+        if len(t.shape) != rank:
+            raise ctx.error(f"a blocked scale of shape {list(t.shape)} must have the input's rank {rank}")
+        n = x_shape[axis]
+        return g.gather(t, g.constant((np.arange(n) // block).astype(np.int32)), axis)
+    if len(t.shape) != 1 or t.shape[0] != x_shape[axis]:
+        raise ctx.error(f"a per-axis scale of shape {list(t.shape)} must hold {x_shape[axis]} values (axis {axis})")
+    return g.reshape(t, [x_shape[axis] if i == axis else 1 for i in range(rank)])
+
+
+@converts("DequantizeLinear", "QuantizeLinear")
+def _quantize(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    rank = len(x.shape)
+    block = _int(a.get("block_size", 0), "block_size")
+    scale = ctx.tensor(node.input[1])
+    per_tensor = math.prod(scale.shape) == 1 and not block  # the axis matters only per axis or block
+    axis = 0 if per_tensor else ctx.axis(a.get("axis", 1), rank)
+    _float_only(ctx, scale, "scale")
+    s = _per_axis(ctx, scale, x.shape, axis, block)
+    zp = _per_axis(ctx, ctx.tensor(node.input[2]), x.shape, axis, block) if ctx.has(node, 2) else None
+    if node.op_type == "DequantizeLinear":
+        out = ONNX_DTYPES[_int(a["output_dtype"], "output_dtype")] if a.get("output_dtype") else scale.dtype
+        xf = g.cast(x, scale.dtype)
+        if zp is not None:
+            xf = g.subtraction(xf, g.cast(zp, scale.dtype))
+        y = g.multiplication(xf, s)
+        return [y if out == scale.dtype else g.cast(y, out)]
+    if zp is not None:
+        target = zp.dtype
+    elif a.get("output_dtype"):
+        target = ONNX_DTYPES[_int(a["output_dtype"], "output_dtype")]
+    else:
+        target = ONNX_DTYPES[2]  # uint8
+    if target.is_floating or target.name not in ("int8", "uint8", "int16", "uint16", "int32"):
+        raise ctx.error(f"QuantizeLinear to {target.name} is not supported (int8, uint8, int16, uint16, int32 are)")
+    xs = g.cast(x, float32) if x.dtype != float32 else x
+    q = g.rint(g.division(xs, g.cast(s, float32) if s.dtype != float32 else s))  # half to even, as ONNX
+    if zp is not None:
+        q = g.addition(q, g.cast(zp, float32))
+    info = np.iinfo(target.np_dtype)
+    return [g.cast(g.clamp(q, float(info.min), float(info.max)), target)]
+
+
+def _einsum_terms(ctx: Context, equation: str, ranks: list) -> tuple[list, str]:
+    """The letters of each operand and of the result, ``...`` spelled out as upper-case letters."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ctx.error(f"equation {equation!r} names {len(terms)} operands, the node has {len(ranks)}")
+    spelled = []
+    ell = ""
+    for term, rank in zip(terms, ranks):
+        if "..." in term:
+            n = rank - len(term.replace("...", ""))
+            ell = "ABCDEFGH"[8 - n:] if n > 0 else ""
+            term = term.replace("...", ell)
+        if len(term) != rank or (term and not term.isalpha()):
+            raise ctx.error(f"equation term {term!r} does not fit an operand of rank {rank}")
+        spelled.append(term)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:  # implicit: the letters that appear once, in order, after the broadcast ones
+        letters = "".join(spelled)
+        out = ell + "".join(sorted(ch for ch in set(letters) if letters.count(ch) == 1 and ch.islower()))
+    return spelled, out
+
+
+@converts("Einsum")
+def _einsum(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    xs = [ctx.tensor(n) for n in node.input]
+    terms, out = _einsum_terms(ctx, str(a.get("equation", "")), [len(x.shape) for x in xs])
+    if len(xs) > 2:
+        raise ctx.error("Einsum of more than two operands is not supported")
+    for t in terms:
+        if len(set(t)) != len(t):
+            raise ctx.error(f"Einsum term {t!r} repeats a letter (a diagonal); not supported")
+
+    def reduce_to(x: Tensor, term: str, keep: str) -> tuple[Tensor, str]:
+        gone = [i for i, ch in enumerate(term) if ch not in keep]
+        if gone:
+            x = g.squeeze(g.reduction_sum(x, gone), gone)
+            term = "".join(ch for ch in term if ch in keep)
+        return x, term
+
+    if len(xs) == 1:
+        x, term = reduce_to(xs[0], terms[0], out)
+        return [g.permute(x, [term.index(ch) for ch in out]) if term != out and term else x]
+    (x, tx), (y, ty) = reduce_to(xs[0], terms[0], out + terms[1]), reduce_to(xs[1], terms[1], out + terms[0])
+    batch = [ch for ch in tx if ch in ty and ch in out]
+    contract = [ch for ch in tx if ch in ty and ch not in out]
+    m = [ch for ch in tx if ch not in ty]
+    n = [ch for ch in ty if ch not in tx]
+    size = {ch: d for t, v in ((tx, x), (ty, y)) for ch, d in zip(t, v.shape)}
+    if -1 in size.values():
+        raise ctx.error("Einsum needs static shapes")
+
+    def arrange(v: Tensor, term: str, order: list, shape: list) -> Tensor:
+        v = g.permute(v, [term.index(ch) for ch in order]) if order != list(term) else v
+        return g.reshape(v, shape)
+
+    bsz = [size[c] for c in batch]
+    pm, pk, pn = (math.prod(size[c] for c in grp) for grp in (m, contract, n))
+    left = arrange(x, tx, batch + m + contract, bsz + [pm, pk])
+    right = arrange(y, ty, batch + contract + n, bsz + [pk, pn])
+    r = g.reshape(g.matrix_multiplication(left, right), bsz + [size[c] for c in m + n])
+    have = batch + m + n
+    return [g.permute(r, [have.index(ch) for ch in out]) if have != list(out) else r]
+
+
+@converts("LpNormalization")
+def _lp_normalization(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    axis = ctx.axis(a.get("axis", -1), len(x.shape))
+    p = _int(a.get("p", 2), "p")
+    if p not in (1, 2):
+        raise ctx.error(f"p={p} must be 1 or 2")
+    norm = g.reduction_sum(g.absolute(x), [axis]) if p == 1 else \
+        g.square_root(g.reduction_sum(g.multiplication(x, x), [axis]))
+    zero = _const_like(ctx, x, 0.0)
+    return [g.select(g.equal(norm, zero), g.multiplication(x, zero), g.division(x, norm))]

@@ -949,3 +949,36 @@ def test_added_operators_against_onnxruntime(op, attrs, rng):
     (want,), (got,) = _ort_and_minigraph(model, {"x": x})
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ij,jk->ik", [[3, 4], [4, 5]]), ("bij,bjk->bik", [[2, 3, 4], [2, 4, 5]]), ("ij,kj->ik", [[3, 4], [5, 4]]),
+    ("bhqd,bhkd->bhqk", [[2, 3, 4, 5], [2, 3, 6, 5]]), ("i,j->ij", [[3], [4]]), ("ij->j", [[3, 4]]),
+    ("...ij,...jk->...ik", [[2, 3, 4], [2, 4, 2]]), ("ij,ij->i", [[3, 4], [3, 4]]), ("abc->cab", [[2, 3, 4]])])
+def test_einsum_against_onnxruntime(equation, shapes, rng):
+    from onnx import TensorProto, helper
+
+    names = [f"x{i}" for i in range(len(shapes))]
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    want_shape = list(np.einsum(equation, *arrays).shape)
+    node = helper.make_node("Einsum", names, ["y"], equation=equation)
+    model = _model([node], inputs=[(n, TensorProto.FLOAT, s) for n, s in zip(names, shapes)],
+                   outputs=[("y", TensorProto.FLOAT, want_shape)], opset=13)
+    (want,), (got,) = _ort_and_minigraph(model, dict(zip(names, arrays)))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_quantize_and_dequantize_per_axis_against_onnxruntime(rng):
+    from onnx import TensorProto, helper
+
+    scale = helper.make_tensor("s", TensorProto.FLOAT, [3], [0.05, 0.1, 0.2])
+    zp = helper.make_tensor("z", TensorProto.UINT8, [3], [0, 128, 10])
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)]
+    model = _model(nodes, inputs=[("x", TensorProto.FLOAT, [2, 3, 4])],
+                   outputs=[("q", TensorProto.UINT8, [2, 3, 4]), ("y", TensorProto.FLOAT, [2, 3, 4])],
+                   inits=[scale, zp], opset=13)
+    x = (rng.standard_normal([2, 3, 4]) * 20).astype(np.float32)  # some saturate
+    (wq, wy), (gq, gy) = _ort_and_minigraph(model, {"x": x})
+    np.testing.assert_array_equal(gq, wq)
+    np.testing.assert_allclose(gy, wy, rtol=1e-6)
