@@ -1784,3 +1784,124 @@ def _lp_normalization(ctx: Context, node: Any, a: dict) -> list:
         g.square_root(g.reduction_sum(g.multiplication(x, x), [axis]))
     zero = _const_like(ctx, x, 0.0)
     return [g.select(g.equal(norm, zero), g.multiplication(x, zero), g.division(x, norm))]
+
+
+# ----------------------------------------------------------------------------- RNN, GRU, LSTM (unrolled)
+_RNN_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+_RNN_DEFAULT_ACTIVATIONS = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"], "LSTM": ["Sigmoid", "Tanh", "Tanh"]}
+
+
+def _rnn_check(ctx: Context, node: Any, a: dict, steps: int) -> None:
+    op = node.op_type
+    acts = [str(v) for v in a.get("activations", [])]
+    defaults = _RNN_DEFAULT_ACTIVATIONS[op]
+    if acts and acts != defaults * (len(acts) // len(defaults)):
+        raise ctx.error(f"activations {acts} are not supported (only the defaults {defaults})")
+    for key in ("clip", "input_forget"):
+        if key in a and (key != "input_forget" or _int(a[key], key)):
+            raise ctx.error(f"{key} is not supported")
+    if ctx.has(node, 4):
+        lens = _ints(ctx.static(node.input[4], "sequence_lens"), "sequence_lens")
+        if any(n != steps for n in lens):
+            raise ctx.error(f"sequence_lens {lens} shorter than the sequence ({steps}) are not supported")
+
+
+def _rnn_cell(ctx: Context, op: str, xt: Tensor, hr: Tensor, h: Tensor, c: Optional[Tensor], rd: Tensor,
+              rb: Optional[Tensor], p: Optional[Tensor], hidden: int, before_reset: bool) -> tuple:
+    """One step of an RNN, GRU or LSTM cell: ``(h, c)`` from the input's and the state's projections."""
+    g = ctx.g
+    dt = xt.dtype.np_dtype
+
+    def gate(t: Tensor, k: int) -> Tensor:
+        return g.slice(t, len(t.shape) - 1, k * hidden, hidden)
+
+    if op == "RNN":
+        h = g.tanh(g.addition(xt, hr))
+    elif op == "GRU":  # gates z, r, h
+        z = g.sigmoid(g.addition(gate(xt, 0), gate(hr, 0)))
+        rr = g.sigmoid(g.addition(gate(xt, 1), gate(hr, 1)))
+        if before_reset:
+            cand = g.tanh(g.addition(gate(xt, 2), g.multiplication(rr, gate(hr, 2))))
+        else:
+            rh_w = g.transpose(g.slice(rd, 0, 2 * hidden, hidden), 0, 1)  # the candidate's rows of R
+            rh = g.matrix_multiplication(g.multiplication(rr, h), rh_w)
+            if rb is not None:
+                rh = g.addition(rh, g.slice(rb, 0, 2 * hidden, hidden))
+            cand = g.tanh(g.addition(gate(xt, 2), rh))
+        h = g.addition(g.multiplication(g.subtraction(g.constant(np.ones((), dt)), z), cand),
+                       g.multiplication(z, h))
+    else:  # LSTM: gates i, o, f, c; peepholes i, o, f
+        assert c is not None
+        pre = g.addition(xt, hr)
+
+        def peep(k: int, cell: Tensor) -> Tensor:
+            assert p is not None
+            return g.multiplication(g.slice(p, 0, k * hidden, hidden), cell)
+
+        gi, go, gf, gc = (gate(pre, k) for k in range(4))
+        if p is not None:
+            gi, gf = g.addition(gi, peep(0, c)), g.addition(gf, peep(2, c))
+        c = g.addition(g.multiplication(g.sigmoid(gf), c), g.multiplication(g.sigmoid(gi), g.tanh(gc)))
+        if p is not None:
+            go = g.addition(go, peep(1, c))
+        h = g.multiplication(g.sigmoid(go), g.tanh(c))
+    return h, c
+
+
+@converts("RNN", "GRU", "LSTM")
+def _recurrent(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    op = node.op_type
+    x, w, r = (ctx.tensor(n) for n in node.input[:3])
+    _float_only(ctx, x)
+    batchwise = bool(_int(a.get("layout", 0), "layout"))
+    if batchwise:
+        x = g.permute(x, [1, 0, 2])
+    steps, batch, _ = x.shape
+    if -1 in x.shape:
+        raise ctx.error(f"{op} needs static shapes, got {list(x.shape)}")
+    _rnn_check(ctx, node, a, steps)
+    hidden = _int(a["hidden_size"], "hidden_size")
+    direction = a.get("direction", "forward")
+    dirs = 2 if direction == "bidirectional" else 1
+    gates = _RNN_GATES[op]
+    before_reset = bool(_int(a.get("linear_before_reset", 0), "linear_before_reset"))
+    dt = x.dtype.np_dtype
+    zeros = g.constant(np.zeros((batch, hidden), dt))
+
+    def state(i: int, d: int) -> Tensor:
+        if not ctx.has(node, i):
+            return zeros
+        t = ctx.tensor(node.input[i])
+        return g.squeeze(g.slice(t, 1 if batchwise else 0, d, 1), [1 if batchwise else 0])
+
+    ys, hs, cs = [], [], []
+    for d in range(dirs):
+        wd, rd = g.squeeze(g.slice(w, 0, d, 1), [0]), g.squeeze(g.slice(r, 0, d, 1), [0])
+        xw = g.matrix_multiplication(x, g.transpose(wd, 0, 1))  # [steps, batch, gates * hidden]
+        rb = None
+        if ctx.has(node, 3):
+            bd = g.squeeze(g.slice(ctx.tensor(node.input[3]), 0, d, 1), [0])
+            xw = g.addition(xw, g.slice(bd, 0, 0, gates * hidden))
+            rb = g.slice(bd, 0, gates * hidden, gates * hidden)
+        p = g.squeeze(g.slice(ctx.tensor(node.input[7]), 0, d, 1), [0]) if op == "LSTM" and ctx.has(node, 7) else None
+        h, c = state(5, d), state(6, d) if op == "LSTM" else None
+        reverse = direction == "reverse" or d == 1
+        out: list = [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            xt = g.squeeze(g.slice(xw, 0, t, 1), [0])
+            hr = g.matrix_multiplication(h, g.transpose(rd, 0, 1))
+            if rb is not None:
+                hr = g.addition(hr, rb)
+            h, c = _rnn_cell(ctx, op, xt, hr, h, c, rd, rb, p, hidden, before_reset)
+            out[t] = h
+        ys.append(g.stack(out, 0))  # [steps, batch, hidden]
+        hs.append(h)
+        cs.append(c)
+    y = g.stack(ys, 1)  # [steps, dirs, batch, hidden]
+    yh = g.stack(hs, 0)
+    results = [g.permute(y, [2, 0, 1, 3]) if batchwise else y, g.permute(yh, [1, 0, 2]) if batchwise else yh]
+    if op == "LSTM":
+        yc = g.stack([cc for cc in cs if cc is not None], 0)
+        results.append(g.permute(yc, [1, 0, 2]) if batchwise else yc)
+    return results

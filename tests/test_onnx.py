@@ -982,3 +982,33 @@ def test_quantize_and_dequantize_per_axis_against_onnxruntime(rng):
     (wq, wy), (gq, gy) = _ort_and_minigraph(model, {"x": x})
     np.testing.assert_array_equal(gq, wq)
     np.testing.assert_allclose(gy, wy, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("direction,layout,before_reset", [("forward", 0, 0), ("bidirectional", 0, 1),
+                                                             ("reverse", 0, 0)])  # layout 1: the node cases
+def test_recurrent_layers_unrolled_against_onnxruntime(op, direction, layout, before_reset, rng):
+    from onnx import TensorProto, helper
+
+    steps, batch, inp, hidden = 4, 3, 5, 6
+    dirs = 2 if direction == "bidirectional" else 1
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    w = rng.standard_normal([dirs, gates * hidden, inp]).astype(np.float32) * 0.5
+    r = rng.standard_normal([dirs, gates * hidden, hidden]).astype(np.float32) * 0.5
+    b = rng.standard_normal([dirs, 2 * gates * hidden]).astype(np.float32) * 0.5
+    h0 = rng.standard_normal([batch, dirs, hidden] if layout else [dirs, batch, hidden]).astype(np.float32)
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, v.shape, v.reshape(-1)) for n, v in (("W", w), ("R", r), ("B", b))]
+    attrs = dict(hidden_size=hidden, direction=direction, layout=layout)
+    if op == "GRU":
+        attrs["linear_before_reset"] = before_reset
+    outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    node = helper.make_node(op, ["X", "W", "R", "B", "", "h0"], outs, **attrs)
+    xs = [steps, batch, inp] if not layout else [batch, steps, inp]
+    y_shape = [steps, dirs, batch, hidden] if not layout else [batch, steps, dirs, hidden]
+    state = list(h0.shape)
+    model = _model([node], inputs=[("X", TensorProto.FLOAT, xs), ("h0", TensorProto.FLOAT, state)],
+                   outputs=[("Y", TensorProto.FLOAT, y_shape)] + [(n, TensorProto.FLOAT, state) for n in outs[1:]],
+                   inits=inits, opset=14)
+    want, got = _ort_and_minigraph(model, {"X": rng.standard_normal(xs).astype(np.float32), "h0": h0})
+    for wv, gv in zip(want, got):
+        np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-5)
