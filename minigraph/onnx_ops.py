@@ -259,7 +259,64 @@ def _pool_descriptor(ctx: Context, a: dict) -> Pooling2DOpDescriptor:
 def _max_pool(ctx: Context, node: Any, a: dict) -> list:
     if _int(a.get("storage_order", 0), "storage_order"):
         raise ctx.error("storage_order=1 (column-major indices) is not supported")
-    return [_pool_1d(ctx, a, ctx.tensor(node.input[0]), ctx.g.max_pooling_2d)]
+    x = ctx.tensor(node.input[0])
+    if x.dtype.name in ("int8", "uint8"):  # every 8-bit value is a float32: the maximum is exact
+        return [ctx.g.cast(_pool_1d(ctx, a, ctx.g.cast(x, float32), ctx.g.max_pooling_2d), x.dtype)]
+    return [_pool_1d(ctx, a, x, ctx.g.max_pooling_2d)]
+
+
+@converts("LpPool")
+def _lp_pool(ctx: Context, node: Any, a: dict) -> list:
+    """(sum |x|^p over the window)^(1/p): an average pool of |x|^p (zero padding counted) times the
+    window size."""
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    p = _scalar(a.get("p", 2), "p")
+    kernel = _ints(a.get("kernel_shape", []), "kernel_shape")
+    if "ceil_mode" in a and _int(a["ceil_mode"], "ceil_mode"):
+        raise ctx.error("ceil_mode=1 is not supported")
+    powered = g.power(g.absolute(x), _const_like(ctx, x, p))
+    avg = _pool_1d(ctx, dict(a, count_include_pad=1), powered, g.avg_pooling_2d)
+    return [g.power(g.multiplication(avg, _const_like(ctx, x, float(math.prod(kernel)))), _const_like(ctx, x, 1.0 / p))]
+
+
+@converts("LRN")
+def _lrn(ctx: Context, node: Any, a: dict) -> list:
+    """x / (bias + alpha / size * sum of x^2 over ``size`` neighbouring channels)^beta."""
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    size = _int(a["size"], "size")
+    alpha, beta = _scalar(a.get("alpha", 1e-4), "alpha"), _scalar(a.get("beta", 0.75), "beta")
+    bias = _scalar(a.get("bias", 1.0), "bias")
+    c = x.shape[1]
+    sq = g.multiplication(x, x)
+    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+    left, right = [0] * len(x.shape), [0] * len(x.shape)
+    left[1], right[1] = lo, hi
+    padded = g.pad_tensor(sq, PaddingMode.CONSTANT, left, right, 0.0)
+    total = g.slice(padded, 1, 0, c)
+    for k in range(1, size):
+        total = g.addition(total, g.slice(padded, 1, k, c))
+    scale = g.addition(g.multiplication(total, _const_like(ctx, x, alpha / size)), _const_like(ctx, x, bias))
+    return [g.division(x, g.power(scale, _const_like(ctx, x, beta)))]
+
+
+@converts("Compress")
+def _compress(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    cond = np.asarray(ctx.static(node.input[1], "condition")).reshape(-1).astype(bool)
+    x = ctx.tensor(node.input[0])
+    if "axis" not in a:
+        x = g.reshape(x, [-1])
+        axis = 0
+    else:
+        axis = ctx.axis(a["axis"], len(x.shape))
+    picked = np.nonzero(cond[:x.shape[axis]])[0].astype(np.int32)
+    if picked.size == 0:
+        raise ctx.error("the condition selects no element (an empty result is not supported)")
+    return [g.gather(x, g.constant(picked), axis)]
 
 
 @converts("AveragePool")
@@ -556,7 +613,10 @@ def _reduce(ctx: Context, node: Any, a: dict) -> list:
     x = ctx.tensor(node.input[0])
     if not axes:  # a scalar: the composite's elementwise part alone
         return [ctx.g.squeeze(build(ctx.g, ctx.g.expand_dims(x, [0]), [0]), [0]) if x.shape == () else x]
-    y = build(ctx.g, x, axes)
+    if x.dtype == bool_ and node.op_type in ("ReduceMax", "ReduceMin"):  # bool max / min: any / all
+        y = (ctx.g.reduction_or if node.op_type == "ReduceMax" else ctx.g.reduction_and)(x, axes)
+    else:
+        y = build(ctx.g, x, axes)
     return [y if keep else ctx.g.squeeze(y, axes)]
 
 
