@@ -239,9 +239,34 @@ def _attrs_2d(ctx: Context, a: dict) -> dict:
 
 
 def _pool_1d(ctx: Context, a: dict, x: Tensor, fn: Callable[[Tensor, Pooling2DOpDescriptor], Tensor]) -> Tensor:
+    """A 1-D, 2-D or 3-D max or average pool from MPSGraph's 2-D ones: 1-D as height 1; 3-D as a
+    2-D pool over height and width, then one over depth (both are separable: a window is a box, and
+    an average's count of values is the product of the counts along each axis)."""
+    g = ctx.g
     if len(x.shape) == 3:
-        return ctx.g.squeeze(fn(ctx.g.expand_dims(x, [2]), _pool_descriptor(ctx, _attrs_2d(ctx, a))), [2])
-    return fn(x, _pool_descriptor(ctx, a))
+        return g.squeeze(fn(g.expand_dims(x, [2]), _pool_descriptor(ctx, _attrs_2d(ctx, a))), [2])
+    if len(x.shape) != 5:
+        return fn(x, _pool_descriptor(ctx, a))
+    if -1 in x.shape:
+        raise ctx.error(f"a 3-D pool needs a static input shape, got {list(x.shape)}")
+    hw, depth = dict(a), dict(a)
+    for key, default in (("kernel_shape", None), ("strides", 1), ("dilations", 1)):
+        v = _ints(a[key], key) if key in a else ([default] * 3 if default is not None else None)
+        if v is None or len(v) != 3:
+            raise ctx.error(f"{key}={v}: a 3-D window takes three values")
+        hw[key], depth[key] = v[1:], [1, v[0]]
+    if "pads" in a:
+        p = _ints(a["pads"], "pads")
+        if len(p) != 6:
+            raise ctx.error(f"pads={p}: a 3-D window takes six values")
+        hw["pads"], depth["pads"] = [p[1], p[2], p[4], p[5]], [0, p[0], 0, p[3]]
+    n, c, d, _, _ = x.shape
+    y = fn(g.reshape(x, [n, c * d] + list(x.shape[3:])), _pool_descriptor(ctx, hw))
+    h2, w2 = y.shape[2], y.shape[3]
+    y = g.reshape(g.permute(g.reshape(y, [n, c, d, h2, w2]), [0, 1, 3, 4, 2]), [n, c * h2 * w2, 1, d])
+    y = fn(y, _pool_descriptor(ctx, depth))
+    d2 = y.shape[3]
+    return g.permute(g.reshape(y, [n, c, h2, w2, d2]), [0, 1, 4, 2, 3])
 
 
 def _pool_descriptor(ctx: Context, a: dict) -> Pooling2DOpDescriptor:

@@ -1012,3 +1012,27 @@ def test_recurrent_layers_unrolled_against_onnxruntime(op, direction, layout, be
     want, got = _ort_and_minigraph(model, {"X": rng.standard_normal(xs).astype(np.float32), "h0": h0})
     for wv, gv in zip(want, got):
         np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op,attrs", [
+    ("MaxPool", dict(kernel_shape=[2, 3, 2], strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 1])),
+    ("AveragePool", dict(kernel_shape=[3, 2, 2], strides=[1, 2, 1], pads=[1, 1, 0, 1, 0, 1])),
+    ("AveragePool", dict(kernel_shape=[3, 3, 3], pads=[1, 1, 1, 1, 1, 1], count_include_pad=1)),
+    ("MaxPool", dict(kernel_shape=[2, 2, 2], dilations=[2, 1, 2])),
+    ("AveragePool", dict(kernel_shape=[2, 2, 3], strides=[2, 2, 2], ceil_mode=1))])
+def test_3d_pooling_as_two_separable_2d_pools_against_onnxruntime(op, attrs, rng):
+    from onnx import TensorProto, helper
+
+    shape = [2, 3, 5, 6, 7]
+    x = rng.standard_normal(shape).astype(np.float32)
+    node = helper.make_node(op, ["x"], ["y"], **attrs)
+    probe = _model([node], inputs=[("x", TensorProto.FLOAT, shape)], outputs=[("y", TensorProto.FLOAT, None)],
+                   opset=13)
+    ort = pytest.importorskip("onnxruntime", reason=ORACLES_REASON)
+    probe.ir_version = 8
+    out_shape = list(ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+                     .run(None, {"x": x})[0].shape)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, shape)], outputs=[("y", TensorProto.FLOAT, out_shape)],
+                   opset=13)
+    (want,), (got,) = _ort_and_minigraph(model, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
