@@ -1990,3 +1990,51 @@ def _recurrent(ctx: Context, node: Any, a: dict) -> list:
         yc = g.stack([cc for cc in cs if cc is not None], 0)
         results.append(g.permute(yc, [1, 0, 2]) if batchwise else yc)
     return results
+
+
+@converts("CumProd")
+def _cumprod(ctx: Context, node: Any, a: dict) -> list:
+    """Running products by doubling (y *= y shifted by 1, 2, 4, ...: log2(n) multiplications)."""
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    axis = ctx.axis(ctx.static(node.input[1], "axis"), len(x.shape))
+    n = x.shape[axis]
+    if n < 0:
+        raise ctx.error(f"CumProd needs a static size along axis {axis}, got {list(x.shape)}")
+    reverse, exclusive = bool(_int(a.get("reverse", 0), "reverse")), bool(_int(a.get("exclusive", 0), "exclusive"))
+
+    def ones(k: int) -> Tensor:
+        shape = list(x.shape)
+        shape[axis] = k
+        return g.constant(np.ones(shape, x.dtype.np_dtype))
+
+    y = g.reverse(x, [axis]) if reverse else x
+    k = 1
+    while k < n:
+        y = g.multiplication(y, g.concat([ones(k), g.slice(y, axis, 0, n - k)], axis))
+        k *= 2
+    if exclusive and n:
+        y = g.concat([ones(1), g.slice(y, axis, 0, n - 1)], axis) if n > 1 else ones(1)
+    return [g.reverse(y, [axis]) if reverse else y]
+
+
+@converts("ReverseSequence")
+def _reverse_sequence(ctx: Context, node: Any, a: dict) -> list:
+    """Each batch entry's first ``sequence_lens[b]`` steps reversed: a gather of constant positions."""
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    lens = _ints(ctx.static(node.input[1], "sequence_lens"), "sequence_lens")
+    t_axis, b_axis = _int(a.get("time_axis", 0), "time_axis"), _int(a.get("batch_axis", 1), "batch_axis")
+    if sorted((t_axis, b_axis)) != [0, 1] or len(x.shape) < 2 or -1 in x.shape:
+        raise ctx.error(f"time_axis {t_axis} and batch_axis {b_axis} must be 0 and 1 of a static input")
+    steps, batch = x.shape[t_axis], x.shape[b_axis]
+    if len(lens) != batch or min(lens, default=1) < 0 or max(lens, default=0) > steps:
+        raise ctx.error(f"sequence_lens {lens} must hold {batch} lengths in 0..{steps}")
+    idx = np.tile(np.arange(steps)[:, None], (1, batch))  # [time, batch]
+    for b, n in enumerate(lens):
+        idx[:n, b] = np.arange(n)[::-1]
+    if t_axis == 1:
+        idx = idx.T
+    full = idx.reshape(idx.shape + (1,) * (len(x.shape) - 2))
+    full = np.broadcast_to(full, x.shape).astype(np.int32)
+    return [g.gather_along_axis(x, g.constant(np.ascontiguousarray(full)), t_axis)]
