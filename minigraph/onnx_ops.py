@@ -1215,22 +1215,31 @@ def _scatter_elements(ctx: Context, node: Any, a: dict) -> list:
 
 @converts("ScatterND")
 def _scatter_nd(ctx: Context, node: Any, a: dict) -> list:
+    """ScatterND as a scatter along the one axis of the flattened data: each index tuple becomes the
+    linear positions of the slice it addresses (every reduction, repeated indices included)."""
     from .descriptors import ScatterMode
     g = ctx.g
     x = ctx.tensor(node.input[0])
     reduction = a.get("reduction", "none")
     if reduction not in _SCATTER_MODES:
         raise ctx.error(f"reduction={escape(repr(reduction))} is not supported (none, add, mul, max, min)")
-    idx = _int32_indices(ctx, node.input[1])
-    upd = ctx.tensor(node.input[2])
     shape = list(x.shape)
-    mode = getattr(ScatterMode, _SCATTER_MODES[reduction])
-    if reduction == "none":  # the updated positions from a scattered mask, the others from the data
-        mask = g.scatter_nd(g.constant(np.ones(upd.shape, np.float32)), idx, shape, 0, ScatterMode.SET)
-        return [g.select(g.greater_than(mask, g.constant(np.float32(0))), g.scatter_nd(upd, idx, shape, 0, mode), x)]
-    if reduction == "add":
-        return [g.addition(x, g.scatter_nd(upd, idx, shape, 0, ScatterMode.ADD))]
-    raise ctx.error(f"ScatterND reduction={reduction!r} is not supported (none, add are)")
+    idx_shape = list(ctx.shape(node.input[1]))
+    if -1 in shape or -1 in idx_shape or not idx_shape:
+        raise ctx.error(f"ScatterND needs static shapes, got data {shape} and indices {idx_shape}")
+    k = idx_shape[-1]
+    if not 1 <= k <= len(shape):
+        raise ctx.error(f"indices' last axis {k} must lie in 1..{len(shape)} (the data's rank)")
+    rest = math.prod(shape[k:])
+    strides = [math.prod(shape[i + 1:k]) * rest for i in range(k)]
+    idx = _int32_indices(ctx, node.input[1])
+    sizes = g.constant(np.asarray(shape[:k], np.int32))
+    idx = g.select(g.less_than(idx, g.constant(np.int32(0))), g.addition(idx, sizes), idx)  # negative: from the end
+    base = g.reduction_sum(g.multiplication(idx, g.constant(np.asarray(strides, np.int32))), [len(idx_shape) - 1])
+    lin = g.reshape(g.addition(base, g.constant(np.arange(rest, dtype=np.int32))), [-1])  # [..., rest]
+    upd = g.reshape(ctx.tensor(node.input[2]), [-1])
+    flat = g.scatter_along_axis(upd, lin, g.reshape(x, [-1]), 0, getattr(ScatterMode, _SCATTER_MODES[reduction]))
+    return [g.reshape(flat, shape)]
 
 
 @converts("ArgMax", "ArgMin")
