@@ -21,7 +21,7 @@ from .errors import MiniGraphError
 RTOL, ATOL = 1e-4, 1e-5  # float32; float16 compares at its own precision
 STATUSES = ("pass", "skip", "wrong", "crash")
 # cases whose expected outputs are printed to 4 significant digits: compared at ONNX's own rtol 1e-3
-LOOSE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 1e-3}
+LOOSE = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 1e-3, "test_gridsample_bicubic": 1e-3}
 # cases whose outputs are random draws (NumPy's generator in the case's script): nothing to compare
 RANDOM = {n: "its output is random (a dropout mask NumPy drew for the case)" for n in (
     "test_training_dropout", "test_training_dropout_default", "test_training_dropout_mask",

@@ -2047,3 +2047,114 @@ def _reverse_sequence(ctx: Context, node: Any, a: dict) -> list:
     full = idx.reshape(idx.shape + (1,) * (len(x.shape) - 2))
     full = np.broadcast_to(full, x.shape).astype(np.int32)
     return [g.gather_along_axis(x, g.constant(np.ascontiguousarray(full)), t_axis)]
+
+
+# ----------------------------------------------------------------------------- GridSample
+def _reflect(ctx: Context, v: Tensor, lo: float, hi: float) -> Tensor:
+    """``v`` folded back into ``[lo, hi]`` by reflections at the borders (ONNX's GridSample rule)."""
+    g = ctx.g
+
+    def c(value: float) -> Tensor:
+        return _const_like(ctx, v, value)
+
+    span = hi - lo
+    if span <= 0:
+        return g.multiplication(v, c(0.0)) if lo == 0 else g.addition(g.multiplication(v, c(0.0)), c(lo))
+    below, above = g.subtraction(c(lo), v), g.subtraction(v, c(hi))
+    out = v
+    for dx, near, far in ((below, lo, hi), (above, hi, lo)):
+        turns = g.floor(g.division(dx, c(span)))
+        rest = g.subtraction(dx, g.multiplication(turns, c(span)))
+        even = g.equal(g.floor_modulo(turns, c(2.0)), c(0.0))
+        sign = 1.0 if near == lo else -1.0
+        folded = g.select(even, g.addition(c(near), g.multiplication(rest, c(sign))),
+                          g.subtraction(c(far), g.multiplication(rest, c(sign))))
+        out = g.select(g.greater_than(dx, c(0.0)), folded, out)
+    return out
+
+
+def _grid_axis(ctx: Context, v: Tensor, size: int, mode: str, pad: str, align: bool) -> list:
+    """``[(index int32, weight)]`` of the pixels one grid coordinate reads along one axis."""
+    g = ctx.g
+
+    def c(value: float) -> Tensor:
+        return _const_like(ctx, v, value)
+
+    coord = g.multiplication(g.addition(v, c(1.0)), c((size - 1) / 2.0)) if align else \
+        g.division(g.subtraction(g.multiplication(g.addition(v, c(1.0)), c(float(size))), c(1.0)), c(2.0))
+    if mode == "nearest":
+        coord = g.rint(coord)
+    lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+    outside = g.logical_or(g.less_than(coord, c(lo)), g.greater_than(coord, c(hi)))
+    if pad == "border":
+        coord = g.select(outside, g.clamp(coord, 0.0, size - 1.0), coord)
+    elif pad == "reflection":
+        coord = g.select(outside, _reflect(ctx, coord, lo, hi), coord)
+    if mode == "nearest":
+        taps = [(g.cast(coord, int32) if pad == "reflection" else coord, None)]
+    else:
+        base = g.floor(coord)
+        f = g.subtraction(coord, base)
+        if mode == "linear":
+            taps = [(base, g.subtraction(c(1.0), f)), (g.addition(base, c(1.0)), f)]
+        else:
+            a_ = -0.75
+            d = [g.addition(f, c(1.0)), f, g.subtraction(c(1.0), f), g.subtraction(c(2.0), f)]
+            near = [g.addition(g.multiplication(g.multiplication(g.subtraction(g.multiplication(t, c(a_ + 2)),
+                                                                                  c(a_ + 3)), t), t), c(1.0))
+                    for t in d[1:3]]
+            far = [g.subtraction(g.multiplication(g.addition(g.multiplication(g.subtraction(
+                g.multiplication(t, c(a_)), c(5 * a_)), t), c(8 * a_)), t), c(4 * a_)) for t in (d[0], d[3])]
+            weights = [far[0], near[0], near[1], far[1]]
+            taps = [(g.addition(base, c(float(k))), w) for k, w in zip((-1, 0, 1, 2), weights)]
+    out = []
+    for j, w in taps:
+        if pad == "zeros":
+            jf = j if j.dtype.is_floating else g.cast(j, v.dtype)
+            valid = g.cast(g.logical_and(g.greater_than_or_equal_to(jf, c(0.0)), g.less_than(jf, c(float(size)))),
+                           v.dtype)
+            w = valid if w is None else g.multiplication(w, valid)
+            j = g.clamp(jf, 0.0, size - 1.0)
+        elif pad == "reflection" and mode != "nearest":
+            j = g.cast(_reflect(ctx, j, lo, hi), int32)
+        jj = g.cast(j, int32) if j.dtype.is_floating else j
+        out.append((g.clamp(jj, 0, size - 1), w))
+    return out
+
+
+@converts("GridSample")
+def _grid_sample(ctx: Context, node: Any, a: dict) -> list:
+    g = ctx.g
+    x, grid = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    _float_only(ctx, x)
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(a.get("mode", "linear"), a.get("mode", "linear"))
+    pad, align = a.get("padding_mode", "zeros"), bool(_int(a.get("align_corners", 0), "align_corners"))
+    if mode not in ("nearest", "linear", "cubic") or pad not in ("zeros", "border", "reflection"):
+        raise ctx.error(f"mode={mode!r} / padding_mode={pad!r} are not ONNX GridSample modes")
+    dims, nd = list(x.shape[2:]), len(x.shape) - 2
+    if -1 in x.shape or -1 in grid.shape or grid.shape[-1] != nd or nd < 1 or (mode == "cubic" and nd != 2):
+        raise ctx.error(f"input {list(x.shape)} and grid {list(grid.shape)} do not fit (static shapes; cubic "
+                        "needs 2-D)")
+    n, ch = x.shape[:2]
+    out_sp = list(grid.shape[1:-1])
+    q, p = math.prod(out_sp), math.prod(dims)
+    flat = g.reshape(grid, [n, q, nd])
+    axes = [_grid_axis(ctx, g.squeeze(g.slice(flat, 2, nd - 1 - i, 1), [2]), dims[i], mode, pad, align)
+            for i in range(nd)]
+    xf = g.reshape(x, [n, ch, p])
+    strides = [math.prod(dims[i + 1:]) for i in range(nd)]
+    acc = None
+    for combo in np.ndindex(*[len(t) for t in axes]):
+        lin, w = None, None
+        for i, k in enumerate(combo):
+            idx, wt = axes[i][k]
+            term = g.multiplication(idx, g.constant(np.int32(strides[i]))) if strides[i] != 1 else idx
+            lin = term if lin is None else g.addition(lin, term)
+            w = wt if w is None else (w if wt is None else g.multiplication(w, wt))
+        assert lin is not None
+        vals = g.gather_along_axis(xf, g.broadcast(g.expand_dims(lin, [1]), [n, ch, q]), 2)
+        if w is not None:
+            vals = g.multiplication(vals, g.expand_dims(w, [1]))
+        acc = vals if acc is None else g.addition(acc, vals)
+    assert acc is not None
+    return [g.reshape(acc, [n, ch] + out_sp)]

@@ -1055,3 +1055,28 @@ def test_scatter_nd_slices_against_onnxruntime(reduction, rng):
     (want,), (got,) = _ort_and_minigraph(model, {"d": data, "i": indices, "u": updates})
     np.testing.assert_allclose(got, want, rtol=1e-6)
     assert not np.allclose(got, data)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_grid_sample_against_onnxruntime(mode, padding, align, rng):
+    from onnx import TensorProto, helper
+
+    x = rng.standard_normal([2, 3, 5, 6]).astype(np.float32)
+    grid = rng.uniform(-1.6, 1.6, [2, 4, 7, 2]).astype(np.float32)  # some points outside: the padding
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=padding, align_corners=align)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, [2, 3, 5, 6]), ("grid", TensorProto.FLOAT, [2, 4, 7, 2])],
+                   outputs=[("y", TensorProto.FLOAT, [2, 3, 4, 7])], opset=16)
+    (want,), (got,) = _ort_and_minigraph(model, {"x": x, "grid": grid})
+    if (mode, padding) == ("bicubic", "border"):
+        # onnxruntime follows PyTorch here (the coordinate is not clamped, only the taps are); ONNX's
+        # reference clamps the coordinate first, as minigraph does: compare with that reference
+        from onnx.reference import ReferenceEvaluator
+
+        ref = _model([helper.make_node("GridSample", ["x", "grid"], ["y"], mode="cubic", padding_mode=padding,
+                                       align_corners=align)],
+                     inputs=[("x", TensorProto.FLOAT, [2, 3, 5, 6]), ("grid", TensorProto.FLOAT, [2, 4, 7, 2])],
+                     outputs=[("y", TensorProto.FLOAT, [2, 3, 4, 7])], opset=22)
+        want = ReferenceEvaluator(ref).run(None, {"x": x, "grid": grid})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
