@@ -2158,3 +2158,94 @@ def _grid_sample(ctx: Context, node: Any, a: dict) -> list:
         acc = vals if acc is None else g.addition(acc, vals)
     assert acc is not None
     return [g.reshape(acc, [n, ch] + out_sp)]
+
+
+@converts("AffineGrid")
+def _affine_grid(ctx: Context, node: Any, a: dict) -> list:
+    """theta @ (x, y[, z], 1) over a constant grid of normalized pixel centres."""
+    g = ctx.g
+    theta = ctx.tensor(node.input[0])
+    _float_only(ctx, theta)
+    size = _ints(ctx.static(node.input[1], "size"), "size")
+    nd = len(size) - 2
+    if nd not in (2, 3) or list(theta.shape[1:]) != [nd, nd + 1]:
+        raise ctx.error(f"theta {list(theta.shape)} and size {size} do not fit (2-D: [N, 2, 3], 3-D: [N, 3, 4])")
+    align = bool(_int(a.get("align_corners", 0), "align_corners"))
+    spatial = size[2:]
+
+    def axis(n: int) -> np.ndarray:
+        if align:
+            return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return (np.arange(n) * 2.0 + 1.0) / n - 1.0
+
+    mesh = np.meshgrid(*[axis(n) for n in spatial], indexing="ij")  # D, H, W order
+    coords = [m.reshape(-1) for m in reversed(mesh)]  # x (width) first
+    base = np.stack(coords + [np.ones_like(coords[0])], axis=1).astype(theta.dtype.np_dtype)  # [P, nd + 1]
+    grid = g.matrix_multiplication(g.constant(base), g.permute(theta, [0, 2, 1]))  # [N, P, nd]
+    return [g.reshape(grid, [size[0]] + spatial + [nd])]
+
+
+@converts("QLinearMatMul", "MatMulInteger")
+def _quantized_matmul(ctx: Context, node: Any, a: dict) -> list:
+    """(a - a_zero) @ (b - b_zero) in float32 (exact: every product sum stays below 2**24 for the
+    8-bit operands and K <= 256 it allows), requantized (QLinearMatMul) or as int32 (MatMulInteger)."""
+    g = ctx.g
+    names = list(node.input) + [""] * 8
+    if node.op_type == "QLinearMatMul":
+        a_, a_s, a_z, b_, b_s, b_z, y_s, y_z = names[:8]
+    else:
+        a_, b_, a_z, b_z = names[:4]
+        a_s = b_s = y_s = y_z = ""
+    x, y = ctx.tensor(a_), ctx.tensor(b_)
+    if x.dtype.name not in ("int8", "uint8") or y.dtype.name not in ("int8", "uint8"):
+        raise ctx.error(f"operands of dtypes {x.dtype.name} and {y.dtype.name}: int8 or uint8 are supported")
+    k = x.shape[-1]
+    if k < 0 or k > 256:
+        raise ctx.error(f"an inner size {k} (more than 256) would not be exact in float32")
+
+    for name, what in ((a_z, "a's zero point"), (a_s, "a's scale"), (y_s, "y's scale"), (y_z, "y's zero point")):
+        if name and math.prod(ctx.shape(name)) != 1:
+            raise ctx.error(f"{what} of shape {list(ctx.shape(name))}: only one per tensor is supported "
+                            "(b's may be one per column)")
+
+    def centred(t: Tensor, zero: str) -> Tensor:
+        tf = g.cast(t, float32)
+        return g.subtraction(tf, g.cast(ctx.tensor(zero), float32)) if zero else tf
+
+    acc = g.matrix_multiplication(centred(x, a_z), centred(y, b_z))  # b's per-column values broadcast
+    if node.op_type == "MatMulInteger":
+        return [g.cast(acc, int32)]
+    scale = g.division(g.multiplication(g.cast(ctx.tensor(a_s), float32), g.cast(ctx.tensor(b_s), float32)),
+                       g.cast(ctx.tensor(y_s), float32))
+    q = g.rint(g.multiplication(acc, scale))
+    zero = ctx.tensor(y_z) if y_z else None
+    target = zero.dtype if zero is not None else uint8
+    if zero is not None:
+        q = g.addition(q, g.cast(zero, float32))
+    info = np.iinfo(target.np_dtype)
+    return [g.cast(g.clamp(q, float(info.min), float(info.max)), target)]
+
+
+@converts("MaxUnpool")
+def _max_unpool(ctx: Context, node: Any, a: dict) -> list:
+    """Each value written at its flat index of the (zero) output: a scatter along the flattened result."""
+    from .descriptors import ScatterMode
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    if -1 in x.shape or len(x.shape) != 4:
+        raise ctx.error(f"MaxUnpool needs a static 4-D input, got {list(x.shape)}")
+    kernel = _ints(a["kernel_shape"], "kernel_shape")
+    strides = _ints(a.get("strides", [1, 1]), "strides")
+    pads = _ints(a.get("pads", [0, 0, 0, 0]), "pads")
+    inferred = list(x.shape[:2]) + [(x.shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + 2]
+                                    for i in range(2)]
+    idx = g.reshape(_int32_indices(ctx, node.input[1]), [-1])
+    zeros = g.constant(np.zeros(math.prod(inferred), x.dtype.np_dtype))
+    y = g.reshape(g.scatter_along_axis(g.reshape(x, [-1]), idx, zeros, 0, ScatterMode.SET), inferred)
+    if ctx.has(node, 2):  # indices address the inferred shape; a larger output_shape pads it with zeros
+        out = _ints(ctx.static(node.input[2], "output_shape"), "output_shape")
+        if len(out) != 4 or any(o < i for o, i in zip(out, inferred)):
+            raise ctx.error(f"output_shape {out} must hold the inferred shape {inferred}")
+        if out != inferred:
+            y = g.pad_tensor(y, PaddingMode.CONSTANT, [0] * 4, [o - i for o, i in zip(out, inferred)], 0.0)
+    return [y]

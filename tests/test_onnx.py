@@ -1080,3 +1080,40 @@ def test_grid_sample_against_onnxruntime(mode, padding, align, rng):
                      outputs=[("y", TensorProto.FLOAT, [2, 3, 4, 7])], opset=22)
         want = ReferenceEvaluator(ref).run(None, {"x": x, "grid": grid})[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["QLinearMatMul", "MatMulInteger"])
+def test_quantized_matmul_against_onnxruntime(op, rng):
+    from onnx import TensorProto, helper
+
+    a = rng.integers(0, 256, [3, 64]).astype(np.uint8)
+    b = rng.integers(-128, 128, [64, 5]).astype(np.int8)
+    inits = [helper.make_tensor("az", TensorProto.UINT8, [], [113]),
+             helper.make_tensor("bz", TensorProto.INT8, [5], [0, 3, -2, 7, 1])]
+    if op == "QLinearMatMul":
+        inits += [helper.make_tensor("as", TensorProto.FLOAT, [], [0.02]),
+                  helper.make_tensor("bs", TensorProto.FLOAT, [5], [0.01, 0.03, 0.02, 0.05, 0.04]),
+                  helper.make_tensor("ys", TensorProto.FLOAT, [], [0.5]), helper.make_tensor("yz", TensorProto.UINT8, [], [100])]
+        node = helper.make_node(op, ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+        out = TensorProto.UINT8
+    else:
+        node = helper.make_node(op, ["a", "b", "az", "bz"], ["y"])
+        out = TensorProto.INT32
+    model = _model([node], inputs=[("a", TensorProto.UINT8, [3, 64]), ("b", TensorProto.INT8, [64, 5])],
+                   outputs=[("y", out, [3, 5])], inits=inits, opset=13)
+    (want,), (got,) = _ort_and_minigraph(model, {"a": a, "b": b})
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_affine_grid_feeds_grid_sample_against_onnxruntime(rng):
+    from onnx import TensorProto, helper
+
+    theta = (np.eye(2, 3)[None] + rng.standard_normal([2, 2, 3]) * 0.2).astype(np.float32)
+    size = helper.make_tensor("size", TensorProto.INT64, [4], [2, 3, 5, 6])
+    nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+             helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear")]
+    model = _model(nodes, inputs=[("theta", TensorProto.FLOAT, [2, 2, 3]), ("x", TensorProto.FLOAT, [2, 3, 5, 6])],
+                   outputs=[("y", TensorProto.FLOAT, [2, 3, 5, 6])], inits=[size], opset=20)
+    (want,), (got,) = _ort_and_minigraph(model, {"theta": theta, "x": rng.standard_normal([2, 3, 5, 6]).astype(np.float32)})
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
