@@ -2249,3 +2249,54 @@ def _max_unpool(ctx: Context, node: Any, a: dict) -> list:
         if out != inferred:
             y = g.pad_tensor(y, PaddingMode.CONSTANT, [0] * 4, [o - i for o, i in zip(out, inferred)], 0.0)
     return [y]
+
+
+# ----------------------------------------------------------------------------- DFT
+@converts("DFT")
+def _dft(ctx: Context, node: Any, a: dict) -> list:
+    """The discrete Fourier transform as matrix products with constant cosine and sine tables."""
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    _float_only(ctx, x)
+    rank = len(x.shape)
+    if ctx.opset >= 20:
+        axis = _int(ctx.static(node.input[2], "axis"), "axis") if ctx.has(node, 2) else -2
+    else:
+        axis = _int(a.get("axis", 1), "axis")
+    axis = ctx.axis(axis, rank)
+    if axis == rank - 1 or x.shape[-1] not in (1, 2) or -1 in x.shape:
+        raise ctx.error(f"input {list(x.shape)} with signal axis {axis}: the last axis holds the real (and imaginary) part")
+    inverse, onesided = bool(_int(a.get("inverse", 0), "inverse")), bool(_int(a.get("onesided", 0), "onesided"))
+    m = x.shape[axis]
+    n = _int(ctx.static(node.input[1], "dft_length"), "dft_length") if ctx.has(node, 1) else \
+        (2 * (m - 1) if inverse and onesided else m)
+    if n < 1:
+        raise ctx.error(f"dft_length {n} must be positive")
+    dt = x.dtype.np_dtype
+    perm = [i for i in range(rank - 1) if i != axis] + [axis]  # the signal axis last, the parts dropped below
+    parts = [g.permute(g.squeeze(g.slice(x, rank - 1, i, 1), [rank - 1]), perm) for i in range(x.shape[-1])]
+    used = min(m, n) if not (inverse and onesided) else m
+    parts = [g.slice(p, rank - 2, 0, used) if used < m else p for p in parts]
+    k_in = np.arange(used)[:, None]
+    if inverse and onesided:  # Hermitian: the full spectrum from its first half (numpy's irfft)
+        weight = np.where((k_in == 0) | ((n % 2 == 0) & (k_in == n // 2)), 1.0, 2.0) * (k_in <= n // 2)
+        angle = 2 * np.pi * k_in * np.arange(n)[None, :] / n
+        cos_t, sin_t = weight * np.cos(angle) / n, -weight * np.sin(angle) / n
+        re = g.matrix_multiplication(parts[0], g.constant(cos_t.astype(dt)))
+        if len(parts) == 2:
+            re = g.addition(re, g.matrix_multiplication(parts[1], g.constant(sin_t.astype(dt))))
+        outs = [re]
+    else:
+        k_out = np.arange(n // 2 + 1 if onesided else n)[None, :]
+        angle = 2 * np.pi * k_in * k_out / n
+        sign, scale = (1.0, 1.0 / n) if inverse else (-1.0, 1.0)
+        cos_t, sin_t = (np.cos(angle) * scale).astype(dt), (sign * np.sin(angle) * scale).astype(dt)
+        re_in = parts[0]
+        re = g.matrix_multiplication(re_in, g.constant(cos_t))
+        im = g.matrix_multiplication(re_in, g.constant(sin_t))
+        if len(parts) == 2:  # (a + ib)(cos + i sin) = a cos - b sin + i (a sin + b cos)
+            re = g.subtraction(re, g.matrix_multiplication(parts[1], g.constant(sin_t)))
+            im = g.addition(im, g.matrix_multiplication(parts[1], g.constant(cos_t)))
+        outs = [re, im]
+    inv = list(np.argsort(perm))
+    return [g.concat([g.expand_dims(g.permute(o, inv), [rank - 1]) for o in outs], rank - 1)]

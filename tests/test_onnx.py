@@ -1117,3 +1117,27 @@ def test_affine_grid_feeds_grid_sample_against_onnxruntime(rng):
                    outputs=[("y", TensorProto.FLOAT, [2, 3, 5, 6])], inits=[size], opset=20)
     (want,), (got,) = _ort_and_minigraph(model, {"theta": theta, "x": rng.standard_normal([2, 3, 5, 6]).astype(np.float32)})
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("parts,inverse,onesided,length", [(1, 0, 0, None), (2, 0, 0, None), (2, 1, 0, None),
+                                                           (1, 0, 1, None), (1, 0, 0, 12), (2, 0, 0, 5)])
+def test_dft_against_numpy_fft(parts, inverse, onesided, length, rng):
+    from onnx import TensorProto, helper
+
+    x = rng.standard_normal([2, 8, 3, parts]).astype(np.float32)
+    signal = x[..., 0] + (1j * x[..., 1] if parts == 2 else 0)
+    n = length or 8
+    fft = np.fft.ifft if inverse else np.fft.fft
+    want = fft(signal, n=n, axis=1)
+    if onesided:
+        want = want[:, : n // 2 + 1]
+    inputs, inits = ["x"], []
+    if length:
+        inits = [helper.make_tensor("n", TensorProto.INT64, [], [length])]
+        inputs = ["x", "n"]
+    node = helper.make_node("DFT", inputs, ["y"], axis=1, inverse=inverse, onesided=onesided)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, list(x.shape))],
+                   outputs=[("y", TensorProto.FLOAT, list(want.shape) + [2])], inits=inits, opset=17)
+    g, ins, outs = mg.from_onnx(model)
+    got = g.run({ins["x"]: x}, [outs["y"]])[outs["y"]]
+    np.testing.assert_allclose(got[..., 0] + 1j * got[..., 1], want, rtol=1e-4, atol=1e-5)
