@@ -2300,3 +2300,61 @@ def _dft(ctx: Context, node: Any, a: dict) -> list:
         outs = [re, im]
     inv = list(np.argsort(perm))
     return [g.concat([g.expand_dims(g.permute(o, inv), [rank - 1]) for o in outs], rank - 1)]
+
+
+@converts("Col2Im")
+def _col2im(ctx: Context, node: Any, a: dict) -> list:
+    """Sum the columns back into the image: a scatter-add at positions computed when the file is read."""
+    from .descriptors import ScatterMode
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    image = _ints(ctx.static(node.input[1], "image_shape"), "image_shape")
+    block = _ints(ctx.static(node.input[2], "block_shape"), "block_shape")
+    nd = len(image)
+    dil = _ints(a.get("dilations", [1] * nd), "dilations")
+    strides = _ints(a.get("strides", [1] * nd), "strides")
+    pads = _ints(a.get("pads", [0] * 2 * nd), "pads")
+    if len(block) != nd or len(x.shape) != 3 or -1 in x.shape:
+        raise ctx.error(f"input {list(x.shape)}, image_shape {image} and block_shape {block} do not fit")
+    padded = [image[i] + pads[i] + pads[i + nd] for i in range(nd)]
+    counts = [(padded[i] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(nd)]
+    nb, nl = math.prod(block), math.prod(counts)
+    n, cb, length = x.shape
+    if cb % nb or length != nl:
+        raise ctx.error(f"input {list(x.shape)} does not hold {nb}-element blocks at {nl} locations")
+    c = cb // nb
+    offs = np.stack(np.meshgrid(*[np.arange(b) * d for b, d in zip(block, dil)], indexing="ij"), -1).reshape(nb, nd)
+    locs = np.stack(np.meshgrid(*[np.arange(k) * s for k, s in zip(counts, strides)], indexing="ij"), -1).reshape(nl, nd)
+    pos = offs[:, None, :] + locs[None, :, :]  # [blocks, locations, nd] in the padded image
+    flat = np.ravel_multi_index(tuple(pos[..., i] for i in range(nd)), padded)  # [blocks, locations]
+    index = (np.arange(c)[:, None, None] * math.prod(padded) + flat[None]).reshape(-1).astype(np.int32)
+    idx = g.constant(np.ascontiguousarray(np.broadcast_to(index, (n, index.size))))
+    zeros = g.constant(np.zeros((n, c * math.prod(padded)), x.dtype.np_dtype))
+    y = g.reshape(g.scatter_along_axis(g.reshape(x, [n, -1]), idx, zeros, 1, ScatterMode.ADD), [n, c] + padded)
+    for i in range(nd):
+        if pads[i] or pads[i + nd]:
+            y = g.slice(y, 2 + i, pads[i], image[i])
+    return [y]
+
+
+@converts("ConvInteger")
+def _conv_integer(ctx: Context, node: Any, a: dict) -> list:
+    """(x - x_zero) convolved with (w - w_zero) in float32, as int32 (exact while a window's
+    products, at most 255 * 255 each, number 256 or fewer)."""
+    import types
+    g = ctx.g
+    x, w = ctx.tensor(node.input[0]), ctx.tensor(node.input[1])
+    if x.dtype.name not in ("int8", "uint8") or w.dtype.name not in ("int8", "uint8"):
+        raise ctx.error(f"operands of dtypes {x.dtype.name} and {w.dtype.name}: int8 or uint8 are supported")
+    if math.prod(w.shape[1:]) > 256:
+        raise ctx.error(f"a window of {math.prod(w.shape[1:])} products (more than 256) would not be exact in float32")
+    xf, wf = g.cast(x, float32), g.cast(w, float32)
+    if ctx.has(node, 2):
+        xf = g.subtraction(xf, g.cast(ctx.tensor(node.input[2]), float32))
+    if ctx.has(node, 3):
+        zw = g.cast(ctx.tensor(node.input[3]), float32)
+        wf = g.subtraction(wf, g.reshape(zw, [-1] + [1] * (len(w.shape) - 1)) if math.prod(zw.shape) > 1 else zw)
+    names = [node.output[0] + "#x", node.output[0] + "#w"]
+    ctx.values[names[0]], ctx.values[names[1]] = xf, wf
+    y = _conv(ctx, types.SimpleNamespace(input=names, op_type="Conv"), a)[0]
+    return [g.cast(g.rint(y), int32)]

@@ -1141,3 +1141,33 @@ def test_dft_against_numpy_fft(parts, inverse, onesided, length, rng):
     g, ins, outs = mg.from_onnx(model)
     got = g.run({ins["x"]: x}, [outs["y"]])[outs["y"]]
     np.testing.assert_allclose(got[..., 0] + 1j * got[..., 1], want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("attrs", [{}, {"strides": [2, 1], "pads": [1, 0, 1, 2]}, {"dilations": [2, 1]}])
+def test_col2im_against_onnxruntime(attrs, rng):
+    from onnx import TensorProto, helper
+
+    image, block = [6, 5], [2, 3]
+    strides, dil = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    counts = [(image[i] + pads[i] + pads[i + 2] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(2)]
+    x = rng.standard_normal([2, 3 * 6, counts[0] * counts[1]]).astype(np.float32)
+    inits = [helper.make_tensor("im", TensorProto.INT64, [2], image), helper.make_tensor("bl", TensorProto.INT64, [2], block)]
+    node = helper.make_node("Col2Im", ["x", "im", "bl"], ["y"], **attrs)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, list(x.shape))], outputs=[("y", TensorProto.FLOAT, [2, 3, 6, 5])],
+                   inits=inits, opset=18)
+    (want,), (got,) = _ort_and_minigraph(model, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_conv_integer_against_onnxruntime(rng):
+    from onnx import TensorProto, helper
+
+    x = rng.integers(0, 256, [1, 3, 6, 6]).astype(np.uint8)
+    w = rng.integers(0, 256, [4, 3, 3, 3]).astype(np.uint8)
+    inits = [helper.make_tensor("xz", TensorProto.UINT8, [], [120]), helper.make_tensor("wz", TensorProto.UINT8, [], [7])]
+    node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2])
+    model = _model([node], inputs=[("x", TensorProto.UINT8, [1, 3, 6, 6]), ("w", TensorProto.UINT8, [4, 3, 3, 3])],
+                   outputs=[("y", TensorProto.INT32, [1, 4, 3, 3])], inits=inits, opset=13)
+    (want,), (got,) = _ort_and_minigraph(model, {"x": x, "w": w})
+    np.testing.assert_array_equal(got, want)
