@@ -2358,3 +2358,61 @@ def _conv_integer(ctx: Context, node: Any, a: dict) -> list:
     ctx.values[names[0]], ctx.values[names[1]] = xf, wf
     y = _conv(ctx, types.SimpleNamespace(input=names, op_type="Conv"), a)[0]
     return [g.cast(g.rint(y), int32)]
+
+
+# ----------------------------------------------------------------------------- LinearAttention (unrolled)
+@converts("LinearAttention")
+def _linear_attention(ctx: Context, node: Any, a: dict) -> list:
+    """The recurrence token by token over the static sequence: S_t from S_{t-1} (decayed, delta-
+    corrected by the update rule) plus k_t v_t^T; o_t = scale * q_t^T S_t."""
+    g = ctx.g
+    rule = a.get("update_rule", "gated_delta")
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise ctx.error(f"update_rule={escape(repr(rule))} is not an ONNX rule (linear, gated, delta, gated_delta)")
+    hq, hkv = _int(a["q_num_heads"], "q_num_heads"), _int(a["kv_num_heads"], "kv_num_heads")
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    q, k, v = (ctx.tensor(n) for n in node.input[:3])
+    _float_only(ctx, q)
+    if len(q.shape) != 3 or -1 in q.shape or hq <= 0 or hkv <= 0 or hq % hkv:
+        raise ctx.error(f"query {list(q.shape)} with {hq} query and {hkv} key heads does not fit")
+    if gating != ctx.has(node, 4) or delta != ctx.has(node, 5):
+        raise ctx.error(f"update_rule {rule!r} {'needs' if gating else 'takes no'} decay and "
+                        f"{'needs' if delta else 'takes no'} beta")
+    b, steps, _ = q.shape
+    dk, dv, group = q.shape[2] // hq, v.shape[2] // hkv, hq // hkv
+
+    def heads(t: Tensor, h: int) -> Tensor:  # [B, T, H*D] -> [B, H, T, D]
+        return g.permute(g.reshape(g.cast(t, float32), [b, steps, h, t.shape[2] // h]), [0, 2, 1, 3])
+
+    def step(t4: Tensor, i: int) -> Tensor:
+        return g.squeeze(g.slice(t4, 2, i, 1), [2])
+
+    q4, k4, v4 = heads(q, hq), heads(k, hkv), heads(v, hkv)
+    decay4 = beta4 = None
+    if gating:
+        dec = ctx.tensor(node.input[4])
+        decay4 = heads(dec, hkv) if dec.shape[-1] == hkv * dk else \
+            g.permute(g.reshape(g.cast(dec, float32), [b, steps, hkv, 1]), [0, 2, 1, 3])
+    if delta:
+        bet = ctx.tensor(node.input[5])
+        beta4 = g.permute(g.reshape(g.cast(bet, float32), [b, steps, bet.shape[-1], 1]), [0, 2, 1, 3])
+    past = ctx.tensor(node.input[3]) if ctx.has(node, 3) else None
+    state = g.cast(past, float32) if past is not None else g.constant(np.zeros((b, hkv, dk, dv), np.float32))
+    scale = _scalar(a.get("scale", 0.0), "scale") or 1.0 / math.sqrt(dk)
+    spread = g.constant((np.arange(hq) // group).astype(np.int32))
+    outs = []
+    for i in range(steps):
+        kt, vt = step(k4, i), step(v4, i)
+        if decay4 is not None:
+            state = g.multiplication(state, g.expand_dims(g.exponent(step(decay4, i)), [3]))
+        if beta4 is not None:
+            got = g.squeeze(g.reduction_sum(g.multiplication(state, g.expand_dims(kt, [3])), [2]), [2])
+            vt = g.multiplication(step(beta4, i), g.subtraction(vt, got))
+        state = g.addition(state, g.multiplication(g.expand_dims(kt, [3]), g.expand_dims(vt, [2])))
+        read = g.gather(state, spread, 1) if group > 1 else state
+        o = g.matrix_multiplication(g.expand_dims(step(q4, i), [2]), read)  # [B, Hq, 1, dv]
+        outs.append(g.multiplication(g.squeeze(o, [2]), g.constant(np.float32(scale))))
+    y = g.reshape(g.permute(g.stack(outs, 2), [0, 2, 1, 3]), [b, steps, hq * dv])
+    present_dtype = past.dtype if past is not None else q.dtype
+    return [g.cast(y, q.dtype) if q.dtype != float32 else y,
+            g.cast(state, present_dtype) if present_dtype != float32 else state]
