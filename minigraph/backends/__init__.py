@@ -190,4 +190,5 @@ def get_backend(name: str) -> Any:
 
 register_backend("numpy", NumpyBackend)
 register_backend("webgpu", WebGPUBackend)
+register_backend("cpu", lambda: __import__("minigraph.backends.cpu", fromlist=["CpuBackend"]).CpuBackend())  # Numba only when used
 register_backend("metal", functools.partial(WebGPUBackend, metal_only=True))
