@@ -286,7 +286,7 @@ def parser() -> argparse.ArgumentParser:
     oc = sub.add_parser("onnx-conformance", help="run the ONNX backend node tests: counts per operator",
                         description=CONFORMANCE)
     oc.add_argument("--backend", default="numpy", help="the backend to run the cases on (default numpy)")
-    oc.add_argument("-k", metavar="TEXT", dest="match", help="only the cases whose name or operator contains TEXT")
+    oc.add_argument("-k", metavar="TEXT", dest="match", help="only the cases whose name contains TEXT or whose operator is TEXT")
     oc.add_argument("--verbose", "-v", action="store_true", help="list every case that does not pass, with why")
     oc.add_argument("--json", metavar="OUT", help="write {case: [operator, status, reason]} to OUT")
     oc.add_argument("--expected", metavar="OUT", help="run on numpy and webgpu and write the expected statuses "

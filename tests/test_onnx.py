@@ -1171,3 +1171,14 @@ def test_conv_integer_against_onnxruntime(rng):
                    outputs=[("y", TensorProto.INT32, [1, 4, 3, 3])], inits=inits, opset=13)
     (want,), (got,) = _ort_and_minigraph(model, {"x": x, "w": w})
     np.testing.assert_array_equal(got, want)
+
+
+def test_an_output_the_import_leaves_out_is_named_with_its_node():
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool", kernel_shape=[2, 2], strides=[2, 2])
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+                   outputs=[("y", TensorProto.FLOAT, [1, 1, 2, 2]), ("idx", TensorProto.INT64, [1, 1, 2, 2])])
+    with pytest.raises(mg.ModelImportError, match=r"graph output 'idx': ONNX node 'pool' \(MaxPool, opset 13\) does "
+                                                  r"not produce this output in minigraph.*MaxPool's indices"):
+        mg.from_onnx(model)
