@@ -310,9 +310,12 @@ def _opset(onnx: Any, proto: Any) -> int:
                                "supports only ONNX's standard operators")
     v = versions["ai.onnx"]
     newest = onnx.defs.onnx_opset_version()
-    if not 7 <= v <= newest:
-        raise ModelImportError(f"unknown opset {v}: this onnx package knows opsets 7..{newest} (minigraph "
-                               "imports those)")
+    if v < 7:
+        raise ModelImportError(f"opset {v} is older than minigraph imports (opsets 7..{newest}); convert the model "
+                               "with onnx.version_converter first")
+    if v > newest:
+        raise ModelImportError(f"unknown opset {v}: this onnx package knows opsets up to {newest} (minigraph "
+                               f"imports 7..{newest})")
     return v
 
 

@@ -362,6 +362,12 @@ def test_unknown_opset_is_refused():
         mg.from_onnx(model)
 
 
+def test_an_opset_older_than_7_is_refused_saying_so():
+    model = _tiny_model(opset=6)
+    with pytest.raises(mg.ModelImportError, match=r"opset 6 is older than minigraph imports \(opsets 7\.\."):
+        mg.from_onnx(model)
+
+
 def test_missing_initializer_is_named():
     from onnx import TensorProto, helper
 
