@@ -1,0 +1,141 @@
+"""The ``cpu`` backend: the NumPy backend's runner, with the steps this package compiles swapped for
+Numba kernels that run without the GIL on Numba's threads (docs/cpu.md).
+
+``prepare`` builds the NumPy backend's runner for the plan (memory ops, and every op without a
+compiled kernel here, keep its closures), then replaces the closure of each step it has a
+kernel for: the depthwise 2D trio (depthwise.py), elementwise ops and fused elementwise steps
+(fused.py), and the tails of epilogue steps (the anchor's kernel, then the tail as one loop).
+Each run first gives Numba ``mg.get_num_threads()`` threads (at most the cores Numba started
+with). This module imports Numba only when a plan is prepared, so ``import minigraph`` works
+without the ``cpu`` extra; ``available()`` says what is missing.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ...errors import BackendUnavailableError
+from ..numpy.fused import EPILOGUE_OPS, FUSIBLE_OPS
+from ..numpy.threads import get_num_threads
+
+EXTRA_HINT = "pip install 'minigraph[cpu]'"
+_MEMORY_OPS = ("placeholder", "constant", "variable")
+
+
+def _numba() -> tuple:
+    """``(numba module or None, why not)``."""
+    try:
+        import numba
+    except ImportError as e:
+        return None, f"needs Numba, the 'cpu' extra ({EXTRA_HINT}): {e}"
+    return numba, ""
+
+
+def numba_threads(n: Optional[int] = None) -> int:
+    """Give Numba ``n`` threads (``mg.get_num_threads()`` by default), at most the cores it started
+    with (``NUMBA_NUM_THREADS``); returns the count in effect. Numba's count is per calling thread."""
+    import numba
+
+    want = get_num_threads() if n is None else n
+    got = max(1, min(want, numba.config.NUMBA_NUM_THREADS))
+    if numba.get_num_threads() != got:
+        numba.set_num_threads(got)
+    return got
+
+
+class CpuBackend:
+    """Compiled CPU kernels (Numba, no GIL, on Numba's threads); the NumPy backend's for the rest."""
+
+    name = "cpu"
+    fusible_ops = FUSIBLE_OPS  # the same programs as the NumPy backend: a step fused.py cannot compile runs NumPy's
+    epilogue_ops = EPILOGUE_OPS
+
+    def available(self):
+        numba, why = _numba()
+        if numba is None:
+            return False, why
+        return True, (f"Numba {numba.__version__}: compiled kernels on {min(get_num_threads(), numba.config.NUMBA_NUM_THREADS)} "
+                      f"threads (of {numba.config.NUMBA_NUM_THREADS})")
+
+    def prepare(self, plan):
+        numba, why = _numba()
+        if numba is None:
+            raise BackendUnavailableError(f"backend 'cpu' is not available: {why}")
+        from ..numpy import NumpyBackend
+
+        base = NumpyBackend().prepare(plan)  # KernelMissingError for an op no backend here can run
+        return CpuRunner(base, _compile_steps(plan, base))
+
+
+def _kernel_for(step) -> Optional[Callable]:
+    """The compiled kernel of one step, or None where the NumPy kernel stays."""
+    from . import depthwise, fused
+
+    if len(step.outputs) != 1:
+        return None
+    if step.program:
+        anchor = step.anchor
+        if anchor is None:
+            return fused.step_kernel(step)
+        return fused.epilogue_kernel(step, _anchor_kernel(step))
+    factory = depthwise.KERNELS.get(step.op.type)
+    if factory is not None:
+        return factory(step)
+    if step.op.opdef.elementwise and step.op.type in fused.SUPPORTED_OPS:
+        return fused.step_kernel(step)
+    return None
+
+
+def _anchor_kernel(step) -> Callable:
+    """The kernel of an epilogue step's anchor: compiled here, else the NumPy backend's."""
+    from ..numpy.fused import _OpStep
+    from ..numpy.registry import KERNELS
+    from . import depthwise
+
+    a_op, a_args, a_ty = step.program[0]
+    sub = _OpStep(a_op, tuple(step.in_types[a] for a in a_args), a_ty)
+    factory = depthwise.KERNELS.get(a_op.type)
+    fn = factory(sub) if factory is not None else None
+    return fn if fn is not None else KERNELS.get(a_op.type)(sub)
+
+
+def _compile_steps(plan, base) -> list:
+    """Swap the closures of the steps compiled here into the NumPy runner ``base``; returns their
+    kernel names, in plan order."""
+    from ..numpy.backend import _bind, _bind_several
+
+    by_op = {id(st.op): st for st in plan.steps if st.op.type not in _MEMORY_OPS}
+    compiled = []
+    for i, (_closure, op) in enumerate(base.steps):
+        st = by_op.get(id(op))
+        if st is None or st.op.type in ("read", "assign"):
+            continue
+        fn = _kernel_for(st)
+        if fn is None:
+            continue
+        if len(st.outputs) > 1:  # pragma: no cover - _kernel_for compiles one-output steps only
+            base.steps[i] = (_bind_several(fn, st.inputs, st.outputs, st.free), op)
+        else:
+            base.steps[i] = (_bind(fn, st.inputs, st.outputs[0], st.free), op)
+        compiled.append(st.kernel)
+    return compiled
+
+
+class CpuRunner:
+    """The NumPy runner with compiled steps; each run sets Numba's thread count first."""
+
+    profile_clocks = ("host",)
+
+    def __init__(self, base: Any, compiled: list):
+        self.base = base
+        self.compiled = compiled  # the kernel names of the steps that run compiled code
+
+    def __call__(self, feed_values, variables):
+        numba_threads()
+        return self.base(feed_values, variables)
+
+    def profile(self, feed_values, variables, clock_name: str = "host"):
+        numba_threads()
+        return self.base.profile(feed_values, variables, clock_name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["base"], name)
