@@ -282,12 +282,46 @@ def _pool_descriptor(ctx: Context, a: dict) -> Pooling2DOpDescriptor:
 
 @converts("MaxPool")
 def _max_pool(ctx: Context, node: Any, a: dict) -> list:
-    if _int(a.get("storage_order", 0), "storage_order"):
-        raise ctx.error("storage_order=1 (column-major indices) is not supported")
     x = ctx.tensor(node.input[0])
     if x.dtype.name in ("int8", "uint8"):  # every 8-bit value is a float32: the maximum is exact
-        return [ctx.g.cast(_pool_1d(ctx, a, ctx.g.cast(x, float32), ctx.g.max_pooling_2d), x.dtype)]
-    return [_pool_1d(ctx, a, x, ctx.g.max_pooling_2d)]
+        y = ctx.g.cast(_pool_1d(ctx, a, ctx.g.cast(x, float32), ctx.g.max_pooling_2d), x.dtype)
+    else:
+        y = _pool_1d(ctx, a, x, ctx.g.max_pooling_2d)
+    if len(node.output) < 2 or not node.output[1]:
+        return [y]
+    return [y, _max_pool_indices(ctx, a, x, y)]
+
+
+def _max_pool_indices(ctx: Context, a: dict, x: Tensor, y: Tensor) -> Tensor:
+    """MaxPool's second output: the flat index (over the whole input) of each window's first maximum,
+    from a gather of every window's values at positions computed when the file is read."""
+    g = ctx.g
+    if len(x.shape) != 4 or -1 in x.shape or a.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        raise ctx.error(f"MaxPool's indices are supported for static 2-D inputs with explicit pads, got "
+                        f"{list(x.shape)} and auto_pad={a.get('auto_pad')!r}")
+    n, c, h, w = x.shape
+    (kh, kw), (sy, sx), (dy, dx) = (_two(ctx, {"k": a.get("kernel_shape", [])}, "k"), _two(ctx, a, "strides"),
+                                    _two(ctx, a, "dilations"))
+    pads = _ints(a.get("pads", [0, 0, 0, 0]), "pads") if a.get("auto_pad", "NOTSET") == "NOTSET" else [0] * 4
+    ho, wo = y.shape[2], y.shape[3]
+    rows = (np.arange(ho) * sy - pads[0])[:, None] + np.arange(kh) * dy  # [ho, kh]
+    cols = (np.arange(wo) * sx - pads[1])[:, None] + np.arange(kw) * dx  # [wo, kw]
+    r = rows[:, None, :, None]
+    q = cols[None, :, None, :]
+    inside = (r >= 0) & (r < h) & (q >= 0) & (q < w)  # [ho, wo, kh, kw]
+    pos = np.where(inside, r * w + q, h * w)  # outside: the extra -inf element appended below
+    pos = pos.reshape(ho * wo, kh * kw).T.astype(np.int32)  # [window, output]
+    xf = g.cast(x, float32) if x.dtype != float32 else x
+    flat = g.concat([g.reshape(xf, [n, c, h * w]), g.constant(np.full((n, c, 1), -np.inf, np.float32))], 2)
+    vals = g.gather(flat, g.constant(pos), 2)  # [n, c, window, output]
+    best = g.squeeze(g.reduction_arg_maximum(vals, 2), [2])  # [n, c, output]
+    column_major = bool(_int(a.get("storage_order", 0), "storage_order"))
+    table = np.where(pos < h * w, (pos % w) * h + pos // w if column_major else pos, 0).astype(np.int32)
+    where = g.gather_along_axis(g.broadcast(g.constant(table), [n, c, kh * kw, ho * wo]),
+                                g.expand_dims(best, [2]), 2)  # [n, c, 1, output]
+    base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * h * w
+    flat_index = g.addition(g.reshape(where, [n, c, ho * wo]), g.constant(base[:, :, None].astype(np.int32)))
+    return g.cast(g.reshape(flat_index, [n, c, ho, wo]), int64)
 
 
 @converts("LpPool")

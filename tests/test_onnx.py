@@ -1188,3 +1188,25 @@ def test_an_output_the_import_leaves_out_is_named_with_its_node():
     with pytest.raises(mg.ModelImportError, match=r"graph output 'idx': ONNX node 'pool' \(MaxPool, opset 13\) does "
                                                   r"not produce this output in minigraph.*MaxPool's indices"):
         mg.from_onnx(model)
+
+
+@pytest.mark.parametrize("attrs", [dict(kernel_shape=[2, 2], strides=[2, 2]),
+                                   dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 1]),
+                                   dict(kernel_shape=[2, 3], dilations=[2, 1], storage_order=1),
+                                   dict(kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1)])
+def test_max_pool_indices_against_onnxruntime(attrs, rng):
+    from onnx import TensorProto, helper
+
+    x = rng.standard_normal([2, 3, 7, 6]).astype(np.float32)
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
+    ort = pytest.importorskip("onnxruntime", reason=ORACLES_REASON)
+    probe = _model([node], inputs=[("x", TensorProto.FLOAT, [2, 3, 7, 6])],
+                   outputs=[("y", TensorProto.FLOAT, None), ("i", TensorProto.INT64, None)], opset=12)
+    probe.ir_version = 8
+    shape = list(ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+                 .run(None, {"x": x})[0].shape)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, [2, 3, 7, 6])],
+                   outputs=[("y", TensorProto.FLOAT, shape), ("i", TensorProto.INT64, shape)], opset=12)
+    (wy, wi), (gy, gi) = _ort_and_minigraph(model, {"x": x})
+    np.testing.assert_array_equal(gy, wy)
+    np.testing.assert_array_equal(gi, wi)
