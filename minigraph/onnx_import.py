@@ -389,8 +389,8 @@ def _build(onnx: Any, proto: Any, opset: int, training: bool, loaded: dict,
     for vi in proto.graph.output:
         if vi.name in ctx.unavailable:
             raise ModelImportError(f"graph output {escape(repr(vi.name))}: {ctx.unavailable[vi.name]} does not "
-                                   "produce this output in minigraph (not supported: MaxPool's indices, a "
-                                   "dropout's random mask, an operator's optional outputs its import leaves out)")
+                                   "produce this output in minigraph (not supported: the random mask of a dropout "
+                                   "that drops, the optional outputs an operator's import leaves out)")
         if vi.name not in ctx.values and vi.name not in ctx.statics:
             raise ModelImportError(f"graph output {escape(repr(vi.name))} is produced by no node")
         t = ctx.tensor(vi.name)

@@ -1182,11 +1182,13 @@ def test_conv_integer_against_onnxruntime(rng):
 def test_an_output_the_import_leaves_out_is_named_with_its_node():
     from onnx import TensorProto, helper
 
-    node = helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool", kernel_shape=[2, 2], strides=[2, 2])
-    model = _model([node], inputs=[("x", TensorProto.FLOAT, [1, 1, 4, 4])],
-                   outputs=[("y", TensorProto.FLOAT, [1, 1, 2, 2]), ("idx", TensorProto.INT64, [1, 1, 2, 2])])
-    with pytest.raises(mg.ModelImportError, match=r"graph output 'idx': ONNX node 'pool' \(MaxPool, opset 13\) does "
-                                                  r"not produce this output in minigraph.*MaxPool's indices"):
+    ratio = helper.make_tensor("r", TensorProto.FLOAT, [], [0.5])
+    mode = helper.make_tensor("t", TensorProto.BOOL, [], [True])
+    node = helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"], name="drop")
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, [1, 4])], inits=[ratio, mode],
+                   outputs=[("y", TensorProto.FLOAT, [1, 4]), ("mask", TensorProto.BOOL, [1, 4])])
+    with pytest.raises(mg.ModelImportError, match=r"graph output 'mask': ONNX node 'drop' \(Dropout, opset 13\) does "
+                                                  r"not produce this output in minigraph.*random mask"):
         mg.from_onnx(model)
 
 
