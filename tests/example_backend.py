@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigraph.compiler.plan import run_memory_action, start_env
 from minigraph.errors import KernelMissingError
 from minigraph.ops._util import normalize_axes
 
@@ -79,4 +80,50 @@ class TinyBackend:
             for fn, ins, out in steps:
                 env[out] = fn(*[env[i] for i in ins])
             return [env[s] for s in target_slots], {}
+        return run
+
+
+class PlanFollowingBackend:
+    """Runs whole networks (variables, reads, assigns, views, fused steps) with no memory-op code of
+    its own: a ``kernel`` step calls a NumPy kernel, every other step does what the plan says
+    through ``run_memory_action``, and ``step.free`` is dropped after each step."""
+
+    name = "follower"
+
+    def __init__(self):
+        from minigraph.backends.numpy.fused import EPILOGUE_OPS, FUSIBLE_OPS
+
+        self.fusible_ops, self.epilogue_ops = FUSIBLE_OPS, EPILOGUE_OPS  # the same plans as numpy's
+
+    def available(self):
+        return True, "NumPy kernels, the plan's memory actions"
+
+    def prepare(self, plan):
+        from minigraph.backends.numpy.fused import fused_kernel
+        from minigraph.backends.numpy.registry import KERNELS as NUMPY
+
+        kernels = {}
+        for i, st in enumerate(plan.steps):
+            if st.memory != "kernel":
+                continue
+            factory = fused_kernel if st.program else NUMPY.get(st.op.type)
+            if factory is None:
+                raise KernelMissingError(f"{st.kernel} op {st.op.name!r}: the follower backend has no kernel for it")
+            kernels[i] = factory(st)
+
+        def run(feed_values, variables):
+            env, assigned = start_env(plan, feed_values), {}
+            with np.errstate(all="ignore"):
+                for i, st in enumerate(plan.steps):
+                    fn = kernels.get(i)
+                    if fn is None:
+                        run_memory_action(st, env, variables, assigned)
+                    elif len(st.outputs) == 1:
+                        env[st.outputs[0]] = fn(*[env[s] for s in st.inputs])
+                    else:
+                        for s, v in zip(st.outputs, fn(*[env[s] for s in st.inputs])):
+                            env[s] = v
+                    for s in st.free:
+                        env[s] = None
+            return [env[s] for _, s in plan.targets], assigned
         return run

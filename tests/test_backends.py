@@ -284,3 +284,120 @@ def test_entry_point_group_from_an_installed_distribution(tmp_path, run_python):
     r = run_python("-c", code, env={"PYTHONPATH": f"{pkg}{os.pathsep}{ROOT}"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[0.0, 3.0]"
+
+
+# ------------------------------------------------------------------ the plan's memory contract
+def _follower(monkeypatch):
+    from example_backend import PlanFollowingBackend
+
+    _fresh_registry(monkeypatch)
+    mg.register_backend("follower", PlanFollowingBackend)
+
+
+def _train(backend, build, desc, n=3):
+    """``n`` runs of a training step on ``backend``: (losses, variables' values after each run)."""
+    g, feeds, loss, updates = build()
+    exe = g.compile({t: mg.ShapedType(v.shape, mg.as_dtype(v.dtype)) for t, v in feeds.items()}, [loss],
+                    target_operations=updates, backend=backend, compilation_descriptor=desc)
+    kept = {t: v.copy() for t, v in feeds.items()}
+    out = []
+    for _ in range(n):
+        out.append(exe.run(feeds)[0])
+        out.extend(np.array(g.value_of(v)) for v in g.variables)
+    for t in feeds:  # feeds never change
+        np.testing.assert_array_equal(feeds[t], kept[t])
+    return out
+
+
+def _sixblock():
+    from minigraph import sixblock
+
+    x, labels = sixblock.data(2, 8, width=0.25, seed=3)
+    return sixblock.build(x, labels, width=0.25)
+
+
+def _mlp():
+    rng = np.random.default_rng(5)
+    g = mg.Graph()
+    x, y = g.placeholder((6, 5), name="x"), g.placeholder((6, 3), name="y")
+    w1 = g.variable(rng.standard_normal((5, 7)).astype(np.float32), name="w1")
+    b1 = g.variable(np.zeros((1, 7), np.float32), name="b1")
+    w2 = g.variable(rng.standard_normal((7, 3)).astype(np.float32), name="w2")
+    h = g.relu(g.addition(g.matrix_multiplication(x, w1), b1))
+    logits = g.reshape(g.matrix_multiplication(h, w2), [6, 3])
+    loss = g.softmax_cross_entropy(logits, y, axis=-1, reduction="mean")
+    grads = g.gradients(loss, [w1, b1, w2])
+    ups = [g.apply_stochastic_gradient_descent(0.1, v, grads[v]) for v in (w1, b1, w2)]
+    feeds = {x: rng.standard_normal((6, 5)).astype(np.float32), y: np.eye(3, dtype=np.float32)[rng.integers(0, 3, 6)]}
+    return g, feeds, loss, ups
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+@pytest.mark.parametrize("build", [_sixblock, _mlp], ids=["sixblock", "mlp"])
+def test_a_backend_with_no_memory_code_matches_numpy_bitwise(monkeypatch, build, fusion):
+    """The plan-following example backend runs training steps (variables, reads, assigns, views,
+    fused steps) bit for bit as the NumPy backend does, step after step."""
+    _follower(monkeypatch)
+    desc = mg.CompilationDescriptor(fusion=fusion)
+    want = _train("numpy", build, desc)
+    got = _train("follower", build, desc)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(want[1], want[1 + len(want) // 3])  # the variables did change
+
+
+def test_a_read_after_an_assign_sees_the_assigned_value_statically(monkeypatch, rng):
+    """In plan order a read sees the latest earlier assign of its variable (``Step.source``); a failed
+    run leaves the variable as it was."""
+    _follower(monkeypatch)
+    g = mg.Graph()
+    v = g.variable(np.float32([1, 2, 3]), name="v")
+    x = g.placeholder((3,), name="x")
+    a1 = g.assign(v, g.addition(g.read(v), x), name="a1")
+    with g.control_dependencies([a1]):
+        r1 = g.read(v, name="r1")
+    a2 = g.assign(v, g.multiplication(r1, 2.0), name="a2")
+    with g.control_dependencies([a2]):
+        r2 = g.read(v, name="r2")
+    xv = f32(rng, 3)
+    exe = g.compile({x: mg.ShapedType((3,), mg.float32)}, [r1, r2], target_operations=[a1, a2], backend="follower")
+    reads = {s.op.name: s for s in exe.plan.steps if s.memory == "read"}
+    assert reads["r1"].source == next(s for s in exe.plan.steps if s.op.name == "a1").inputs[1]
+    assert reads["r2"].source == next(s for s in exe.plan.steps if s.op.name == "a2").inputs[1]
+    assert [s.source for n, s in reads.items() if n not in ("r1", "r2")] == [None]  # the first read: the variable's value
+    got = exe.run({x: xv})
+    np.testing.assert_array_equal(got[0], np.float32([1, 2, 3]) + xv)
+    np.testing.assert_array_equal(got[1], (np.float32([1, 2, 3]) + xv) * 2)
+
+
+def _broken(mutate):
+    g = mg.Graph()
+    v = g.variable(np.float32([1, 2]), name="v")
+    x = g.placeholder((2,), name="x")
+    a = g.assign(v, g.exponent(g.addition(g.read(v), x)), name="a")
+    with g.control_dependencies([a]):
+        r = g.read(v, name="r")
+    y = g.reshape(g.negative(r, name="n"), [2, 1], name="rs")
+    exe = g.compile({x: mg.ShapedType((2,), mg.float32)}, [y], target_operations=[a],
+                    compilation_descriptor=mg.CompilationDescriptor(fusion=False))
+    plan = exe.plan
+    plan.check()
+    mutate({s.op.name: s for s in plan.steps}, plan)
+    return plan
+
+
+@pytest.mark.parametrize("mutate, msg", [
+    (lambda st, p: setattr(st["r"], "memory", "kernel"), "memory action 'kernel'"),
+    (lambda st, p: setattr(st["rs"], "memory", "copy"), "none of"),
+    (lambda st, p: setattr(st["r"], "source", None), "latest earlier assign"),
+    (lambda st, p: setattr(st["n"], "source", 0), "only a read"),
+    (lambda st, p: setattr(st["n"], "reuse", 3), "reuse=3"),
+    (lambda st, p: setattr(st["rs"], "out_types", (mg.ShapedType((3, 1), mg.float32),)), "same bytes"),
+])
+def test_plan_check_catches_a_broken_memory_plan(mutate, msg):
+    """Plan.check names the step whose memory action, read source, reuse or view is wrong."""
+    plan = _broken(mutate)
+    with pytest.raises(mg.PlanError, match=msg) as e:
+        plan.check()
+    assert "plan step" in str(e.value)

@@ -16,6 +16,13 @@ A step with an epilogue (``Step.type == "fused_epilogue"``) has the same kind of
 first entry is its anchor, a convolution, matmul or normalization op of one output (``anchor``),
 and whose other entries are the elementwise tail computed on the anchor's result before it is
 stored, in the anchor's output shape.
+
+The memory contract (buffers.py) is decided here too, once: ``Step.memory`` says what a backend
+does for each step (``MEMORY_ACTIONS``: ``feed``, ``constant``, ``filled_constant``, ``variable``,
+``read``, ``assign``, ``view``, ``kernel``), ``Step.source`` which value a read sees, ``Step.free``
+when a slot dies and ``Step.reuse`` which input an in-place kernel may write into. A backend only
+allocates, runs ``kernel`` steps and copies; ``start_env`` and ``run_memory_action`` do the rest
+for a backend whose buffers are NumPy arrays (docs/backends.md).
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ from ..errors import (FeedDTypeError, FeedError, MiniGraphError, MissingFeedErro
 from ..ir import OPS, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
 from ..types import ShapedType, num_elements
-from .buffers import plan_buffers
+from .buffers import MEMORY_ACTIONS, memory_action, plan_buffers
 from .passes import (FUSED, FUSED_EPILOGUE, common_subexpression_elimination, constant_folding,
                      dead_code_elimination, elementwise_fusion, epilogue_fusion)
 
@@ -46,6 +53,8 @@ class Step:
     reuse: Optional[int] = None  # position of an input whose buffer may take the result (buffers.py)
     ops: tuple = ()  # the graph operations this step computes, in order; (op,) for an ordinary step
     program: tuple = ()  # a fused step's (op, args, out_type) per op of ops; () otherwise
+    memory: str = ""  # what a backend does for it, one of MEMORY_ACTIONS (buffers.py)
+    source: Optional[int] = None  # a read's: the slot an earlier assign of this run wrote; None: the variable's value
 
     def __post_init__(self) -> None:
         if not self.ops:
@@ -106,7 +115,10 @@ class Plan:
         or written later; targets are written and never freed; a fused step's program has one
         triple per op of ``ops``, args in range and in order, elementwise ops only (but for an
         epilogue's anchor, first and of the output's shape), and each intermediate read by
-        exactly one later triple.
+        exactly one later triple. The memory plan: every step has a memory action and the one its op
+        calls for, a read's source is the latest earlier assign of its variable (still alive), a
+        view has one input and output of the same bytes, and an in-place ``reuse`` names an input
+        of the result's shape and dtype that dies at the step.
 
         Raises:
             PlanError: naming the step and the broken rule.
@@ -114,9 +126,11 @@ class Plan:
         written: dict = {}
         freed: dict = {}
         targets = {s for _, s in self.targets}
+        latest: dict = {}
         for i, st in enumerate(self.steps):
             kernel = st.kernel if len(st.kernel) <= 80 else st.kernel[:76] + "...)"
             where = f"plan step {i} ({kernel} op {st.op.name!r})"
+            _check_memory(st, where, latest, freed)
             for s in st.inputs:
                 if s in freed:
                     raise PlanError(f"{where} reads slot {s}, freed at step {freed[s]}")
@@ -151,6 +165,82 @@ class Plan:
             got = self.__dict__["_assigned_variables"] = frozenset(
                 s.op.inputs[0].operation for s in self.steps if s.op.type == "assign")
         return got
+
+
+def _check_memory(st, where: str, latest: dict, freed: dict) -> None:
+    """One step's memory action, read source, view and in-place reuse (``latest``: variable op ->
+    slot of its latest assigned value, updated here)."""
+    if st.memory not in MEMORY_ACTIONS:
+        raise PlanError(f"{where}: memory action {st.memory!r} is none of {list(MEMORY_ACTIONS)}")
+    want = memory_action(st)
+    if st.memory != want:
+        raise PlanError(f"{where}: memory action {st.memory!r}, but a {st.op.type} step is {want!r}")
+    if st.memory == "read":
+        expect = latest.get(st.op.inputs[0].operation)
+        if st.source != expect:
+            raise PlanError(f"{where}: the read sees slot {st.source}, but the latest earlier assign of its "
+                            f"variable wrote " + (f"slot {expect}" if expect is not None else "nothing (source None)"))
+        if st.source is not None and st.source in freed:
+            raise PlanError(f"{where}: the read sees slot {st.source}, freed at step {freed[st.source]}")
+    elif st.source is not None:
+        raise PlanError(f"{where}: only a read has a source (got slot {st.source})")
+    if st.memory == "assign":
+        latest[st.op.inputs[0].operation] = st.inputs[1]
+    if st.memory == "view":
+        a, b = st.in_types[0], st.out_types[0]
+        if len(st.inputs) != 1 or len(st.outputs) != 1 or a.dtype != b.dtype or num_elements(a.shape) != num_elements(b.shape):
+            raise PlanError(f"{where}: a view has one input and one output of the same bytes "
+                            f"(got {list(st.in_types)} -> {list(st.out_types)})")
+    if st.reuse is not None:
+        ok = isinstance(st.reuse, int) and 0 <= st.reuse < len(st.inputs) and len(st.out_types) == 1
+        if ok:
+            s, ty, out = st.inputs[st.reuse], st.in_types[st.reuse], st.out_types[0]
+            ok = s in st.free and ty.shape == out.shape and ty.dtype == out.dtype and st.memory == "kernel"
+        if not ok:
+            raise PlanError(f"{where}: reuse={st.reuse!r} must name an input of the result's shape and dtype "
+                            "that dies at this kernel step")
+
+
+def start_env(plan, feed_values: Sequence) -> list:
+    """A run's slot list with the feeds in place (``plan.feeds`` order), the rest empty; the other
+    memory actions fill it as the steps run (``run_memory_action``)."""
+    env: list = [None] * plan.num_slots
+    for (_, s, _), v in zip(plan.feeds, feed_values):
+        env[s] = v
+    return env
+
+
+def run_memory_action(st, env: list, variables: Mapping, assigned: dict) -> None:
+    """Do what the plan says for a step that is not a ``kernel`` step, on NumPy arrays: a backend
+    calls it for every other step, in plan order, then frees ``st.free``. ``assigned`` collects
+    ``{variable op: value}`` for the executor to commit after the run (variables and feeds are
+    never written)."""
+    m = st.memory
+    out = st.outputs[0] if st.outputs else None
+    if m == "constant":
+        env[out] = st.op.attrs["value"]
+    elif m == "filled_constant":  # for this run only: kernels see plain arrays
+        env[out] = _np_array(st.op.attrs["value"])
+    elif m == "variable":
+        env[out] = variables[st.op]
+    elif m == "read":
+        env[out] = env[st.source] if st.source is not None else env[st.inputs[0]]
+    elif m == "assign":
+        assigned[st.op.inputs[0].operation] = env[st.inputs[1]]
+    elif m == "view":
+        env[out] = env[st.inputs[0]].reshape(st.out_types[0].shape)
+    elif m != "feed":
+        raise PlanError(f"{st.kernel} op {st.op.name!r}: memory action {m!r} is a backend's to run")
+
+
+def _np_array(value):
+    import numpy as np
+
+    try:
+        return np.array(value)
+    except MemoryError:
+        raise ResourceLimitError(f"no memory to fill a constant of {value.dtype}{list(value.shape)}; "
+                                 "no variable was changed") from None
 
 
 def _check_anchor(st, where: str) -> bool:

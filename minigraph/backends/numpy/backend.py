@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import recording
+from ...compiler.plan import run_memory_action
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
 from .fused import EPILOGUE_OPS, FUSIBLE_OPS, fused_kernel
 from .registry import KERNELS
@@ -78,27 +79,22 @@ class _Runner:
         self.var_slots = []  # (slot, variable op)
         self.steps = []  # (closure, op)
         self.kernels: list = []  # the kernel name of each entry of steps
-        for st in plan.steps:
-            t = st.op.type
-            if t == "placeholder":
+        for st in plan.steps:  # the plan's memory action says what each step is (compiler/buffers.py)
+            m = st.memory
+            if m == "feed":
                 continue
-            if t == "constant":
-                value = st.op.attrs["value"]  # a filled constant is a view of one element (strides 0)
-                filled = value.size > 1 and not any(value.strides)
-                self.const_slots.append((st.outputs[0], value, st.op if filled else None))
+            if m in ("constant", "filled_constant"):
+                value = st.op.attrs["value"]
+                self.const_slots.append((st.outputs[0], value, st.op if m == "filled_constant" else None))
                 continue
-            if t == "variable":
+            if m == "variable":
                 self.var_slots.append((st.outputs[0], st.op))
                 continue
             self.kernels.append(st.kernel)  # one entry of steps follows
-            if t == "assign":
-                var_op = st.op.inputs[0].operation
-                self.steps.append((_assign_step(var_op, st.inputs[1], st.free), st.op))
+            if m != "kernel":  # read, assign, view: as the plan says
+                self.steps.append((_memory_step(st), st.op))
                 continue
-            if t == "read":
-                var_op = st.op.inputs[0].operation
-                self.steps.append((_read_step(var_op, st.inputs[0], st.outputs[0], st.free), st.op))
-                continue
+            t = st.op.type
             try:
                 fn = fused_kernel(st) if st.program else KERNELS.get(t)(st)
             except MiniGraphError:
@@ -173,18 +169,13 @@ def _fill(op, value):
                              f"{value.dtype}{list(value.shape)} on numpy; no variable was changed") from None
 
 
-def _read_step(var_op, src, out, free):
-    """A read sees an assignment made earlier in the same run (ordered by control dependencies)."""
-    def step(env):
-        env[out] = env[-1].get(var_op, env[src])
-        for f in free:
-            env[f] = None
-    return step
+def _memory_step(st):
+    """A read, assign or view step: ``run_memory_action``, the overlay of assigned values in the
+    last slot of ``env``; then the step's dead slots are dropped."""
+    free = st.free
 
-
-def _assign_step(var_op, src, free):
     def step(env):
-        env[-1][var_op] = env[src]
+        run_memory_action(st, env, {}, env[-1])
         for f in free:
             env[f] = None
     return step

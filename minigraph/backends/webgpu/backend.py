@@ -263,7 +263,7 @@ class _Runner:
         opdef = st.op.opdef
         if opdef.internal:
             self._memory_step(st)
-        elif opdef.kind == "view" or _is_noop_cast(st):
+        elif st.memory == "view":
             self._bind(st.outputs[0], self.slot_ref[st.inputs[0]])  # same bytes: alias the input's buffer
         else:
             self._kernel_step(st)
@@ -307,9 +307,8 @@ class _Runner:
         self.variables.append((st.op, ref, ty.dtype.name))
 
     def _read_step(self, st) -> None:
-        """The variable's value: assigned earlier in this run, or uploaded."""
-        var_op = st.op.inputs[0].operation
-        src = self._pending.get(var_op, self.slot_ref[st.inputs[0]])
+        """The value the plan says the read sees (``Step.source``): an earlier assign's, or the variable's."""
+        src = self.slot_ref[st.source if st.source is not None else st.inputs[0]]
         self._copy(st, src, self._alloc_slot(st, 0))
 
     def _assign_step(self, st) -> None:
