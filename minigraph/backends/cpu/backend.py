@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ...errors import BackendUnavailableError
+from ...errors import BackendUnavailableError, KernelMissingError
 from ..numpy.fused import EPILOGUE_OPS, FUSIBLE_OPS
 from ..numpy.threads import get_num_threads
 
@@ -36,7 +36,7 @@ def numba_threads(n: Optional[int] = None) -> int:
     import numba
 
     want = get_num_threads() if n is None else n
-    got = max(1, min(want, numba.config.NUMBA_NUM_THREADS))
+    got = max(1, min(want, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     if numba.get_num_threads() != got:
         numba.set_num_threads(got)
     return got
@@ -95,7 +95,12 @@ def _anchor_kernel(step) -> Callable:
     sub = _OpStep(a_op, tuple(step.in_types[a] for a in a_args), a_ty)
     factory = depthwise.KERNELS.get(a_op.type)
     fn = factory(sub) if factory is not None else None
-    return fn if fn is not None else KERNELS.get(a_op.type)(sub)
+    if fn is None:
+        numpy_factory = KERNELS.get(a_op.type)
+        if numpy_factory is None:  # pragma: no cover - the NumPy runner's prepare checked every op
+            raise KernelMissingError(f"no kernel for the {a_op.type} op {a_op.name!r} of an epilogue step")
+        fn = numpy_factory(sub)
+    return fn
 
 
 def _compile_steps(plan, base) -> list:

@@ -94,11 +94,12 @@ def _weights_partials(dy, x, part, sh, sw, dh, dw, ph, pw):  # pragma: no cover 
     nb, nc, h, wd = x.shape
     nm, kh, kw = part.shape[2], part.shape[3], part.shape[4]
     oh_, ow_ = dy.shape[3], dy.shape[4]
+    scratch = np.empty((nb * nc, ow_), dy.dtype)  # a row per iteration (an np.empty inside prange is hoisted)
     for t in prange(nb * nc):
         n = t // nc
         c = t - n * nc
         xp = x[n, c]
-        buf = np.empty(ow_, dy.dtype)
+        buf = scratch[t]
         for m in range(nm):
             dyp = dy[n, c, m]
             for i in range(kh):

@@ -84,7 +84,8 @@ def source(kinds: Sequence[str], in_dts: Sequence[np.dtype], program: Sequence[t
     for its dtypes."""
     n = len(kinds)
     dts = list(in_dts)
-    pre, body = [], []
+    pre: list = []
+    body: list = []
     used = {a for _, args, _ in program for a in args}
     for k in range(n):
         if k not in used:
