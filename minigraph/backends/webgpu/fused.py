@@ -11,11 +11,22 @@ i32, or u32 with bool as 0u/1u), and a float16 intermediate is rounded to float1
 unfused plan would have stored it (``f32(f16(x))``). A float32 chain may differ in the last
 bit where the shader compiler contracts ``a * b + c`` to a fused multiply-add. Each leaky_relu
 gets its own extra uniform word for its alpha.
+
+A step with an epilogue (``step.anchor``: a convolution, matmul or normalization op first, its
+elementwise tail after) goes to the anchor's kernel in ``epilogue.EPILOGUE_FACTORIES``, which
+applies the tail (``epilogue.Epilogue``, the same program-to-WGSL code as here) where it stores;
+an anchor without one, or a geometry its kernel declines, runs its ordinary kernel into scratch
+memory and then the tail as a fused kernel (two dispatches, the unfused plan's bits).
 """
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 from ...errors import KernelMissingError
-from .elementwise import EXPRESSIONS, alpha_word, leaky_relu_at, map_source
+from ...types import num_elements
+from .elementwise import EXPRESSIONS, alpha_word, map_source
+from .epilogue import EPILOGUE_FACTORIES, Epilogue
+from .registry import KERNELS
 from .wgsl import COMPUTE, store
 
 FUSED_TYPE = "fused_elementwise"
@@ -26,54 +37,118 @@ def _label(op) -> str:
     return f"{op.type} op {op.name!r} (built at {op.location})"
 
 
+def _leaky_relu(word: int, accessor: str) -> Callable:
+    """leaky_relu with its alpha read as the u32 word ``accessor(word)`` (as elementwise.leaky_relu_at:
+    a literal alpha of 0 would let the shader compiler fold ``0 * x`` and lose NaN and -0)."""
+    def fn(v, ct, out):
+        x = v[0]
+        return f"select(bitcast<f32>({accessor}({word}u)) * {x}, {x}, {x} >= 0.0)"
+    return fn
+
+
+def program_lines(program: Sequence, vals: Sequence[str], cts: Sequence[str], dtypes: Sequence[str],
+                  accessor: str = "extra", prefix: str = "t") -> tuple:
+    """The WGSL of a program's entries: ``(lines, extra words, name of the last result)``.
+
+    ``program``: ``(op, args, out_type)`` triples whose args index ``vals`` (the names of the
+    values before the program, compute-typed, with their compute types ``cts`` and dtypes) and
+    then the earlier entries' results, ``{prefix}{j}``. Every result but the last is rounded to
+    float16 where its dtype is float16 (the unfused plan stores it so). leaky_relu alphas become
+    the returned u32 words, read in WGSL as ``accessor(k)``."""
+    if not program:
+        raise ValueError("a fused elementwise program needs at least one entry")
+    vals, cts, dtypes = list(vals), list(cts), list(dtypes)
+    words: list = []
+    lines = []
+    last = len(program) - 1
+    for j, (op, args, ty) in enumerate(program):
+        if op.type == "leaky_relu":
+            fn = _leaky_relu(len(words), accessor)
+            words.append(alpha_word(op.attrs["alpha"]))
+        elif op.type in EXPRESSIONS:
+            fn = EXPRESSIONS[op.type]
+        else:
+            raise KernelMissingError(f"{_label(op)}: the webgpu backend's fused elementwise kernel has no "
+                                     f"expression for it (it fuses {', '.join(sorted(FUSIBLE_OPS))})")
+        dt = ty.dtype.name
+        try:
+            expr = fn([vals[a] for a in args], [cts[a] for a in args], dt)
+        except KernelMissingError as e:
+            raise KernelMissingError(f"{_label(op)}: the webgpu backend has {e}; got {dtypes[args[0]]}") from None
+        if dt == "float16" and j != last:
+            expr = f"f32(f16({expr}))"  # stored as float16 in the unfused plan: round as it would
+        lines.append(f"  let {prefix}{j}: {COMPUTE[dt]} = {expr};")
+        vals.append(f"{prefix}{j}")
+        cts.append(COMPUTE[dt])
+        dtypes.append(dt)
+    return lines, words, f"{prefix}{last}"
+
+
 def fused_source(in_dtypes, in_shapes, program):
     """(WGSL source, params) of a fused program: ``(op, args, out_type)`` triples whose args
     index the inputs (``0 .. len(in_dtypes) - 1``) and then the earlier entries' results."""
     if not program:
         raise ValueError("a fused elementwise step needs a non-empty program")
-    extra: list[int] = []
-    fns = []
-    for op, _args, _ty in program:
-        if op.type == "leaky_relu":
-            fns.append(leaky_relu_at(len(extra)))
-            extra.append(alpha_word(op.attrs["alpha"]))
-        elif op.type in EXPRESSIONS:
-            fns.append(EXPRESSIONS[op.type])
-        else:
-            raise KernelMissingError(f"{_label(op)}: the webgpu backend's fused elementwise kernel has no "
-                                     f"expression for it (it fuses {', '.join(sorted(FUSIBLE_OPS))})")
     out_dtype = program[-1][2].dtype.name
-    last = len(program) - 1
 
     def body(vals, cts):
-        vals, cts = list(vals), list(cts)
-        lines = []
-        for j, ((op, args, ty), fn) in enumerate(zip(program, fns)):
-            dt = ty.dtype.name
-            try:
-                expr = fn([vals[a] for a in args], [cts[a] for a in args], dt)
-            except KernelMissingError as e:
-                raise KernelMissingError(f"{_label(op)}: the webgpu backend has {e}; got "
-                                         f"{_dtype_of(args[0], in_dtypes, program)}") from None
-            if dt == "float16" and j != last:
-                expr = f"f32(f16({expr}))"  # stored as float16 in the unfused plan: round as it would
-            lines.append(f"  let t{j}: {COMPUTE[dt]} = {expr};")
-            vals.append(f"t{j}")
-            cts.append(COMPUTE[dt])
-        lines.append(f"  out[i] = {store(out_dtype, f't{last}')};")
-        return lines
+        lines, _, last = program_lines(program, vals, cts, in_dtypes)
+        return lines + [f"  out[i] = {store(out_dtype, last)};"]
 
-    return map_source(in_dtypes, in_shapes, out_dtype, program[-1][2].shape, body, tuple(extra))
+    return map_source(in_dtypes, in_shapes, out_dtype, program[-1][2].shape, body, program_words(program))
 
 
-def _dtype_of(arg: int, in_dtypes, program) -> str:
-    n = len(in_dtypes)
-    return in_dtypes[arg] if arg < n else program[arg - n][2].dtype.name
+def program_words(program) -> tuple:
+    """The extra u32 words ``program_lines`` reads: each leaky_relu's alpha, in program order."""
+    return tuple(alpha_word(op.attrs["alpha"]) for op, _, _ in program if op.type == "leaky_relu")
 
 
 def fused_elementwise(step, kb):
-    """Kernel factory of a step whose ``program`` is non-empty: one dispatch for the whole step."""
+    """Kernel factory of a step whose ``program`` is non-empty: one dispatch for the whole step
+    (a step with an epilogue: its anchor's epilogue kernel, see the module docstring)."""
+    if step.anchor is not None:
+        factory = EPILOGUE_FACTORIES.get(step.anchor.type)
+        if factory is None or factory(step, kb, Epilogue(step, kb)) is False:
+            _anchor_then_tail(step, kb)
+        return
     in_dt = [t.dtype.name for t in step.in_types]
     src, params = fused_source(in_dt, [t.shape for t in step.in_types], tuple(step.program))
     binds = [("u", params)] + [("ro", kb.input(k)) for k in range(len(in_dt))] + [("rw", kb.output())]
+    kb.dispatch(src, binds, -(-params[0] // 256))
+
+
+class _AnchorBuilder:
+    """A KernelBuilder for an epilogue step's anchor alone: its inputs, a scratch output."""
+
+    def __init__(self, kb, epi: Epilogue, out):
+        self._kb, self._epi, self._out = kb, epi, out
+        self.step = epi.anchor_step
+        self.ctx = kb.ctx
+        self.label = kb.label
+
+    def input(self, i: int):
+        return self._epi.input(i)
+
+    def output(self, i: int = 0):
+        return self._out
+
+    def __getattr__(self, name):  # scratch, dispatch, before_each_run
+        return getattr(self._kb, name)
+
+
+def _anchor_then_tail(step, kb) -> None:
+    """The anchor's ordinary kernel into scratch memory, then the tail over it (two dispatches)."""
+    epi = Epilogue(step, kb)
+    a_op, _, a_ty = step.program[0]
+    factory = KERNELS.get(a_op.opdef)
+    if factory is None:
+        raise KernelMissingError(f"{_label(a_op)}: the webgpu backend has no kernel for it")
+    tmp = kb.scratch(4 * num_elements(a_ty.shape))  # 4 bytes an element at most (bool is a u32)
+    factory(epi.anchor_step, _AnchorBuilder(kb, epi, tmp))
+    # the tail's values: the step's inputs, then the anchor's result, then its own entries
+    types = list(step.in_types) + [a_ty]
+    in_dt = [t.dtype.name for t in types]
+    src, params = fused_source(in_dt, [t.shape for t in types], tuple(step.program[1:]))
+    binds = ([("u", params)] + [("ro", kb.input(k)) for k in range(len(step.in_types))] + [("ro", tmp)]
+             + [("rw", kb.output())])
     kb.dispatch(src, binds, -(-params[0] // 256))

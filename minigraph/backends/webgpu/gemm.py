@@ -20,7 +20,6 @@ from __future__ import annotations
 from math import prod
 from typing import NamedTuple, Sequence
 
-from .reduction import PARTIAL_DTYPE, reduce_dispatch
 from .wgsl import COMPUTE, STORAGE, params_decl, render
 
 TILING: dict = {"mode": "auto", "min_size": 32, "min_outputs": 2 * 64 * 64}
@@ -72,9 +71,10 @@ def params(g: Gemm, z0: int) -> list:
     return out
 
 
-def source(g: Gemm, dtype: str, partial: bool) -> str:
+def source(g: Gemm, dtype: str, partial: bool, epi=None) -> str:
     """The WGSL of ``g``: K, the batch rank, the load orders and the dtype are baked in
-    (partial: f32/i32/u32 partial products of a K piece)."""
+    (partial: f32/i32/u32 partial products of a K piece; else ``epi``, an ``Epilogue`` bound
+    from binding 4, is applied where C is stored)."""
     acc = COMPUTE[dtype]
     zero = _ZERO[acc]
     load_a = ("      let ak = e % 16u;\n      let am = e / 16u;" if g.a[1] == 1 else
@@ -84,10 +84,15 @@ def source(g: Gemm, dtype: str, partial: bool) -> str:
               "      let bk = e % 16u;\n      let bn = e / 16u;")
     ij = [(i, j) for i in range(4) for j in range(4)]
     tc = acc if partial else STORAGE[dtype]
+    if epi is not None and partial:
+        raise ValueError("an epilogue is applied at the reduction of a split product, not to its pieces")
+    if epi is not None:
+        tc = epi.storage
     store = []
     for i, j in ij:
+        value = epi.apply(f"c{i}{j}", "o") if epi is not None else f"{tc}(c{i}{j})"
         store.append(f"  {{ let m = m0 + ty + {16 * i}u; let n = n0 + tx + {16 * j}u;\n"
-                     f"    if (m < M && n < N) {{ C[c_off + m * csm + n * csn] = {tc}(c{i}{j}); }} }}")
+                     f"    if (m < M && n < N) {{ let o = c_off + m * csm + n * csn; C[o] = {value}; }} }}")
     return render("gemm_tiled", PARAMS=params_decl(13 + 4 * len(g.batch)), T=STORAGE[dtype], TC=tc, ACC=acc,
                   ZERO=zero, K=g.K, KCH=split_k(g)[1], KCHUNKS=pieces_of(g), BR=len(g.batch),
                   SPLIT="true" if g.k_inner and g.k_inner < g.K else "false", LOAD_A=load_a, LOAD_B=load_b,
@@ -95,7 +100,7 @@ def source(g: Gemm, dtype: str, partial: bool) -> str:
                   TILE_DECL="\n".join(f"    var s{i}{j}: {acc} = {zero};" for i, j in ij),
                   FMA="\n".join(f"      s{i}{j} = s{i}{j} + a{i} * b{j};" for i, j in ij),
                   ADD="\n".join(f"    c{i}{j} = c{i}{j} + s{i}{j};" for i, j in ij),
-                  STORE="\n".join(store))
+                  STORE="\n".join(store), EPILOGUE=epi.at(4).decls if epi is not None else "")
 
 
 def split_k(g: Gemm) -> tuple:
@@ -116,20 +121,33 @@ def c_total(g: Gemm) -> int:
     return g.c_total or prod(size for size, *_ in g.batch) * g.M * g.N
 
 
-def record_gemm(kb, g: Gemm, a, b, c, dtype: str) -> None:
-    """Record ``g`` reading buffers ``a`` and ``b`` and writing ``c`` (all of ``dtype``)."""
+def record_gemm(kb, g: Gemm, a, b, c, dtype: str, epi=None) -> None:
+    """Record ``g`` reading buffers ``a`` and ``b`` (of ``dtype``, as C is) and writing ``c``;
+    with ``epi`` (an ``Epilogue``) C holds the epilogue's result (of its storage type) instead."""
     RECORDED["gemm"] += 1
     batch = prod(size for size, *_ in g.batch)
     pieces = pieces_of(g)
     dst = c
     if pieces > 1:
         dst = kb.scratch(4 * pieces * c_total(g))
-    src = source(g, dtype, pieces > 1)
+    src = source(g, dtype, pieces > 1, None if pieces > 1 else epi)
+    extra = epi.at(4).bindings if epi is not None and pieces == 1 else []
     gx, gy = -(-g.N // TILE), -(-g.M // TILE)
     zmax = kb.ctx.max_groups
     total = batch * pieces
     for z0 in range(0, total, zmax):
-        kb.dispatch(src, [("u", params(g, z0)), ("ro", a), ("ro", b), ("rw", dst)], (gx, gy, min(zmax, total - z0)))
+        kb.dispatch(src, [("u", params(g, z0)), ("ro", a), ("ro", b), ("rw", dst)] + extra,
+                    (gx, gy, min(zmax, total - z0)))
     if pieces > 1:
-        n = c_total(g)
-        reduce_dispatch(kb, dst, c, PARTIAL_DTYPE[COMPUTE[dtype]], dtype, "sum", ((n,), (1,)), ((pieces,), (n,)))
+        record_sum_of_pieces(kb, dst, c, pieces, c_total(g), dtype, epi)
+
+
+def record_sum_of_pieces(kb, part, c, pieces: int, n: int, dtype: str, epi=None) -> None:
+    """``c[i] = sum_p part[p * n + i]`` (partial products of ``dtype``'s compute type), the pieces
+    added in a fixed order, through ``epi`` when given (``kernels/gemm_reduce.wgsl``)."""
+    acc = COMPUTE[dtype]
+    value = epi.apply("s", "i") if epi is not None else ("f16(s)" if dtype == "float16" else "s")
+    src = render("gemm_reduce", PARAMS=params_decl(1), ACC=acc, TC=epi.storage if epi is not None else STORAGE[dtype],
+                 PIECES=pieces, STORE=value, EPILOGUE=epi.at(3).decls if epi is not None else "")
+    extra = epi.at(3).bindings if epi is not None else []
+    kb.dispatch(src, [("u", [n]), ("ro", part), ("rw", c)] + extra, -(-n // 256))

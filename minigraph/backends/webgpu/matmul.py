@@ -5,7 +5,8 @@ K is baked into the kernel source: with it read from a uniform, lavapipe leaked 
 per dispatch for some shapes (64x64, 128x128); M, N and the batch axes stay parameters, so a
 new batch size reuses the pipeline. A K axis longer than ``_KCH`` is cut into pieces (one tile
 loop never runs more than ``_KCH / 16`` steps: llvmpipe stops a shader's loops after 65,535),
-whose partial products a reduction adds up in a pairwise-like order.
+whose partial products ``gemm.record_sum_of_pieces`` adds up in a fixed order. A
+``fused_epilogue`` step's tail is applied where each result is stored (epilogue.py).
 
 Products of at least ``gemm.TILING["min_size"]`` rows and columns take the tiled GEMM of
 ``gemm.py`` instead (64x64 outputs per workgroup, 4x4 per thread).
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 from ...ops._util import broadcast_shapes
 from ...types import num_elements
-from .gemm import Gemm, fits, record_gemm, use_tiled
-from .reduction import PARTIAL_DTYPE, reduce_dispatch
+from .epilogue import epilogue_kernel
+from .gemm import Gemm, fits, record_gemm, record_sum_of_pieces, use_tiled
 from .registry import webgpu_kernel
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
 
@@ -24,6 +25,18 @@ _KCH = 16 * 1024  # longest piece of K one workgroup multiplies
 
 @webgpu_kernel("matrix_multiplication")
 def _matmul(step, kb):
+    record_matmul(step, kb, kb.input(0), kb.input(1))
+
+
+@epilogue_kernel("matrix_multiplication")
+def _matmul_epilogue(step, kb, epi):
+    """The product with the step's elementwise tail applied where each result is stored."""
+    record_matmul(epi.anchor_step, kb, epi.input(0), epi.input(1), epi)
+
+
+def record_matmul(step, kb, in_a, in_b, epi=None) -> None:
+    """Record ``step``'s product of buffers ``in_a`` and ``in_b`` into ``kb.output()`` (through
+    ``epi``, an ``Epilogue``, when given)."""
     a, b = step.in_types
     out = step.out_types[0]
     M, K = a.shape[-2:]
@@ -44,7 +57,7 @@ def _matmul(step, kb):
         g = Gemm(M, N, K, (K, 1, 0), (N, 0, 1), (N, 1), tuple(zip(tshape, tas, tbs, tcs)),
                  c_total=num_elements(batch_shape) * M * N)
         if fits(kb, g):
-            record_gemm(kb, g, kb.input(0), kb.input(1), kb.output(), dt)
+            record_gemm(kb, g, in_a, in_b, kb.output(), dt, epi)
             return
     bshape, (ast, bst) = collapse(batch_shape, bstrides(a.shape[:-2], M * K), bstrides(b.shape[:-2], K * N))
     batch = num_elements(batch_shape)
@@ -54,18 +67,21 @@ def _matmul(step, kb):
         axes += [bshape[k], ast[k], bst[k]]
     pieces = max(1, -(-K // _KCH))
     dst, tc = kb.output(), STORAGE[dt]
+    store, extra, decls = f"{tc}(acc)", [], ""
     if pieces > 1:
         tc = acc
+        store = "acc"
         dst = kb.scratch(4 * pieces * batch * M * N)
+    elif epi is not None:
+        tc, store, extra, decls = epi.storage, epi.apply("acc", "o"), epi.at(4).bindings, epi.at(4).decls
     zero = {"f32": "0.0", "i32": "0i", "u32": "0u"}[acc]
     src = render("matmul", PARAMS=params_decl(4 + len(axes)), T=STORAGE[dt], TC=tc, ACC=acc, ZERO=zero, K=K,
-                 TILES=_KCH // 16, KCHUNKS=pieces, BR=len(bshape))
+                 TILES=_KCH // 16, KCHUNKS=pieces, BR=len(bshape), STORE=store, EPILOGUE=decls)
     gx, gy = -(-N // 16), -(-M // 16)
     zmax = kb.ctx.max_groups
     total = batch * pieces
     for z0 in range(0, total, zmax):
-        kb.dispatch(src, [("u", [M, N, z0, batch] + axes), ("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", dst)],
+        kb.dispatch(src, [("u", [M, N, z0, batch] + axes), ("ro", in_a), ("ro", in_b), ("rw", dst)] + extra,
                     (gx, gy, min(zmax, total - z0)))
     if pieces > 1:
-        n = batch * M * N
-        reduce_dispatch(kb, dst, kb.output(), PARTIAL_DTYPE[acc], dt, "sum", ((n,), (1,)), ((pieces,), (n,)))
+        record_sum_of_pieces(kb, dst, kb.output(), pieces, batch * M * N, dt, epi)

@@ -10,12 +10,13 @@
 // C's (m, n) strides, the piece stride, K's inner size, then (size, A, B, C stride) per batch
 // axis, last first. K is cut into KCHUNKS pieces of at most KCH (llvmpipe bounds a shader's loops):
 // wid.z = batch * KCHUNKS + piece, and with several pieces each writes its partial product to
-// its own copy of C (offset piece * CTOTAL) for a reduction to add up. Each K step's 16
+// its own copy of C (offset piece * CTOTAL) for gemm_reduce.wgsl to add up; otherwise an epilogue
+// (epilogue.py) may be applied to each result where it is stored. Each K step's 16
 // products are summed before they join the running sum (two levels: shorter rounding chains).
 {{PARAMS}}@group(0) @binding(1) var<storage, read> A: array<{{T}}>;
 @group(0) @binding(2) var<storage, read> B: array<{{T}}>;
 @group(0) @binding(3) var<storage, read_write> C: array<{{TC}}>;
-var<workgroup> ta: array<{{ACC}}, 1024>;  // [k][m], 16 x 64
+{{EPILOGUE}}var<workgroup> ta: array<{{ACC}}, 1024>;  // [k][m], 16 x 64
 var<workgroup> tb: array<{{ACC}}, 1024>;  // [k][n], 16 x 64
 const K: u32 = {{K}}u;
 const KCH: u32 = {{KCH}}u;

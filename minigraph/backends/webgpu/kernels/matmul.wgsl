@@ -4,13 +4,14 @@
 // dispatch of this kernel (a loop bound from a uniform around barriers). The K axis is cut into
 // KCHUNKS pieces of at most 16 * TILES, so the tile loop has a fixed bound: wid.z = batch *
 // KCHUNKS + piece, and with more than one piece each writes its partial product to C[piece][batch]
-// for a reduction to add up. Each tile's 16 products are summed before they join the running sum
+// for gemm_reduce.wgsl to add up
+// (else STORE may apply an epilogue, epilogue.py). Each tile's 16 products are summed before they join the running sum
 // (two levels: shorter rounding chains than one).
 {{PARAMS}}
 @group(0) @binding(1) var<storage, read> A: array<{{T}}>;
 @group(0) @binding(2) var<storage, read> B: array<{{T}}>;
 @group(0) @binding(3) var<storage, read_write> C: array<{{TC}}>;
-var<workgroup> ta: array<array<{{ACC}}, 16>, 16>;
+{{EPILOGUE}}var<workgroup> ta: array<array<{{ACC}}, 16>, 16>;
 var<workgroup> tb: array<array<{{ACC}}, 16>, 16>;
 const K: u32 = {{K}}u;
 const TILES: u32 = {{TILES}}u;
@@ -51,5 +52,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     acc = acc + tile;
     workgroupBarrier();
   }
-  if (row < M && col < N) { C[(piece * prm(3u) + batch) * M * N + row * N + col] = {{TC}}(acc); }
+  if (row < M && col < N) { let o = (piece * prm(3u) + batch) * M * N + row * N + col; C[o] = {{STORE}}; }
 }
