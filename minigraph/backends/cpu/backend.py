@@ -76,13 +76,25 @@ def _kernel_for(step) -> Optional[Callable]:
         anchor = step.anchor
         if anchor is None:
             return fused.step_kernel(step)
-        return fused.epilogue_kernel(step, _anchor_kernel(step))
+        anchor_kernel = _anchor_kernel(step)
+        got = fused.epilogue_kernel(step, anchor_kernel)
+        if got is None and anchor.type in depthwise.KERNELS:  # the compiled anchor, NumPy's tail: the
+            got = fused.with_tail(step, anchor_kernel, _numpy_tail(step))  # same anchor bits as unfused
+        return got
     factory = depthwise.KERNELS.get(step.op.type)
     if factory is not None:
         return factory(step)
     if step.op.opdef.elementwise and step.op.type in fused.SUPPORTED_OPS:
         return fused.step_kernel(step)
     return None
+
+
+def _numpy_tail(step) -> Callable:
+    """The NumPy backend's kernel of an epilogue step's tail, as ``fn(*inputs, anchor, out=None)``."""
+    from ..numpy.fused import _Tail, fused_kernel
+
+    tail = fused_kernel(_Tail(step))
+    return lambda *xs, out=None: tail(*xs)
 
 
 def _anchor_kernel(step) -> Callable:

@@ -220,6 +220,12 @@ def epilogue_kernel(step, anchor: Callable) -> Optional[Callable]:
     tail = program_kernel(tuple(step.in_types) + (a_ty,), step.out_types[0], step.program[1:])
     if tail is None:
         return None
+    return with_tail(step, anchor, tail)
+
+
+def with_tail(step, anchor: Callable, tail: Callable) -> Callable:
+    """``anchor``, then ``tail(*inputs, anchor's result, out=...)``."""
+    a_args = step.program[0][1]
     dt = _dtype(step.out_types[0])
 
     def run(*xs):
