@@ -12,15 +12,18 @@ and weights layout (OIHW, HWIO), and any group count, read in place:
   walked as one axis (two strides when images are not adjacent, NCHW).
 
 Each recorder returns False when the geometry is not pointwise (or the product is too small
-for the tiled kernel, ``gemm.use_tiled``): the caller then records its general kernel.
+for the tiled kernel, ``gemm.use_tiled``): the caller then records its general kernel. A
+``fused_epilogue`` step of a pointwise convolution applies its tail where the GEMM stores
+(epilogue.py); another geometry runs the convolution's own kernel and the tail after it.
 """
 from __future__ import annotations
 
 from math import prod
 from typing import Optional
 
-from ...ops.geometry import ConvGeometry
-from .gemm import Gemm, fits, record_gemm, use_tiled
+from ...ops.geometry import ConvGeometry, geometry_of
+from .epilogue import epilogue_kernel
+from .gemm import TILING, Gemm, fits, record_gemm, use_tiled
 
 
 class _Layout:
@@ -69,7 +72,17 @@ def _product(geo: ConvGeometry, data: _Layout, out: _Layout, w_rows: int, w_cols
                 ((G, K * data.c, w_stride_g, rows * out.c),), c_total=batch * G * rows * P), False
 
 
-def record_forward(kb, geo: ConvGeometry, x, w, y, dtype: str) -> bool:
+@epilogue_kernel("convolution_2d", "convolution_2d_data_gradient", "convolution_2d_weights_gradient")
+def _epilogue(step, kb, epi) -> bool:
+    """A pointwise convolution with the step's tail applied where the GEMM stores (False for
+    another geometry: the caller runs the convolution's own kernel, then the tail)."""
+    geo = geometry_of(epi.anchor_step)
+    record = {"forward": record_forward, "data_gradient": record_data_gradient,
+              "weights_gradient": record_weights_gradient}[epi.anchor.opdef.role]
+    return record(kb, geo, epi.input(0), epi.input(1), kb.output(), epi.anchor_type.dtype.name, epi)
+
+
+def record_forward(kb, geo: ConvGeometry, x, w, y, dtype: str, epi=None) -> bool:
     """``y = F(x, w)`` as a GEMM, if the geometry is pointwise and large enough."""
     got = _layouts(geo)
     if got is None:
@@ -77,10 +90,10 @@ def record_forward(kb, geo: ConvGeometry, x, w, y, dtype: str) -> bool:
     src, res = got
     sg, sog, sci = geo.weights_strides()[:3]
     g, weights_first = _product(geo, src, res, sog, sci, geo.out_per_group, geo.in_per_group, sg)
-    return _record(kb, g, w, x, y, dtype, weights_first)
+    return _record(kb, g, w, x, y, dtype, weights_first, epi)
 
 
-def record_data_gradient(kb, geo: ConvGeometry, dy, w, dx, dtype: str) -> bool:
+def record_data_gradient(kb, geo: ConvGeometry, dy, w, dx, dtype: str, epi=None) -> bool:
     """``dx = D(dy, w)`` (the weights transposed) as a GEMM, if the geometry is pointwise."""
     got = _layouts(geo)
     if got is None:
@@ -88,18 +101,26 @@ def record_data_gradient(kb, geo: ConvGeometry, dy, w, dx, dtype: str) -> bool:
     src, res = got
     sg, sog, sci = geo.weights_strides()[:3]
     g, weights_first = _product(geo, res, src, sci, sog, geo.in_per_group, geo.out_per_group, sg)
-    return _record(kb, g, w, dy, dx, dtype, weights_first)
+    return _record(kb, g, w, dy, dx, dtype, weights_first, epi)
 
 
-def _record(kb, g: Gemm, w, data, out, dtype: str, weights_first: bool) -> bool:
-    if not use_tiled(g.M, g.N) or not fits(kb, g):
+def _worth_it(g: Gemm, epi) -> bool:
+    """Whether to take the tiled GEMM: ``use_tiled``, or any size with an epilogue (the other
+    path is two dispatches and a pass over the result) unless the GEMM path is switched off."""
+    if epi is not None and TILING["mode"] != "never":
+        return True
+    return use_tiled(g.M, g.N)
+
+
+def _record(kb, g: Gemm, w, data, out, dtype: str, weights_first: bool, epi=None) -> bool:
+    if not _worth_it(g, epi) or not fits(kb, g):
         return False
     a, b = (w, data) if weights_first else (data, w)
-    record_gemm(kb, g, a, b, out, dtype)
+    record_gemm(kb, g, a, b, out, dtype, epi)
     return True
 
 
-def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str) -> bool:
+def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str, epi=None) -> bool:
     """``dw = G(dy, x)``: per group, dy[og, (n, p)] x x[(n, p), ci], if the geometry is pointwise."""
     got = _layouts(geo)
     if got is None:
@@ -110,7 +131,7 @@ def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str) -> boo
     adjacent = src.images_adjacent and res.images_adjacent
     g = Gemm(OG, CI, geo.batch * P, (res.c, res.p, res.n), (src.p, src.n, src.c), (sog, sci),
              ((G, OG * res.c, CI * src.c, sg),), k_inner=0 if adjacent else P, c_total=G * OG * CI)
-    if not use_tiled(g.M, g.N) or not fits(kb, g):
+    if not _worth_it(g, epi) or not fits(kb, g):
         return False
-    record_gemm(kb, g, dy, x, dw, dtype)
+    record_gemm(kb, g, dy, x, dw, dtype, epi)
     return True

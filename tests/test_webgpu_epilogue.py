@@ -1,0 +1,137 @@
+"""Epilogues on the webgpu backend (minigraph/backends/webgpu/epilogue.py).
+
+A ``fused_epilogue`` step computes a convolution or matmul and its elementwise tail in one
+kernel: the tail is applied where the GEMM stores (or where a split product's pieces are summed).
+Each case runs the fused plan on webgpu and checks it against the same graph compiled with
+``fusion=False`` on the numpy backend (within float32 rounding), that the tail really joined its
+anchor (one fused step) and that the plan records fewer dispatches than the unfused one.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.backends.webgpu import gemm
+from minigraph.backends.webgpu.epilogue import EPILOGUE_FACTORIES, broadcast_index
+from minigraph.descriptors import Convolution2DOpDescriptor
+
+UNFUSED = mg.CompilationDescriptor(fusion=False)
+
+
+def _tail(kind, g, y, c):
+    """The elementwise tail ``kind`` on ``y``; ``c`` is the anchor's output channel count."""
+    if kind == "relu":
+        return g.relu(y), {}
+    if kind == "bias_relu6":
+        b = g.placeholder((c, 1, 1) if y.shape[-1] != c else (c,), mg.float32, name="bias")
+        return g.clamp(g.addition(y, b), g.constant(0.0), g.constant(6.0)), {"bias": b}
+    if kind == "mask":
+        m = g.placeholder(y.shape, mg.float32, name="m")
+        return g.select(g.greater_than(m, g.constant(0.0)), y, g.constant(0.0)), {"m": m}
+    if kind == "sgd":
+        w = g.placeholder(y.shape, mg.float32, name="w")
+        return g.subtraction(w, g.multiplication(g.constant(0.125), y)), {"w": w}
+    raise ValueError(kind)
+
+
+def _check(g, feeds, target, anchor):
+    desc_types = {t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}
+    exe = g.compile(desc_types, [target], backend="webgpu")
+    kinds = [s.kernel for s in exe.steps if s.fused]
+    assert len(kinds) == 1 and kinds[0].startswith(f"fused_epilogue({anchor}+"), kinds
+    unf = g.compile(desc_types, [target], backend="webgpu", compilation_descriptor=UNFUSED)
+    got = g.run(feeds, [target], backend="webgpu")[target]
+    ref = g.run(feeds, [target], backend="numpy", compilation_descriptor=UNFUSED)[target]
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    scale = np.abs(ref).max() + 1
+    assert np.abs(got - ref).max() <= 1e-5 * scale
+    assert len(exe._runner.dispatches) < len(unf._runner.dispatches)
+
+
+def _data(rng, shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", ["relu", "bias_relu6", "mask", "sgd"])
+@pytest.mark.parametrize("mkn", [(64, 96, 80), (8, 40, 12), (33, 1100, 70)])
+def test_matmul_epilogue(kind, mkn):
+    M, K, N = mkn
+    rng = np.random.default_rng(M + K)
+    g = mg.Graph()
+    a = g.placeholder((M, K), mg.float32, name="a")
+    b = g.placeholder((K, N), mg.float32, name="b")
+    y, extra = _tail(kind, g, g.matrix_multiplication(a, b), N)
+    feeds = {a: _data(rng, (M, K)), b: _data(rng, (K, N))}
+    feeds.update({t: _data(rng, t.shape) for t in extra.values()})
+    _check(g, feeds, y, "matrix_multiplication")
+
+
+@pytest.mark.parametrize("kind", ["relu", "bias_relu6", "mask"])
+@pytest.mark.parametrize("shape", [(2, 24, 16, 9, 9), (1, 960, 32, 7, 7)])  # N, Cin, Cout, H, W
+def test_pointwise_forward_and_data_gradient(kind, shape):
+    n, ci, co, h, w = shape
+    rng = np.random.default_rng(ci)
+    for direction in ("forward", "data_gradient"):
+        g = mg.Graph()
+        wt = g.placeholder((co, ci, 1, 1), mg.float32, name="wt")
+        d = Convolution2DOpDescriptor()
+        if direction == "forward":
+            x = g.placeholder((n, ci, h, w), mg.float32, name="x")
+            y, c, anchor = g.convolution_2d(x, wt, d), co, "convolution_2d"
+        else:
+            x = g.placeholder((n, co, h, w), mg.float32, name="x")
+            y, c, anchor = g.convolution_2d_data_gradient(x, wt, (n, ci, h, w), d), ci, "convolution_2d_data_gradient"
+        y, extra = _tail(kind, g, y, c)
+        feeds = {x: _data(rng, x.shape), wt: _data(rng, wt.shape)}
+        feeds.update({t: _data(rng, t.shape) for t in extra.values()})
+        _check(g, feeds, y, anchor)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "relu"])
+@pytest.mark.parametrize("shape", [(2, 24, 16, 9, 9), (2, 96, 96, 16, 16)])
+def test_pointwise_weights_gradient(kind, shape):
+    n, ci, co, h, w = shape
+    rng = np.random.default_rng(co)
+    g = mg.Graph()
+    dy = g.placeholder((n, co, h, w), mg.float32, name="dy")
+    x = g.placeholder((n, ci, h, w), mg.float32, name="x")
+    y, extra = _tail(kind, g, g.convolution_2d_weights_gradient(dy, x, (co, ci, 1, 1), Convolution2DOpDescriptor()), co)
+    feeds = {dy: _data(rng, dy.shape), x: _data(rng, x.shape)}
+    feeds.update({t: _data(rng, t.shape) for t in extra.values()})
+    _check(g, feeds, y, "convolution_2d_weights_gradient")
+
+
+def test_registered_anchor_types():
+    for t in ("matrix_multiplication", "convolution_2d", "convolution_2d_data_gradient",
+              "convolution_2d_weights_gradient"):
+        assert t in EPILOGUE_FACTORIES
+
+
+@pytest.mark.parametrize("in_shape,out_shape", [((3, 1, 1), (2, 3, 4, 5)), ((5,), (2, 3, 4, 5)),
+                                                ((2, 1, 4, 1), (2, 3, 4, 5)), ((1,), (7, 2)), ((7, 2), (7, 2))])
+def test_broadcast_index_matches_numpy(in_shape, out_shape):
+    n = int(np.prod(out_shape))
+    src = np.arange(int(np.prod(in_shape))).reshape(in_shape)
+    want = np.broadcast_to(src, out_shape).reshape(-1)
+    expr = broadcast_index(in_shape, out_shape, "i")
+    py = expr.replace("u", "").replace("/", "//")
+    got = np.array([eval(py, {"i": i}) for i in range(n)])  # noqa: S307 (our own arithmetic)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_split_product_applies_the_epilogue_at_the_sum():
+    """A long K over few output tiles is split; the tail is applied once, at the pieces' sum."""
+    assert gemm.pieces_of(gemm.Gemm(32, 32, 2048, (2048, 1, 0), (32, 0, 1), (32, 1))) > 1
+    old = dict(gemm.TILING)
+    gemm.TILING["mode"] = "always"
+    try:
+        rng = np.random.default_rng(5)
+        g = mg.Graph()
+        a = g.placeholder((32, 2048), mg.float32, name="a")
+        b = g.placeholder((2048, 32), mg.float32, name="b")
+        y, extra = _tail("bias_relu6", g, g.matrix_multiplication(a, b), 32)
+        feeds = {a: _data(rng, a.shape), b: _data(rng, b.shape), extra["bias"]: _data(rng, (32,))}
+        _check(g, feeds, y, "matrix_multiplication")
+    finally:
+        gemm.TILING.update(old)
