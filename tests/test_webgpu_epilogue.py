@@ -68,7 +68,7 @@ def test_matmul_epilogue(kind, mkn):
 
 
 @pytest.mark.parametrize("kind", ["relu", "bias_relu6", "mask"])
-@pytest.mark.parametrize("shape", [(2, 24, 16, 9, 9), (1, 960, 32, 7, 7)])  # N, Cin, Cout, H, W
+@pytest.mark.parametrize("shape", [(2, 24, 16, 9, 9), (8, 960, 32, 7, 7)])  # N, Cin, Cout, H, W (K = 960 split)
 def test_pointwise_forward_and_data_gradient(kind, shape):
     n, ci, co, h, w = shape
     rng = np.random.default_rng(ci)
@@ -135,3 +135,75 @@ def test_split_product_applies_the_epilogue_at_the_sum():
         _check(g, feeds, y, "matrix_multiplication")
     finally:
         gemm.TILING.update(old)
+
+
+def test_float16_epilogue_rounds_as_the_unfused_plan():
+    """float16: the anchor's result and each intermediate rounded to float16 where the unfused
+    plan stores them, so the fused result equals the unfused webgpu plan's."""
+    from minigraph.backends.webgpu.device import get_context
+    if not get_context().has_f16:
+        pytest.skip("the adapter has no shader-f16")
+    rng = np.random.default_rng(3)
+    g = mg.Graph()
+    a = g.placeholder((40, 24), mg.float16, name="a")
+    b = g.placeholder((24, 72), mg.float16, name="b")
+    bias = g.placeholder((72,), mg.float16, name="bias")
+    y = g.relu(g.multiplication(g.addition(g.matrix_multiplication(a, b), bias), g.constant(0.3, mg.float16)))
+    feeds = {a: rng.standard_normal((40, 24)).astype(np.float16), b: rng.standard_normal((24, 72)).astype(np.float16),
+             bias: rng.standard_normal(72).astype(np.float16)}
+    types = {t: mg.ShapedType(v.shape, mg.float16) for t, v in feeds.items()}
+    exe = g.compile(types, [y], backend="webgpu")
+    assert [s.kernel for s in exe.steps if s.fused] == ["fused_epilogue(matrix_multiplication+addition+multiplication+relu)"]
+    got = g.run(feeds, [y], backend="webgpu")[y]
+    unfused = g.run(feeds, [y], backend="webgpu", compilation_descriptor=UNFUSED)[y]
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(unfused))
+    ref = g.run(feeds, [y], backend="numpy", compilation_descriptor=UNFUSED)[y]
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(ref, np.float32), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("direction", ["forward", "data_gradient", "weights_gradient", "matmul"])
+def test_long_reductions_split_in_every_direction(direction):
+    """K = 960 over 7x7 images (MobileNetV2's last 1x1 layers) is cut into pieces in every
+    direction; the pieces are summed in a fixed order (equal bits on every run) and the result
+    matches NumPy in float64."""
+    rng = np.random.default_rng(11)
+    g = mg.Graph()
+    d = Convolution2DOpDescriptor()
+    n, h, w, big, small = 8, 7, 7, 960, 32
+    if direction == "forward":
+        x, wt = g.placeholder((n, big, h, w), mg.float32), g.placeholder((small, big, 1, 1), mg.float32)
+        y = g.convolution_2d(x, wt, d)
+        M, N, K, batch = small, h * w, big, n
+    elif direction == "data_gradient":
+        x, wt = g.placeholder((n, big, h, w), mg.float32), g.placeholder((big, small, 1, 1), mg.float32)
+        y = g.convolution_2d_data_gradient(x, wt, (n, small, h, w), d)
+        M, N, K, batch = small, h * w, big, n
+    elif direction == "weights_gradient":
+        x, wt = g.placeholder((1, 48, h, w), mg.float32), g.placeholder((1, 40, h, w), mg.float32)
+        y = g.convolution_2d_weights_gradient(x, wt, (48, 40, 1, 1), d)
+        M, N, K, batch = 48, 40, h * w, 1
+    else:
+        x, wt = g.placeholder((8, big), mg.float32), g.placeholder((big, 70), mg.float32)
+        y = g.matrix_multiplication(x, wt)
+        M, N, K, batch = 8, 70, big, 1
+    if direction == "matmul":
+        assert gemm.split_length(K, -(-M // 16) * -(-N // 16) * batch, 16 * 1024)[0] > 1
+    elif direction != "weights_gradient":
+        assert gemm.pieces_of(gemm.Gemm(M, N, K, (0, 0, 0), (0, 0, 0), (0, 0), ((batch, 0, 0, 0),))) > 1
+    feeds = {x: _data(rng, x.shape), wt: _data(rng, wt.shape)}
+    before = gemm.RECORDED["gemm"]
+    got = np.asarray(g.run(feeds, [y], backend="webgpu")[y])
+    again = np.asarray(g.run(feeds, [y], backend="webgpu")[y])
+    if direction in ("forward", "data_gradient"):
+        assert gemm.RECORDED["gemm"] > before  # the tiled GEMM took it
+    np.testing.assert_array_equal(got, again)
+    a, b = (feeds[x].astype(np.float64), feeds[wt].astype(np.float64))
+    if direction == "forward":
+        ref = np.einsum("nchw,oc->nohw", a, b[:, :, 0, 0])
+    elif direction == "data_gradient":
+        ref = np.einsum("nohw,oc->nchw", a, b[:, :, 0, 0])
+    elif direction == "weights_gradient":
+        ref = np.einsum("nohw,nchw->oc", a, b)[:, :, None, None]
+    else:
+        ref = a @ b
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())

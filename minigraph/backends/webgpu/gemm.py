@@ -27,7 +27,7 @@ RECORDED = {"gemm": 0}  # tiled GEMMs recorded so far (tests check which path a 
 TILE = 64  # outputs per workgroup along M and along N
 _KCH = 16 * 1024  # longest piece of K one workgroup multiplies (bounded loops on llvmpipe)
 _MIN_GROUPS = 256  # a product of fewer output tiles splits K further, so a GPU has work for every core
-_MIN_PIECE = 512  # but no piece of K shorter than this
+_MIN_PIECE = 256  # but no piece of K shorter than this (so K >= 512 splits over few tiles)
 _ZERO = {"f32": "0.0", "i32": "0i", "u32": "0u"}
 
 
@@ -48,14 +48,15 @@ class Gemm(NamedTuple):
     c_total: int = 0
 
 
-def use_tiled(M: int, N: int) -> bool:
-    """Whether the tiled kernel is chosen for an M x N product (``TILING``)."""
+def use_tiled(M: int, N: int, batch: int = 1) -> bool:
+    """Whether the tiled kernel is chosen for ``batch`` M x N products (``TILING``): the outputs
+    of every batch count, so many small images (7x7 of a 1x1 convolution) take it too."""
     mode = TILING["mode"]
     if mode == "always":
         return True
     if mode == "never":
         return False
-    return min(M, N) >= int(TILING["min_size"]) and M * N >= int(TILING["min_outputs"])
+    return min(M, N) >= int(TILING["min_size"]) and batch * M * N >= int(TILING["min_outputs"])
 
 
 def fits(kb, g: Gemm) -> bool:
@@ -106,11 +107,18 @@ def source(g: Gemm, dtype: str, partial: bool, epi=None) -> str:
 def split_k(g: Gemm) -> tuple:
     """(pieces, piece length) of K: pieces of at most ``_KCH``, and more of them (down to
     ``_MIN_PIECE``) when the output has fewer than ``_MIN_GROUPS`` tiles (a weights gradient:
-    a small C, a long K), their partial products added by a reduction."""
+    a small C, a long K; a forward or data gradient of a 1x1 convolution on small images with
+    many channels), their partial products added by ``record_sum_of_pieces``."""
     tiles = -(-g.M // TILE) * -(-g.N // TILE) * prod(size for size, *_ in g.batch)
-    want = max(-(-g.K // _KCH), min(-(-_MIN_GROUPS // max(tiles, 1)), g.K // _MIN_PIECE))
-    kch = max(16, -(-(-(-g.K // max(want, 1))) // 16) * 16)
-    return max(1, -(-g.K // kch)), kch
+    return split_length(g.K, tiles, _KCH)
+
+
+def split_length(K: int, tiles: int, longest: int) -> tuple:
+    """(pieces, piece length, a multiple of 16) of a K axis over ``tiles`` workgroups' outputs:
+    pieces of at most ``longest``, more (down to ``_MIN_PIECE``) for fewer than ``_MIN_GROUPS``."""
+    want = max(-(-K // longest), min(-(-_MIN_GROUPS // max(tiles, 1)), K // _MIN_PIECE))
+    kch = max(16, -(-(-(-K // max(want, 1))) // 16) * 16)
+    return max(1, -(-K // kch)), kch
 
 
 def pieces_of(g: Gemm) -> int:

@@ -5,6 +5,7 @@ K is baked into the kernel source: with it read from a uniform, lavapipe leaked 
 per dispatch for some shapes (64x64, 128x128); M, N and the batch axes stay parameters, so a
 new batch size reuses the pipeline. A K axis longer than ``_KCH`` is cut into pieces (one tile
 loop never runs more than ``_KCH / 16`` steps: llvmpipe stops a shader's loops after 65,535),
+and so is a K of 512 or more over few output tiles (``gemm.split_length``: work for every core),
 whose partial products ``gemm.record_sum_of_pieces`` adds up in a fixed order. A
 ``fused_epilogue`` step's tail is applied where each result is stored (epilogue.py).
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from ...ops._util import broadcast_shapes
 from ...types import num_elements
 from .epilogue import epilogue_kernel
-from .gemm import Gemm, fits, record_gemm, record_sum_of_pieces, use_tiled
+from .gemm import Gemm, fits, record_gemm, record_sum_of_pieces, split_length, use_tiled
 from .registry import webgpu_kernel
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
 
@@ -50,7 +51,7 @@ def record_matmul(step, kb, in_a, in_b, epi=None) -> None:
         return tuple(0 if p == 1 and o != 1 else s * mat for p, s, o in zip(padded, cs, batch_shape))
 
     dt = out.dtype.name
-    if use_tiled(M, N):
+    if use_tiled(M, N, num_elements(batch_shape)):
         cst = tuple(s * M * N for s in contiguous_strides(batch_shape))
         tshape, (tas, tbs, tcs) = collapse(batch_shape, bstrides(a.shape[:-2], M * K),
                                            bstrides(b.shape[:-2], K * N), cst)
@@ -65,7 +66,7 @@ def record_matmul(step, kb, in_a, in_b, epi=None) -> None:
     axes = []
     for k in reversed(range(len(bshape))):
         axes += [bshape[k], ast[k], bst[k]]
-    pieces = max(1, -(-K // _KCH))
+    pieces, kch = split_length(K, -(-M // 16) * -(-N // 16) * batch, _KCH)
     dst, tc = kb.output(), STORAGE[dt]
     store, extra, decls = f"{tc}(acc)", [], ""
     if pieces > 1:
@@ -76,7 +77,7 @@ def record_matmul(step, kb, in_a, in_b, epi=None) -> None:
         tc, store, extra, decls = epi.storage, epi.apply("acc", "o"), epi.at(4).bindings, epi.at(4).decls
     zero = {"f32": "0.0", "i32": "0i", "u32": "0u"}[acc]
     src = render("matmul", PARAMS=params_decl(4 + len(axes)), T=STORAGE[dt], TC=tc, ACC=acc, ZERO=zero, K=K,
-                 TILES=_KCH // 16, KCHUNKS=pieces, BR=len(bshape), STORE=store, EPILOGUE=decls)
+                 TILES=kch // 16, KCHUNKS=pieces, BR=len(bshape), STORE=store, EPILOGUE=decls)
     gx, gy = -(-N // 16), -(-M // 16)
     zmax = kb.ctx.max_groups
     total = batch * pieces

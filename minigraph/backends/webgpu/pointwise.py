@@ -109,7 +109,7 @@ def _worth_it(g: Gemm, epi) -> bool:
     path is two dispatches and a pass over the result) unless the GEMM path is switched off."""
     if epi is not None and TILING["mode"] != "never":
         return True
-    return use_tiled(g.M, g.N)
+    return use_tiled(g.M, g.N, prod(size for size, *_ in g.batch))
 
 
 def _record(kb, g: Gemm, w, data, out, dtype: str, weights_first: bool, epi=None) -> bool:
