@@ -51,7 +51,7 @@ def record_matmul(step, kb, in_a, in_b, epi=None) -> None:
         return tuple(0 if p == 1 and o != 1 else s * mat for p, s, o in zip(padded, cs, batch_shape))
 
     dt = out.dtype.name
-    if use_tiled(M, N, num_elements(batch_shape)):
+    if use_tiled(M, N):
         cst = tuple(s * M * N for s in contiguous_strides(batch_shape))
         tshape, (tas, tbs, tcs) = collapse(batch_shape, bstrides(a.shape[:-2], M * K),
                                            bstrides(b.shape[:-2], K * N), cst)
