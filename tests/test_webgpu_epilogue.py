@@ -207,3 +207,28 @@ def test_long_reductions_split_in_every_direction(direction):
     else:
         ref = a @ b
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("kind", ["relu", "bias_relu6", "mask"])
+@pytest.mark.parametrize("direction", ["forward", "data_gradient"])
+def test_tiled_3x3_convolution_epilogue(kind, direction):
+    """A 3x3 convolution (stride 2, padded) takes the tiled kernel, which applies the tail."""
+    from minigraph.backends.webgpu import tiled_conv
+    rng = np.random.default_rng(7)
+    n, ci, co, h = 2, 6, 10, 33
+    d = Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1, padding_top=1,
+                                  padding_bottom=1)
+    g = mg.Graph()
+    wt = g.placeholder((co, ci, 3, 3), mg.float32, name="wt")
+    if direction == "forward":
+        x = g.placeholder((n, ci, h, h), mg.float32, name="x")
+        y, c, anchor = g.convolution_2d(x, wt, d), co, "convolution_2d"
+    else:
+        x = g.placeholder((n, co, 17, 17), mg.float32, name="x")
+        y, c, anchor = g.convolution_2d_data_gradient(x, wt, (n, ci, h, h), d), ci, "convolution_2d_data_gradient"
+    y, extra = _tail(kind, g, y, c)
+    feeds = {x: _data(rng, x.shape), wt: _data(rng, wt.shape)}
+    feeds.update({t: _data(rng, t.shape) for t in extra.values()})
+    before = tiled_conv.RECORDED[direction]
+    _check(g, feeds, y, anchor)
+    assert tiled_conv.RECORDED[direction] > before

@@ -14,7 +14,8 @@ and weights layout (OIHW, HWIO), and any group count, read in place:
 Each recorder returns False when the geometry is not pointwise (or the product is too small
 for the tiled kernel, ``gemm.use_tiled``): the caller then records its general kernel. A
 ``fused_epilogue`` step of a pointwise convolution applies its tail where the GEMM stores
-(epilogue.py); another geometry runs the convolution's own kernel and the tail after it.
+(epilogue.py), and so does the tiled kernel of another geometry (``tiled_conv.py``) where it
+takes it; else the convolution's own kernel runs and the tail after it.
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from typing import Optional
 
 from ...ops.geometry import ConvGeometry, geometry_of
 from .epilogue import epilogue_kernel
+from . import tiled_conv
 from .gemm import TILING, Gemm, fits, record_gemm, use_tiled
+from .loops import LOOP_MAX, nested_iterations
 
 
 class _Layout:
@@ -79,7 +82,22 @@ def _epilogue(step, kb, epi) -> bool:
     geo = geometry_of(epi.anchor_step)
     record = {"forward": record_forward, "data_gradient": record_data_gradient,
               "weights_gradient": record_weights_gradient}[epi.anchor.opdef.role]
-    return record(kb, geo, epi.input(0), epi.input(1), kb.output(), epi.anchor_type.dtype.name, epi)
+    role = epi.anchor.opdef.role
+    x, w, dt = epi.input(0), epi.input(1), epi.anchor_type.dtype.name
+    if record(kb, geo, x, w, kb.output(), dt, epi):
+        return True
+    if role != "weights_gradient" and geo.weights_axes and not _long_loops(geo, role):
+        return tiled_conv.record(kb, geo, role, x, w, kb.output(), dt, epi)
+    return False
+
+
+def _long_loops(geo: ConvGeometry, role: str) -> bool:
+    """Whether the convolution's own kernels would cut the reduction into parts (then they run)."""
+    from .convolution import constants, reach  # convolution.py imports this module
+    c = constants(geo) if role == "forward" else dict(constants(geo), **reach(geo))
+    if role == "forward":
+        return nested_iterations(c["CI"], c["KD"], c["KH"], c["KW"]) > LOOP_MAX
+    return nested_iterations(c["OG"], c["NKD"], c["NKH"], c["NKW"]) > LOOP_MAX
 
 
 def record_forward(kb, geo: ConvGeometry, x, w, y, dtype: str, epi=None) -> bool:

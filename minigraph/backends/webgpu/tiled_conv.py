@@ -4,7 +4,8 @@ Every 2D convolution (regular and grouped, depthwise, and the transposed convolu
 kernels are these over its forward geometry) is a grouped convolution over a ``ConvGeometry``,
 so one kernel serves them all, with every descriptor option as baked constants: strides,
 dilations, the resolved padding of every style, both data and weights layouts (as strides),
-groups and the depthwise channel multiplier.
+groups and the depthwise channel multiplier. A ``fused_epilogue`` step's tail (epilogue.py) may
+be applied where each result is stored.
 
 A workgroup computes a tile of output pixels (TX columns x TOH rows) for OB output channels of
 one group of one image; per chunk of RB reduction channels it stages the source tile with its
@@ -101,8 +102,9 @@ def _strides(geo: ConvGeometry, shape) -> tuple:
     return n, c, h, w
 
 
-def source(geo: ConvGeometry, mode: str, p: dict, dtype: str) -> str:
-    """The WGSL of one tiled convolution (forward or data gradient) of ``geo`` with tiling ``p``."""
+def source(geo: ConvGeometry, mode: str, p: dict, dtype: str, epi=None) -> str:
+    """The WGSL of one tiled convolution (forward or data gradient) of ``geo`` with tiling ``p``
+    (through ``epi``, an ``Epilogue`` bound from binding 3, where each result is stored)."""
     fwd = mode == "forward"
     (KH, KW), (SH, SW), (DH, DW), (PH, PW) = geo.kernel_size, geo.strides, geo.dilations, geo.padding_before
     src_shape, dst_shape = (geo.source_shape, geo.result_shape) if fwd else (geo.result_shape, geo.source_shape)
@@ -154,13 +156,15 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str) -> str:
     store = []
     for v in range(VH):
         for o in range(OB):
+            value = epi.apply(f"a{v}_{o}", "o") if epi is not None else f"{STORAGE[dtype]}(a{v}_{o})"
             store.append(f"  {{ let oh = oh0 + ty * {VH}u + {v}u; let ow = ow0 + tx; let oc = ob * {OB}u + {o}u;\n"
                          f"    if (g < {geo.groups}u && oh < {p['OUT_H']}u && ow < {p['OUT_W']}u && oc < {p['OC']}u) {{\n"
-                         f"      dst[n * {d_n}u + (g * {p['OC']}u + oc) * {d_c}u + oh * {d_h}u + ow * {d_w}u] = "
-                         f"{STORAGE[dtype]}(a{v}_{o});\n    }} }}")
+                         f"      let o = n * {d_n}u + (g * {p['OC']}u + oc) * {d_c}u + oh * {d_h}u + ow * {d_w}u;\n"
+                         f"      dst[o] = {value};\n    }} }}")
     return render("conv_tiled", MODE="forward: y[n, g*OG + og, oh, ow] += x[..., oh*SH - PH + kh*DH, ...] * w" if fwd
                   else "data gradient: dx[n, g*CI + ci, ih, iw] += dy[..., (ih + PH - kh*DH) / SH, ...] * w, "
-                  "where the stride divides", T=STORAGE[dtype], XSN=GB * RB * p["SRH"] * p["SRW"], WSN=wsn,
+                  "where the stride divides", T=STORAGE[dtype], TD=epi.storage if epi is not None else STORAGE[dtype],
+                  EPILOGUE=epi.at(3).decls if epi is not None else "", XSN=GB * RB * p["SRH"] * p["SRW"], WSN=wsn,
                   NWG=nwg, TILES_W=tiles_w, TILES_H=tiles_h, OBLOCKS=oblocks, GBLOCKS=gblocks, GB=GB, G=geo.groups,
                   TX=p["TX"], TY=p["TY"], TOH=p["TOH"],
                   TOW=p["TOW"], ORIGIN=origin,
@@ -197,9 +201,10 @@ def _unrolled_forward(p: dict, KH: int, KW: int, SH: int, SW: int, DH: int, DW: 
     return "\n".join(lines)
 
 
-def record(kb, geo: ConvGeometry, mode: str, src, w, dst, dtype: str) -> bool:
+def record(kb, geo: ConvGeometry, mode: str, src, w, dst, dtype: str, epi=None) -> bool:
     """Record the tiled forward (``src`` = x, ``dst`` = y) or data gradient (``src`` = dy,
-    ``dst`` = dx) of ``geo``; False (nothing recorded) when ``plan`` declines it."""
+    ``dst`` = dx) of ``geo``; False (nothing recorded) when ``plan`` declines it. With ``epi``
+    (an ``Epilogue``) ``dst`` receives the step's tail applied to each result."""
     if prod(geo.output_size) == 0 or geo.batch == 0:
         return False
     p = plan(geo, mode, min(_BUDGET, kb.ctx.max_wg_storage))
@@ -207,6 +212,7 @@ def record(kb, geo: ConvGeometry, mode: str, src, w, dst, dtype: str) -> bool:
         return False
     tiles = -(-p["OUT_H"] // p["TOH"]) * -(-p["OUT_W"] // p["TOW"])
     groups = geo.batch * -(-geo.groups // p["GB"]) * -(-p["OC"] // p["OB"]) * tiles
-    kb.dispatch(source(geo, mode, p, dtype), [("ro", src), ("ro", w), ("rw", dst)], groups)
+    extra = epi.at(3).bindings if epi is not None else []
+    kb.dispatch(source(geo, mode, p, dtype, epi), [("ro", src), ("ro", w), ("rw", dst)] + extra, groups)
     RECORDED[mode] += 1
     return True

@@ -10,8 +10,8 @@
 // for all the rows and taps that use it.
 @group(0) @binding(0) var<storage, read> src: array<{{T}}>;
 @group(0) @binding(1) var<storage, read> wt: array<{{T}}>;
-@group(0) @binding(2) var<storage, read_write> dst: array<{{T}}>;
-var<workgroup> xs: array<f32, {{XSN}}>;
+@group(0) @binding(2) var<storage, read_write> dst: array<{{TD}}>;
+{{EPILOGUE}}var<workgroup> xs: array<f32, {{XSN}}>;
 var<workgroup> ws: array<f32, {{WSN}}>;
 
 fn floor_div(a: i32, b: i32) -> i32 {
