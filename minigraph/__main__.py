@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import NoReturn, Optional, Sequence
 
-from . import demo, onnx_import, sixblock
+from . import demo, onnx_conformance, onnx_import, sixblock
 from .backends import available_backends, get_backend
 from .backends.numpy import threads as numpy_threads
 from .errors import BackendUnavailableError, MiniGraphError, UnknownBackendError
@@ -206,7 +206,6 @@ def _profile(args: argparse.Namespace) -> int:
 
 
 def _onnx_conformance(args: argparse.Namespace) -> int:
-    from . import onnx_conformance
     try:
         cases = onnx_conformance.load_cases()
     except ImportError:

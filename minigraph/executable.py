@@ -18,6 +18,7 @@ from .descriptors import CompilationDescriptor, compilation_key
 from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, FeedError, MiniGraphError,
                      MissingFeedError, TargetError)
 from .ir import Operation, Tensor
+from .dot import plan_to_dot, render_dot
 from .listing import describe_executable
 from .ops.random import random_stream
 from .ops.registry import renamed
@@ -288,21 +289,28 @@ class Executable:
 
     def to_dot(self, rankdir: str = "TB") -> str:
         """Graphviz DOT text of the compiled plan: one node per step, fused steps in green
-        listing their ops; not in MPSGraph."""
-        from . import visualize
+        listing their ops; not in MPSGraph.
 
-        return visualize.plan_to_dot(self._current_plan(), rankdir)
+        Args:
+            rankdir: Graphviz layout direction: ``TB``, ``LR``, ``BT`` or ``RL``.
+        """
+        return plan_to_dot(self._current_plan(), rankdir)
 
     def render(self, path: str, format: Optional[str] = None, rankdir: str = "TB", timeout: float = 120.0) -> str:
         """Draw the compiled plan to ``path`` with Graphviz (format from the suffix; ``.dot``
-        written directly), as ``Graph.render`` draws the graph. Returns the path."""
-        from . import visualize
+        written directly), as ``Graph.render`` draws the graph. Returns the path.
 
+        Args:
+            path: Where to write; its suffix picks the format unless ``format`` is given.
+            format: A Graphviz output format (``svg``, ``png``, ``pdf``, ...).
+            rankdir: Graphviz layout direction: ``TB``, ``LR``, ``BT`` or ``RL``.
+            timeout: Seconds to wait for Graphviz's ``dot``.
+        """
         fmt = (format or os.path.splitext(os.fspath(path))[1].lstrip(".")).lower()
         if not fmt:
             raise MiniGraphError(f"render: cannot tell the image format of {path!r}; give a suffix "
                                  "(.svg, .png, .pdf) or format=")
-        return visualize.render_dot(self.to_dot(rankdir), os.fspath(path), fmt, timeout,
+        return render_dot(self.to_dot(rankdir), os.fspath(path), fmt, timeout,
                                     f"{len(self.steps)} steps")
 
     def __repr__(self) -> str:

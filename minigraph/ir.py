@@ -89,12 +89,18 @@ def opdef_of(key: str | OpDef, what: str) -> OpDef:
     return opdef
 
 
+KERNEL_TABLES: dict = {}  # backend name -> its KernelTable
+
+
 class KernelTable:
-    """A backend's kernels keyed by ``OpDef``; registering a second kernel for an op is refused."""
+    """A backend's kernels keyed by ``OpDef``; registering a second kernel for an op is refused.
+    Each table is listed in ``KERNEL_TABLES`` under its backend's name, so that the compiler can
+    fold constants with the NumPy kernels without importing a backend."""
 
     def __init__(self, backend: str):
         self.backend = backend
         self._kernels: dict[OpDef, Callable] = {}
+        KERNEL_TABLES[backend] = self
 
     def register(self, *ops: str | OpDef) -> Callable[[Callable], Callable]:
         """A decorator registering ``factory`` as the kernel of each op in ``ops``."""

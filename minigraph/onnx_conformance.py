@@ -17,6 +17,8 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from .errors import MiniGraphError
+from .onnx_import import from_onnx
+from .onnx_ops import CONVERTERS
 
 RTOL, ATOL = 1e-4, 1e-5  # float32; float16 compares at its own precision
 STATUSES = ("pass", "skip", "wrong", "crash")
@@ -140,7 +142,6 @@ def _more_constants(message: str, fed: dict, constants: dict) -> bool:
 
 def run_case(case: Case, backend: str = "numpy") -> Result:
     """Import, run and compare one case."""
-    from .onnx_import import from_onnx
 
     def result(status: str, reason: str = "") -> Result:
         return Result(case.name, case.op, status, reason)
@@ -242,7 +243,6 @@ def docs_table(expected: dict) -> str:
     its ONNX definition that opsets 7 to the newest hold, and its node cases passing on numpy and
     webgpu (from ``expected``, the checked-in statuses), then the totals."""
     import onnx
-    from .onnx_ops import CONVERTERS
     newest = onnx.defs.onnx_opset_version()
     versions: dict = {}
     for schema in onnx.defs.get_all_schemas_with_history():

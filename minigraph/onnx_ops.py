@@ -15,7 +15,7 @@ import numpy as np
 
 from . import limits
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor, PaddingMode,
-                          PaddingStyle, Pooling2DOpDescriptor)
+                          PaddingStyle, Pooling2DOpDescriptor, ScatterMode)
 from .errors import ModelImportError
 from .ir import Tensor
 from .listing import escape
@@ -1236,7 +1236,6 @@ _SCATTER_MODES = {"none": "SET", "add": "ADD", "mul": "MUL", "max": "MAX", "min"
 
 @converts("ScatterElements", "Scatter")
 def _scatter_elements(ctx: Context, node: Any, a: dict) -> list:
-    from .descriptors import ScatterMode
     x = ctx.tensor(node.input[0])
     axis = ctx.axis(a.get("axis", 0), len(x.shape))
     reduction = a.get("reduction", "none")
@@ -1251,7 +1250,6 @@ def _scatter_elements(ctx: Context, node: Any, a: dict) -> list:
 def _scatter_nd(ctx: Context, node: Any, a: dict) -> list:
     """ScatterND as a scatter along the one axis of the flattened data: each index tuple becomes the
     linear positions of the slice it addresses (every reduction, repeated indices included)."""
-    from .descriptors import ScatterMode
     g = ctx.g
     x = ctx.tensor(node.input[0])
     reduction = a.get("reduction", "none")
@@ -2263,7 +2261,6 @@ def _quantized_matmul(ctx: Context, node: Any, a: dict) -> list:
 @converts("MaxUnpool")
 def _max_unpool(ctx: Context, node: Any, a: dict) -> list:
     """Each value written at its flat index of the (zero) output: a scatter along the flattened result."""
-    from .descriptors import ScatterMode
     g = ctx.g
     x = ctx.tensor(node.input[0])
     if -1 in x.shape or len(x.shape) != 4:
@@ -2339,7 +2336,6 @@ def _dft(ctx: Context, node: Any, a: dict) -> list:
 @converts("Col2Im")
 def _col2im(ctx: Context, node: Any, a: dict) -> list:
     """Sum the columns back into the image: a scatter-add at positions computed when the file is read."""
-    from .descriptors import ScatterMode
     g = ctx.g
     x = ctx.tensor(node.input[0])
     image = _ints(ctx.static(node.input[1], "image_shape"), "image_shape")

@@ -23,9 +23,9 @@ LAYERS = {
     0: ["types", "errors", "ir", "descriptors", "coerce", "limits", "version", "callsite", "philox", "recording"],
     1: ["ops"],
     2: ["op_builders", "builder"],
-    3: ["compiler", "backends", "executable", "listing", "profiling"],
+    3: ["compiler", "backends", "executable", "listing", "dot", "profiling"],
     4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint", "mobilenet"],
-    5: ["graph", "demo", "__init__", "__main__", "onnx_import", "sixblock"],
+    5: ["graph", "demo", "__init__", "__main__", "onnx_import", "onnx_conformance", "sixblock"],
 }
 
 

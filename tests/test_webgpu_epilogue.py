@@ -19,6 +19,11 @@ from minigraph.descriptors import Convolution2DOpDescriptor
 UNFUSED = mg.CompilationDescriptor(fusion=False)
 
 
+@pytest.fixture(autouse=True)
+def _on_webgpu(webgpu):
+    """Every test here runs the webgpu backend: skipped where it does not work (the webgpu extra)."""
+
+
 def _tail(kind, g, y, c):
     """The elementwise tail ``kind`` on ``y``; ``c`` is the anchor's output channel count."""
     if kind == "relu":

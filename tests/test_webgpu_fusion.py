@@ -16,7 +16,8 @@ import pytest
 
 import minigraph as mg
 from minigraph.backends.webgpu.elementwise import EXPRESSIONS
-from minigraph.backends.webgpu.fused import FUSIBLE_OPS, fused_source
+from minigraph.backends.webgpu.fused import fused_source
+from minigraph.backends.webgpu.program import FUSIBLE_OPS
 from minigraph.compiler.plan import Step, build_plan
 from minigraph.errors import KernelMissingError
 

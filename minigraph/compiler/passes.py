@@ -23,8 +23,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
-from ..backends.numpy.registry import KERNELS
-from ..ir import Operation
+from ..ir import KERNEL_TABLES, Operation
 from ..limits import MAX_CONSTANT_FOLD_BYTES
 from ..types import num_elements
 
@@ -114,7 +113,7 @@ def common_subexpression_elimination(steps: list, targets: Sequence[int]) -> tup
 def _evaluate(st, values: list) -> Optional[np.ndarray]:
     """The step's single result computed with its NumPy kernel, or None (no kernel, a failure,
     or a result that is not the step's type: the run reports it then)."""
-    factory = KERNELS.get(st.op.type)
+    factory = KERNEL_TABLES["numpy"].get(st.op.type)
     if factory is None:
         return None
     try:

@@ -216,7 +216,7 @@ def run_memory_action(st, env: list, variables: Mapping, assigned: dict) -> None
     ``{variable op: value}`` for the executor to commit after the run (variables and feeds are
     never written)."""
     m = st.memory
-    out = st.outputs[0] if st.outputs else None
+    out: int = st.outputs[0] if st.outputs else -1  # -1: an assign, which makes no value
     if m == "constant":
         env[out] = st.op.attrs["value"]
     elif m == "filled_constant":  # for this run only: kernels see plain arrays

@@ -11,14 +11,23 @@ without the ``cpu`` extra; ``available()`` says what is missing.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, Optional
 
 from ...errors import BackendUnavailableError, KernelMissingError
-from ..numpy.fused import EPILOGUE_OPS, FUSIBLE_OPS
+from ..numpy import NumpyBackend
+from ..numpy.backend import _bind, _bind_several
+from ..numpy.fused import EPILOGUE_OPS, FUSIBLE_OPS, _OpStep, _Tail, fused_kernel
+from ..numpy.registry import KERNELS
 from ..numpy.threads import get_num_threads
 
 EXTRA_HINT = "pip install 'minigraph[cpu]'"
-_MEMORY_OPS = ("placeholder", "constant", "variable")
+
+
+def _compiled() -> tuple:
+    """``(depthwise, fused)``: the modules of Numba kernels, imported once a plan is prepared (they
+    import Numba, the optional extra, at their top; ``import minigraph`` must work without it)."""
+    return (importlib.import_module(".depthwise", __package__), importlib.import_module(".fused", __package__))
 
 
 def _numba() -> tuple:
@@ -60,16 +69,13 @@ class CpuBackend:
         numba, why = _numba()
         if numba is None:
             raise BackendUnavailableError(f"backend 'cpu' is not available: {why}")
-        from ..numpy import NumpyBackend
-
         base = NumpyBackend().prepare(plan)  # KernelMissingError for an op no backend here can run
         return CpuRunner(base, _compile_steps(plan, base))
 
 
 def _kernel_for(step) -> Optional[Callable]:
     """The compiled kernel of one step, or None where the NumPy kernel stays."""
-    from . import depthwise, fused
-
+    depthwise, fused = _compiled()
     if len(step.outputs) != 1:
         return None
     if step.program:
@@ -91,18 +97,13 @@ def _kernel_for(step) -> Optional[Callable]:
 
 def _numpy_tail(step) -> Callable:
     """The NumPy backend's kernel of an epilogue step's tail, as ``fn(*inputs, anchor, out=None)``."""
-    from ..numpy.fused import _Tail, fused_kernel
-
     tail = fused_kernel(_Tail(step))
     return lambda *xs, out=None: tail(*xs)
 
 
 def _anchor_kernel(step) -> Callable:
     """The kernel of an epilogue step's anchor: compiled here, else the NumPy backend's."""
-    from ..numpy.fused import _OpStep
-    from ..numpy.registry import KERNELS
-    from . import depthwise
-
+    depthwise, _ = _compiled()
     a_op, a_args, a_ty = step.program[0]
     sub = _OpStep(a_op, tuple(step.in_types[a] for a in a_args), a_ty)
     factory = depthwise.KERNELS.get(a_op.type)
@@ -118,13 +119,11 @@ def _anchor_kernel(step) -> Callable:
 def _compile_steps(plan, base) -> list:
     """Swap the closures of the steps compiled here into the NumPy runner ``base``; returns their
     kernel names, in plan order."""
-    from ..numpy.backend import _bind, _bind_several
-
-    by_op = {id(st.op): st for st in plan.steps if st.op.type not in _MEMORY_OPS}
+    by_op = {id(st.op): st for st in plan.steps if not st.op.opdef.internal}
     compiled = []
     for i, (_closure, op) in enumerate(base.steps):
         st = by_op.get(id(op))
-        if st is None or st.op.type in ("read", "assign"):
+        if st is None:
             continue
         fn = _kernel_for(st)
         if fn is None:

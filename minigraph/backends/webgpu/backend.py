@@ -25,7 +25,8 @@ from ...types import num_elements
 from . import resident
 from .epilogue import EPILOGUE_FACTORIES
 from .device import GPU_LOCK, get_context
-from .fused import FUSIBLE_OPS, fused_elementwise
+from .fused import fused_elementwise
+from .program import FUSIBLE_OPS
 from .registry import KERNELS
 from .wgsl import HOST, params_array, render
 

@@ -13,7 +13,7 @@ such kernel for) returns False before it records anything: the step then runs th
 ordinary kernel into scratch memory and the tail after it (fused.py). ``EPILOGUE_FACTORIES`` is
 what the backend offers the compiler as its ``epilogue_ops``.
 
-The tail is the fused elementwise kernel's code (``fused.program_lines``) in a WGSL function
+The tail is the fused elementwise kernel's code (``program.program_lines``) in a WGSL function
 ``ep_apply(v, i)``: its other inputs are read at ``i`` broadcast to the anchor's output shape as
 NumPy broadcasts (shapes and strides baked in), and every value is rounded as the unfused plan
 rounds it: a float16 anchor result to float16 first, then each float16 intermediate.
@@ -21,9 +21,11 @@ rounds it: a float16 anchor result to float16 first, then each float16 intermedi
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Callable, Dict
 
 from ...types import num_elements
+from .program import program_lines, program_words
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, load, store
 
 EPILOGUE_FACTORIES: Dict[str, Callable] = {}
@@ -73,10 +75,6 @@ class Epilogue:
     """
 
     def __init__(self, step, kb, first_binding: int = 0):
-        import dataclasses
-
-        from .fused import program_lines, program_words  # fused.py imports this module
-
         a_op, a_args, a_ty = step.program[0]
         self.step = step
         self.anchor = a_op

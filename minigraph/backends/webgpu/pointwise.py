@@ -23,6 +23,7 @@ from math import prod
 from typing import Optional
 
 from ...ops.geometry import ConvGeometry, geometry_of
+from .conv_constants import constants, reach
 from .epilogue import epilogue_kernel
 from . import tiled_conv
 from .gemm import TILING, Gemm, fits, record_gemm, use_tiled
@@ -93,7 +94,6 @@ def _epilogue(step, kb, epi) -> bool:
 
 def _long_loops(geo: ConvGeometry, role: str) -> bool:
     """Whether the convolution's own kernels would cut the reduction into parts (then they run)."""
-    from .convolution import constants, reach  # convolution.py imports this module
     c = constants(geo) if role == "forward" else dict(constants(geo), **reach(geo))
     if role == "forward":
         return nested_iterations(c["CI"], c["KD"], c["KH"], c["KW"]) > LOOP_MAX

@@ -19,7 +19,8 @@ from math import prod
 
 from ...ops.geometry import ConvGeometry, geometry_of
 from . import convolution as conv
-from .convolution import axis_sizes, axis_strides, constants, decode, nested_iterations, part_source, reach
+from .conv_constants import axis_sizes, axis_strides, constants, decode, reach
+from .convolution import nested_iterations, part_source
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
