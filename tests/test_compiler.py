@@ -463,6 +463,7 @@ def _networks():
 
 
 NETWORKS = ["every_op_graph", "sixblock", "small", "mobilenet_v2"]
+ADAM_NETWORKS = ("small", "mobilenet_v2")  # the demo's training graphs (an Adam step each)
 
 
 @pytest.mark.parametrize("name", NETWORKS)
@@ -472,7 +473,21 @@ def test_networks_fused_equal_unfused(name, backend):
                                                       [mg.CompilationDescriptor(), PLAIN])
     if backend == "numpy":
         assert any(s.fused for s in fexe.steps)
-    for a, b in zip(fres + fvars, pres + pvars):
+    pairs = list(zip(fres + fvars, pres + pvars))
+    if backend != "numpy" and name in ADAM_NETWORKS:
+        # Adam's first step divides a gradient by its own magnitude: where the gradient is zero in
+        # exact arithmetic (MobileNetV2's batch-norm shifts feed only 1x1 convolutions and batch
+        # norms, which remove them), it moves the variable by +-lr of rounding noise, which the
+        # summation order of a fused kernel changes. There the gradients are compared instead,
+        # within float32 rounding of the largest one.
+        grads = g.gradients(targets[-1], g.trainable_variables, name="check")
+        gts = [grads[t] for t in g.trainable_variables]
+        (_, fg, _), (_, pg, _) = _run_both(g, feeds, gts, [], backend, [mg.CompilationDescriptor(), PLAIN])
+        scale = max(float(np.max(np.abs(b))) for b in pg)
+        for a, b in zip(fg, pg):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * scale)
+        pairs = list(zip(fres, pres))
+    for a, b in pairs:
         if backend == "numpy":
             assert _same_bits(a, b), name
         elif a.dtype.kind == "f":
