@@ -17,7 +17,7 @@ from .compiler.plan import build_plan, check_feed_type
 from .descriptors import CompilationDescriptor, compilation_key
 from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, FeedError, MiniGraphError,
                      MissingFeedError, TargetError)
-from .ir import Operation, Tensor
+from .ir import MemoryFacts, Operation, Tensor
 from .dot import plan_to_dot, render_dot
 from .listing import describe_executable
 from .ops.random import random_stream
@@ -83,6 +83,7 @@ class Executable:
             plan = build_plan(self.graph, types, self.target_tensors, self.target_operations,
                               fusible_ops=frozenset(getattr(self.backend, "fusible_ops", frozenset())),
                               epilogue_ops=frozenset(getattr(self.backend, "epilogue_ops", frozenset())),
+                              memory_facts=getattr(self.backend, "memory_facts", None) or MemoryFacts(),
                               optimization_level=desc.optimization_level, fusion=desc.fusion)
             runner = self.backend.prepare(plan)
         finally:

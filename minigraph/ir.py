@@ -92,6 +92,17 @@ def opdef_of(key: str | OpDef, what: str) -> OpDef:
 KERNEL_TABLES: dict = {}  # backend name -> its KernelTable
 
 
+@dataclass(frozen=True)
+class MemoryFacts:
+    """The op types whose kernels (on one backend) declared ``in_place``, ``fresh`` and
+    ``reads_only`` (``KernelTable.register``); each set contains the one before it. A backend
+    hands them to the compiler, which decides buffer reuse from them alone."""
+
+    in_place: frozenset = frozenset()
+    fresh: frozenset = frozenset()
+    reads_only: frozenset = frozenset()
+
+
 class KernelTable:
     """A backend's kernels keyed by ``OpDef``; registering a second kernel for an op is refused.
     Each table is listed in ``KERNEL_TABLES`` under its backend's name, so that the compiler can
@@ -100,11 +111,21 @@ class KernelTable:
     def __init__(self, backend: str):
         self.backend = backend
         self._kernels: dict[OpDef, Callable] = {}
+        self._memory: dict[OpDef, frozenset] = {}
         KERNEL_TABLES[backend] = self
 
-    def register(self, *ops: str | OpDef) -> Callable[[Callable], Callable]:
-        """A decorator registering ``factory`` as the kernel of each op in ``ops``."""
+    def register(self, *ops: str | OpDef, in_place: bool = False, fresh: bool = False,
+                 reads_only: bool = False) -> Callable[[Callable], Callable]:
+        """A decorator registering ``factory`` as the kernel of each op in ``ops``, with what the
+        kernel may do with memory, which the compiler's buffer planning relies on
+        (``memory_facts``): ``reads_only``, it only reads its inputs (its result may be a view of
+        one, it keeps no reference); ``fresh``, its result is a new buffer, never a view of an input
+        (implies ``reads_only``); ``in_place``, it may write its result into the input the plan
+        names in ``step.reuse`` (implies ``fresh``). Undeclared: none of these, so the plan never
+        reuses a buffer around the kernel."""
         defs = [opdef_of(o, f"{self.backend} kernel") for o in ops]
+        flags = frozenset(f for f, on in (("in_place", in_place), ("fresh", fresh or in_place),
+                                          ("reads_only", reads_only or fresh or in_place)) if on)
 
         def deco(factory: Callable) -> Callable:
             for d in defs:
@@ -112,9 +133,16 @@ class KernelTable:
                     raise RegistrationError(f"{self.backend} kernel for {d.type!r} registered twice "
                                             f"({self._kernels[d].__qualname__} and {factory.__qualname__})")
                 self._kernels[d] = factory
+                self._memory[d] = flags
             return factory
 
         return deco
+
+    def memory_facts(self) -> "MemoryFacts":
+        """What the registered kernels declared they may do with memory (``register``)."""
+        def having(flag: str) -> frozenset:
+            return frozenset(d.type for d, f in self._memory.items() if flag in f and d in self._kernels)
+        return MemoryFacts(having("in_place"), having("fresh"), having("reads_only"))
 
     @contextlib.contextmanager
     def replaced(self, key: str | OpDef, factory: Optional[Callable]) -> Iterator[None]:

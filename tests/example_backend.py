@@ -93,7 +93,10 @@ class PlanFollowingBackend:
     def __init__(self):
         from minigraph.backends.numpy.fused import EPILOGUE_OPS, FUSIBLE_OPS
 
+        from minigraph.backends.numpy.registry import KERNELS as NUMPY
+
         self.fusible_ops, self.epilogue_ops = FUSIBLE_OPS, EPILOGUE_OPS  # the same plans as numpy's
+        self.memory_facts = NUMPY.memory_facts()  # its kernels are NumPy's, in place where declared
 
     def available(self):
         return True, "NumPy kernels, the plan's memory actions"

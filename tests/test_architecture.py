@@ -293,3 +293,16 @@ def test_ruff_reports_nothing():
     pytest.importorskip("ruff", reason="needs ruff, in the test extra: pip install -e '.[test]'")
     r = _tool("ruff", "check", "minigraph", "scripts", "benchmarks", "tests")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_compiler_names_no_op_but_the_memory_ops():
+    """Which kernels may write in place or return new buffers is declared where each kernel
+    registers (``KernelTable.register``); the compiler names only the ops the executor handles
+    itself (and ``cast``, whose cast to its own dtype is a view)."""
+    allowed = {t for t, d in OPS.items() if d.internal} | {"cast"}
+    named = set()
+    for path in (PKG / "compiler").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in OPS:
+                named.add(node.value)
+    assert named and named <= allowed, sorted(named - allowed)

@@ -8,7 +8,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.backends.numpy import threads
-from minigraph.compiler.buffers import IN_PLACE_OPS
+from minigraph.backends.numpy.registry import KERNELS
 
 
 # one step per op: with fusion a chain of elementwise ops is one fused step, which makes its own output
@@ -108,4 +108,55 @@ def test_reuse_needs_the_results_type():
     wide = g.addition(small, g.placeholder((1, 2, 3, 3), name="z"), name="wide")
     exe = g.compile({t: mg.ShapedType(t.shape, mg.float32) for t in g.placeholders}, [gt, wide])
     assert "gt" not in _reuse(exe) and "wide" not in _reuse(exe)
-    assert "greater_than" not in IN_PLACE_OPS
+    assert "greater_than" in KERNELS.memory_facts().in_place  # the ufunc kernel could, the bool result cannot
+
+
+def test_reuse_follows_the_kernels_declarations():
+    """The compiler knows no op names: reuse comes from what the backend's kernels declared when
+    they registered; a backend that declares nothing gets plans without reuse, and the same
+    results."""
+    from minigraph.compiler.plan import build_plan
+    from minigraph.ir import KernelTable, MemoryFacts
+
+    g = mg.Graph()
+    x, w = g.placeholder((1, 2, 4, 4), name="x"), g.placeholder((2, 2, 1, 1), name="w")
+    e = g.exponent(g.addition(g.convolution_2d(x, w), g.constant(1.0), name="add"), name="exp")
+    types = {x: mg.ShapedType(x.shape), w: mg.ShapedType(w.shape)}
+
+    def reuse(facts):
+        plan = build_plan(g, types, [e], [], memory_facts=facts, fusion=False)
+        plan.check()
+        return {s.op.name: s.reuse for s in plan.steps if s.reuse is not None}
+
+    assert reuse(KERNELS.memory_facts()) == {"add": 0, "exp": 0}
+    assert reuse(MemoryFacts()) == {}
+    # a convolution not declared fresh: its result might be a view of a feed, so nothing takes it
+    facts = KERNELS.memory_facts()
+    assert reuse(MemoryFacts(facts.in_place, facts.fresh - {"convolution_2d"}, facts.reads_only)) == {"exp": 0}
+
+    table = KernelTable("test-declarations")
+    table.register("addition", in_place=True)(lambda step: None)
+    table.register("exponent")(lambda step: None)
+    table.register("softmax", reads_only=True)(lambda step: None)
+    got = table.memory_facts()
+    assert got.in_place == {"addition"} and got.fresh == {"addition"} and got.reads_only == {"addition", "softmax"}
+    table.unregister("addition")
+    assert table.memory_facts() == MemoryFacts(frozenset(), frozenset(), frozenset({"softmax"}))
+
+
+def test_a_backend_without_declarations_runs_without_reuse(rng):
+    """The plan-following example backend with no memory facts: no step reuses, results equal numpy's."""
+    from example_backend import PlanFollowingBackend
+
+    g = mg.Graph()
+    x = g.placeholder((3, 5), name="x")
+    y = g.tanh(g.multiplication(g.exponent(x), x, name="mul"), name="tanh")
+    feeds = {x: rng.standard_normal((3, 5)).astype(np.float32)}
+    types = {x: mg.ShapedType((3, 5))}
+    backend = PlanFollowingBackend()
+    backend.memory_facts = None
+    mg.register_backend("follower-no-facts", lambda: backend)  # (conftest restores the registry)
+    exe = g.compile(types, [y], backend="follower-no-facts", compilation_descriptor=UNFUSED)
+    assert _reuse(exe) == {}
+    assert _reuse(g.compile(types, [y], compilation_descriptor=UNFUSED)) == {"mul": 0, "tanh": 0}
+    np.testing.assert_array_equal(exe.run(feeds)[0], g.run(feeds, [y])[y])

@@ -35,7 +35,7 @@ from ..coerce import cast_hint
 from ..descriptors import OptimizationLevel
 from ..errors import (FeedDTypeError, FeedError, MiniGraphError, MissingFeedError, PlanError, ResourceLimitError,
                       TargetError)
-from ..ir import OPS, Operation, Tensor
+from ..ir import OPS, MemoryFacts, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
 from ..types import ShapedType, num_elements
 from .buffers import MEMORY_ACTIONS, memory_action, plan_buffers
@@ -314,15 +314,16 @@ def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Seque
 
 def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                target_operations: Sequence[Operation], *, fusible_ops: frozenset = frozenset(),
-               epilogue_ops: frozenset = frozenset(),
+               epilogue_ops: frozenset = frozenset(), memory_facts: MemoryFacts = MemoryFacts(),
                optimization_level: int = OptimizationLevel.LEVEL1, fusion: bool = True) -> Plan:
     """The plan for running ``target_tensors`` and ``target_operations`` with feeds of
     ``feed_types``: check the targets, order the ops they need, specialise the types with the
     feed shapes, then run the passes (docs/compiler.md): at ``LEVEL1`` common-subexpression
     elimination and constant folding, then dead-code elimination, elementwise fusion of the op
     types in ``fusible_ops`` (the backend's; none: no fusion) and epilogue fusion into the op
-    types in ``epilogue_ops`` when ``fusion``, and buffer planning. ``Plan.check`` verifies the
-    result."""
+    types in ``epilogue_ops`` when ``fusion``, and buffer planning, which lets a step write into a
+    dying input only where the backend's kernels declared it safe (``memory_facts``; none: no
+    reuse). ``Plan.check`` verifies the result."""
     _check_targets(graph, feed_types, target_tensors, target_operations)
     dg, order = _order(graph, target_tensors, target_operations)
     steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types)
@@ -344,7 +345,7 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
         if epilogue_ops:
             steps = epilogue_fusion(steps, target_slots, frozenset(epilogue_ops), frozenset(fusible_ops))
             names.append("epilogue_fusion")
-    plan_buffers(steps, set(target_slots))
+    plan_buffers(steps, set(target_slots), memory_facts)
     names.append("plan_buffers")
     pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
     plan = Plan(graph, steps, feeds, list(zip(target_tensors, target_slots)),

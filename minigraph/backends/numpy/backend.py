@@ -16,6 +16,12 @@ class NumpyBackend:
     fusible_ops = FUSIBLE_OPS  # the elementwise ops a fused step may hold (the compiler fuses only these)
     epilogue_ops = EPILOGUE_OPS  # the ops whose result a fused elementwise tail may take in the same step
 
+    @property
+    def memory_facts(self):
+        """What the kernels declared when they registered (in_place, fresh, reads_only): the
+        compiler plans buffer reuse from these."""
+        return KERNELS.memory_facts()
+
     def available(self):
         return True, "always available"
 

@@ -267,17 +267,17 @@ def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
     return run
 
 
-@numpy_kernel("convolution_2d")
+@numpy_kernel("convolution_2d", fresh=True)
 def _conv2d(step):
     return forward_kernel(*setup(step))
 
 
-@numpy_kernel("convolution_2d_data_gradient")
+@numpy_kernel("convolution_2d_data_gradient", fresh=True)
 def _conv2d_data_grad(step):
     return data_gradient_kernel(*setup(step))
 
 
-@numpy_kernel("convolution_2d_weights_gradient")
+@numpy_kernel("convolution_2d_weights_gradient", fresh=True)
 def _conv2d_weights_grad(step):
     return weights_gradient_kernel(*setup(step))
 
@@ -290,17 +290,17 @@ def _transpose_setup(step) -> tuple:
     return transpose_geometry(step), out_dt, compute_dtype(out_dt)
 
 
-@numpy_kernel("convolution_transpose_2d")
+@numpy_kernel("convolution_transpose_2d", fresh=True)
 def _transpose(step):
     return data_gradient_kernel(*_transpose_setup(step))
 
 
-@numpy_kernel("convolution_transpose_2d_data_gradient")
+@numpy_kernel("convolution_transpose_2d_data_gradient", fresh=True)
 def _transpose_data_grad(step):
     return forward_kernel(*_transpose_setup(step))
 
 
-@numpy_kernel("convolution_transpose_2d_weights_gradient")
+@numpy_kernel("convolution_transpose_2d_weights_gradient", fresh=True)
 def _transpose_weights_grad(step):
     run = weights_gradient_kernel(*_transpose_setup(step))
     return lambda dy, x: run(x, dy)

@@ -72,7 +72,7 @@ def exact_weights_gradient(geo: ConvGeometry, dy: np.ndarray, x: np.ndarray, dty
     return out.astype(dtype, copy=False)
 
 
-@numpy_kernel("depthwise_convolution_2d")
+@numpy_kernel("depthwise_convolution_2d", fresh=True)
 def _forward(step):
     geo, out_dt, cdt = setup(step)
     taps = taps_inside(geo)
@@ -107,7 +107,7 @@ def _forward(step):
     return fast
 
 
-@numpy_kernel("depthwise_convolution_2d_data_gradient")
+@numpy_kernel("depthwise_convolution_2d_data_gradient", fresh=True)
 def _data_gradient(step):
     geo, out_dt, cdt = setup(step)
     taps = taps_inside(geo)
@@ -145,7 +145,7 @@ def _data_gradient(step):
     return fast
 
 
-@numpy_kernel("depthwise_convolution_2d_weights_gradient")
+@numpy_kernel("depthwise_convolution_2d_weights_gradient", fresh=True)
 def _weights_gradient(step):
     geo, out_dt, _ = setup(step)
 

@@ -18,7 +18,7 @@ from .registry import numpy_kernel
 from .threads import parallel, split
 
 
-@numpy_kernel("depthwise_convolution_3d")
+@numpy_kernel("depthwise_convolution_3d", fresh=True)
 def _dw3d(step):
     geo, out_dt, acc = setup(step)
     b, c, m, p = geo.batch, geo.in_channels, geo.channel_multiplier, prod(geo.output_size)
@@ -40,7 +40,7 @@ def _dw3d(step):
     return run
 
 
-@numpy_kernel("depthwise_convolution_3d_data_gradient")
+@numpy_kernel("depthwise_convolution_3d_data_gradient", fresh=True)
 def _dw3d_data_grad(step):
     geo, out_dt, acc = setup(step)
     b, c, m, p = geo.batch, geo.in_channels, geo.channel_multiplier, prod(geo.output_size)
@@ -70,7 +70,7 @@ def _dw3d_data_grad(step):
     return run
 
 
-@numpy_kernel("depthwise_convolution_3d_weights_gradient")
+@numpy_kernel("depthwise_convolution_3d_weights_gradient", fresh=True)
 def _dw3d_weights_grad(step):
     geo, out_dt, acc = setup(step)
     b, c, m, p = geo.batch, geo.in_channels, geo.channel_multiplier, prod(geo.output_size)

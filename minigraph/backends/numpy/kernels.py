@@ -56,8 +56,9 @@ def _split(factory):
     return split_factory
 
 
-numpy_kernel(*_BINARY)(_ufunc_factory(_BINARY))
-numpy_kernel(*_UNARY)(_ufunc_factory(_UNARY))
+# a ufunc kernel writes into step.reuse where the plan names one (elementwise() below)
+numpy_kernel(*_BINARY, in_place=True)(_ufunc_factory(_BINARY))
+numpy_kernel(*_UNARY, in_place=True)(_ufunc_factory(_UNARY))
 
 
 @numpy_kernel("reciprocal")
@@ -75,7 +76,7 @@ def _power(step):
     return lambda a, b: np.asarray(np.power(a, b), dtype=dt)
 
 
-@numpy_kernel("relu")
+@numpy_kernel("relu", fresh=True)
 @_split
 def _relu(step):
     """max(x, 0) with MPSGraph's NaN-ignoring maximum: relu(NaN) = 0, relu(-0) = +0. For floats
@@ -104,7 +105,7 @@ def _sign(step):
     return lambda x: np.asarray(np.where(x == zero, x, np.where(np.isnan(x), zero, np.sign(x))), dtype=dt)
 
 
-@numpy_kernel("sigmoid")
+@numpy_kernel("sigmoid", fresh=True)
 @_split
 def _sigmoid(step):
     """1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, through e^-|x| only: nothing
@@ -239,7 +240,7 @@ def _identity(step):
 _BITS = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
-@numpy_kernel("select")
+@numpy_kernel("select", fresh=True)
 @_split
 def _select(step):
     """np.where; with a bool predicate and both branches of the result's dtype, a bit mask instead
@@ -314,14 +315,14 @@ def _extremum_factory(ufunc, highest: bool):
     return factory
 
 
-numpy_kernel("reduction_sum")(_reduce_factory(np.sum))
+numpy_kernel("reduction_sum", reads_only=True)(_reduce_factory(np.sum))
 numpy_kernel("reduction_maximum")(_extremum_factory(np.fmax, False))
 numpy_kernel("reduction_minimum")(_extremum_factory(np.fmin, True))
 numpy_kernel("reduction_maximum_propagate_nan")(_extremum_factory(np.maximum, False))
 numpy_kernel("reduction_minimum_propagate_nan")(_extremum_factory(np.minimum, True))
 
 
-@numpy_kernel("mean")
+@numpy_kernel("mean", reads_only=True)
 @_split_reduction
 def _mean(step):
     """Float: np.mean. Integer: the sum in the tensor's dtype (wrapping) divided by the count, the
@@ -350,7 +351,7 @@ def _row_max(x: np.ndarray, axis: int) -> np.ndarray:
     return np.max(x, axis=axis, keepdims=True, initial=-np.inf)
 
 
-@numpy_kernel("softmax")
+@numpy_kernel("softmax", reads_only=True)
 @_split_reduction
 def _softmax(step):
     axis = step.attrs["axis"]
@@ -363,7 +364,7 @@ def _softmax(step):
     return softmax
 
 
-@numpy_kernel("softmax_cross_entropy")
+@numpy_kernel("softmax_cross_entropy", reads_only=True)
 def _sce(step):
     axis = step.attrs["axis"]
     red = step.attrs["reduction"]
@@ -387,7 +388,7 @@ def _sce(step):
 MATMUL_ROWS = 64  # rows (or columns) of one GEMM of a split 2-D product
 
 
-@numpy_kernel("matrix_multiplication")
+@numpy_kernel("matrix_multiplication", fresh=True)
 def _matmul(step):
     """np.matmul; a large product is split over the thread pool by matrices of its batch, or a
     single matrix by chunks of ``MATMUL_ROWS`` rows (columns where it is wider than tall). The

@@ -46,7 +46,7 @@ def _max_forward(geo: ConvGeometry, xc):
     return y, xp
 
 
-@numpy_kernel("max_pooling_2d")
+@numpy_kernel("max_pooling_2d", fresh=True)
 def _max_pool(step):
     geo, out_dt, _ = setup(step)
 
@@ -62,7 +62,7 @@ def _max_pool(step):
     return run
 
 
-@numpy_kernel("max_pooling_2d_gradient")
+@numpy_kernel("max_pooling_2d_gradient", fresh=True)
 def _max_pool_grad(step):
     geo, out_dt, acc = setup(step)
     inside = (_inside(geo, 0), _inside(geo, 1))
@@ -108,7 +108,7 @@ def _scatter_careful(geo, inside, xp, y, y_nan, dyc, dxp):
         np.add(dxp[idx], dyc, out=dxp[idx], where=hit)
 
 
-@numpy_kernel("avg_pooling_2d")
+@numpy_kernel("avg_pooling_2d", fresh=True)
 def _avg_pool(step):
     geo, out_dt, acc = setup(step)
     div = _divisor(geo, step.attrs["descriptor"].include_zero_pad_to_average, acc)
@@ -129,7 +129,7 @@ def _avg_pool(step):
     return run
 
 
-@numpy_kernel("avg_pooling_2d_gradient")
+@numpy_kernel("avg_pooling_2d_gradient", fresh=True)
 def _avg_pool_grad(step):
     geo, out_dt, acc = setup(step)
     div = _divisor(geo, step.attrs["descriptor"].include_zero_pad_to_average, acc)
