@@ -578,6 +578,26 @@ def test_epilogue_fusion_leaves_a_shared_or_target_anchor_alone(rng):
     assert not any(s.anchor for s in out)
 
 
+def test_an_epilogue_tail_may_read_the_anchor_twice(rng, backend):
+    """Hard-swish after a convolution (MobileNetV3), ``x * clamp(x + 3, 0, 6) / 6``, reads the
+    convolution's result twice: one epilogue step, the unfused plan's bits on numpy, within
+    float32 rounding elsewhere."""
+    g = mg.Graph()
+    x, w = g.placeholder([2, 3, 6, 5], name="x"), g.placeholder([4, 3, 3, 3], name="w")
+    c = g.convolution_2d(x, w, mg.Convolution2DOpDescriptor(padding_style=mg.PaddingStyle.TF_SAME), name="conv")
+    hs = g.division(g.multiplication(c, g.clamp(g.addition(c, 3.0), g.constant(0.0), g.constant(6.0))), 6.0, name="hs")
+    feeds = {x: rng.standard_normal([2, 3, 6, 5]).astype(np.float32),
+             w: rng.standard_normal([4, 3, 3, 3]).astype(np.float32)}
+    exe = g.compile(_types(feeds), [hs], backend=backend)
+    (st,) = [s for s in exe.steps if s.fused]
+    assert st.anchor is c.operation and sum(0 in [a - len(st.inputs) for a in args] for _, args, _ in st.program) == 2
+    got = exe.run(feeds)[0]
+    want = g.compile(_types(feeds), [hs], backend=backend, compilation_descriptor=PLAIN).run(feeds)[0]
+    if backend == "numpy":
+        assert _same_bits(got, want)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_epilogue_fusion_needs_the_anchors_shape(rng):
     """A tail that broadcasts the anchor's result to a larger shape stays a step of its own."""
     g, feeds, conv, _ = _conv_net(rng)

@@ -283,7 +283,7 @@ def _check_program(st, where: str) -> None:
         raise PlanError(f"{where}: the program's last result {st.program[-1][2]} is not the step's output "
                         f"type {st.out_types[0]}")
     for j, u in enumerate(uses[:-1]):
-        if u != 1:
+        if u != 1 and not (anchored and j == 0 and u > 1):  # the anchor's value may feed several tail ops
             raise PlanError(f"{where}: the result of program[{j}] ({st.program[j][0].name!r}) is read by {u} "
                             "later ops; an intermediate of a fused step has exactly one consumer")
 
