@@ -813,9 +813,8 @@ def _gather(ctx: Context, node: Any, a: dict) -> list:
             raise ctx.error(f"indices {idx.reshape(-1)[:10].tolist()} lie outside [-{n}, {n}) along axis {axis}")
         if ctx.foldable(x.shape[:axis] + idx.shape + x.shape[axis + 1:], x.dtype):
             return [np.take(x, idx, axis=axis)]
-    indices = ctx.tensor(node.input[1])
-    if indices.dtype == int64:
-        indices = ctx.g.cast(indices, int32)
+    # int32 (MPSGraph's index type); negative ones counted from the end
+    indices = _int32_indices(ctx, node.input[1], shape[axis])
     return [ctx.g.gather(ctx.tensor(node.input[0]), indices, axis)]
 
 
@@ -1183,9 +1182,11 @@ def _composed_activation(ctx: Context, node: Any, a: dict) -> list:
 
 # ----------------------------------------------------------------------------- indexing
 def _int32_indices(ctx: Context, name: str, size: Optional[int] = None) -> Tensor:
-    """ONNX int64 indices as int32 (MPSGraph's index type); negative ones counted from ``size``."""
+    """ONNX int64 indices as int32 (MPSGraph's index type); negative ones counted from ``size``. Indices
+    known at import (a Constant's, or an integer initializer's: integers are never trained) become an
+    int32 constant, so no int64 tensor is left for a backend without int64 (webgpu) to hold."""
     g = ctx.g
-    if ctx.all_static_name(name):
+    if ctx.all_static_name(name) or (name in ctx.variables and ctx.statics[name].dtype.kind in "iu"):
         idx = np.asarray(ctx.statics[name])
         if idx.dtype.kind not in "iu":
             raise ctx.error(f"indices must be integers, got {idx.dtype}")

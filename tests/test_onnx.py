@@ -458,6 +458,25 @@ def _ints_tensor(name, values):
     return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
 
 
+def test_gather_with_int64_initializer_indices_runs_without_int64_and_counts_negatives_from_the_end(backend):
+    """The dynamo exporter writes ConvNeXt's layer scale and ViT's class token as a ``Gather`` whose
+    indices are an int64 initializer: they become an int32 constant (webgpu holds no int64), and a
+    negative index counts from the end, as ONNX defines it."""
+    from onnx import TensorProto, helper
+
+    idx = helper.make_tensor("idx", TensorProto.INT64, [2, 2], [0, -1, 2, -3])
+    node = helper.make_node("Gather", ["x", "idx"], ["y"], axis=1)
+    model = _model([node], inputs=[("x", TensorProto.FLOAT, [2, 4])], outputs=[("y", TensorProto.FLOAT, [2, 2, 2])],
+                   inits=[idx])
+    g, inputs, outputs = mg.from_onnx(model)
+    gather = next(op for op in g.operations if op.type == "gather")
+    assert gather.inputs[1].dtype == mg.int32 and gather.inputs[1].operation.type == "constant"
+    assert "idx" in {v.name for v in g.variables}, "the initializer is still a variable named as in the file"
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    y = g.run({inputs["x"]: x}, [outputs["y"]], backend=backend)[outputs["y"]]
+    np.testing.assert_array_equal(y, np.take(x, np.array([[0, 3], [2, 1]]), axis=1))
+
+
 def test_constant_of_shape_beyond_the_fold_limit_is_a_filled_constant_not_an_allocation():
     """An 88-byte model asking for 16 GiB: the graph holds a constant filled from one element
     (sized by a run), and 4 TiB is refused by the size limit, where the import used to call np.full."""
