@@ -97,15 +97,6 @@ MODELS = {
 }
 FAST = {"mobilenet_v3_small", "lcnet_050"}
 EXPORTERS = {"torchscript": dict(dynamo=False, opset_version=17), "dynamo": dict(dynamo=True)}
-# (model, exporter) -> why the default compilation on numpy fails: a defect outside the importer
-# (webgpu fuses other ops and runs these). The case is a strict xfail (it fails the suite once fixed, so the entry is removed) after the same model
-# has been checked with fusion off, so the import itself is verified.
-COMPILER_DEFECTS = {
-    (m, e): "compiler: epilogue_fusion fuses batch norm's normalize with a SiLU tail (x * sigmoid(x)) that "
-            "reads it twice, and Plan.check refuses the step (PlanError: 'an intermediate of a fused step "
-            "has exactly one consumer')"
-    for m in ("mixnet_s",) for e in EXPORTERS
-}
 # the webgpu runs (pipeline compilation makes them slower): one fast, the rest slow
 WEBGPU = {("lcnet_050", "torchscript"): False, ("mobilenet_v3_small", "dynamo"): True,
           ("mixnet_s", "torchscript"): True, ("convnext_tiny", "dynamo"): True,
@@ -179,29 +170,21 @@ def _close(got, ref, what):
     np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-4 * scale, err_msg=what)
 
 
-def _check(name, exporter, backend, zoo, known_defect=False):
+def _check(name, exporter, backend, zoo):
     path, x, y_torch = zoo(name, exporter)
     g, inputs, outputs = mg.from_onnx(path)
     (input_name, ph), = inputs.items()
     (out,) = outputs.values()
     ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {input_name: x})[0]
     _close(ref, y_torch, "onnxruntime against PyTorch (the exported file itself)")
-    if known_defect:
-        unfused = g.run({ph: x}, [out], backend=backend,
-                        compilation_descriptor=mg.CompilationDescriptor(fusion=False))[out]
-        _close(unfused, ref, f"{name} ({exporter}) on {backend}, fusion off")
     got = g.run({ph: x}, [out], backend=backend)[out]
     _close(got, ref, f"{name} ({exporter}) on {backend}")
 
 
 @pytest.mark.parametrize("name, exporter", _cases([(m, e) for m in MODELS for e in EXPORTERS],
                                                   lambda m, e: m not in FAST))
-def test_forward_matches_onnxruntime_on_numpy(name, exporter, zoo, request):
-    known = (name, exporter) in COMPILER_DEFECTS
-    if known:
-        request.applymarker(pytest.mark.xfail(raises=mg.errors.PlanError, strict=True,
-                                              reason=COMPILER_DEFECTS[name, exporter]))
-    _check(name, exporter, "numpy", zoo, known)
+def test_forward_matches_onnxruntime_on_numpy(name, exporter, zoo):
+    _check(name, exporter, "numpy", zoo)
 
 
 @pytest.mark.parametrize("name, exporter", _cases(WEBGPU, lambda m, e: WEBGPU[m, e]))
