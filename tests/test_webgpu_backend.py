@@ -136,6 +136,25 @@ def test_intermediates_reuse_buffers_and_views_cost_nothing(gpu, rng):
     np.testing.assert_allclose(exe.run({x: xv})[0], want, rtol=1e-5, atol=1e-6)
 
 
+def test_the_runner_does_what_each_steps_memory_action_says(gpu, rng):
+    """The runner follows ``Step.memory`` (compiler/buffers.py) and decides nothing itself: a cast
+    to the dtype it has is a view in the plan, so the runner aliases its input (no dispatch), and
+    a step with a memory action it does not know is refused, naming the step."""
+    g = mg.Graph()
+    x = g.placeholder([4, 8], name="x")
+    y = g.negative(g.cast(x, mg.float32, name="same"), name="neg")
+    exe = g.compile({x: mg.ShapedType([4, 8])}, [y], backend="webgpu",
+                    compilation_descriptor=mg.CompilationDescriptor(fusion=False))
+    assert [s.memory for s in exe.plan.steps] == ["feed", "view", "kernel"]
+    assert len(exe._runner.dispatches) == 1  # the negation only
+    xv = rng.standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_array_equal(exe.run({x: xv})[0], -xv)
+    plan = g.compile({x: mg.ShapedType([4, 8])}, [y], backend="numpy",
+                     compilation_descriptor=mg.CompilationDescriptor(fusion=False)).plan
+    plan.steps[1].memory = "teleport"
+    with pytest.raises(mg.PlanError, match="cast op 'same'.*'teleport'"):
+        gpu.prepare(plan)
+
 def test_pipelines_are_cached_across_executables_and_shapes(gpu, rng):
     def build(shape):
         g = mg.Graph()
@@ -751,7 +770,7 @@ def test_an_upload_interrupted_by_ctrl_c_leaves_no_stale_resident_value(gpu, mon
     """Ctrl-C while a run uploads a host variable, after the run has queued the device copy of a
     resident one: the next run of that executable copies (and uploads) again, as if the
     interrupted run had never started, instead of computing with the value from before."""
-    from minigraph.backends.webgpu import backend as wb
+    from minigraph.backends.webgpu import runner as wr
 
     g = mg.Graph()
     w = g.variable(np.array([1.0], np.float32), name="w")
@@ -760,14 +779,14 @@ def test_an_upload_interrupted_by_ctrl_c_leaves_no_stale_resident_value(gpu, mon
     setter = g.compile({}, [], [g.assign(w, g.constant(np.array([3.0], np.float32)))], backend="webgpu")
     setter.run({})  # w's value now lives on the device (a DeviceValue), 3; table's on the host
     exe = g.compile({}, [y], backend="webgpu")  # its first run copies w on the device, uploads table
-    real, calls = wb._Runner._upload, []
+    real, calls = wr.Runner._upload, []
 
     def interrupted(self, ref, arr, dtype):
         calls.append(1)
         if len(calls) == 1:
             raise KeyboardInterrupt
         return real(self, ref, arr, dtype)
-    monkeypatch.setattr(wb._Runner, "_upload", interrupted)
+    monkeypatch.setattr(wr.Runner, "_upload", interrupted)
     with pytest.raises(KeyboardInterrupt):
         exe.run({})
     assert exe.run({})[0].tolist() == [3.0]

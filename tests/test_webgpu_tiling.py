@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph.backends.webgpu import backend as wb
+from minigraph.backends.webgpu import runner as wr
 from minigraph.backends.webgpu import gemm, tiled_conv
 from minigraph.backends.webgpu import resident as res
 from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor, PaddingStyle,
@@ -423,17 +423,17 @@ def test_a_failed_run_leaves_resident_variables_unchanged(gpu, monkeypatch, wher
     exe.run({})
     exe.run({})  # the value is resident now
     name = "_finish" if where == "after the GPU ran" else "_begin"
-    real = getattr(wb._Runner, name)
+    real = getattr(wr.Runner, name)
 
     def failing(self, *args):
         real(self, *args)  # the work happens, then the run fails
         raise RuntimeError("injected failure")
-    monkeypatch.setattr(wb._Runner, name, failing)
+    monkeypatch.setattr(wr.Runner, name, failing)
     for _ in range(2):
         with pytest.raises(mg.ExecutionError):
             exe.run({})
         np.testing.assert_array_equal(g.value_of(v), np.full(3, 2.0))
-    monkeypatch.setattr(wb._Runner, name, real)
+    monkeypatch.setattr(wr.Runner, name, real)
     exe.run({})
     np.testing.assert_array_equal(g.value_of(v), np.full(3, 3.0))
 
@@ -447,12 +447,12 @@ def test_a_failed_run_after_resident_runs_keeps_the_unread_value(gpu, monkeypatc
     exe = g.compile({}, [], [step], backend="webgpu")
     for _ in range(3):
         exe.run({})
-    real = wb._Runner._finish
+    real = wr.Runner._finish
 
     def failing(self, enc):
         real(self, enc)
         raise RuntimeError("injected failure")
-    monkeypatch.setattr(wb._Runner, "_finish", failing)
+    monkeypatch.setattr(wr.Runner, "_finish", failing)
     for _ in range(3):
         with pytest.raises(mg.ExecutionError):
             exe.run({})

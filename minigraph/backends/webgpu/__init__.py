@@ -4,7 +4,8 @@ On macOS wgpu runs them on Metal (also registered as the ``"metal"`` backend), o
 Vulkan (a GPU, or Mesa's lavapipe on a CPU), on Windows on D3D12 or Vulkan.
 """
 from . import convolution, elementwise, gather, matmul, movement, normalization, pooling, random, reduction, resize, scan, shape, sort  # noqa: F401  (register their kernels)
-from .backend import SUPPORTED_DTYPES, WebGPUBackend
+from .backend import WebGPUBackend
+from .kernel_builder import SUPPORTED_DTYPES
 from .registry import KERNELS, webgpu_kernel
 
 __all__ = ["WebGPUBackend", "KERNELS", "SUPPORTED_DTYPES", "webgpu_kernel"]

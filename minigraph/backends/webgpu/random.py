@@ -16,7 +16,7 @@ from ... import philox
 from ...descriptors import RandomDistribution, RandomNormalSamplingMethod
 from ...ops.random import descriptor_of, keep_threshold
 from ..numpy.random import TRUNCATED_ATTEMPTS, below, dropout_scale, truncated_params, uniform_params
-from .backend import Ref, _Buf
+from .buffers import Ref, _Buf
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
@@ -44,7 +44,7 @@ def _draw_buffer(kb) -> Ref:
 
     dev = kb.ctx.device
     buf = dev.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
-    kb._runner.keep.append(buf)
+    kb.keep_alive(buf)
 
     def write() -> None:
         d = philox.current_draw()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 
@@ -129,3 +129,55 @@ def with_device_values(values: Mapping, device: Mapping) -> ResidentValues:
     if isinstance(values, ResidentValues):
         return ResidentValues(values._host, {**values._device, **device})
     return ResidentValues(values, device)
+
+
+class DeviceVariables:
+    """A prepared plan's variables on its device: which value each variable's buffer holds, and
+    the buffers of its runs' dropped ``DeviceValue``s, reused for the next assigned values.
+
+    A variable's buffer counts as holding a value only once its upload, or its device copy, has
+    been handed to the queue: a run interrupted while they are queued (Ctrl-C, a failed upload)
+    calls ``forget``, so the next run uploads and copies them all again instead of computing
+    with a value the interrupted run never put there."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._seen: dict = {}  # variable op -> the value (or a weak reference to the DeviceValue) its buffer holds
+        self._free: dict = {}  # variable op -> buffers of dropped DeviceValues
+
+    def bring_in(self, bindings, values: Mapping, upload: Callable) -> None:
+        """Put each variable's current value (``values``) in its buffer where it is not there yet:
+        a ``DeviceValue`` of this device copied there, a host value through ``upload(ref, array,
+        dtype)``. ``bindings``: ``[(variable op, Ref, dtype name)]``."""
+        copies, now = None, {}
+        for op, ref, dtype in bindings:
+            v = raw_value(values, op)
+            seen = self._seen.get(op)
+            if (seen() if isinstance(seen, weakref.ref) else seen) is not v:
+                if isinstance(v, DeviceValue) and v.ctx is self.ctx:  # on this device: copied there
+                    copies = copies or self.ctx.device.create_command_encoder()
+                    copies.copy_buffer_to_buffer(v.buffer, 0, ref.buffer, 0, min(v.nbytes, ref.nbytes))
+                    v = weakref.ref(v)  # not kept alive here: its buffer goes back to the free list once superseded
+                else:
+                    upload(ref, np.asarray(v), dtype)
+                now[op] = v
+        if copies is not None:
+            self.ctx.device.queue.submit([copies.finish()])
+        self._seen.update(now)
+
+    def forget(self) -> None:
+        """What every variable's buffer holds is unknown (an interrupted run)."""
+        self._seen.clear()
+
+    def keep(self, enc, assigned, new_buffer: Callable) -> dict:
+        """Each assigned value copied (in ``enc``) into a buffer of its own, reused from dropped
+        values or ``new_buffer(nbytes, label)``: ``{variable op: DeviceValue}``. ``assigned``:
+        ``[(variable op, Ref of its pending value)]``."""
+        kept = {}
+        for op, ref in assigned:
+            free = self._free.setdefault(op, [])
+            buf = free.pop() if free else new_buffer(ref.nbytes, f"{op.type} op {op.name!r}")
+            enc.copy_buffer_to_buffer(ref.buffer, 0, buf, 0, ref.nbytes)
+            kept[op] = DeviceValue(self.ctx, buf, ref.nbytes, tuple(op.attrs["shape"]),
+                                   op.outputs[0].dtype.name, free)
+        return kept

@@ -1,0 +1,321 @@
+"""A plan prepared for the device (``Runner``), and its runs.
+
+At prepare time every slot of the plan gets a device buffer (intermediates from the pool,
+``buffers.py``, back to it when the plan's ``Step.free`` says they are dead), every kernel is
+compiled and bound (``kernel_builder.py``). The plan says what each step is (``Step.memory``,
+compiler/buffers.py) and the runner does just that: ``feed``, ``constant``, ``filled_constant``
+and ``variable`` get buffers of their own, ``read`` copies the value ``Step.source`` names,
+``assign`` copies into the variable's pending buffer, ``view`` aliases its input's buffer and
+``kernel`` runs the backend's kernel.
+
+A run uploads the feeds (and variables whose value changed on the host), records the
+dispatches in command buffers of ``SUBMIT_EVERY`` (each submitted once encoded, so the GPU
+works while the host encodes), copies the targets into one staging buffer and maps once.
+Intermediates never leave the device, and neither do assigned variables: they stay resident
+until asked for (``resident.py``). ``profile`` runs the same dispatches timed (``profilers.py``).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ...errors import ExecutionError, KernelMissingError, MiniGraphError, PlanError
+from . import resident
+from .buffers import Pool, Ref, device_nbytes, from_device, to_device
+from .device import GPU_LOCK
+from .fused import fused_elementwise
+from .kernel_builder import KernelBuilder, Recorded, check_dtypes, encode, op_label
+from .profilers import Timestamps, host_spans
+from .registry import KERNELS
+from .wgsl import render
+
+SUBMIT_EVERY = 24  # dispatches per command buffer: encoding on the host overlaps the GPU's work
+FILL_CHUNK = 1 << 20  # elements of a filled constant written at a time
+
+
+class Runner:
+    """A plan prepared for the device: one buffer binding per slot, every kernel bound."""
+
+    def __init__(self, plan, ctx, backend_name: str) -> None:
+        self.ctx = ctx
+        self.name = backend_name
+        self.plan = plan
+        self.slot_ref: dict = {}
+        self.buffers = Pool(ctx)
+        self.recorded = Recorded()
+        self.feeds: list = [None] * len(plan.feeds)  # (Ref, dtype name, shape) in plan.feeds order
+        self.variables: list = []  # (variable op, Ref, dtype name)
+        self._run_lock = threading.Lock()
+        self._pending: dict = {}  # variable op -> Ref of its assigned value, in order of first assignment
+        self._feed_index = {slot: i for i, (_, slot, _) in enumerate(plan.feeds)}
+        self.resident = resident.RESIDENT["enabled"]  # assigned values stay on the device
+        self.on_device = resident.DeviceVariables(ctx)  # what the variables' buffers hold, reused buffers
+
+        for st in plan.steps:
+            check_dtypes(st, ctx, backend_name)
+        for st in plan.steps:
+            prepare = _MEMORY_ACTIONS.get(st.memory)
+            if prepare is None:
+                raise PlanError(f"{op_label(st.op)} (built at {st.op.location}): memory action {st.memory!r} is "
+                                f"none the {self.name} backend runs ({', '.join(_MEMORY_ACTIONS)})")
+            prepare(self, st)
+            for s in st.free:
+                self.buffers.release(self.slot_ref[s].buf)
+        self._plan_readback()
+
+    # what the kernels recorded, and how the pool went
+    @property
+    def dispatches(self) -> list:
+        return self.recorded.dispatches
+
+    @property
+    def allocated_bytes(self) -> int:
+        return self.buffers.allocated_bytes
+
+    @property
+    def pool_hits(self) -> int:
+        return self.buffers.hits
+
+    # --- preparing the steps, one method per memory action
+    def _source(self, st) -> tuple:
+        """(Ref, type) of a feed, constant or variable: a buffer of its own, never pooled."""
+        ty = st.out_types[0]
+        ref = self.buffers.dedicated(ty, op_label(st.op))
+        self._bind(st.outputs[0], ref)
+        return ref, ty
+
+    def _feed(self, st) -> None:
+        ref, ty = self._source(st)
+        self.feeds[self._feed_index[st.outputs[0]]] = (ref, ty.dtype.name, ty.shape)
+
+    def _constant(self, st) -> None:
+        ref, ty = self._source(st)
+        self._upload(ref, np.asarray(st.op.attrs["value"]), ty.dtype.name)
+
+    def _filled_constant(self, st) -> None:
+        """A constant filled from one element (a view of it, strides 0): written ``FILL_CHUNK``
+        elements at a time, never whole on the host."""
+        ref, ty = self._source(st)
+        value = st.op.attrs["value"]
+        fill, dtype = value.flat[0], ty.dtype.name
+        itemsize = 2 if dtype == "float16" else 4  # on the device (bool is 4 bytes)
+        chunk = None
+        for start in range(0, value.size, FILL_CHUNK):
+            n = min(FILL_CHUNK, value.size - start)
+            if chunk is None or n != FILL_CHUNK:
+                chunk = to_device(np.full(n, fill, value.dtype), dtype)
+            self.ctx.device.queue.write_buffer(ref.buffer, start * itemsize, chunk)
+
+    def _variable(self, st) -> None:
+        ref, ty = self._source(st)
+        self.variables.append((st.op, ref, ty.dtype.name))
+
+    def _read(self, st) -> None:
+        """The value the plan says the read sees (``Step.source``): an earlier assign's, or the variable's."""
+        src = self.slot_ref[st.source if st.source is not None else st.inputs[0]]
+        self._copy(st, src, self._alloc_slot(st, 0))
+
+    def _assign(self, st) -> None:
+        """Copy the value into the variable's pending buffer, read back and committed after the run."""
+        var_op = st.op.inputs[0].operation
+        if var_op not in self._pending:
+            self._pending[var_op] = self.buffers.dedicated(st.in_types[1], op_label(st.op))
+        self._copy(st, self.slot_ref[st.inputs[1]], self._pending[var_op])
+
+    def _view(self, st) -> None:
+        self._bind(st.outputs[0], self.slot_ref[st.inputs[0]])  # same bytes: alias the input's buffer
+
+    def _kernel(self, st) -> None:
+        for i in range(len(st.outputs)):
+            self._alloc_slot(st, i)
+        factory = fused_elementwise if st.program else KERNELS.get(st.op.opdef)
+        if factory is None:  # prepare() refused the plan already; a kernel unregistered since must not crash
+            raise KernelMissingError(f"{op_label(st.op)} (built at {st.op.location}): the {self.name} backend has "
+                                     "no kernel for it")
+        kb = self._builder(st)
+        try:
+            factory(st, kb)
+        except MiniGraphError:
+            raise
+        except Exception as e:  # a kernel factory bug must still name the op
+            raise ExecutionError(f"{op_label(st.op)} (built at {st.op.location}): the {self.name} backend "
+                                 f"could not prepare its kernel: {type(e).__name__}: {e}") from e
+        self.buffers.give_back(kb.scratch_bufs)
+
+    def _builder(self, st) -> KernelBuilder:
+        return KernelBuilder(st, self.ctx, self.slot_ref, self.buffers, self.recorded)
+
+    def _alloc_slot(self, st, i) -> Ref:
+        ty = st.out_types[i]
+        n = device_nbytes(ty.shape, ty.dtype.name)
+        ref = Ref(self.buffers.take(n, op_label(st.op)), n)
+        self._bind(st.outputs[i], ref)
+        return ref
+
+    def _bind(self, slot, ref):
+        self.slot_ref[slot] = ref
+        ref.buf.refs += 1
+
+    def _copy(self, st, src: Ref, dst: Ref):
+        """Copy the words of ``src`` into ``dst`` (read and assign)."""
+        words = min(src.nbytes, dst.nbytes) // 4
+        self._builder(st).dispatch(render("copy_words"), [("u", [words]), ("ro", src), ("rw", dst)],
+                                   -(-words // 256))
+
+    def _upload(self, ref: Ref, arr: np.ndarray, dtype: str):
+        data = to_device(arr, dtype)
+        if data.nbytes:
+            self.ctx.device.queue.write_buffer(ref.buffer, 0, data)
+            resident.count("upload", data.nbytes)
+
+    def _plan_readback(self) -> None:
+        """Targets, then assigned variables, packed into one staging buffer."""
+        wanted = [(self.slot_ref[slot], self.plan.types[slot].shape, self.plan.types[slot].dtype.name)
+                  for _tensor, slot in self.plan.targets]
+        self.assigned: list = []  # (variable op, its index in reads), or its pending Ref if resident
+        for var_op, ref in self._pending.items():
+            if self.resident:
+                self.assigned.append((var_op, ref))
+                continue
+            self.assigned.append((var_op, len(wanted)))
+            wanted.append((ref, tuple(var_op.attrs["shape"]), var_op.outputs[0].dtype.name))
+        self.reads: list = []  # (Ref, staging offset, shape, dtype name)
+        off = 0
+        for ref, shape, dtype in wanted:
+            self.reads.append((ref, off, shape, dtype))
+            off += (ref.nbytes + 255) // 256 * 256
+        self._staging_size = off
+        self.staging = self._new_staging() if off else None
+
+    def _new_staging(self):
+        import wgpu
+
+        return self.ctx.device.create_buffer(size=self._staging_size,
+                                             usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+
+    def _settle_staging(self) -> None:
+        """Leave the staging buffer unmapped. A run interrupted (Ctrl-C) while it was mapped, or
+        while its map was pending, would otherwise make the next run copy into a mapped buffer,
+        which wgpu-native answers by aborting the process. A pending map cannot be undone, and an
+        unmap interrupted half-way leaves wgpu-py's idea of the state wrong, so such a buffer is
+        replaced (the new one first, so an interruption here still leaves a usable one)."""
+        st = self.staging
+        if st is None or st.map_state == "unmapped":
+            return
+        if st.map_state == "mapped":
+            try:
+                st.unmap()
+                return
+            except Exception:  # wgpu-native had unmapped it already
+                pass
+        self.staging = self._new_staging()
+        st.destroy()
+
+    # --- running
+    def __call__(self, feed_values, variables):
+        with self._run_lock, GPU_LOCK:
+            try:
+                return self._run(feed_values, variables)
+            except MiniGraphError:
+                raise
+            except Exception as e:
+                raise ExecutionError(f"the {self.name} backend failed while running the plan on "
+                                     f"{self.ctx.description}: {type(e).__name__}: {e}; no variable was changed") from e
+
+    def _run(self, feed_values, variables):
+        self._begin(feed_values, variables)
+        dev = self.ctx.device
+        enc = dev.create_command_encoder()
+        dispatches = self.recorded.dispatches
+        for k in range(0, len(dispatches), SUBMIT_EVERY):
+            if k:  # the GPU starts on what is encoded while the rest is encoded (queue order is kept)
+                dev.queue.submit([enc.finish()])
+                enc = dev.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            encode(cp, dispatches[k:k + SUBMIT_EVERY])
+            cp.end()
+        return self._finish(enc)
+
+    def _begin(self, feed_values, variables) -> None:
+        """Upload the feeds, bring in the variables whose value changed (``DeviceVariables``:
+        an interruption forgets what their buffers hold); per-run parameters."""
+        self._settle_staging()
+        try:
+            for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
+                self._upload(ref, arr, dtype)
+            self.on_device.bring_in(self.variables, variables, self._upload)
+        except BaseException:
+            self.on_device.forget()
+            raise
+        for fn in self.recorded.before_run:
+            fn()
+
+    def _finish(self, enc) -> tuple:
+        """Copy the targets and assigned values out, submit ``enc``, map once: (results, assigned)."""
+        import wgpu
+
+        for ref, off, shape, dtype in self.reads:
+            enc.copy_buffer_to_buffer(ref.buffer, 0, self.staging, off, ref.nbytes)
+        kept = self.on_device.keep(enc, self.assigned, self.buffers.new) if self.resident else {}
+        self.ctx.device.queue.submit([enc.finish()])
+        arrays = []
+        if self.staging is not None:
+            try:
+                self.staging.map_sync(wgpu.MapMode.READ)
+                data = self.staging.read_mapped(copy=True)
+            finally:
+                self._settle_staging()
+            resident.count("readback", self._staging_size)
+            for ref, off, shape, dtype in self.reads:
+                arrays.append(from_device(data, off, shape, dtype))
+        results = arrays[: len(self.plan.targets)]
+        assigned = kept if self.resident else {op: arrays[i] for op, i in self.assigned}
+        return results, assigned
+
+    def with_resident(self, values, device):
+        """The store's values with these ``DeviceValue``s in place (the executor's commit)."""
+        return resident.with_device_values(values, device)
+
+    # --- profiling (a run path of its own: a normal run times nothing)
+    @property
+    def device(self) -> str:
+        """The adapter in words (a profile names it)."""
+        return self.ctx.description
+
+    @property
+    def profile_clocks(self) -> tuple:
+        """The clocks ``profile`` can time with, best first."""
+        return ("gpu-timestamps", "host") if self.ctx.has_timestamps else ("host",)
+
+    def profile(self, feed_values, variables, clock_name: str = "host"):
+        """A run that times each op: ``(results, assigned, spans, lanes)`` (minigraph/profiling.py)."""
+        with self._run_lock, GPU_LOCK:
+            try:
+                self._begin(feed_values, variables)
+                if clock_name == "gpu-timestamps":
+                    stamps = Timestamps(self.ctx, self.recorded.dispatches)
+                    results, assigned = self._finish(stamps.record())
+                    spans, lanes = stamps.spans()
+                else:
+                    spans, lanes = host_spans(self.ctx, self.recorded.dispatches)
+                    results, assigned = self._finish(self.ctx.device.create_command_encoder())
+                return results, assigned, spans, lanes
+            except MiniGraphError:
+                raise
+            except Exception as e:
+                raise ExecutionError(f"the {self.name} backend failed while profiling the plan on "
+                                     f"{self.ctx.description}: {type(e).__name__}: {e}; no variable was changed") from e
+
+
+# What the runner does for each of the plan's memory actions (compiler/buffers.py MEMORY_ACTIONS).
+_MEMORY_ACTIONS = {
+    "feed": Runner._feed,
+    "constant": Runner._constant,
+    "filled_constant": Runner._filled_constant,
+    "variable": Runner._variable,
+    "read": Runner._read,
+    "assign": Runner._assign,
+    "view": Runner._view,
+    "kernel": Runner._kernel,
+}
