@@ -3,7 +3,8 @@ the webgpu backend only; ``run_python`` runs ``python ...`` in a subprocess with
 on PYTHONPATH (for the command line, scripts and fresh interpreters).
 
 ``MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu`` turns a missing backend into a failure instead of
-a skip (CI sets it, so the GPU kernels are really executed there, on lavapipe).
+a skip (CI sets it, so the GPU kernels are really executed there, on lavapipe). The ``cpu``
+backend (Numba kernels) runs where its extra is installed and skips, naming the extra, elsewhere.
 
 Tests run in parallel (``pytest -n auto``) and in random order: a backend a test registers is
 unregistered after it (``_backend_registry_restored``), and files go to ``tmp_path``.
@@ -18,7 +19,7 @@ import pytest
 
 import minigraph as mg
 
-ALL_BACKENDS = ("numpy", "webgpu")
+ALL_BACKENDS = ("numpy", "webgpu", "cpu")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -3,8 +3,9 @@ the NumPy backend, bits that do not depend on the thread count, fused steps with
 backend's exact bits, the six-block training step, and the error without the 'cpu' extra.
 
 Every op case of the conformance tables runs on it too (tests/test_conformance.py loops over
-every registered backend); these tests check what that cannot: that the compiled kernels, not
-the NumPy ones, ran.
+every registered backend), and so does every test that takes the ``backend`` fixture (the
+gradient checks, the networks); these tests check what those cannot: that the compiled kernels,
+not the NumPy ones, ran.
 """
 from __future__ import annotations
 
