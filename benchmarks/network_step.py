@@ -19,7 +19,7 @@ fast one. ``--threads 1,2,4`` repeats the CPU runs at each thread count (minigra
 ``mg.set_num_threads`` where it exists, PyTorch through ``torch.set_num_threads``; JAX fixes its
 threads at start, so it runs once).
 
-Run: ``python -m minigraph bench network [--nets sixblock,mobilenet_v2] [--backend numpy|webgpu]
+Run: ``python -m minigraph bench network [--nets sixblock,mobilenet_v2] [--backend numpy|cpu|webgpu]
 [--peers minigraph,torch,torch_compile,jax]
 [--batch N] [--size S] [--threads 1,2,4] [--json out.json] [--tiny]``.
 """
@@ -45,6 +45,7 @@ NETS = ("sixblock", "mobilenet_v2")
 SIX, CLASSES, LR = sixblock.SIX, sixblock.CLASSES, sixblock.LR
 _six, _six_weights = sixblock.widths, sixblock.weights
 build_sixblock = sixblock.build  # the graph of the step (minigraph/sixblock.py; `minigraph profile` profiles it)
+HOST_BACKENDS = ("numpy", "cpu")  # minigraph's backends that run on the CPU: their peers run there too
 
 
 def _data(net: str, n: int, size: int, width: float = 1.0, seed: int = 0) -> tuple:
@@ -226,7 +227,7 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
     width = 0.125 if tiny else 1.0
     x, labels = _data(net, n, size, width)
     fns: Dict[str, Callable] = {}
-    gpu = backend != "numpy"
+    gpu = backend not in HOST_BACKENDS
     module = None
     if net == "sixblock":
         fns["minigraph"] = minigraph_sixblock(x, labels, backend, width)  # padding 1, as PyTorch's
@@ -267,7 +268,7 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
 def run(nets=NETS, backend: str = "numpy", batch: Optional[int] = None, size: Optional[int] = None,
         threads=(None,), peers=("minigraph", "torch", "jax"), repeats: int = 5, tiny: bool = False,
         log=print) -> dict:
-    gpu = backend != "numpy"
+    gpu = backend not in HOST_BACKENDS
     results = []
     for net in nets:
         n = batch or (2 if tiny else (32 if gpu or net == "sixblock" else 8))
@@ -309,7 +310,7 @@ def report(res: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m minigraph bench network", description=__doc__.split("\n\n")[0])
     ap.add_argument("--nets", default=",".join(NETS))
-    ap.add_argument("--backend", default="numpy")
+    ap.add_argument("--backend", default="numpy", help="numpy (default), cpu or webgpu")
     ap.add_argument("--batch", type=int)
     ap.add_argument("--size", type=int)
     ap.add_argument("--threads", default="", help="comma-separated thread counts (default: the libraries' own)")

@@ -14,6 +14,7 @@ from typing import NoReturn, Optional, Sequence
 
 from . import demo, onnx_conformance, onnx_import, sixblock
 from .backends import available_backends, get_backend
+from .backends.cpu.backend import thread_count as cpu_thread_count
 from .backends.numpy import threads as numpy_threads
 from .errors import BackendUnavailableError, MiniGraphError, UnknownBackendError
 from .graph import load
@@ -148,12 +149,12 @@ PROFILE = ("Profile one SGD training step of the six-block network (six depthwis
 
 
 def _add_profile_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    p.add_argument("--backend", default="numpy", help="numpy or webgpu (default numpy)")
+    p.add_argument("--backend", default="numpy", help="numpy, cpu or webgpu (default numpy)")
     p.add_argument("--batch", type=demo.whole_number(1), help="images per step (default 32; 2 with --tiny)")
     p.add_argument("--size", type=demo.whole_number(1), help="image height and width (default 56; 16 with --tiny)")
     p.add_argument("--repeats", type=demo.whole_number(1), default=10,
                    help="timed steps; each op's time is its median (default 10)")
-    p.add_argument("--threads", type=demo.whole_number(1), help="the numpy backend's threads (mg.set_num_threads; default: the "
+    p.add_argument("--threads", type=demo.whole_number(1), help="the numpy and cpu backends' threads (mg.set_num_threads; default: the "
                    "usable cores or MINIGRAPH_NUM_THREADS)")
     p.add_argument("--clock", choices=CLOCKS, help="gpu-timestamps or host (default: the best the backend has)")
     p.add_argument("--top", type=demo.whole_number(1), help="show only the N slowest ops")
@@ -161,6 +162,15 @@ def _add_profile_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParse
     p.add_argument("--trace", metavar="PATH", help="write a Chrome trace-event JSON (open it in ui.perfetto.dev)")
     p.add_argument("--tiny", action="store_true", help="channels / 8, N=2, 16x16: checks the pipeline only")
     return p
+
+
+def _threads_note(backend: str) -> str:
+    """``", 4 numpy threads"``: the threads a host backend runs on; nothing for a GPU backend."""
+    if backend == "numpy":
+        return f", {numpy_threads.get_num_threads()} numpy threads"
+    if backend == "cpu":
+        return f", {cpu_thread_count()} cpu threads"
+    return ""
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -189,8 +199,7 @@ def _profile(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"six-block network, one SGD training step: N={batch}, {size}x{size}"
-          + (", channels / 8" if args.tiny else "") + (f", {numpy_threads.get_num_threads()} numpy threads"
-                                                       if args.backend == "numpy" else ""))
+          + (", channels / 8" if args.tiny else "") + _threads_note(args.backend))
     print(prof.table(top=args.top))
     if args.by_type:
         print()

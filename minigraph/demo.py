@@ -459,7 +459,7 @@ def whole_number(least: int) -> Any:
 
 def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The demo's options (shared by ``python -m minigraph demo`` and ``minigraph.demo.main``)."""
-    ap.add_argument("--backend", default="numpy", help="numpy (default), webgpu or metal")
+    ap.add_argument("--backend", default="numpy", help="numpy (default), cpu, webgpu or metal")
     ap.add_argument("--model", choices=sorted(MODELS), default="small",
                     help="small: the depthwise-separable CNN (default); mobilenet_v2: a MobileNetV2 (width 0.25, "
                          "32x32 images) with batch norm and ReLU6")

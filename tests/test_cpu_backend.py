@@ -1,6 +1,7 @@
 """The cpu backend (Numba kernels without the GIL): its compiled kernels against naive loops and
 the NumPy backend, bits that do not depend on the thread count, fused steps with the NumPy
-backend's exact bits, the six-block training step, and the error without the 'cpu' extra.
+backend's exact bits, the six-block training step, the command line's ``--backend cpu``, and the
+error without the 'cpu' extra.
 
 Every op case of the conformance tables runs on it too (tests/test_conformance.py loops over
 every registered backend), and so does every test that takes the ``backend`` fixture (the
@@ -240,3 +241,48 @@ def test_demo_models_fused_equal_unfused_and_match_numpy(numba, model):
     for a, b in zip(out["cpu", True], out["cpu", False]):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(b).max())))
     np.testing.assert_allclose(out["cpu", True][1], out["numpy", True][1], rtol=1e-3)  # the loss
+
+
+def test_command_line_takes_backend_cpu(numba, run_python, capsys, threads_restored):
+    """``backends`` lists cpu with its threads; the demo, ``profile`` and ``bench network`` run on it."""
+    from benchmarks import network_step
+
+    from minigraph import demo
+    from minigraph.__main__ import main
+
+    p = run_python("-m", "minigraph", "backends")
+    assert p.returncode == 0, p.stderr
+    (line,) = [ln for ln in p.stdout.splitlines() if ln.startswith("cpu ")]
+    assert "available" in line and "unavailable" not in line and " threads (of " in line, line
+
+    assert main(["profile", "--tiny", "--backend", "cpu", "--repeats", "1", "--top", "3", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "channels / 8, 1 cpu threads" in out and "cpu backend" in out and "total (" in out
+
+    assert demo.main(["--backend", "cpu", "--steps", "5", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "backend 'cpu'" in out and "float32 on 'cpu' vs central differences" in out
+    assert "Gradient check passed" in out
+
+    res = network_step.run(nets=("sixblock",), backend="cpu", peers=("minigraph",), threads=(1,), tiny=True,
+                           log=lambda *a: None)
+    (row,) = res["results"]
+    assert row["backend"] == "cpu" and row["peers"]["minigraph"]["median_ms"] > 0
+    assert (row["batch"], row["size"]) == (2, 16)  # the host sizes, not the GPU's
+    assert network_step.main(["--backend", "cpu", "--tiny", "--nets", "sixblock", "--peers", "minigraph",
+                              "--repeats", "1"]) == 0
+    assert "cpu" in capsys.readouterr().out
+
+
+def test_command_line_without_numba_names_the_extra(monkeypatch, capsys):
+    from minigraph import demo
+    from minigraph.__main__ import main
+
+    monkeypatch.setitem(sys.modules, "numba", None)
+    assert main(["backends"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("cpu ")]
+    assert "unavailable" in line and "minigraph[cpu]" in line
+    assert main(["profile", "--tiny", "--backend", "cpu"]) == 2  # a usage error
+    assert "minigraph[cpu]" in capsys.readouterr().err
+    assert demo.main(["--backend", "cpu", "--steps", "1", "--quiet"]) == 2
+    assert "minigraph[cpu]" in capsys.readouterr().err

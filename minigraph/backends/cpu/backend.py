@@ -39,6 +39,15 @@ def _numba() -> tuple:
     return numba, ""
 
 
+def thread_count() -> int:
+    """The threads a run of this backend uses now: ``mg.get_num_threads()``, at most the cores
+    Numba started with (``NUMBA_NUM_THREADS``); 0 without Numba. Sets nothing."""
+    numba, _ = _numba()
+    if numba is None:
+        return 0
+    return max(1, min(get_num_threads(), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+
+
 def numba_threads(n: Optional[int] = None) -> int:
     """Give Numba ``n`` threads (``mg.get_num_threads()`` by default), at most the cores it started
     with (``NUMBA_NUM_THREADS``); returns the count in effect. Numba's count is per calling thread."""
@@ -62,7 +71,7 @@ class CpuBackend:
         numba, why = _numba()
         if numba is None:
             return False, why
-        return True, (f"Numba {numba.__version__}: compiled kernels on {min(get_num_threads(), numba.config.NUMBA_NUM_THREADS)} "
+        return True, (f"Numba {numba.__version__}: compiled kernels on {thread_count()} "
                       f"threads (of {numba.config.NUMBA_NUM_THREADS})")
 
     def prepare(self, plan):
