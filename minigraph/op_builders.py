@@ -44,6 +44,36 @@ class OpBuilders:
         """
         return _builder('absolute')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def acos(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise arccosine, in [0, pi]; NaN outside [-1, 1]; webgpu: Cephes' acosf (2 asin(sqrt((1 - |x|) / 2)) near ±1, pi/2 - asin(x) between): 1.3 ulp at most (MPSGraph ``acos(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``acos(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('acos')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def acosh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise inverse hyperbolic cosine, NaN below 1; webgpu: sqrt(x - 1) P(x - 1) below 1.5 (no log(1 + tiny) near 1), log(x + sqrt((x - 1)(x + 1))) to 2^12, log(x) + log(2) beyond: 2.2 ulp at most (MPSGraph ``acosh(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``acosh(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('acosh')(self, tensor, name)  # type: ignore[no-any-return]
+
     def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: TensorLike, beta2_power: TensorLike, values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: Optional[TensorLike], gradient: TensorLike, name: Optional[str] = None) -> list[Tensor]:
         """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
         (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
@@ -107,6 +137,36 @@ class OpBuilders:
         """
         return _builder('arg_sort')(self, tensor, axis, descending, name)  # type: ignore[no-any-return]
 
+    def asin(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1]; webgpu: Cephes' asinf (x + x^3 P(x^2) to 0.5, pi/2 - 2 asin(sqrt((1 - |x|) / 2)) above): 2.3 ulp at most (MPSGraph ``asin(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``asin(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('asin')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def asinh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise inverse hyperbolic sine; webgpu: an odd polynomial below 0.5, log(|x| + sqrt(x^2 + 1)) written as a log1p to 2^12, log(|x|) + log(2) beyond (x^2 would overflow): 2.5 ulp at most (MPSGraph ``asinh(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``asinh(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('asinh')(self, tensor, name)  # type: ignore[no-any-return]
+
     def assign(self, variable: TensorLike, tensor: TensorLike, name: Optional[str] = None) -> Operation:
         """An operation that stores ``tensor`` into ``variable`` (MPSGraph ``assign(_:tensor:name:)``).
 
@@ -126,6 +186,21 @@ class OpBuilders:
         """
         return _builder('assign')(self, variable, tensor, name)  # type: ignore[no-any-return]
 
+    def atan(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise arctangent, in [-pi/2, pi/2]; webgpu: Cephes' atanf (atan2's reduction): 2.0 ulp at most (MPSGraph ``atan(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``atan(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('atan')(self, tensor, name)  # type: ignore[no-any-return]
+
     def atan2(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise two-argument arctangent of a (y) over b (x), in [-pi, pi], as C99's atan2 (MPSGraph ``atan2(withPrimaryTensor:secondaryTensor:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -141,6 +216,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('atan2')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def atanh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise inverse hyperbolic tangent, ±inf at ±1, NaN outside [-1, 1]; webgpu: an odd polynomial below 0.5 (no log(1 + tiny) near 0), log((1 + x) / (1 - x)) / 2 above: 1.3 ulp at most (MPSGraph ``atanh(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``atanh(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('atanh')(self, tensor, name)  # type: ignore[no-any-return]
 
     def avg_pooling_2d(self, source: TensorLike, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> Tensor:
         """Mean over each window: sum / number of input elements, or / taps in the padded extent with include_zero_pad_to_average (MPSGraph ``avgPooling2D(withSourceTensor:descriptor:name:)``).
@@ -174,6 +264,116 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('avg_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def bitwise_and(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a & b of integer tensors (bool is refused: use logical_and) (MPSGraph ``bitwiseAND(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bitwiseAND(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bitwise_and')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def bitwise_left_shift(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a << b of integer tensors, the bits shifted out dropped (two's complement wrap-around). Apple's page does not say what a count past the width does; minigraph reads the count as unsigned, so a count >= the width (a negative count included) gives 0, as NumPy's left_shift (MPSGraph ``bitwiseLeftShift(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bitwiseLeftShift(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bitwise_left_shift')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def bitwise_not(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise ~x of an integer tensor (bool is refused: use logical_not) (MPSGraph ``bitwiseNOT(_:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bitwiseNOT(_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bitwise_not')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def bitwise_or(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a | b of integer tensors (bool is refused: use logical_or) (MPSGraph ``bitwiseOR(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bitwiseOR(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bitwise_or')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def bitwise_population_count(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise number of bits set in x, of x's dtype; a negative signed x counts its two's complement bits (-1 as int32 gives 32) (MPSGraph ``bitwisePopulationCount(_:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bitwisePopulationCount(_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bitwise_population_count')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def bitwise_right_shift(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a >> b of integer tensors: arithmetic (sign-filling) for signed types, logical for unsigned. Apple's page does not say what a count past the width does; minigraph reads the count as unsigned, so a count >= the width (a negative count included) gives 0, or -1 for a negative signed a, as NumPy's right_shift (MPSGraph ``bitwiseRightShift(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bitwiseRightShift(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bitwise_right_shift')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def bitwise_xor(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a ^ b of integer tensors (bool is refused: use logical_xor) (MPSGraph ``bitwiseXOR(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bitwiseXOR(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bitwise_xor')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def broadcast(self, tensor: TensorLike, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
         """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``).
@@ -435,6 +635,21 @@ class OpBuilders:
         """
         return _builder('cos')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def cosh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise cosh(x); webgpu: E + 1/(4E) with E = e^|x| / 2 (x log2(e) an exact product, finite up to 89.4): 1.5 ulp at most (MPSGraph ``cosh(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cosh(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cosh')(self, tensor, name)  # type: ignore[no-any-return]
+
     def cumulative_sum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
         """Running sum along ``axis``: ``y[i] = x[0] + ... + x[i]``. ``exclusive`` leaves out ``x[i]``
         itself (``y[0] = 0``); ``reverse`` sums from the end (``y[i] = x[i] + ... + x[n-1]``)
@@ -607,6 +822,22 @@ class OpBuilders:
         """
         return _builder('division')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def division_no_nan(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise a / b, and 0 where b == 0 (Apple's ``select(secondaryTensor, primaryTensor / secondaryTensor, 0)``: 0 / 0, NaN / 0 and inf / 0 are 0; a NaN divisor is not 0, so it gives NaN); floating point only, as division (MPSGraph ``divisionNoNaN(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``divisionNoNaN(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('division_no_nan')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
     def dropout(self, tensor: TensorLike, rate: float, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
         """Zero each element with probability ``rate`` and scale the others by ``1 / (1 - rate)``,
         a fresh mask on each run (MPSGraph ``dropout(_:rate:name:)``). Its gradient uses the same mask.
@@ -691,6 +922,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('exponent')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def exponent_base10(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise 10 ** x; webgpu: 2^(x log2(10)) with x log2(10) carried as an exact product (Dekker's), so large |x| loses nothing: 1.2 ulp at most, subnormal results down to 1e-45 (MPSGraph ``exponentBase10(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``exponentBase10(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('exponent_base10')(self, tensor, name)  # type: ignore[no-any-return]
 
     def exponent_base2(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise 2 ** x (MPSGraph ``exponentBase2(with:name:)``).
@@ -999,6 +1245,21 @@ class OpBuilders:
         """
         return _builder('logarithm')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def logarithm_base10(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise log10(x); webgpu: the reduction of logarithm, times log10(e) and log10(2) split in two parts (Cephes' log10f): 1.8 ulp at most (MPSGraph ``logarithmBase10(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logarithmBase10(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logarithm_base10')(self, tensor, name)  # type: ignore[no-any-return]
+
     def logarithm_base2(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise log2(x) (MPSGraph ``logarithmBase2(with:name:)``).
 
@@ -1030,6 +1291,38 @@ class OpBuilders:
         """
         return _builder('logical_and')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def logical_nand(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise NOT (a AND b) of bool tensors (MPSGraph ``logicalNAND(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logicalNAND(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logical_nand')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def logical_nor(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise NOT (a OR b) of bool tensors (MPSGraph ``logicalNOR(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logicalNOR(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logical_nor')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
     def logical_not(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise NOT of a bool tensor (MPSGraph ``not(with:name:)``).
 
@@ -1060,6 +1353,22 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('logical_or')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def logical_xnor(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise NOT (a XOR b) of bool tensors (true where both are true or both false) (MPSGraph ``logicalXNOR(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``logicalXNOR(_:_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('logical_xnor')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def logical_xor(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a XOR b of bool tensors (true where exactly one is true) (MPSGraph ``logicalXOR(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
@@ -1969,6 +2278,21 @@ class OpBuilders:
         """
         return _builder('sign')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def signbit(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise sign bit of x, a bool tensor: true for -0.0, -inf and a NaN with its sign bit set; x < 0 for signed integers, false for unsigned (MPSGraph ``signbit(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``signbit(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('signbit')(self, tensor, name)  # type: ignore[no-any-return]
+
     def sin(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise sin(x) (MPSGraph ``sin(with:name:)``).
 
@@ -1983,6 +2307,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('sin')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def sinh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise sinh(x); webgpu: an odd polynomial below 1 (no e^x - e^-x cancellation near 0), E - 1/(4E) with E = e^|x| / 2 beyond (x log2(e) an exact product, finite up to 89.4): 1.6 ulp at most (MPSGraph ``sinh(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sinh(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sinh')(self, tensor, name)  # type: ignore[no-any-return]
 
     def slice(self, tensor: TensorLike, dimension: int, start: int, length: int, name: Optional[str] = None) -> Tensor:
         """``length`` elements from ``start`` along ``dimension`` (negative start counts from the end)
@@ -2205,6 +2544,21 @@ class OpBuilders:
         """
         return _builder('subtraction')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def tan(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise tan(x); webgpu: sin and cos's Payne-Hanek reduction, Cephes' tanf polynomial, -1/tan in odd quadrants: 2.5 ulp from float64 at most over every finite float32 (docs/arithmetic.md) (MPSGraph ``tan(with:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``tan(with:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('tan')(self, tensor, name)  # type: ignore[no-any-return]
+
     def tanh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise tanh(x) (MPSGraph ``tanh(with:name:)``).
 
@@ -2308,6 +2662,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('transpose')(self, tensor, dimension, with_dimension, name)  # type: ignore[no-any-return]
+
+    def truncate(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """Elementwise rounding toward zero (Apple: floor for positive inputs, ceil for negative ones): -2.7 -> -2, -0.5 -> -0 (integers unchanged) (MPSGraph ``truncate(_:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``truncate(_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('truncate')(self, tensor, name)  # type: ignore[no-any-return]
 
     def variable(self, value: Any, dtype: Any = None, name: Optional[str] = None) -> Tensor:
         """A variable whose value persists across runs (MPSGraph ``variable(with:shape:dataType:name:)``).

@@ -13,7 +13,7 @@ import numpy as np
 
 import minigraph as mg
 from minigraph.ops.registry import OPS
-from op_cases import BINARY, COMPARE, LOGICAL, UNARY
+from op_cases import BINARY, BITWISE, COMPARE, ELEMENTWISE, LOGICAL, UNARY
 
 
 def every_op_graph(seed: int = 0):
@@ -93,6 +93,8 @@ def every_op_graph(seed: int = 0):
         outs.append(g.leaky_relu_gradient(b, g.subtraction(a, 1.0), g.constant(np.full((4,), 0.1, f32), name="alpha")))
         p, q = g.less_than(a, b), g.greater_than(a, 1.0)
         outs += [getattr(g, t)(p, q) if t != "logical_not" else g.logical_not(p) for t in LOGICAL]
+        i, j = g.cast(g.multiplication(a, 100.0), mg.int32), g.constant(np.arange(12, dtype=np.int32).reshape(3, 4))
+        outs += [getattr(g, t)(i, j) if ELEMENTWISE[t].arity == 2 else getattr(g, t)(i) for t in BITWISE]
     with g.name_scope("normalization"):  # a batch norm and its gradient: the three gradient ops
         bn_gamma = g.constant(rng.uniform(0.5, 1.5, (1, 3, 1, 1)).astype(f32), name="gamma")
         bn = g.normalize(x, g.mean(x, [0, 2, 3]), g.variance(x, [0, 2, 3]), bn_gamma, None, 1e-5, name="bn")

@@ -17,7 +17,8 @@ class OpCase(NamedTuple):
     """``domain``: the random-data range, one for all inputs or one per input. ``ints``: the op
     takes int32/uint32 too. ``compare``: the result is bool. ``fd``: a narrower range for the
     finite-difference check (None: ``domain``, or NO_FD); ``fd_shapes``: its input shapes.
-    ``bools``: the inputs are bool (the logical ops; ``domain`` is unused)."""
+    ``bools``: the inputs are bool (the logical ops; ``domain`` is unused). ``integer``: the op takes
+    integer tensors only (the bitwise ops; ``domain`` is the int32 range of the random data)."""
     arity: int
     domain: Union[Range, Tuple[Range, ...]] = (-2, 2)
     ints: bool = False
@@ -25,6 +26,7 @@ class OpCase(NamedTuple):
     fd: Union[None, Range, str] = None
     fd_shapes: Optional[list] = None
     bools: bool = False
+    integer: bool = False
 
 
 def _bin(domain=(-2, 2), fd_shapes=((2, 3), (2, 3)), **kw) -> OpCase:
@@ -45,6 +47,10 @@ def _pred() -> OpCase:
 
 def _logic(arity: int) -> OpCase:
     return OpCase(arity, (0, 1), compare=True, fd=NO_FD, bools=True)
+
+
+def _bits(arity: int, domain=(-1000, 1000)) -> OpCase:
+    return OpCase(arity, domain, ints=True, fd=NO_FD, integer=True)
 
 
 ELEMENTWISE = {
@@ -98,13 +104,38 @@ ELEMENTWISE = {
     "logical_or": _logic(2),
     "logical_xor": _logic(2),
     "logical_not": _logic(1),
+    "tan": _un((-1.5, 1.5), fd=(-1, 1)),
+    "sinh": _un((-10, 10), fd=(-2, 2)),
+    "cosh": _un((-10, 10), fd=(-2, 2)),
+    "asin": _un((-1, 1), fd=(-0.8, 0.8)),
+    "acos": _un((-1, 1), fd=(-0.8, 0.8)),
+    "atan": _un((-10, 10), fd=(-2, 2)),
+    "asinh": _un((-10, 10), fd=(-2, 2)),
+    "acosh": _un((1, 10), fd=(1.5, 3)),
+    "atanh": _un((-0.99, 0.99), fd=(-0.8, 0.8)),
+    "exponent_base10": _un((-10, 10), fd=(-1, 1)),
+    "logarithm_base10": _un((0.01, 100), fd=(0.5, 3)),
+    "truncate": _un((-5, 5), fd=(-3, 3), ints=True),
+    "signbit": _pred(),
+    "division_no_nan": _bin(((-2, 2), (0.5, 2)), fd=(0.5, 2), fd_shapes=[(2, 3), (3,)]),
+    "logical_nand": _logic(2),
+    "logical_nor": _logic(2),
+    "logical_xnor": _logic(2),
+    "bitwise_and": _bits(2),
+    "bitwise_or": _bits(2),
+    "bitwise_xor": _bits(2),
+    "bitwise_not": _bits(1),
+    "bitwise_left_shift": _bits(2, ((-1000, 1000), (-2, 40))),  # counts past the width and negative ones
+    "bitwise_right_shift": _bits(2, ((-1000, 1000), (-2, 40))),
+    "bitwise_population_count": _bits(1),
     "clamp": OpCase(3, ((-8, 8), (-1, 0.5), (0.5, 6)), ints=True, fd=(-2, 2), fd_shapes=[(2, 3), (3,), (2, 1)]),
 }
 
-UNARY = [t for t, c in ELEMENTWISE.items() if c.arity == 1 and not c.bools]
-BINARY = [t for t, c in ELEMENTWISE.items() if c.arity == 2 and not c.compare]
+UNARY = [t for t, c in ELEMENTWISE.items() if c.arity == 1 and not c.bools and not c.integer]
+BINARY = [t for t, c in ELEMENTWISE.items() if c.arity == 2 and not c.compare and not c.integer]
 COMPARE = [t for t, c in ELEMENTWISE.items() if c.arity == 2 and c.compare and not c.bools]
 LOGICAL = [t for t, c in ELEMENTWISE.items() if c.bools]  # bool in, bool out
+BITWISE = [t for t, c in ELEMENTWISE.items() if c.integer]  # integer in, integer out
 
 
 def input_domains(op: str) -> list:

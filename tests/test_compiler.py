@@ -363,6 +363,8 @@ def _case_dtypes(op):
     c = ELEMENTWISE[op]
     if c.bools:
         return ["bool"]
+    if c.integer:
+        return ["int32"]
     return ["float32", "float16"] + (["int32"] if c.ints else [])
 
 

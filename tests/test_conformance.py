@@ -26,7 +26,7 @@ from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvoluti
 from minigraph.ops import OPS
 
 from conftest import ALL_BACKENDS
-from op_cases import BINARY, COMPARE, ELEMENTWISE, LOGICAL, UNARY, input_domains
+from op_cases import BINARY, BITWISE, COMPARE, ELEMENTWISE, LOGICAL, UNARY, input_domains
 
 F32, F16 = np.float32, np.float16
 SPECIAL = {"placeholder", "constant", "variable", "read", "assign"}
@@ -744,6 +744,50 @@ for _op in LOGICAL:
         b, fb = feed(g, rng.integers(0, 2, (4,)).astype(bool))
         return [getattr(g, op)(a, b), getattr(g, op)(b, a)], {**fa, **fb}
     case(_op, "bool-broadcast")(_b)
+
+
+INT_EDGES = {np.int32: [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 255, -256], np.uint32: [0, 1, 2 ** 32 - 1, 2 ** 31, 255, 2 ** 31 - 1, 65536]}
+for _op in BITWISE:
+    for _dt in (np.int32, np.uint32):
+        def _b(g, rng, op=_op, dt=_dt):
+            info = np.iinfo(dt)
+            av = np.concatenate([rng.integers(info.min, int(info.max) + 1, 20, dtype=np.int64),
+                                 INT_EDGES[dt]]).astype(dt).reshape(3, -1)
+            a, fa = feed(g, av)
+            if ELEMENTWISE[op].arity == 1:
+                return [getattr(g, op)(a)], fa
+            if "shift" in op:  # 32 and beyond shift every bit out
+                bv = np.array([0, 1, 7, 15, 31, 32, 33, 40, 63], np.int64)
+                if dt == np.int32:
+                    bv[-2:] = [-1, -(2 ** 31)]  # a negative count is a count past the width
+            else:
+                bv = rng.integers(info.min, int(info.max) + 1, av.shape[1], dtype=np.int64)
+            b, fb = feed(g, bv.astype(dt))
+            return [getattr(g, op)(a, b)], {**fa, **fb}  # b broadcasts along a's rows
+        case(_op, np.dtype(_dt).name)(_b)
+
+
+@case("division_no_nan", "zero-divisors-specials-f16")
+def _(g, rng):
+    a, fa = feed(g, np.array([1, -1, 0, np.inf, np.nan, 2, 3, -0.0, 5], F32))
+    b, fb = feed(g, np.array([0, -0.0, 0, 0, 0, np.inf, np.nan, 2, 1e-40], F32))
+    h, fh = feed(g, np.array([[1, 0, 3], [2, -1, 0]], F16))
+    return [g.division_no_nan(a, b), g.division_no_nan(h, h)], {**fa, **fb, **fh}
+
+
+@case("signbit", "signed-zeros-nan-ints")
+def _(g, rng):
+    x, fx = feed(g, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, -3.0], F32))
+    i, fi = feed(g, np.array([0, -1, 2 ** 31 - 1, -(2 ** 31)], np.int32))
+    u, fu = feed(g, np.array([0, 2 ** 32 - 1], np.uint32))
+    h, fh = feed(g, np.array([-0.0, 0.0, -2.0], F16))
+    return [g.signbit(x), g.signbit(i), g.signbit(u), g.signbit(h)], {**fx, **fi, **fu, **fh}
+
+
+@case("truncate", "halfway-and-large")
+def _(g, rng):
+    x, fx = feed(g, np.array([0.5, -0.5, 1.5, -2.7, 2.7, -0.0, 8388607.5, -8388607.5, 1e30, np.inf, np.nan], F32))
+    return [g.truncate(x)], fx
 
 
 for _alpha in (0.2, 0.01, -1.5):

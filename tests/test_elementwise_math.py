@@ -1,6 +1,7 @@
 """The elementwise math ops against independent references (float64 NumPy, Python's math, PyTorch),
 on every backend: the transcendental functions (sigmoid, sin, cos, tanh, exp, log, power, erf, exp2,
-log2, rsqrt, atan2), the roundings, the remainders, clamp, leaky ReLU, the predicates and logical ops.
+log2, rsqrt, atan2, tan, the hyperbolic and inverse functions, exp10, log10), the roundings, the
+remainders, clamp, leaky ReLU, division_no_nan, the predicates, the logical and the bitwise ops.
 
 Inputs are random over every magnitude (uniform over the bit patterns of the finite floats) plus
 the edge values: ±0, subnormals, the largest floats, ±inf, NaN. Errors are counted in ulps of the
@@ -672,3 +673,191 @@ def test_leaky_relu_refuses_bad_alpha_and_integers():
         g.leaky_relu(x, "0.1")
     with pytest.raises(mg.DTypeError, match="leaky_relu"):
         g.leaky_relu(g.placeholder([3], mg.int32, name="i"), 0.1)
+
+
+# --- tan, the hyperbolic and inverse functions, 10^x, log10 (MPSGraph's further unary math) ------
+
+def _near_one(rng, n, sign=1.0):
+    """float32 values within 1e-3 of ±1 and the last few below 1: where asin, acos and atanh bend."""
+    return np.concatenate([(sign * (1 - rng.uniform(0, 1e-3, n))),
+                           sign * (1 - np.arange(1, 200) * 2.0 ** -24)]).astype(F32)
+
+
+def _inputs(rng, op):
+    n = 40000
+    wide = every_magnitude(rng, n)
+    if op == "tan":
+        return np.concatenate([wide, rng.uniform(-10, 10, n), rng.uniform(-1e4, 1e4, n // 2),
+                               HARD_TRIG, [-v for v in HARD_TRIG]]).astype(F32)
+    if op in ("asin", "acos", "atanh"):
+        return np.concatenate([wide, rng.uniform(-1, 1, n).astype(F32), _near_one(rng, 5000),
+                               _near_one(rng, 5000, -1.0)])
+    if op == "acosh":
+        return np.concatenate([wide, rng.uniform(1, 10, n), 1 + rng.uniform(0, 1e-2, n // 2),
+                               1 + np.arange(0, 2000) * 2.0 ** -23]).astype(F32)
+    if op == "exponent_base10":
+        return np.concatenate([wide, rng.uniform(-46, 39, n), np.arange(-45, 39)]).astype(F32)
+    if op == "logarithm_base10":
+        return np.concatenate([every_magnitude(rng, n, positive=True), rng.uniform(0.5, 2, n),
+                               rng.integers(1, 1 << 23, 5000).astype(np.uint32).view(F32),
+                               10.0 ** np.arange(-10, 11)]).astype(F32)
+    return np.concatenate([wide, rng.uniform(-90 if op in ("sinh", "cosh") else -10,
+                                             90 if op in ("sinh", "cosh") else 10, n)]).astype(F32)
+
+
+# op -> (float64 reference, the ulp bound the webgpu kernels are held to; docs/arithmetic.md has the
+# measured figures)
+MORE_MATH = {"tan": (np.tan, 3.0), "sinh": (np.sinh, 2.0), "cosh": (np.cosh, 2.0), "asin": (np.arcsin, 2.5),
+             "acos": (np.arccos, 1.5), "atan": (np.arctan, 2.0), "asinh": (np.arcsinh, 3.0),
+             "acosh": (np.arccosh, 2.5), "atanh": (np.arctanh, 1.5),
+             "exponent_base10": (lambda x: np.power(10.0, x), 1.5), "logarithm_base10": (np.log10, 2.0)}
+
+
+@pytest.mark.parametrize("op", sorted(MORE_MATH))
+def test_more_math_every_magnitude(backend, rng, op):
+    """Every float32 magnitude plus the hard places (multiples of pi/2 for tan, ±1 for the inverse
+    functions, 1 for acosh, the overflow and the subnormals for 10^x) against float64 NumPy; the
+    special values (NaN outside the domain, ±inf, signed zeros) exactly."""
+    ref_fn, bound = MORE_MATH[op]
+    x = np.concatenate([_inputs(rng, op), np.array(EDGES, F32)])
+    with np.errstate(all="ignore"):
+        ref = ref_fn(x.astype(np.float64))
+    assert_ulps(x, run(backend, op, x), ref, bound, f"{op} on {backend}", backend)
+
+
+def test_more_math_special_values(backend):
+    x = np.array([0.0, -0.0, 1.0, -1.0, 2.0, np.inf, -np.inf, np.nan, 89.0, 89.5, -45.0, 38.6], F32)
+    with np.errstate(all="ignore"):
+        for op, (ref_fn, _) in MORE_MATH.items():
+            want = ref_fn(x.astype(np.float64)).astype(F32)
+            got = run(backend, op, x)
+            np.testing.assert_allclose(got, want, rtol=4e-7, err_msg=op)
+            fin = ~np.isnan(want)
+            assert np.array_equal(np.signbit(got[fin]), np.signbit(want[fin])), op
+    assert run(backend, "atanh", np.array([1.0, -1.0], F32)).tolist() == [np.inf, -np.inf]
+    big = np.array([89.4], F32)  # beyond e^x's overflow
+    assert_ulps(big, run(backend, "sinh", big), np.sinh(big.astype(np.float64)), 2.0, "sinh(89.4)")
+
+
+def test_more_math_gradients_at_a_few_points(backend):
+    """The rules against their closed forms (the finite-difference checks are in tests/test_autodiff.py)."""
+    xv = np.array([0.3, -0.7, 0.9], F32)
+    rules = {"tan": lambda x: 1 / np.cos(x) ** 2, "sinh": np.cosh, "cosh": np.sinh,
+             "asin": lambda x: 1 / np.sqrt(1 - x * x), "acos": lambda x: -1 / np.sqrt(1 - x * x),
+             "atan": lambda x: 1 / (1 + x * x), "asinh": lambda x: 1 / np.sqrt(x * x + 1),
+             "atanh": lambda x: 1 / (1 - x * x), "exponent_base10": lambda x: 10.0 ** x * math.log(10),
+             "logarithm_base10": lambda x: 1 / (x * math.log(10)), "acosh": lambda x: 1 / np.sqrt(x * x - 1)}
+    for op, d in rules.items():
+        v = np.abs(xv) + 1.5 if op == "acosh" else np.abs(xv) if op == "logarithm_base10" else xv
+        g = mg.Graph()
+        x = g.placeholder([3], mg.float32, name="x")
+        dx = g.gradients(g.reduction_sum(getattr(g, op)(x), axes=None), [x])[x]
+        got = g.run({x: v}, [dx], backend=backend)[dx]
+        np.testing.assert_allclose(got, d(v.astype(np.float64)), rtol=2e-6, err_msg=op)
+
+
+def test_truncate_signbit_and_division_no_nan(backend):
+    x = np.array([2.7, -2.7, 0.5, -0.5, -0.0, 8388607.5, -1e30, np.inf, -np.inf, np.nan], F32)
+    got = run(backend, "truncate", x)
+    np.testing.assert_array_equal(got, np.trunc(x))
+    assert np.array_equal(np.signbit(got), np.signbit(np.trunc(x)))  # truncate(-0.5) = -0
+    np.testing.assert_array_equal(run(backend, "truncate", np.array([-7, 7], np.int32)), [-7, 7])
+    s = np.array([0.0, -0.0, 1e-45, -1e-45, np.inf, -np.inf, np.nan, -np.nan, -2.0], F32)
+    sb = run(backend, "signbit", s)
+    assert sb.dtype == np.bool_
+    np.testing.assert_array_equal(sb, np.signbit(s))
+    np.testing.assert_array_equal(run(backend, "signbit", np.array([-(2 ** 31), -1, 0, 5], np.int32)),
+                                  [True, True, False, False])
+    np.testing.assert_array_equal(run(backend, "signbit", np.array([0, 2 ** 32 - 1], np.uint32)), [False, False])
+    a = np.array([1, -1, 0, np.inf, np.nan, 3, 6, -0.0], F32)
+    b = np.array([0, -0.0, 0, 0, 0, np.nan, 4, 2], F32)
+    got = run(backend, "division_no_nan", a, b)
+    np.testing.assert_array_equal(got, [0, 0, 0, 0, 0, np.nan, 1.5, -0.0])
+    assert np.signbit(got[-1])
+    # the gradient is division's where b != 0 and 0 where b == 0
+    g = mg.Graph()
+    pa, pb = g.placeholder([3], name="a"), g.placeholder([3], name="b")
+    grads = g.gradients(g.reduction_sum(g.division_no_nan(pa, pb), axes=None), [pa, pb])
+    out = g.run({pa: np.array([1, 2, 3], F32), pb: np.array([0, 2, -4], F32)}, [grads[pa], grads[pb]],
+                backend=backend)
+    np.testing.assert_allclose(out[grads[pa]], [0, 0.5, -0.25])
+    np.testing.assert_allclose(out[grads[pb]], [0, -0.5, -3 / 16])
+
+
+def test_nand_nor_xnor_truth_tables(backend):
+    a = np.array([False, False, True, True])
+    b = np.array([False, True, False, True])
+    for op, want in {"logical_nand": [1, 1, 1, 0], "logical_nor": [1, 0, 0, 0], "logical_xnor": [1, 0, 0, 1]}.items():
+        got = run(backend, op, a, b)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, np.array(want, bool), err_msg=op)
+        with pytest.raises(mg.DTypeError, match=rf"{op}.*takes bool tensors, got float32"):
+            getattr(mg.Graph(), op)(np.ones(2, F32), np.ones(2, F32))
+
+
+# --- bitwise ops --------------------------------------------------------------------------------
+
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+BIT_REFS = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+            "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+            "bitwise_not": np.invert,
+            "bitwise_population_count": lambda x: np.bitwise_count(x.view(f"u{x.itemsize}")).astype(x.dtype)}
+
+
+def _int_values(rng, dtype, n):
+    info = np.iinfo(dtype)
+    edges = [0, 1, info.max, info.min, info.max // 2 + 1] + ([-1, info.min + 1] if info.min < 0 else [])
+    return np.concatenate([rng.integers(info.min, int(info.max) + 1, n, dtype=np.int64 if info.min < 0 or
+                                        dtype != np.uint64 else np.uint64).astype(dtype), np.array(edges, dtype)])
+
+
+@pytest.mark.parametrize("op", sorted(BIT_REFS))
+def test_bitwise_ops_exact_against_numpy(backend, rng, op):
+    """Every integer dtype on the numpy backend, int32 and uint32 (the webgpu backend's) on every one:
+    the same bits as NumPy, shift counts past the width and negative counts included."""
+    dtypes = INT_DTYPES if backend == "numpy" else [np.int32, np.uint32]
+    for dt in dtypes:
+        a = _int_values(rng, dt, 300)
+        if op in ("bitwise_not", "bitwise_population_count"):
+            args = (a,)
+        elif "shift" in op:
+            width = np.dtype(dt).itemsize * 8
+            counts = np.arange(a.size) % (width + 10)  # 0 .. width + 9
+            b = counts.astype(dt)
+            if np.iinfo(dt).min < 0:
+                b[::7] = -(counts[::7] % 3 + 1).astype(dt)  # negative counts: past the width
+            args = (a, b)
+        else:
+            args = (a, _int_values(rng, dt, 300)[::-1].copy())
+        got = run(backend, op, *args)
+        want = BIT_REFS[op](*args)
+        assert got.dtype == dt, (op, dt)
+        np.testing.assert_array_equal(got, want, err_msg=f"{op} {np.dtype(dt).name} on {backend}")
+
+
+def test_shifts_past_the_width_and_negative_counts(backend):
+    """The documented choice (Apple's pages say nothing): the count is read as unsigned, so 32 and
+    beyond, and any negative count, shift every bit out: 0, or -1 for a negative signed value
+    shifted right (arithmetic); unsigned right shifts are logical."""
+    a = np.array([1, -1, -8, 5, -(2 ** 31), 12], np.int32)
+    c = np.array([31, 32, 3, -1, 40, 2], np.int32)
+    np.testing.assert_array_equal(run(backend, "bitwise_left_shift", a, c), [-(2 ** 31), 0, -64, 0, 0, 48])
+    np.testing.assert_array_equal(run(backend, "bitwise_right_shift", a, c), [0, -1, -1, 0, -1, 3])
+    u = np.array([2 ** 32 - 1, 2 ** 31, 1, 7], np.uint32)
+    k = np.array([31, 32, 33, 1], np.uint32)
+    np.testing.assert_array_equal(run(backend, "bitwise_right_shift", u, k), [1, 0, 0, 3])
+    np.testing.assert_array_equal(run(backend, "bitwise_left_shift", u, k), [2 ** 31, 0, 0, 14])
+    np.testing.assert_array_equal(run(backend, "bitwise_population_count", np.array([-1, 0, 255, -(2 ** 31)], np.int32)),
+                                  [32, 0, 8, 1])
+
+
+@pytest.mark.parametrize("op", sorted(BIT_REFS))
+def test_bitwise_ops_refuse_bool_and_floats_naming_the_op(op):
+    arity = 1 if op in ("bitwise_not", "bitwise_population_count") else 2
+    for dtype, hint in ((mg.bool, "got bool; for bool tensors use the logical ops"), (mg.float32, "got float32")):
+        g = mg.Graph()
+        xs = [g.placeholder([3], dtype, name=f"x{k}") for k in range(arity)]
+        with pytest.raises(mg.DTypeError, match=rf"^{op} op '{op}': this op takes integer tensors .*{hint}"):
+            getattr(g, op)(*xs)
+    from minigraph.ops import OPS
+    assert not OPS[op].differentiable and OPS[op].since == ("13.0", "16.1")

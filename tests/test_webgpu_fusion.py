@@ -16,6 +16,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.backends.webgpu.elementwise import EXPRESSIONS
+from minigraph.backends.webgpu.elementwise import UNARY as WGSL_UNARY
 from minigraph.backends.webgpu.fused import fused_source
 from minigraph.backends.webgpu.program import FUSIBLE_OPS
 from minigraph.compiler.plan import Step, build_plan
@@ -251,10 +252,7 @@ def _build(g, op, ins, dtype):
 
 def _arity(op):
     return {"select": 3, "clamp": 3, "leaky_relu_gradient": 3, "leaky_relu": 1, "cast": 1}.get(
-        op, 2 if op in EXPRESSIONS and op not in
-        {"negative", "absolute", "sign", "square", "relu", "exponent", "logarithm", "square_root", "reciprocal",
-         "tanh", "sigmoid", "sin", "cos", "erf", "reverse_square_root", "exponent_base2", "logarithm_base2", "floor",
-         "ceil", "round", "rint", "is_nan", "is_infinite", "is_finite", "logical_not"} else 1)
+        op, 1 if op in WGSL_UNARY else 2)
 
 
 @pytest.mark.parametrize("op", sorted(FUSIBLE_OPS))

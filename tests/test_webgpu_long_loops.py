@@ -27,7 +27,10 @@ _ELEMENTWISE = """absolute addition atan2 cast ceil clamp cos division equal erf
 floor_modulo greater_than greater_than_or_equal_to is_finite is_infinite is_nan leaky_relu leaky_relu_gradient
 less_than less_than_or_equal_to logarithm logarithm_base2 logical_and logical_not logical_or logical_xor maximum
 maximum_with_nan_propagation minimum minimum_with_nan_propagation modulo multiplication negative not_equal power
-reciprocal relu reverse_square_root rint round select sigmoid sign sin square square_root subtraction tanh"""
+reciprocal relu reverse_square_root rint round select sigmoid sign sin square square_root subtraction tanh
+tan sinh cosh asin acos atan asinh acosh atanh exponent_base10 logarithm_base10 truncate signbit division_no_nan
+logical_nand logical_nor logical_xnor bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift
+bitwise_right_shift bitwise_population_count"""
 _COPIES = "broadcast concat permute transpose slice slice_gradient split stack tile reverse pad_tensor"
 
 # op -> why one invocation's work does not grow with any input size

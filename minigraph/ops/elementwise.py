@@ -29,14 +29,24 @@ def _logical(t: ShapedType, what: str) -> None:
                          "or cast with g.cast(x, mg.bool)")
 
 
+def _integer(t: ShapedType, what: str) -> None:
+    if not t.dtype.is_integer:
+        hint = ("; for bool tensors use the logical ops (logical_and, logical_or, logical_xor, logical_not)"
+                if t.dtype.is_bool else "; cast it first (g.cast(x, mg.int32))")
+        raise DTypeError(f"{what} takes integer tensors (int8 to int64, uint8 to uint64), got {t.dtype.name}{hint}")
+
+
 def _check(kind: str, t: ShapedType, what: str) -> None:
-    """``float``: float dtypes only; ``numeric`` and ``predicate``: no bool; ``logical``: bool only."""
+    """``float``: float dtypes only; ``numeric`` and ``predicate``: no bool; ``logical``: bool only;
+    ``integer``: the integer dtypes only (the bitwise ops)."""
     if kind == "float":
         _floating(t, what)
     elif kind in ("numeric", "predicate"):
         _numeric(t, what)
     elif kind == "logical":
         _logical(t, what)
+    elif kind == "integer":
+        _integer(t, what)
 
 
 def _infer_binary(kind: str):
@@ -75,7 +85,7 @@ def _binary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple 
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``). Broadcasts as NumPy; operands need one dtype."
     defop(type, swift=swift, objc=objc, inputs=("primary", "secondary"), infer=_infer_binary(kind),
           family="comparison" if kind == "compare" else "arithmetic", since=since,
-          differentiable=kind != "logical", elementwise=True)(builder)
+          differentiable=kind not in ("logical", "integer"), elementwise=True)(builder)
     return builder
 
 
@@ -91,7 +101,7 @@ def _unary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple =
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``)."
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_unary(kind),
-          family="arithmetic", since=since, differentiable=kind not in ("predicate", "logical"),
+          family="arithmetic", since=since, differentiable=kind not in ("predicate", "logical", "integer"),
           elementwise=True)(builder)
     return builder
 
@@ -132,11 +142,38 @@ _BINARY: list = [
      "Elementwise a OR b of bool tensors"),
     ("logical_xor", "logicalXOR(_:_:name:)", "logicalXORWithPrimaryTensor:secondaryTensor:name:", "logical",
      "Elementwise a XOR b of bool tensors (true where exactly one is true)"),
+    ("logical_nand", "logicalNAND(_:_:name:)", "logicalNANDWithPrimaryTensor:secondaryTensor:name:", "logical",
+     "Elementwise NOT (a AND b) of bool tensors"),
+    ("logical_nor", "logicalNOR(_:_:name:)", "logicalNORWithPrimaryTensor:secondaryTensor:name:", "logical",
+     "Elementwise NOT (a OR b) of bool tensors"),
+    ("logical_xnor", "logicalXNOR(_:_:name:)", "logicalXNORWithPrimaryTensor:secondaryTensor:name:", "logical",
+     "Elementwise NOT (a XOR b) of bool tensors (true where both are true or both false)"),
+    ("division_no_nan", "divisionNoNaN(_:_:name:)", "divisionNoNaNWithPrimaryTensor:secondaryTensor:name:", "float",
+     "Elementwise a / b, and 0 where b == 0 (Apple's ``select(secondaryTensor, primaryTensor / "
+     "secondaryTensor, 0)``: 0 / 0, NaN / 0 and inf / 0 are 0; a NaN divisor is not 0, so it gives NaN); "
+     "floating point only, as division"),
+    ("bitwise_and", "bitwiseAND(_:_:name:)", "bitwiseANDWithPrimaryTensor:secondaryTensor:name:", "integer",
+     "Elementwise a & b of integer tensors (bool is refused: use logical_and)", ("13.0", "16.1")),
+    ("bitwise_or", "bitwiseOR(_:_:name:)", "bitwiseORWithPrimaryTensor:secondaryTensor:name:", "integer",
+     "Elementwise a | b of integer tensors (bool is refused: use logical_or)", ("13.0", "16.1")),
+    ("bitwise_xor", "bitwiseXOR(_:_:name:)", "bitwiseXORWithPrimaryTensor:secondaryTensor:name:", "integer",
+     "Elementwise a ^ b of integer tensors (bool is refused: use logical_xor)", ("13.0", "16.1")),
+    ("bitwise_left_shift", "bitwiseLeftShift(_:_:name:)", "bitwiseLeftShiftWithPrimaryTensor:secondaryTensor:name:",
+     "integer",
+     "Elementwise a << b of integer tensors, the bits shifted out dropped (two's complement wrap-around). "
+     "Apple's page does not say what a count past the width does; minigraph reads the count as unsigned, "
+     "so a count >= the width (a negative count included) gives 0, as NumPy's left_shift", ("13.0", "16.1")),
+    ("bitwise_right_shift", "bitwiseRightShift(_:_:name:)",
+     "bitwiseRightShiftWithPrimaryTensor:secondaryTensor:name:", "integer",
+     "Elementwise a >> b of integer tensors: arithmetic (sign-filling) for signed types, logical for unsigned. "
+     "Apple's page does not say what a count past the width does; minigraph reads the count as unsigned, "
+     "so a count >= the width (a negative count included) gives 0, or -1 for a negative signed a, as "
+     "NumPy's right_shift", ("13.0", "16.1")),
 ]
 for _row in _BINARY:
     _binary(*_row)
 
-for _t, _s, _o, _k, _d in [
+_UNARY: list = [
     ("negative", "negative(with:name:)", "negativeWithTensor:name:", "numeric", "Elementwise -x"),
     ("absolute", "absolute(with:name:)", "absoluteWithTensor:name:", "numeric", "Elementwise |x|"),
     ("sign", "sign(with:name:)", "signWithTensor:name:", "numeric",
@@ -176,8 +213,54 @@ for _t, _s, _o, _k, _d in [
     ("is_finite", "isFinite(with:name:)", "isFiniteWithTensor:name:", "predicate",
      "Elementwise x is neither NaN nor infinite, a bool tensor (true for integers)"),
     ("logical_not", "not(with:name:)", "notWithTensor:name:", "logical", "Elementwise NOT of a bool tensor"),
-]:
-    _unary(_t, _s, _o, _k, _d)
+    ("tan", "tan(with:name:)", "tanWithTensor:name:", "float",
+     "Elementwise tan(x); webgpu: sin and cos's Payne-Hanek reduction, Cephes' tanf polynomial, -1/tan in "
+     "odd quadrants: 2.5 ulp from float64 at most over every finite float32 (docs/arithmetic.md)"),
+    ("sinh", "sinh(with:name:)", "sinhWithTensor:name:", "float",
+     "Elementwise sinh(x); webgpu: an odd polynomial below 1 (no e^x - e^-x cancellation near 0), "
+     "E - 1/(4E) with E = e^|x| / 2 beyond (x log2(e) an exact product, finite up to 89.4): 1.6 ulp at most"),
+    ("cosh", "cosh(with:name:)", "coshWithTensor:name:", "float",
+     "Elementwise cosh(x); webgpu: E + 1/(4E) with E = e^|x| / 2 (x log2(e) an exact product, finite up to "
+     "89.4): 1.5 ulp at most"),
+    ("asin", "asin(with:name:)", "asinWithTensor:name:", "float",
+     "Elementwise arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1]; webgpu: Cephes' asinf (x + x^3 P(x^2) "
+     "to 0.5, pi/2 - 2 asin(sqrt((1 - |x|) / 2)) above): 2.3 ulp at most"),
+    ("acos", "acos(with:name:)", "acosWithTensor:name:", "float",
+     "Elementwise arccosine, in [0, pi]; NaN outside [-1, 1]; webgpu: Cephes' acosf "
+     "(2 asin(sqrt((1 - |x|) / 2)) near ±1, pi/2 - asin(x) between): 1.3 ulp at most"),
+    ("atan", "atan(with:name:)", "atanWithTensor:name:", "float",
+     "Elementwise arctangent, in [-pi/2, pi/2]; webgpu: Cephes' atanf (atan2's reduction): 2.0 ulp at most"),
+    ("asinh", "asinh(with:name:)", "asinhWithTensor:name:", "float",
+     "Elementwise inverse hyperbolic sine; webgpu: an odd polynomial below 0.5, "
+     "log(|x| + sqrt(x^2 + 1)) written as a log1p to 2^12, log(|x|) + log(2) beyond (x^2 would overflow): "
+     "2.5 ulp at most"),
+    ("acosh", "acosh(with:name:)", "acoshWithTensor:name:", "float",
+     "Elementwise inverse hyperbolic cosine, NaN below 1; webgpu: sqrt(x - 1) P(x - 1) below 1.5 (no "
+     "log(1 + tiny) near 1), log(x + sqrt((x - 1)(x + 1))) to 2^12, log(x) + log(2) beyond: 2.2 ulp at most"),
+    ("atanh", "atanh(with:name:)", "atanhWithTensor:name:", "float",
+     "Elementwise inverse hyperbolic tangent, ±inf at ±1, NaN outside [-1, 1]; webgpu: an odd polynomial "
+     "below 0.5 (no log(1 + tiny) near 0), log((1 + x) / (1 - x)) / 2 above: 1.3 ulp at most"),
+    ("exponent_base10", "exponentBase10(with:name:)", "exponentBase10WithTensor:name:", "float",
+     "Elementwise 10 ** x; webgpu: 2^(x log2(10)) with x log2(10) carried as an exact product (Dekker's), "
+     "so large |x| loses nothing: 1.2 ulp at most, subnormal results down to 1e-45"),
+    ("logarithm_base10", "logarithmBase10(with:name:)", "logarithmBase10WithTensor:name:", "float",
+     "Elementwise log10(x); webgpu: the reduction of logarithm, times log10(e) and log10(2) split in two "
+     "parts (Cephes' log10f): 1.8 ulp at most"),
+    ("truncate", "truncate(_:name:)", "truncateWithTensor:name:", "numeric",
+     "Elementwise rounding toward zero (Apple: floor for positive inputs, ceil for negative ones): "
+     "-2.7 -> -2, -0.5 -> -0 (integers unchanged)", ("13.0", "16.0")),
+    ("signbit", "signbit(with:name:)", "signbitWithTensor:name:", "predicate",
+     "Elementwise sign bit of x, a bool tensor: true for -0.0, -inf and a NaN with its sign bit set; "
+     "x < 0 for signed integers, false for unsigned"),
+    ("bitwise_not", "bitwiseNOT(_:name:)", "bitwiseNOTWithTensor:name:", "integer",
+     "Elementwise ~x of an integer tensor (bool is refused: use logical_not)", ("13.0", "16.1")),
+    ("bitwise_population_count", "bitwisePopulationCount(_:name:)", "bitwisePopulationCountWithTensor:name:",
+     "integer",
+     "Elementwise number of bits set in x, of x's dtype; a negative signed x counts its two's complement "
+     "bits (-1 as int32 gives 32)", ("13.0", "16.1")),
+]
+for _row in _UNARY:
+    _unary(*_row)
 
 
 @defop("identity", swift="identity(with:name:)", objc="identityWithTensor:name:", inputs=("tensor",),
@@ -545,6 +628,89 @@ def _atan2_gradient(g, op, dy, wanted):
     a, b = op.inputs
     scale = g.division(dy, g.addition(g.square(a), g.square(b)))
     return _ub(g, op, wanted, lambda: g.multiplication(scale, b), lambda: g.negative(g.multiplication(scale, a)))
+
+
+_LN10 = math.log(10.0)
+
+
+@gradient("tan")
+def _tan_gradient(g, op, dy, wanted):
+    """tan' = 1 + tan^2."""
+    return [g.multiplication(dy, g.addition(g.square(op.outputs[0]), 1.0))]
+
+
+@gradient("sinh")
+def _sinh_gradient(g, op, dy, wanted):
+    return [g.multiplication(dy, g.cosh(op.inputs[0]))]
+
+
+@gradient("cosh")
+def _cosh_gradient(g, op, dy, wanted):
+    return [g.multiplication(dy, g.sinh(op.inputs[0]))]
+
+
+def _one_minus_square(g, x):
+    """1 - x^2 as (1 - x)(1 + x): no cancellation near |x| = 1."""
+    return g.multiplication(g.subtraction(1.0, x), g.addition(x, 1.0))
+
+
+@gradient("asin")
+def _asin_gradient(g, op, dy, wanted):
+    """asin' = 1 / sqrt(1 - x^2)."""
+    return [g.division(dy, g.square_root(_one_minus_square(g, op.inputs[0])))]
+
+
+@gradient("acos")
+def _acos_gradient(g, op, dy, wanted):
+    """acos' = -1 / sqrt(1 - x^2)."""
+    return [g.negative(g.division(dy, g.square_root(_one_minus_square(g, op.inputs[0]))))]
+
+
+@gradient("atan")
+def _atan_gradient(g, op, dy, wanted):
+    """atan' = 1 / (1 + x^2)."""
+    return [g.division(dy, g.addition(g.square(op.inputs[0]), 1.0))]
+
+
+@gradient("asinh")
+def _asinh_gradient(g, op, dy, wanted):
+    """asinh' = 1 / sqrt(x^2 + 1)."""
+    return [g.division(dy, g.square_root(g.addition(g.square(op.inputs[0]), 1.0)))]
+
+
+@gradient("acosh")
+def _acosh_gradient(g, op, dy, wanted):
+    """acosh' = 1 / sqrt((x - 1)(x + 1))."""
+    x = op.inputs[0]
+    return [g.division(dy, g.square_root(g.multiplication(g.subtraction(x, 1.0), g.addition(x, 1.0))))]
+
+
+@gradient("atanh")
+def _atanh_gradient(g, op, dy, wanted):
+    """atanh' = 1 / (1 - x^2)."""
+    return [g.division(dy, _one_minus_square(g, op.inputs[0]))]
+
+
+@gradient("exponent_base10")
+def _exponent_base10_gradient(g, op, dy, wanted):
+    return [g.multiplication(dy, g.multiplication(op.outputs[0], _LN10))]
+
+
+@gradient("logarithm_base10")
+def _logarithm_base10_gradient(g, op, dy, wanted):
+    return [g.division(dy, g.multiplication(op.inputs[0], _LN10))]
+
+
+gradient("truncate")(_zero_gradient)
+
+
+@gradient("division_no_nan")
+def _division_no_nan_gradient(g, op, dy, wanted):
+    """As division's where b != 0 and zero where b == 0 (the result is the constant 0 there), written
+    with division_no_nan itself: d/da = dy /0 b, d/db = -((dy * a) /0 b) /0 b."""
+    a, b = op.inputs
+    return _ub(g, op, wanted, lambda: g.division_no_nan(dy, b),
+               lambda: g.negative(g.division_no_nan(g.division_no_nan(g.multiplication(dy, a), b), b)))
 
 
 def _modulo_gradient(g, op, dy, wanted):

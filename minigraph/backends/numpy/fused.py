@@ -35,7 +35,12 @@ FUSIBLE_OPS = frozenset({
     "logarithm", "logarithm_base2", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
     "maximum_with_nan_propagation", "minimum", "minimum_with_nan_propagation", "modulo", "multiplication",
     "negative", "not_equal", "power", "reciprocal", "relu", "reverse_square_root", "rint", "round", "select",
-    "sigmoid", "sign", "sin", "square", "square_root", "subtraction", "tanh"})
+    "sigmoid", "sign", "sin", "square", "square_root", "subtraction", "tanh",
+    # MPSGraph's further unary math, logical and bitwise ops
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_and", "bitwise_left_shift", "bitwise_not",
+    "bitwise_or", "bitwise_population_count", "bitwise_right_shift", "bitwise_xor", "cosh", "division_no_nan",
+    "exponent_base10", "logarithm_base10", "logical_nand", "logical_nor", "logical_xnor", "signbit", "sinh",
+    "tan", "truncate"})
 
 
 # the ops an elementwise tail may follow in one step (epilogue fusion): one output each

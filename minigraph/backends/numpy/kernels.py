@@ -22,12 +22,14 @@ _BINARY = {
     "less_than_or_equal_to": np.less_equal, "greater_than": np.greater,
     "greater_than_or_equal_to": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
 }
 _UNARY = {
     "negative": np.negative, "absolute": np.absolute, "exponent": np.exp,
     "logarithm": np.log, "square": np.square, "square_root": np.sqrt,
     "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
     "logical_not": np.logical_not, "is_nan": np.isnan, "is_infinite": np.isinf, "is_finite": np.isfinite,
+    "bitwise_not": np.invert, "signbit": np.signbit,
 }
 
 
@@ -150,6 +152,53 @@ numpy_kernel("reverse_square_root")(_in_float64(lambda x: 1.0 / np.sqrt(x)))
 numpy_kernel("exponent_base2")(_in_float64(np.exp2))
 numpy_kernel("logarithm_base2")(_in_float64(np.log2))
 numpy_kernel("atan2")(_in_float64(np.arctan2))
+for _op, _fn in {"tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos,
+                 "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+                 "exponent_base10": lambda x: np.power(10.0, x), "logarithm_base10": np.log10}.items():
+    numpy_kernel(_op)(_in_float64(_fn))
+
+
+_LOGICAL_NOT_OF = {"logical_nand": np.logical_and, "logical_nor": np.logical_or, "logical_xnor": np.logical_xor}
+
+
+@numpy_kernel(*_LOGICAL_NOT_OF)
+@_split
+def _logical_not_of(step):
+    fn = _LOGICAL_NOT_OF[step.op.type]
+    return lambda a, b: np.asarray(np.logical_not(fn(a, b)))
+
+
+@numpy_kernel("division_no_nan")
+@_split
+def _division_no_nan(step):
+    """a / b, and 0 where b == 0 (a NaN divisor is not zero: NaN)."""
+    dt = step.out_types[0].dtype.np_dtype
+    zero, one = dt.type(0), dt.type(1)
+
+    def div(a, b):
+        z = b == zero
+        with np.errstate(all="ignore"):
+            return np.asarray(np.where(z, zero, np.true_divide(a, np.where(z, one, b))), dtype=dt)
+    return div
+
+
+@numpy_kernel("bitwise_left_shift", "bitwise_right_shift")
+@_split
+def _shift(step):
+    """NumPy's shifts: the count read as unsigned, so a count >= the width (or negative) shifts every
+    bit out: 0, or -1 for a right shift of a negative signed value."""
+    dt = step.out_types[0].dtype.np_dtype
+    fn = np.left_shift if step.op.type == "bitwise_left_shift" else np.right_shift
+    return lambda a, b: np.asarray(fn(a, b), dtype=dt)
+
+
+@numpy_kernel("bitwise_population_count")
+@_split
+def _population_count(step):
+    """The bits set in the two's complement pattern (np.bitwise_count of a signed value counts |x|)."""
+    dt = step.out_types[0].dtype.np_dtype
+    bits = np.dtype(f"u{dt.itemsize}")
+    return lambda x: np.asarray(np.bitwise_count(np.asarray(x).view(bits)), dtype=dt)
 
 
 def _round_half_away(x):
@@ -160,7 +209,7 @@ def _round_half_away(x):
     return np.copysign(np.abs(t) + up, x)
 
 
-_ROUNDING = {"floor": np.floor, "ceil": np.ceil, "rint": np.rint, "round": _round_half_away}
+_ROUNDING = {"floor": np.floor, "ceil": np.ceil, "rint": np.rint, "round": _round_half_away, "truncate": np.trunc}
 
 
 @numpy_kernel(*_ROUNDING)

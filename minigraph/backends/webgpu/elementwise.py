@@ -136,6 +136,45 @@ def _logical(op):
     return f
 
 
+def _signbit(v, ct, out):
+    """The sign bit, read on the bits of a float (-0.0 and a negative NaN have it)."""
+    a = v[0]
+    if ct[0] == _F:
+        return f"(bitcast<u32>({a}) >> 31u)"
+    return _b(f"{a} < 0i") if ct[0] == _I else "0u"
+
+
+def _int_only(make):
+    def f(v, ct, out):
+        if ct[0] == _F:
+            raise KernelMissingError("no float kernel (the bitwise ops take integer tensors)")
+        return make(*v, ct[0])
+    return f
+
+
+def _bitwise(op):
+    return _int_only(lambda a, b, ct: f"({a} {op} {b})")
+
+
+def _popcount(a, ct):
+    """countOneBits counts the i32 two's complement bits too (-1 gives 32)."""
+    return f"countOneBits({a})"
+
+
+def _shift(left: bool):
+    """WGSL takes a shift count modulo 32; minigraph reads the count as unsigned and shifts every bit
+    out past the width: 0 for a left shift and an unsigned right shift, the sign for a signed one
+    (WGSL's >> on i32 is arithmetic)."""
+    def make(a, b, ct):
+        c = f"bitcast<u32>({b})"
+        if left:
+            return f"select({ct}(0), {a} << ({c} & 31u), {c} < 32u)"
+        if ct == _I:
+            return f"({a} >> min({c}, 31u))"
+        return f"select(0u, {a} >> ({c} & 31u), {c} < 32u)"
+    return _int_only(make)
+
+
 def _modulo(floor: bool):
     """Truncated (C's %) or floored (Python's %) remainder; a zero divisor gives 0 for integers
     (and for floats in floor_modulo), and so does i32's most negative value modulo -1."""
@@ -184,6 +223,11 @@ BINARY = {
     "modulo": _modulo(False), "floor_modulo": _modulo(True), "atan2": _float_only("mg_atan2({0}, {1})"),
     "logical_and": _logical("{0} && {1}"), "logical_or": _logical("{0} || {1}"),
     "logical_xor": _logical("{0} != {1}"),
+    "logical_nand": _logical("!({0} && {1})"), "logical_nor": _logical("!({0} || {1})"),
+    "logical_xnor": _logical("{0} == {1}"),
+    "division_no_nan": _float_only("select({0} / {1}, 0.0, {1} == 0.0)"),
+    "bitwise_and": _bitwise("&"), "bitwise_or": _bitwise("|"), "bitwise_xor": _bitwise("^"),
+    "bitwise_left_shift": _shift(left=True), "bitwise_right_shift": _shift(left=False),
 }
 UNARY = {
     "negative": _negative, "absolute": _absolute, "sign": _sign, "square": _square, "relu": _relu,
@@ -198,6 +242,13 @@ UNARY = {
     "is_nan": _predicate("mg_isnan({0})", "0u"), "is_infinite": _predicate("mg_isinf({0})", "0u"),
     "is_finite": _predicate("!mg_isnan({0}) && !mg_isinf({0})", "1u"),
     "logical_not": _logical("!{0}"),
+    "tan": _float_only("mg_tan({0})"), "sinh": _float_only("mg_sinh({0})"), "cosh": _float_only("mg_cosh({0})"),
+    "asin": _float_only("mg_asin({0})"), "acos": _float_only("mg_acos({0})"), "atan": _float_only("mg_atan({0})"),
+    "asinh": _float_only("mg_asinh({0})"), "acosh": _float_only("mg_acosh({0})"),
+    "atanh": _float_only("mg_atanh({0})"), "exponent_base10": _float_only("mg_exp10({0})"),
+    "logarithm_base10": _float_only("mg_log10({0})"), "truncate": _rounding("mg_trunc"),
+    "signbit": _signbit,
+    "bitwise_not": _int_only(lambda a, ct: f"(~{a})"), "bitwise_population_count": _int_only(_popcount),
 }
 def _clamp(v, ct, out):
     x, lo, hi = v

@@ -637,3 +637,217 @@ fn mg_floor_fix_i32(r: i32, b: i32) -> i32 {
   if (r != 0i && ((r < 0i) != (b < 0i))) { return r + b; }
   return r;
 }
+
+// --- tan, the hyperbolic functions, the inverse trigonometric and hyperbolic functions, 10^x, log10
+
+// tan(z + zl) for |z| <= pi/4 (Cephes' tanf polynomial, the tail added as zl * (1 + tan^2))
+fn mg_tan_poly(z: f32, zl: f32) -> f32 {
+  let zz = z * z;
+  let t = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz + 5.34112807005e-2) * zz
+            + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z;
+  return z + (t + zl * (1.0 + z * z));
+}
+
+// tan for every finite float32: the reduction of sin and cos, then -1/tan in odd quadrants;
+// below 2^-12 tan(x) rounds to x (and keeps -0)
+fn mg_tan(x: f32) -> f32 {
+  if (mg_isnan(x) || mg_isinf(x)) { return mg_nan(); }
+  let ax = abs(x);
+  if (ax < 2.44140625e-4) { return x; }
+  let red = mg_quadrant(ax);
+  let q = u32(red.z);
+  var t = mg_tan_poly(red.x, red.y);
+  if ((q & 1u) == 1u) { t = -1.0 / t; }
+  return select(t, -t, x < 0.0);
+}
+
+// e^x * 2^k for finite x <= 89.5: x log2(e) as an exact product (Dekker's) with log2(e) in two parts,
+// its integer part taken out exactly, so the exponent keeps its 2^-24 absolute error at every x
+fn mg_exp_scaled(x: f32, k: i32) -> f32 {
+  let p = mg_two_prod(x, 1.4426950216293335);  // log2(e) = 1.4426950216293335 + 1.925963e-08
+  let n = round(p.x);
+  let f = (p.x - n) + (p.y + x * 1.92596298909109e-08);
+  return mg_ldexp(mg_exp2(f), i32(n) + k);
+}
+
+// sinh: an odd polynomial below 1 (Cephes' sinhf; e^x - e^-x would cancel near 0), E - 1/(4E) with
+// E = e^|x| / 2 (mg_exp_scaled) to 10, E alone beyond: finite up to 89.4, where e^|x| overflows from 88.7
+fn mg_sinh(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  let ax = abs(x);
+  if (ax < 2.44140625e-4) { return x; }
+  if (ax < 1.0) {
+    let z = x * x;
+    return x + ((2.03721912945e-4 * z + 8.33028376239e-3) * z + 1.66667160211e-1) * z * x;
+  }
+  var r = mg_inf();
+  if (ax < 90.0) {
+    r = mg_exp_scaled(ax, -1);
+    if (ax < 10.0) { r = r - 0.25 / r; }
+  }
+  return select(r, -r, x < 0.0);
+}
+
+// cosh: E + 1/(4E) with E = e^|x| / 2 to 10, E alone beyond
+fn mg_cosh(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  let ax = abs(x);
+  if (ax >= 90.0) { return mg_inf(); }
+  let r = mg_exp_scaled(ax, -1);
+  if (ax < 10.0) { return r + 0.25 / r; }
+  return r;
+}
+
+// asin of 0 <= a <= 0.5 (Cephes' asinf polynomial)
+fn mg_asin_small(a: f32) -> f32 {
+  let z = a * a;
+  return a + ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z
+              + 1.6666752422e-1) * z * a;
+}
+
+// asin: the polynomial to 0.5, pi/2 - 2 asin(sqrt((1 - |x|) / 2)) above (1 - |x| is exact there);
+// pi/2 in two parts
+fn mg_asin(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  let a = abs(x);
+  if (a > 1.0) { return mg_nan(); }
+  var r: f32;
+  if (a <= 0.5) {
+    if (a < 2.44140625e-4) { return x; }
+    r = mg_asin_small(a);
+  } else {
+    let s = sqrt(0.5 * (1.0 - a));
+    r = (1.5707963705062866 - 2.0 * mg_asin_small(s)) + (-4.371139000186243e-08);
+  }
+  return mg_copysign(r, x);
+}
+
+// acos: 2 asin(sqrt((1 - x) / 2)) above 0.5, pi - 2 asin(sqrt((1 + x) / 2)) below -0.5, pi/2 - asin(x)
+// between; pi and pi/2 in two parts
+fn mg_acos(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  if (abs(x) > 1.0) { return mg_nan(); }
+  if (x > 0.5) { return 2.0 * mg_asin_small(sqrt(0.5 * (1.0 - x))); }
+  if (x < -0.5) {
+    return (3.1415927410125732 - 2.0 * mg_asin_small(sqrt(0.5 * (1.0 + x)))) + (-8.742278000372485e-08);
+  }
+  return 1.5707963705062866 - (mg_copysign(mg_asin_small(abs(x)), x) + 4.371139000186243e-08);
+}
+
+fn mg_atan(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  return mg_copysign(mg_atan_pos(abs(x)), x);
+}
+
+// log(1 + m) - m for -0.2929 <= m <= 0.4142 (mg_log's polynomial, without a reduction)
+fn mg_log1p_tail(m: f32) -> f32 {
+  let z = m * m;
+  var y = 7.0376836292e-2;
+  y = y * m - 1.1514610310e-1;
+  y = y * m + 1.1676998740e-1;
+  y = y * m - 1.2420140846e-1;
+  y = y * m + 1.4249322787e-1;
+  y = y * m - 1.6668057665e-1;
+  y = y * m + 2.0000714765e-1;
+  y = y * m - 2.4999993993e-1;
+  y = y * m + 3.3333331174e-1;
+  y = y * m * z;
+  return y - 0.5 * z;
+}
+
+// asinh: an odd polynomial below 0.5 (Cephes' asinhf), log(a + sqrt(a^2 + 1)) as a log1p to 2^12,
+// log(a) + log(2) beyond, where sqrt(a^2 + 1) = a to float32 precision (and a^2 overflows from 2^64)
+fn mg_asinh(x: f32) -> f32 {
+  if (mg_isnan(x) || mg_isinf(x)) { return x; }
+  let a = abs(x);
+  var r: f32;
+  if (a < 0.5) {
+    if (a < 2.44140625e-4) { return x; }
+    let z = x * x;
+    return x + (((2.0122003309e-2 * z - 4.2699340972e-2) * z + 7.4847586088e-2) * z - 1.6666288134e-1) * z * x;
+  }
+  if (a < 4096.0) {
+    // log1p(a + a^2 / (1 + sqrt(1 + a^2))): log(1 + t) with the rounding of u = 1 + t put back as
+    // (t - (u - 1)) / u (u - 1 is exact), so the result keeps t's precision (3.4 ulp at 0.51 without)
+    let t = a + a * a / (1.0 + sqrt(a * a + 1.0));
+    let u = 1.0 + t;
+    r = mg_log(u) + (t - (u - 1.0)) / u;
+  } else {
+    r = mg_log(a) + 0.6931471805599453;
+  }
+  return mg_copysign(r, x);
+}
+
+// acosh: sqrt(2z) P(z) with z = x - 1 (exact) below 1.5 (Cephes' acoshf: log(1 + tiny) would lose
+// the digits near 1), log(x + sqrt((x - 1)(x + 1))) to 2^12, log(x) + log(2) beyond; NaN below 1
+fn mg_acosh(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  if (x < 1.0) { return mg_nan(); }
+  if (mg_isinf(x)) { return x; }
+  let z = x - 1.0;
+  if (z < 0.5) {
+    return ((((1.7596881071e-3 * z - 7.5272886713e-3) * z + 2.6454905019e-2) * z - 1.1784741703e-1) * z
+            + 1.4142135263) * sqrt(z);
+  }
+  if (x < 4096.0) { return mg_log(x + sqrt(z * (x + 1.0))); }
+  return mg_log(x) + 0.6931471805599453;
+}
+
+// atanh: an odd polynomial below 0.5 (Cephes' atanhf: no log(1 + tiny) near 0), log((1 + x) / (1 - x)) / 2
+// above (1 - |x| exact); ±inf at ±1, NaN beyond
+fn mg_atanh(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  let a = abs(x);
+  if (a > 1.0) { return mg_nan(); }
+  if (a == 1.0) { return mg_copysign(mg_inf(), x); }
+  if (a < 0.5) {
+    if (a < 2.44140625e-4) { return x; }
+    let z = x * x;
+    return x + ((((1.81740078349e-1 * z + 8.24370301058e-2) * z + 1.46691431730e-1) * z + 1.99782164500e-1) * z
+                + 3.33337300303e-1) * z * x;
+  }
+  return mg_copysign(0.5 * mg_log((1.0 + a) / (1.0 - a)), x);
+}
+
+// 10^x = 2^(x log2(10)): log2(10) in two parts, x times the high part an exact product (Dekker's), its
+// integer part taken out exactly, so the exponent keeps its 2^-24 absolute error at every |x|
+// (exp2(x * 3.3219281) lost |x log2 10| * 2^-24: 70 ulp at x = -44)
+fn mg_exp10(x: f32) -> f32 {
+  if (mg_isnan(x)) { return x; }
+  if (x > 38.6) { return mg_inf(); }
+  if (x < -45.7) { return 0.0; }
+  let p = mg_two_prod(x, 3.321928024291992);  // log2(10) = 3.321928024291992 + 7.0595370e-08
+  let n = round(p.x);
+  let f = (p.x - n) + (p.y + x * 7.059536999420857e-08);
+  return mg_ldexp(mg_exp2(f), i32(n));
+}
+
+// log10(x) = e log10(2) + log(m) log10(e), with mg_log's reduction and log10(2), log10(e) in two
+// parts (Cephes' log10f), the large terms last
+fn mg_log10(x: f32) -> f32 {
+  let bits = bitcast<u32>(x);
+  if (mg_isnan(x)) { return x; }
+  if ((bits & 0x7fffffffu) == 0u) { return -mg_inf(); }
+  if ((bits >> 31u) != 0u) { return mg_nan(); }
+  if (mg_isinf(x)) { return x; }
+  let fr = mg_frexp(x);
+  var m = fr.x;
+  var e = fr.y;
+  if (m < 0.70710678118654752440) {
+    e = e - 1.0;
+    m = m + m - 1.0;
+  } else {
+    m = m - 1.0;
+  }
+  let y = mg_log1p_tail(m);
+  var z = y * 7.00731903251827651129e-4;
+  z = z + m * 7.00731903251827651129e-4;
+  z = z + e * 2.48745663981195213739e-4;
+  z = z + y * 4.3359375e-1;
+  z = z + m * 4.3359375e-1;
+  z = z + e * 3.0078125e-1;
+  return z;
+}
+
+// rounding toward zero; the sign kept (-0.5 -> -0), NaN, infinities and |x| >= 2^23 pass through
+fn mg_trunc(x: f32) -> f32 { if (mg_is_integral(x)) { return x; } return mg_copysign(trunc(x), x); }
