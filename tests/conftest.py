@@ -2,7 +2,7 @@
 the webgpu backend only; ``run_python`` runs ``python ...`` in a subprocess with this checkout first
 on PYTHONPATH (for the command line, scripts and fresh interpreters).
 
-``MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu`` turns a missing backend into a failure instead of
+``MINIGRAPH_REQUIRE_BACKENDS=numpy,webgpu,cpu`` turns a missing backend into a failure instead of
 a skip (CI sets it, so the GPU kernels are really executed there, on lavapipe). The ``cpu``
 backend (Numba kernels) runs where its extra is installed and skips, naming the extra, elsewhere.
 

@@ -67,6 +67,12 @@ class CpuBackend:
     fusible_ops = FUSIBLE_OPS  # the same programs as the NumPy backend: a step fused.py cannot compile runs NumPy's
     epilogue_ops = EPILOGUE_OPS
 
+    @property
+    def memory_facts(self):
+        """The NumPy kernels' declarations: the compiled kernels here return new arrays and keep
+        nothing, so the plans may reuse buffers as the NumPy backend's do."""
+        return KERNELS.memory_facts()
+
     def available(self):
         numba, why = _numba()
         if numba is None:
