@@ -192,7 +192,7 @@ def test_forward_matches_onnxruntime_on_webgpu(name, exporter, zoo, webgpu):
     _check(name, exporter, webgpu, zoo)
 
 
-def test_the_zoo_covers_the_models_issue_28_lists():
+def test_the_zoo_covers_the_listed_architectures():
     """MobileNetV2, MobileNetV3-Small/Large, EfficientNet-B0 and V2-S, MnasNet, ShuffleNetV2, RegNet,
     ConvNeXt-Tiny; from timm a GhostNet, an LCNet, a MixNet, a MobileViT and a ViT/DeiT-tiny."""
     wanted = ["mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0", "efficientnet_v2_s",
@@ -201,3 +201,55 @@ def test_the_zoo_covers_the_models_issue_28_lists():
     for w in wanted:
         assert any(m.startswith(w) for m in MODELS), w
     assert {src for src, _ in MODELS.values()} == {"torchvision", "timm"}
+
+
+def _train_mode(module):
+    """Train mode with the random layers off (dropout and EfficientNet's stochastic depth at p = 0;
+    the training-mode export keeps no eval-mode layer): batch norm on batch statistics, the same
+    function in PyTorch and in the exported file."""
+    for m in module.modules():
+        if isinstance(m, torch.nn.Dropout) or type(m).__name__ == "StochasticDepth":
+            m.p = 0.0
+    return module.train()
+
+
+TRAINING = {"mobilenet_v2": True, "mobilenet_v3_small": True, "efficientnet_b0": True, "mnasnet0_5": False}
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, marks=[pytest.mark.slow] if slow else []) for m, slow in TRAINING.items()])
+def test_training_import_gradients_match_torch_autograd(name, tmp_path):
+    """The network exported in training form (batch norm on batch statistics), imported with
+    ``training=True``: the loss and every parameter's gradient equal ``torch.autograd``'s in train
+    mode, on numpy (whose batch-norm kernels sum in float64), within 2e-3 relative and 2e-4 of the
+    largest gradient (rounding through a dozen batch norms)."""
+    module = build(name)
+    torch.manual_seed(2)
+    x = torch.randn(4, 3, SIZE, SIZE)
+    labels = torch.arange(4) % CLASSES
+    path = tmp_path / f"{name}-train.onnx"
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _train_mode(module)
+            torch.onnx.export(module, (x,), str(path), dynamo=False, opset_version=13, do_constant_folding=False,
+                              training=torch.onnx.TrainingMode.TRAINING)
+    finally:
+        logging.disable(logging.NOTSET)
+    g, inputs, outputs = mg.from_onnx(str(path), training=True)
+    onehot = np.eye(CLASSES, dtype=np.float32)[labels.numpy()]
+    lab = g.placeholder(onehot.shape, name="labels")
+    loss = g.softmax_cross_entropy(next(iter(outputs.values())), lab, axis=-1, reduction="mean")
+    params = dict(module.named_parameters())
+    weights = [v for v in g.variables if v.name in params]
+    assert len(weights) == len(params)
+    grads = g.gradients(loss, weights)
+    out = g.run({next(iter(inputs.values())): x.numpy(), lab: onehot}, [loss] + [grads[v] for v in weights])
+    _train_mode(module).zero_grad()
+    ref = torch.nn.functional.cross_entropy(module(x), labels)
+    ref.backward()
+    np.testing.assert_allclose(out[loss].item(), ref.item(), rtol=1e-4)
+    scale = max(float(p.grad.abs().max()) for p in params.values())
+    for v in weights:
+        np.testing.assert_allclose(out[grads[v]], params[v.name].grad.numpy(), rtol=2e-3, atol=2e-4 * scale,
+                                   err_msg=v.name)
