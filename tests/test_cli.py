@@ -483,3 +483,21 @@ def test_profile_runs_from_the_package(capsys, tmp_path):
     assert "six-block network, one SGD training step: N=2, 16x16, channels / 8" in out and "total (" in out
     assert path.read_text().startswith("{")
     assert "benchmarks.network_step" not in sys.modules
+
+
+def test_a_reader_that_leaves_stops_the_command_quietly():
+    """``python -m minigraph demo | head -1``: the demo's later writes meet a closed pipe; the
+    command stops with 141 (128 + SIGPIPE) and no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    p = subprocess.Popen([sys.executable, "-m", "minigraph", "demo", "--steps", "5"], cwd=root, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
