@@ -21,7 +21,7 @@ from ..numpy.fused import EPILOGUE_OPS, FUSIBLE_OPS, _OpStep, _Tail, fused_kerne
 from ..numpy.registry import KERNELS
 from ..numpy.threads import get_num_threads
 
-EXTRA_HINT = "pip install 'minigraph[cpu]'"
+EXTRA_HINT = "pip install numba (or, in a checkout, pip install -e '.[cpu]')"
 
 
 def _compiled() -> tuple:
