@@ -286,3 +286,15 @@ def test_command_line_without_numba_names_the_extra(monkeypatch, capsys):
     assert ".[cpu]" in capsys.readouterr().err
     assert demo.main(["--backend", "cpu", "--steps", "1", "--quiet"]) == 2
     assert ".[cpu]" in capsys.readouterr().err
+
+
+def test_numba_threads_wait_passively_unless_the_user_chose(run_python):
+    """Before Numba starts its OpenMP threads the backend sets OMP_WAIT_POLICY=PASSIVE (spinning
+    threads took the cores from BLAS and the NumPy pool); a value the user set is kept."""
+    pytest.importorskip("numba", reason="needs Numba, the 'cpu' extra: pip install -e '.[cpu]'")
+    code = ("import os; {}; import minigraph as mg; mg.available_backends(); "
+            "print(os.environ.get('OMP_WAIT_POLICY'))")
+    unset = run_python("-c", code.format("os.environ.pop('OMP_WAIT_POLICY', None)"))
+    assert unset.stdout.strip() == "PASSIVE", unset.stderr
+    chosen = run_python("-c", code.format("os.environ['OMP_WAIT_POLICY'] = 'ACTIVE'"))
+    assert chosen.stdout.strip() == "ACTIVE", chosen.stderr
