@@ -71,21 +71,25 @@ fn mg_frexp(x: f32) -> vec2<f32> {
   return vec2<f32>(bitcast<f32>(0x3f000000u | mant), f32(ex));
 }
 
+// x = 2^e (1 + m) with sqrt(1/2) <= 1 + m < sqrt(2), for a finite x > 0: (m, e), Cephes' logf
+// reduction (mg_log, mg_log2, mg_log10)
+fn mg_log_reduce(x: f32) -> vec2<f32> {
+  let fr = mg_frexp(x);
+  if (fr.x < 0.70710678118654752440) {
+    return vec2<f32>(fr.x + fr.x - 1.0, fr.y - 1.0);
+  }
+  return vec2<f32>(fr.x - 1.0, fr.y);
+}
+
 fn mg_log(x: f32) -> f32 {
   let bits = bitcast<u32>(x);
   if (mg_isnan(x)) { return x; }
   if ((bits & 0x7fffffffu) == 0u) { return -mg_inf(); }
   if ((bits >> 31u) != 0u) { return mg_nan(); }
   if (mg_isinf(x)) { return x; }
-  let fr = mg_frexp(x);
-  var m = fr.x;
-  var e = fr.y;
-  if (m < 0.70710678118654752440) {
-    e = e - 1.0;
-    m = m + m - 1.0;
-  } else {
-    m = m - 1.0;
-  }
+  let r = mg_log_reduce(x);
+  let m = r.x;
+  let e = r.y;
   let z = m * m;
   var y = 7.0376836292e-2;
   y = y * m - 1.1514610310e-1;
@@ -463,15 +467,9 @@ fn mg_log2(x: f32) -> f32 {
   if ((bits & 0x7fffffffu) == 0u) { return -mg_inf(); }
   if ((bits >> 31u) != 0u) { return mg_nan(); }
   if (mg_isinf(x)) { return x; }
-  let fr = mg_frexp(x);
-  var m = fr.x;
-  var e = fr.y;
-  if (m < 0.70710678118654752440) {
-    e = e - 1.0;
-    m = m + m - 1.0;
-  } else {
-    m = m - 1.0;
-  }
+  let r = mg_log_reduce(x);
+  let m = r.x;
+  let e = r.y;
   let z = m * m;
   var y = 7.0376836292e-2;
   y = y * m - 1.1514610310e-1;
@@ -830,15 +828,9 @@ fn mg_log10(x: f32) -> f32 {
   if ((bits & 0x7fffffffu) == 0u) { return -mg_inf(); }
   if ((bits >> 31u) != 0u) { return mg_nan(); }
   if (mg_isinf(x)) { return x; }
-  let fr = mg_frexp(x);
-  var m = fr.x;
-  var e = fr.y;
-  if (m < 0.70710678118654752440) {
-    e = e - 1.0;
-    m = m + m - 1.0;
-  } else {
-    m = m - 1.0;
-  }
+  let r = mg_log_reduce(x);
+  let m = r.x;
+  let e = r.y;
   let y = mg_log1p_tail(m);
   var z = y * 7.00731903251827651129e-4;
   z = z + m * 7.00731903251827651129e-4;
