@@ -28,6 +28,7 @@ from .fused import fused_elementwise
 from .kernel_builder import KernelBuilder, Recorded, check_dtypes, encode, op_label
 from .profilers import Timestamps, host_spans
 from .registry import KERNELS
+from .uploads import Uploads
 from .wgsl import render
 
 SUBMIT_EVERY = 24  # dispatches per command buffer: encoding on the host overlaps the GPU's work
@@ -63,6 +64,7 @@ class Runner:
             for s in st.free:
                 self.buffers.release(self.slot_ref[s].buf)
         self._plan_readback()
+        self.uploads = Uploads(ctx, self.feeds)
 
     # what the kernels recorded, and how the pool went
     @property
@@ -76,6 +78,16 @@ class Runner:
     @property
     def pool_hits(self) -> int:
         return self.buffers.hits
+
+    @property
+    def upload_bytes(self) -> int:
+        """The bytes of feeds the last run uploaded."""
+        return self.uploads.bytes
+
+    @property
+    def upload_seconds(self) -> float:
+        """The host's time for the last run's feed upload (uploads.py)."""
+        return self.uploads.seconds
 
     # --- preparing the steps, one method per memory action
     def _source(self, st) -> tuple:
@@ -242,8 +254,8 @@ class Runner:
         an interruption forgets what their buffers hold); per-run parameters."""
         self._settle_staging()
         try:
-            for (ref, dtype, shape), arr in zip(self.feeds, feed_values):
-                self._upload(ref, arr, dtype)
+            for n in self.uploads.write(feed_values):
+                resident.count("upload", n)
             self.on_device.bring_in(self.variables, variables, self._upload)
         except BaseException:
             self.on_device.forget()
