@@ -1,12 +1,13 @@
-"""The feeds' upload: one staging buffer of the plan's, written by the host while it is mapped
+"""The feeds' upload: staging buffers of the plan's, written by the host while they are mapped
 and copied into the feeds' buffers on the device at the start of each run.
 
 ``queue.write_buffer`` copies each feed into a staging buffer of wgpu's own, on the calling
-thread, before the device copies it; here the staging buffer is kept across runs (mapped for
-writing between them), the host writes each feed straight into it, large feeds in blocks on the
-thread pool (NumPy's copy releases the GIL), and one command buffer of copies moves them to the
-feeds' buffers, ahead of the run's dispatches in queue order. ``bytes`` and ``seconds`` say what
-the last run's upload moved and how long the host took, from mapping to the submitted copies.
+thread, and the device copies it only after. Here the feeds' bytes are laid out in a few staging
+buffers of at most ``PIECE`` bytes, kept across runs and mapped for writing between them; the host
+writes a piece (a large piece on two threads: NumPy's copy releases the GIL), unmaps it and
+submits its copies, so the device copies one piece while the host writes the next, ahead of the
+run's dispatches in queue order. ``bytes`` and ``seconds`` say what the last run's upload moved
+and how long the host took, from mapping to the last submitted copy.
 """
 from __future__ import annotations
 
@@ -14,90 +15,97 @@ import time
 
 import numpy as np
 
-from ..numpy.threads import parallel, split
+from ..numpy.threads import blocks, get_num_threads, parallel
 from .buffers import to_device
 
-ALIGN = 256  # each feed's offset in the staging buffer
-BLOCK = 1 << 21  # bytes of one copy task on the host (a block per thread, at least this big)
+ALIGN = 256  # each feed's offset in the staging bytes
+PIECE = 4 << 20  # bytes of one staging buffer (the device copies one while the host writes the next)
+COPY_THREADS = 2  # host threads writing one piece: the H200 machine's host wrote mapped memory
+# at 14.5 GB/s on one thread, 26.6 on two, 23.1 on four, 19.1 on sixteen (benchmarks/upload_rate.py)
+MIN_THREAD_BYTES = 1 << 20
 
 
 class Uploads:
-    """The staging buffer for ``feeds`` (``[(Ref, dtype name, shape)]``), made at the first run."""
+    """The staging buffers for ``feeds`` (``[(Ref, dtype name, shape)]``), made at the first run."""
 
     def __init__(self, ctx, feeds: list) -> None:
         self.ctx = ctx
         self.feeds = feeds
-        self.offsets: list = []
+        self.offsets: list = []  # each feed's offset in the staging bytes
         off = 0
         for ref, _dtype, _shape in feeds:
             self.offsets.append(off)
             off += (ref.nbytes + ALIGN - 1) // ALIGN * ALIGN
         self.size = off
-        self.buffer = None
+        self.pieces: list = [None] * (-(-off // PIECE))
         self.bytes = 0
         self.seconds = 0.0
 
-    def _mapped(self):
-        """The staging buffer, mapped for writing (made mapped; mapped again after a run)."""
+    def _mapped(self, i: int):
+        """Staging buffer ``i``, mapped for writing (made mapped; mapped again after a run)."""
         import wgpu
 
-        buf = self.buffer
+        buf = self.pieces[i]
         if buf is not None and buf.map_state == "pending":  # an interrupted map cannot be undone
             buf.destroy()
-            buf = self.buffer = None
+            buf = None
         if buf is None:
-            buf = self.buffer = self.ctx.device.create_buffer(
-                size=self.size, usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
+            size = min(PIECE, self.size - i * PIECE)
+            buf = self.pieces[i] = self.ctx.device.create_buffer(
+                size=size, usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
         elif buf.map_state == "unmapped":
             buf.map_sync(wgpu.MapMode.WRITE)
         return buf
 
     def write(self, feed_values) -> list:
-        """Write the feeds into the staging buffer and submit their copies to the device; the
+        """Write the feeds into the staging buffers and submit their copies to the device; the
         bytes of each feed copied."""
         if not self.size:
             return []
         t0 = time.perf_counter()
-        buf = self._mapped()
-        copies = []
-        try:
-            window = _window(buf, self.size)
-            for (ref, dtype, _shape), arr, off in zip(self.feeds, feed_values, self.offsets):
-                data = to_device(arr, dtype).view(np.uint8)
-                if data.nbytes:
-                    _write(window, buf, off, data)
-                    copies.append((off, ref, data.nbytes))
-        finally:
-            buf.unmap()
-        enc = self.ctx.device.create_command_encoder()
-        for off, ref, n in copies:
-            enc.copy_buffer_to_buffer(buf, off, ref.buffer, 0, n)
-        self.ctx.device.queue.submit([enc.finish()])
-        self.bytes = sum(n for _, _, n in copies)
+        datas = [to_device(arr, dtype).view(np.uint8) for (_, dtype, _), arr in zip(self.feeds, feed_values)]
+        mapped = [self._mapped(i) for i in range(len(self.pieces))]
+        device = self.ctx.device
+        for i, buf in enumerate(mapped):
+            lo, hi = i * PIECE, i * PIECE + buf.size
+            parts = []  # (data, its first byte, bytes, offset in this piece, destination Ref)
+            for (ref, _, _), data, off in zip(self.feeds, datas, self.offsets):
+                a, b = max(lo, off), min(hi, off + data.nbytes)
+                if a < b:
+                    parts.append((data, a - off, b - a, a - lo, ref))
+            try:
+                _write(buf, parts)
+            finally:
+                buf.unmap()
+            enc = device.create_command_encoder()
+            for _data, start, n, at, ref in parts:
+                enc.copy_buffer_to_buffer(buf, at, ref.buffer, start, n)
+            device.queue.submit([enc.finish()])
+        self.bytes = sum(d.nbytes for d in datas)
         self.seconds = time.perf_counter() - t0
-        return [n for _, _, n in copies]
+        return [d.nbytes for d in datas]
 
 
-def _window(buf, size: int):
-    """The mapped bytes as a writable NumPy array, where wgpu-py gives a view of them (its
-    ``_experimental_get_mapped_range``); None otherwise (each feed then goes through ``write_mapped``)."""
+def _write(buf, parts: list) -> None:
+    """Copy each part's bytes into the mapped piece: through a writable view of the mapped bytes
+    where wgpu-py gives one (``_experimental_get_mapped_range``), on up to ``COPY_THREADS``
+    threads; else with ``write_mapped``."""
     get = getattr(buf, "_experimental_get_mapped_range", None)
-    if get is None:
-        return None
-    try:
-        return np.frombuffer(get(0, size), dtype=np.uint8)
-    except Exception:
-        return None
-
-
-def _write(window, buf, off: int, data: np.ndarray) -> None:
-    n = data.nbytes
-    if window is None:
-        buf.write_mapped(data, off)
+    window = None
+    if get is not None:
+        try:
+            window = np.frombuffer(get(0, buf.size), dtype=np.uint8)
+        except Exception:
+            window = None
+    if window is None or not window.flags.writeable:
+        for data, start, n, at, _ref in parts:
+            buf.write_mapped(data[start:start + n], at)
         return
-    dst = window[off:off + n]
+    for data, start, n, at, _ref in parts:
+        dst, src = window[at:at + n], data[start:start + n]
+        threads = max(1, min(COPY_THREADS, get_num_threads(), n // MIN_THREAD_BYTES))
 
-    def block(a: int, b: int) -> None:
-        np.copyto(dst[a * BLOCK:b * BLOCK], data[a * BLOCK:b * BLOCK])
+        def block(a: int, b: int, dst=dst, src=src, k=-(-n // threads)) -> None:
+            np.copyto(dst[a * k:b * k], src[a * k:b * k])
 
-    parallel(block, split(-(-n // BLOCK), min_work=1))
+        parallel(block, blocks(threads, threads))
