@@ -489,3 +489,115 @@ def compilation_key(desc: Any) -> tuple:
                               f"{type(desc).__name__}; valid fields: optimization_level "
                               f"({', '.join(OptimizationLevel.__members__)}), fusion (bool)")
     return desc.key()
+
+
+# ------------------------------------------------------------------------------- recurrent layers
+class RNNActivation(enum.IntEnum):
+    """MPSGraphRNNActivation (raw values as in MPSGraphRNNOps.h, macOS 12.3 / iOS 15.4).
+
+    HARD_SIGMOID is ``clamp(0.2 x + 0.5, 0, 1)`` (MPS's hard sigmoid with its default a = 0.2,
+    b = 0.5; the RNN header does not restate it): docs/recurrent.md.
+    """
+
+    NONE = 0
+    RELU = 1
+    TANH = 2
+    SIGMOID = 3
+    HARD_SIGMOID = 4
+
+
+class _RNNDescriptor(_Descriptor):
+    """Validation shared by the three recurrent descriptors: bools and RNNActivation fields."""
+
+    _BOOLS: tuple = ()
+    _ACTIVATIONS: tuple = ()
+
+    def validate(self) -> None:
+        name = type(self).__name__
+        for f in self._BOOLS:
+            v = getattr(self, f)
+            if not isinstance(v, bool) and type(v).__name__ != "bool_":  # Python's or NumPy's bool
+                raise DescriptorError(f"{name}.{f}={v!r} must be a bool (True or False)")
+            setattr(self, f, bool(v))
+        for f in self._ACTIVATIONS:
+            v = getattr(self, f)
+            if isinstance(v, bool):
+                raise DescriptorError(f"{name}.{f}={v!r} is not an RNNActivation; valid: "
+                                      f"{', '.join(RNNActivation.__members__)}")
+            setattr(self, f, _enum(RNNActivation, v, f"{name}.{f}"))
+
+
+@dataclass
+class SingleGateRNNDescriptor(_RNNDescriptor):
+    """MPSGraphSingleGateRNNDescriptor (macOS 12.3 / iOS 15.4): ``reverse`` (ignored when
+    ``bidirectional``), ``bidirectional``, ``training`` (adds the training state ``z`` as a second
+    output) and ``activation`` (default RELU), as Apple documents them:
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphsinglegaternndescriptor
+    """
+
+    reverse: bool = False
+    bidirectional: bool = False
+    training: bool = False
+    activation: RNNActivation = RNNActivation.RELU
+
+    _BOOLS = ("reverse", "bidirectional", "training")
+    _ACTIVATIONS = ("activation",)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+
+@dataclass
+class LSTMDescriptor(_RNNDescriptor):
+    """MPSGraphLSTMDescriptor (macOS 12.3 / iOS 15.4): ``reverse``, ``bidirectional``,
+    ``produce_cell`` (the cell sequence as a second output), ``training`` (the training state, the
+    activated gates, as the last output; it brings the cell output too), ``forget_gate_last`` (gate
+    order ``[i, z, f, o]`` instead of ``[i, f, z, o]``) and the activations of the input, forget,
+    cell and output gates (sigmoid, sigmoid, tanh, sigmoid) and of the cell (``activation``, tanh):
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphlstmdescriptor
+    """
+
+    reverse: bool = False
+    bidirectional: bool = False
+    produce_cell: bool = False
+    training: bool = False
+    forget_gate_last: bool = False
+    input_gate_activation: RNNActivation = RNNActivation.SIGMOID
+    forget_gate_activation: RNNActivation = RNNActivation.SIGMOID
+    cell_gate_activation: RNNActivation = RNNActivation.TANH
+    output_gate_activation: RNNActivation = RNNActivation.SIGMOID
+    activation: RNNActivation = RNNActivation.TANH
+
+    _BOOLS = ("reverse", "bidirectional", "produce_cell", "training", "forget_gate_last")
+    _ACTIVATIONS = ("input_gate_activation", "forget_gate_activation", "cell_gate_activation",
+                    "output_gate_activation", "activation")
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+
+@dataclass
+class GRUDescriptor(_RNNDescriptor):
+    """MPSGraphGRUDescriptor (macOS 13.0 / iOS 16.0): ``reverse``, ``bidirectional``, ``training``,
+    ``reset_gate_first`` (gate order ``[r, z, o]`` instead of ``[z, r, o]``), ``reset_after``
+    (``c = ((h m) R^T + b2) r`` instead of ``(h r m) R^T``), ``flip_z`` (``h = (1-z) h + z o``
+    instead of ``z h + (1-z) o``) and the update, reset and output gate activations (sigmoid,
+    sigmoid, tanh):
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphgrudescriptor
+    """
+
+    reverse: bool = False
+    bidirectional: bool = False
+    training: bool = False
+    reset_gate_first: bool = False
+    reset_after: bool = False
+    flip_z: bool = False
+    update_gate_activation: RNNActivation = RNNActivation.SIGMOID
+    reset_gate_activation: RNNActivation = RNNActivation.SIGMOID
+    output_gate_activation: RNNActivation = RNNActivation.TANH
+
+    _BOOLS = ("reverse", "bidirectional", "training", "reset_gate_first", "reset_after", "flip_z")
+    _ACTIVATIONS = ("update_gate_activation", "reset_gate_activation", "output_gate_activation")
+
+    def __post_init__(self) -> None:
+        self.validate()

@@ -1096,6 +1096,62 @@ class OpBuilders:
         """
         return _builder('greater_than_or_equal_to')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def gru(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, secondary_bias: TensorLike = None, descriptor: Optional[GRUDescriptor] = None, name: Optional[str] = None) -> list[Tensor]:
+        """A GRU over ``source`` ``[T, N, I]`` with gates ``[z, r, o]`` (``[r, z, o]`` with
+        ``reset_gate_first``) (MPSGraph ``GRU``). Returns ``[state]``, or ``[state, training_state]``
+        with ``training`` (the activated gates, ``[T, N, 3H]``). ``secondary_bias`` ``[H]`` is ``b2``,
+        used only with ``reset_after``. None inputs are nil (zeros; no input weight: the source is
+        ``[T, N, 3H]``; a mask of ones).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/gru(_:recurrentweight:inputweight:bias:initstate:mask:secondarybias:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
+            input_weight: A tensor of this graph (the op's ``input_weight`` input).
+            bias: A tensor of this graph (the op's ``bias`` input).
+            init_state: A tensor of this graph (the op's ``init_state`` input).
+            mask: A tensor of this graph (the op's ``mask`` input).
+            secondary_bias: A tensor of this graph (the op's ``secondary_bias`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``GRU(_:recurrentWeight:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('gru')(self, source, recurrent_weight, input_weight, bias, init_state, mask, secondary_bias, descriptor, name)  # type: ignore[no-any-return]
+
+    def gru_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, output_fwd: TensorLike, state_gradient: TensorLike = None, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, secondary_bias: TensorLike = None, descriptor: Optional[GRUDescriptor] = None, name: Optional[str] = None) -> list[Tensor]:
+        """Gradients of ``gru`` (MPSGraph ``GRUGradients``): toward source, recurrent_weight,
+        input_weight, bias, init_state and secondary_bias, in that order, leaving out the inputs
+        given as None. ``z_state`` and ``output_fwd`` are the forward op's training and state outputs.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/grugradients(_:recurrentweight:sourcegradient:zstate:outputfwd:stategradient:inputweight:bias:initstate:mask:secondarybias:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
+            source_gradient: A tensor of this graph (the op's ``source_gradient`` input).
+            z_state: A tensor of this graph (the op's ``z_state`` input).
+            output_fwd: A tensor of this graph (the op's ``output_fwd`` input).
+            state_gradient: A tensor of this graph (the op's ``state_gradient`` input).
+            input_weight: A tensor of this graph (the op's ``input_weight`` input).
+            bias: A tensor of this graph (the op's ``bias`` input).
+            init_state: A tensor of this graph (the op's ``init_state`` input).
+            mask: A tensor of this graph (the op's ``mask`` input).
+            secondary_bias: A tensor of this graph (the op's ``secondary_bias`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``GRUGradients(_:recurrentWeight:sourceGradient:zState:outputFwd:stateGradient:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('gru_gradients')(self, source, recurrent_weight, source_gradient, z_state, output_fwd, state_gradient, input_weight, bias, init_state, mask, secondary_bias, descriptor, name)  # type: ignore[no-any-return]
+
     def identity(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """The same values as ``tensor`` (MPSGraph ``identity(with:name:)``).
 
@@ -1385,6 +1441,68 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('logical_xor')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def lstm(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, init_cell: TensorLike = None, mask: TensorLike = None, peephole: TensorLike = None, descriptor: Optional[LSTMDescriptor] = None, name: Optional[str] = None) -> list[Tensor]:
+        """An LSTM over ``source`` ``[T, N, I]`` with gates ``[i, f, z, o]`` (``[i, z, f, o]`` with
+        ``forget_gate_last``) (MPSGraph ``LSTM``). Returns ``[state]``, ``[state, cell]`` with
+        ``produce_cell``, ``[state, cell, training_state]`` with ``training`` (the activated gates,
+        ``[T, N, 4H]``); state and cell are ``[T, N, H]`` (``[T, N, 2H]`` bidirectional). None inputs
+        are nil: no input weight (the source is ``[T, N, 4H]``), zero bias, state, cell and peephole,
+        a mask of ones.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/lstm(_:recurrentweight:inputweight:bias:initstate:initcell:mask:peephole:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
+            input_weight: A tensor of this graph (the op's ``input_weight`` input).
+            bias: A tensor of this graph (the op's ``bias`` input).
+            init_state: A tensor of this graph (the op's ``init_state`` input).
+            init_cell: A tensor of this graph (the op's ``init_cell`` input).
+            mask: A tensor of this graph (the op's ``mask`` input).
+            peephole: A tensor of this graph (the op's ``peephole`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``LSTM(_:recurrentWeight:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('lstm')(self, source, recurrent_weight, input_weight, bias, init_state, init_cell, mask, peephole, descriptor, name)  # type: ignore[no-any-return]
+
+    def lstm_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, cell_output_fwd: TensorLike, state_gradient: TensorLike = None, cell_gradient: TensorLike = None, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, init_cell: TensorLike = None, mask: TensorLike = None, peephole: TensorLike = None, descriptor: Optional[LSTMDescriptor] = None, name: Optional[str] = None) -> list[Tensor]:
+        """Gradients of ``lstm`` (MPSGraph ``LSTMGradients``): toward source, recurrent_weight,
+        input_weight, bias, peephole, init_state and init_cell, in that order, leaving out the inputs
+        given as None. ``z_state`` and ``cell_output_fwd`` are the forward op's training and cell
+        outputs; ``state_gradient`` and ``cell_gradient`` ``[N, H]`` enter from beyond the last step
+        (``cell_gradient`` may also be ``[T, N, H]``, the gradient of the whole cell output).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/lstmgradients(_:recurrentweight:sourcegradient:zstate:celloutputfwd:stategradient:cellgradient:inputweight:bias:initstate:initcell:mask:peephole:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
+            source_gradient: A tensor of this graph (the op's ``source_gradient`` input).
+            z_state: A tensor of this graph (the op's ``z_state`` input).
+            cell_output_fwd: A tensor of this graph (the op's ``cell_output_fwd`` input).
+            state_gradient: A tensor of this graph (the op's ``state_gradient`` input).
+            cell_gradient: A tensor of this graph (the op's ``cell_gradient`` input).
+            input_weight: A tensor of this graph (the op's ``input_weight`` input).
+            bias: A tensor of this graph (the op's ``bias`` input).
+            init_state: A tensor of this graph (the op's ``init_state`` input).
+            init_cell: A tensor of this graph (the op's ``init_cell`` input).
+            mask: A tensor of this graph (the op's ``mask`` input).
+            peephole: A tensor of this graph (the op's ``peephole`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``LSTMGradients(_:recurrentWeight:sourceGradient:zState:cellOutputFwd:stateGradient:cellGradient:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('lstm_gradients')(self, source, recurrent_weight, source_gradient, z_state, cell_output_fwd, state_gradient, cell_gradient, input_weight, bias, init_state, init_cell, mask, peephole, descriptor, name)  # type: ignore[no-any-return]
 
     def matrix_multiplication(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Batched ``primary @ secondary`` over the last two axes; batch axes broadcast
@@ -2307,6 +2425,61 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('sin')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def single_gate_rnn(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, descriptor: Optional[SingleGateRNNDescriptor] = None, name: Optional[str] = None) -> list[Tensor]:
+        """A single-gate RNN over ``source`` ``[T, N, I]``: ``h[t] = activation(x[t] W^T + (h[t-1] m) R^T + b)``
+        (MPSGraph ``singleGateRNN``). Returns ``[state]``, or ``[state, z]`` with ``descriptor.training``
+        (``z``: the pre-activation, which ``single_gate_rnn_gradients`` takes as ``z_state``); each
+        ``[T, N, H]`` (``[T, N, 2H]`` bidirectional). None inputs are MPSGraph's nil: no input weight
+        (the source is already ``[T, N, H]``), zero bias and initial state, a mask of ones.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/singlegaternn(_:recurrentweight:inputweight:bias:initstate:mask:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
+            input_weight: A tensor of this graph (the op's ``input_weight`` input).
+            bias: A tensor of this graph (the op's ``bias`` input).
+            init_state: A tensor of this graph (the op's ``init_state`` input).
+            mask: A tensor of this graph (the op's ``mask`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``singleGateRNN(_:recurrentWeight:inputWeight:bias:initState:mask:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('single_gate_rnn')(self, source, recurrent_weight, input_weight, bias, init_state, mask, descriptor, name)  # type: ignore[no-any-return]
+
+    def single_gate_rnn_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, state_gradient: TensorLike = None, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, descriptor: Optional[SingleGateRNNDescriptor] = None, name: Optional[str] = None) -> list[Tensor]:
+        """Gradients of ``single_gate_rnn`` (MPSGraph ``singleGateRNNGradients``): toward source,
+        recurrent_weight, input_weight, bias and init_state, in that order, leaving out the inputs
+        given as None. ``source_gradient`` is the gradient of the state output, ``z_state`` the
+        forward op's training output, ``state_gradient`` ``[N, H]`` a gradient entering from beyond
+        the last step.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/singlegaternngradients(_:recurrentweight:sourcegradient:zstate:stategradient:inputweight:bias:initstate:mask:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
+            source_gradient: A tensor of this graph (the op's ``source_gradient`` input).
+            z_state: A tensor of this graph (the op's ``z_state`` input).
+            state_gradient: A tensor of this graph (the op's ``state_gradient`` input).
+            input_weight: A tensor of this graph (the op's ``input_weight`` input).
+            bias: A tensor of this graph (the op's ``bias`` input).
+            init_state: A tensor of this graph (the op's ``init_state`` input).
+            mask: A tensor of this graph (the op's ``mask`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``singleGateRNNGradients(_:recurrentWeight:sourceGradient:zState:stateGradient:inputWeight:bias:initState:mask:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('single_gate_rnn_gradients')(self, source, recurrent_weight, source_gradient, z_state, state_gradient, input_weight, bias, init_state, mask, descriptor, name)  # type: ignore[no-any-return]
 
     def sinh(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise sinh(x); webgpu: an odd polynomial below 1 (no e^x - e^-x cancellation near 0), E - 1/(4E) with E = e^|x| / 2 beyond (x log2(e) an exact product, finite up to 89.4): 1.6 ulp at most (MPSGraph ``sinh(with:name:)``).
