@@ -25,7 +25,8 @@ if __package__ in (None, ""):
 
 from minigraph.backends.webgpu import device as wdevice  # noqa: E402
 from minigraph.backends.webgpu.buffers import Pool  # noqa: E402
-from minigraph.backends.webgpu.uploads import Uploads  # noqa: E402
+from minigraph.backends.webgpu import uploads  # noqa: E402
+from minigraph.backends.webgpu.uploads import COPY_THREADS, PIECE, Uploads  # noqa: E402
 from minigraph.types import ShapedType, float32  # noqa: E402
 
 
@@ -38,7 +39,7 @@ def _median_rate(fn, nbytes: int, repeats: int) -> float:
     return nbytes / statistics.median(times[2:]) / 1e9
 
 
-def webgpu_rates(nbytes: int, repeats: int) -> dict:
+def webgpu_rates(nbytes: int, repeats: int, variants: bool = False) -> dict:
     ctx = wdevice.get_context()
     dev = ctx.device
     pool = Pool(ctx)
@@ -72,6 +73,15 @@ def webgpu_rates(nbytes: int, repeats: int) -> dict:
     out = {"write_buffer_GBps": _median_rate(write_buffer, n * 4, repeats),
            "staging_GBps": _median_rate(staging, n * 4, repeats)}
     out["staging_host_GBps"] = n * 4 / statistics.median(host_part[2:]) / 1e9
+    if variants:  # the staging layout's two knobs: one buffer or pieces, host threads per piece
+        for piece, threads in ((1 << 30, 1), (1 << 30, 2), (1 << 30, 4), (4 << 20, 1), (4 << 20, 4), (2 << 20, 2)):
+            uploads.PIECE, uploads.COPY_THREADS = piece, threads
+            up = Uploads(ctx, [(ref, "float32", (n,))])
+            host_part.clear()
+            key = f"staging_piece{piece >> 20}MiB_threads{threads}"
+            out[key + "_GBps"] = _median_rate(staging, n * 4, repeats)
+            out[key + "_host_GBps"] = n * 4 / statistics.median(host_part[2:]) / 1e9
+        uploads.PIECE, uploads.COPY_THREADS = PIECE, COPY_THREADS
     return out
 
 
@@ -101,11 +111,12 @@ def main(argv=None) -> None:
     ap.add_argument("--mb", default="12.85,19.27", help="feed sizes in MB (1e6 bytes), comma separated")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--variants", action="store_true", help="also time other staging layouts")
     args = ap.parse_args(argv)
     rows = []
     for mb in (float(m) for m in args.mb.split(",")):
         nbytes = int(mb * 1e6) // 4 * 4
-        row = {"MB": mb, **webgpu_rates(nbytes, args.repeats), **torch_rates(nbytes, args.repeats)}
+        row = {"MB": mb, **webgpu_rates(nbytes, args.repeats, args.variants), **torch_rates(nbytes, args.repeats)}
         rows.append(row)
         print("  ".join(f"{k} {v:.2f}" for k, v in row.items()), flush=True)
     if args.json:

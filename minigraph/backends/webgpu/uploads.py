@@ -3,10 +3,10 @@ and copied into the feeds' buffers on the device at the start of each run.
 
 ``queue.write_buffer`` copies each feed into a staging buffer of wgpu's own, on the calling
 thread, and the device copies it only after. Here the feeds' bytes are laid out in a few staging
-buffers of at most ``PIECE`` bytes, kept across runs and mapped for writing between them; the host
-writes a piece (a large piece on two threads: NumPy's copy releases the GIL), unmaps it and
-submits its copies, so the device copies one piece while the host writes the next, ahead of the
-run's dispatches in queue order. ``bytes`` and ``seconds`` say what the last run's upload moved
+buffers of at most ``PIECE`` bytes (one, for any feeds the device can hold in one buffer), kept
+across runs and mapped for writing between them; the host writes a piece (on up to
+``COPY_THREADS`` threads: NumPy's copy releases the GIL), unmaps it and submits its copies, ahead of
+the run's dispatches in queue order. ``bytes`` and ``seconds`` say what the last run's upload moved
 and how long the host took, from mapping to the last submitted copy.
 """
 from __future__ import annotations
@@ -19,9 +19,14 @@ from ..numpy.threads import blocks, get_num_threads, parallel
 from .buffers import to_device
 
 ALIGN = 256  # each feed's offset in the staging bytes
-PIECE = 4 << 20  # bytes of one staging buffer (the device copies one while the host writes the next)
-COPY_THREADS = 2  # host threads writing one piece: the H200 machine's host wrote mapped memory
-# at 14.5 GB/s on one thread, 26.6 on two, 23.1 on four, 19.1 on sixteen (benchmarks/upload_rate.py)
+# Bytes of one staging buffer: each piece is mapped on its own (about 0.1 ms each on the H200
+# machine), which cost more than overlapping the device's copy of one piece with the host's
+# writing of the next gained (12.85 MB: 7.6 GB/s in 4 MiB pieces, 13.3 in one buffer), so a
+# plan's feeds share one buffer unless they exceed this.
+PIECE = 256 << 20
+COPY_THREADS = 4  # host threads writing one piece: 12.85 MB from mapping until the device had it,
+# 9.6 GB/s on one thread, 12.7 on two, 13.3 on four; queue.write_buffer 10.9 and PyTorch's
+# pageable .cuda() 13.2 in the same run (benchmarks/upload_rate.py --variants; pinned: 51.6)
 MIN_THREAD_BYTES = 1 << 20
 
 
@@ -37,7 +42,8 @@ class Uploads:
             self.offsets.append(off)
             off += (ref.nbytes + ALIGN - 1) // ALIGN * ALIGN
         self.size = off
-        self.pieces: list = [None] * (-(-off // PIECE))
+        self.piece = max(ALIGN, min(PIECE, ctx.max_buffer) // ALIGN * ALIGN)
+        self.pieces: list = [None] * (-(-off // self.piece))
         self.bytes = 0
         self.seconds = 0.0
 
@@ -50,7 +56,7 @@ class Uploads:
             buf.destroy()
             buf = None
         if buf is None:
-            size = min(PIECE, self.size - i * PIECE)
+            size = min(self.piece, self.size - i * self.piece)
             buf = self.pieces[i] = self.ctx.device.create_buffer(
                 size=size, usage=wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC, mapped_at_creation=True)
         elif buf.map_state == "unmapped":
@@ -67,7 +73,7 @@ class Uploads:
         mapped = [self._mapped(i) for i in range(len(self.pieces))]
         device = self.ctx.device
         for i, buf in enumerate(mapped):
-            lo, hi = i * PIECE, i * PIECE + buf.size
+            lo, hi = i * self.piece, i * self.piece + buf.size
             parts = []  # (data, its first byte, bytes, offset in this piece, destination Ref)
             for (ref, _, _), data, off in zip(self.feeds, datas, self.offsets):
                 a, b = max(lo, off), min(hi, off + data.nbytes)
