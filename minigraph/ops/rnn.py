@@ -82,25 +82,25 @@ class Geometry:
         self.D = 2 if desc.bidirectional else 1
         src, rw = types["source"], types["recurrent_weight"]
         if len(src.shape) != 3:
-            raise ShapeError(f"{op}: source has shape {src.shape}; it needs rank 3, [T, N, I]")
+            raise ShapeError(f"source has shape {src.shape}; it needs rank 3, [T, N, I]")
         self.T, self.N, self.X = src.shape
         want_rank = 3 if self.D == 2 else 2
         if len(rw.shape) != want_rank:
-            raise ShapeError(f"{op}: recurrent_weight has shape {rw.shape}; it needs "
+            raise ShapeError(f"recurrent_weight has shape {rw.shape}; it needs "
                              + ("[2, G H, H] (bidirectional)" if self.D == 2 else "[G H, H]")
                              + f" with G = {self.G} gates")
         self.H = rw.shape[-1]
         if not _known(self.H):
-            raise ShapeError(f"{op}: recurrent_weight {rw.shape} needs a known hidden size (its last axis)")
+            raise ShapeError(f"recurrent_weight {rw.shape} needs a known hidden size (its last axis)")
         G, H, D = self.G, self.H, self.D
         want = (2, G * H, H) if D == 2 else (G * H, H)
         if not _fits(rw.shape, want):
-            raise ShapeError(f"{op}: recurrent_weight has shape {rw.shape}; with hidden size H = {H} "
+            raise ShapeError(f"recurrent_weight has shape {rw.shape}; with hidden size H = {H} "
                              f"(its last axis) and {G} gate{'s' if G > 1 else ''} it needs {_fmt(want)}")
         nil = types.get("__nil__", ())
         if "input_weight" in nil:
             if _known(self.X) and self.X != D * G * H:
-                raise ShapeError(f"{op}: without input_weight the source is already projected and needs "
+                raise ShapeError(f"without input_weight the source is already projected and needs "
                                  f"{_fmt((self.T, self.N, D * G * H))}, got {src.shape}")
             self.I = D * G * H
         else:
@@ -110,7 +110,7 @@ class Geometry:
                        "peephole": (2, 4 * H) if D == 2 else (4 * H,), "secondary_bias": (D * H,)}
         for k, want in self.expect.items():
             if k in types and k not in nil and not _fits(types[k].shape, want):
-                raise ShapeError(f"{op}: {k} has shape {types[k].shape}; it needs {_fmt(want)} "
+                raise ShapeError(f"{k} has shape {types[k].shape}; it needs {_fmt(want)} "
                                  f"(T = {self.T}, N = {self.N}, H = {H}, {G} gate{'s' if G > 1 else ''}"
                                  f"{', bidirectional' if D == 2 else ''})")
         if "mask" in types and "mask" not in nil:
@@ -118,7 +118,7 @@ class Geometry:
             out = (self.T, self.N, D * H)
             if len(m) > 3 or any(_known(a) and _known(b) and a not in (1, b)
                                  for a, b in zip(reversed(m), reversed(out))):
-                raise ShapeError(f"{op}: mask has shape {m}; it must broadcast to the output {_fmt(out)}")
+                raise ShapeError(f"mask has shape {m}; it must broadcast to the output {_fmt(out)}")
 
     @property
     def state(self) -> tuple:
@@ -131,11 +131,12 @@ class Geometry:
 
 def _check_dtypes(in_types, names, nil, op: str):
     dt = in_types[0].dtype
-    if dt.name not in ("float32", "float16"):
-        raise DTypeError(f"{op}: source has dtype {dt.name}; recurrent layers take float32 or float16")
+    if not dt.is_floating:
+        raise DTypeError(f"source has dtype {dt.name}; recurrent layers take a floating-point tensor "
+                         "(float32 or float16; float64 on the numpy backend)")
     for t, n in zip(in_types, names):
         if n not in nil and t.dtype != dt:
-            raise DTypeError(f"{op}: source is {dt.name} but {n} is {t.dtype.name}; all operands need one "
+            raise DTypeError(f"source is {dt.name} but {n} is {t.dtype.name}; all operands need one "
                              "dtype (cast with g.cast)")
     return dt
 
@@ -182,7 +183,7 @@ def _infer_gradients(kind: str):
                   "cell_gradient": [(geo.N, geo.D * geo.H), geo.state]}
         for k, wants in checks.items():
             if k in types and k not in nil and not any(_fits(types[k].shape, w) for w in wants):
-                raise ShapeError(f"{op}: {k} has shape {types[k].shape}; it needs "
+                raise ShapeError(f"{k} has shape {types[k].shape}; it needs "
                                  + " or ".join(_fmt(w) for w in wants))
         return [ShapedType(types[k].shape, dt) for k in GRAD_OUTPUTS[kind] if k not in nil]
     return infer
