@@ -2279,6 +2279,35 @@ class OpBuilders:
         """
         return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: TensorLike = None, scale: Optional[float] = None, name: Optional[str] = None) -> Tensor:
+        """``softmax(scale * query @ key^T + mask) @ value`` over the last axis, max-subtracted
+        (MPSGraph ``scaledDotProductAttention(query:key:value:mask:scale:name:)``; with ``mask=None``
+        the variant ``scaledDotProductAttention(query:key:value:scale:name:)``).
+
+        Shapes ``query [..., Nq, D]``, ``key [..., Nkv, D]``, ``value [..., Nkv, Dv]`` (usually
+        ``[B, H, N, D]``), leading axes broadcast; result ``[..., Nq, Dv]``. ``mask``: additive, of
+        the query's dtype, broadcasting to ``[..., Nq, Nkv]`` (``-inf`` drops a key; a row with every
+        key dropped gives 0, as PyTorch). ``scale``: required, as in MPSGraph (usually ``1 / sqrt(D)``).
+        See docs/attention.md.
+
+        Args:
+            query: A tensor of this graph, ``[..., Nq, D]``.
+            key: A tensor of this graph, ``[..., Nkv, D]``.
+            value: A tensor of this graph, ``[..., Nkv, Dv]``.
+            mask: None (MPSGraph's nil) or an additive tensor (or number) broadcasting to the scores.
+            scale: The factor of ``query @ key^T`` (MPSGraph's ``scale:``, a Float; no default).
+            name: The op's name (MPSGraph's ``name:``); None uses the op type.
+
+        Returns:
+            Tensor: ``[broadcast batch..., Nq, Dv]`` in the query's dtype (MPSGraph
+            ``scaledDotProductAttention(query:key:value:mask:scale:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError or DTypeError when the operands do not fit, an
+            AttentionScaleError (a DescriptorError and TypeError) without a numeric ``scale``.
+        """
+        return _builder('scaled_dot_product_attention')(self, query, key, value, mask, scale, name)  # type: ignore[no-any-return]
+
     def scatter(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
         """A tensor of ``shape`` where each slice ``updates[..., k, ...]`` along ``axis`` is combined
         into slice ``indices[k]`` (from ``mode``'s identity: the updates' sum, product, minimum, ...)

@@ -146,6 +146,11 @@ def every_op_graph(seed: int = 0):
         flat = g.flatten_2d(st, 2)
         mloss = g.reduction_sum(g.square(flat))
         outs += [flat, g.gradients(mloss, [x], name="grad")[x]]
+    with g.name_scope("attention"):  # heads of m's rows attend over x's rows, with and without a mask
+        keys = g.reshape(g.slice(x, 3, 0, 4), [2, 3, 6, 4])
+        amask = g.constant(np.where(np.eye(3, 6) > 0, -np.inf, 0.0).astype(f32), name="amask")
+        outs += [g.scaled_dot_product_attention(g.expand_dims(m, [0]), keys, keys, amask, scale=0.5),
+                 g.scaled_dot_product_attention(g.expand_dims(m, [0]), keys, keys, scale=0.25, name="attn_nomask")]
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)

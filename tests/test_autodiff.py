@@ -109,6 +109,10 @@ CASES = {
         lambda g, dy, w: g.depthwise_convolution_3d_data_gradient(
             dy, w, output_shape=[2, 3, 4, 5], descriptor=D3(strides=(1, 2, 1), padding_values=(0, 1, 1, 0, 1, 1))),
         [(4, 3, 2, 6), (4, 2, 2, 2)], (-1, 1)),
+    # attention: batch and head broadcasting, an additive mask (its gradient too), Dv != D
+    "scaled_dot_product_attention": (
+        lambda g, q, k, v, m: g.scaled_dot_product_attention(q, k, v, m, scale=0.7),
+        [(2, 2, 3, 4), (2, 1, 5, 4), (1, 2, 5, 3), (3, 5)], (-1.5, 1.5)),
     # normalization: normalize with free mean/variance takes the elementwise rule; the batch-norm
     # rule (mean/variance of its own tensor) is checked in tests/test_normalization.py
     "variance": (lambda g, a: g.variance(a, [0, 2]), [(3, 2, 4)], (-2, 2)),

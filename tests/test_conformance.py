@@ -1413,3 +1413,59 @@ def _(g, rng):
             g.one_hot(j, 4, dtype=mg.bool), g.one_hot(j, 0), g.one_hot(j, 3, dtype=mg.uint32, on_value=9)], {**fi, **fj}
 
 
+
+
+# ----------------------------------------------------------------------------- attention
+_ATTN_SHAPES = {  # query, key, value, mask (None: the variant without a mask)
+    "bhsd": ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 3, 5)),
+    "shared-kv-head": ((1, 3, 4, 8), (1, 1, 6, 8), (1, 1, 6, 5), (4, 6)),
+    "batch-broadcast-key-mask": ((1, 2, 3, 4), (3, 2, 5, 4), (1, 2, 5, 4), (3, 1, 1, 5)),
+    "rank2-nomask": ((5, 3), (7, 3), (7, 2), None),
+}
+for _cid, (_qs, _ks, _vs, _ms) in _ATTN_SHAPES.items():
+    def _b(g, rng, qs=_qs, ks=_ks, vs=_vs, ms=_ms):
+        q, fq = feed(g, uniform(rng, qs))
+        k, fk = feed(g, uniform(rng, ks))
+        v, fv = feed(g, uniform(rng, vs))
+        if ms is None:
+            return [g.scaled_dot_product_attention(q, k, v, scale=0.6)], {**fq, **fk, **fv}
+        mk = uniform(rng, ms)
+        mk.reshape(-1)[::3] = -np.inf
+        m, fm = feed(g, mk)
+        return [g.scaled_dot_product_attention(q, k, v, m, scale=1 / np.sqrt(qs[-1]))], {**fq, **fk, **fv, **fm}
+    case("scaled_dot_product_attention", _cid, tol=(1e-5, 1e-6))(_b)
+
+
+@case("scaled_dot_product_attention", "masked-rows-large-logits-nan", tol=(1e-5, 1e-5))
+def _(g, rng):  # a fully masked row gives 0; scores near 1e4 stay finite; NaN or +inf makes a row NaN
+    q, fq = feed(g, uniform(rng, (2, 5, 4)) * 50)
+    k, fk = feed(g, uniform(rng, (2, 6, 4)) * 50)
+    v, fv = feed(g, uniform(rng, (2, 6, 3)))
+    mk = uniform(rng, (5, 6)) * 1e4
+    mk[0] = -np.inf
+    mk[1, :5] = -np.inf
+    mk[2, 3] = np.nan
+    mk[3, 1] = np.inf
+    m, fm = feed(g, mk)
+    return [g.scaled_dot_product_attention(q, k, v, m, scale=1.0)], {**fq, **fk, **fv, **fm}
+
+
+@case("scaled_dot_product_attention", "f16", tol=(4e-3, 2e-3))
+def _(g, rng):
+    q, fq = feed(g, uniform(rng, (1, 2, 3, 8), dtype=F16))
+    k, fk = feed(g, uniform(rng, (1, 2, 7, 8), dtype=F16))
+    v, fv = feed(g, uniform(rng, (1, 2, 7, 8), dtype=F16))
+    m, fm = feed(g, np.where(np.arange(7) > 4, -np.inf, 0.5).astype(F16))
+    return [g.scaled_dot_product_attention(q, k, v, m, scale=0.35)], {**fq, **fk, **fv, **fm}
+
+
+@case("scaled_dot_product_attention", "4096-keys", tol=(2e-5, 2e-6))
+def _(g, rng):  # longer than one bounded pass of the webgpu kernel
+    q, fq = feed(g, uniform(rng, (1, 2, 3, 16)))
+    k, fk = feed(g, uniform(rng, (1, 2, 4096, 16)))
+    v, fv = feed(g, uniform(rng, (1, 2, 4096, 4)))
+    mk = uniform(rng, (3, 4096))
+    mk[1] = -np.inf
+    mk[2, 1:] = -np.inf
+    m, fm = feed(g, mk)
+    return [g.scaled_dot_product_attention(q, k, v, m, scale=0.25)], {**fq, **fk, **fv, **fm}

@@ -1,0 +1,259 @@
+"""scaled_dot_product_attention: forward and gradient against PyTorch's
+``torch.nn.functional.scaled_dot_product_attention`` (with ``attn_mask`` and ``scale``) and against a
+float64 loop written from Apple's formula ``softmax(scale * Q K^T + M) V``, on every backend;
+broadcasting, -inf masks (a fully masked row gives 0), large logits, long key sequences on webgpu,
+and the errors."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+F32 = np.float32
+
+
+def naive(q, k, v, mask, scale):
+    """Apple's formula with explicit loops in float64 (broadcast operands first)."""
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    nq, nkv, dv = q.shape[-2], k.shape[-2], v.shape[-1]
+    q = np.broadcast_to(q, lead + q.shape[-2:]).reshape(-1, nq, q.shape[-1])
+    k = np.broadcast_to(k, lead + k.shape[-2:]).reshape(-1, nkv, k.shape[-1])
+    v = np.broadcast_to(v, lead + v.shape[-2:]).reshape(-1, nkv, dv)
+    m = np.zeros((1, nq, nkv)) if mask is None else \
+        np.broadcast_to(mask.astype(np.float64), lead + (nq, nkv)).reshape(-1, nq, nkv)
+    m = np.broadcast_to(m, (q.shape[0], nq, nkv))
+    out = np.zeros((q.shape[0], nq, dv))
+    with np.errstate(invalid="ignore"):
+        _loops(q, k, v, m, scale, out)
+    return out.reshape(lead + (nq, dv))
+
+
+def _loops(q, k, v, m, scale, out):
+    nq, nkv = m.shape[-2:]
+    for b in range(q.shape[0]):
+        for i in range(nq):
+            s = [scale * sum(q[b, i, d] * k[b, j, d] for d in range(q.shape[-1])) + m[b, i, j] for j in range(nkv)]
+            top = max(s) if s else -math.inf
+            if top == -math.inf:
+                continue  # every key masked: 0
+            w = [math.exp(x - top) for x in s]
+            tot = sum(w)
+            for j in range(nkv):
+                out[b, i] += w[j] / tot * v[b, j]
+
+
+def _build(q, k, v, mask, scale, grads=True, dtype=F32):
+    g = mg.Graph()
+    phs = [g.placeholder(a.shape, dtype=a.dtype) for a in (q, k, v)]
+    mph = None if mask is None else g.placeholder(mask.shape, dtype=mask.dtype)
+    y = g.scaled_dot_product_attention(*phs, mph, scale=scale)
+    feeds = dict(zip(phs, (q, k, v)))
+    targets = [y]
+    wrt = phs + ([mph] if mph is not None else [])
+    if mph is not None:
+        feeds[mph] = mask
+    if grads:
+        w = g.constant(np.linspace(-1, 1, int(np.prod(y.shape)), dtype=np.float32).reshape(y.shape).astype(dtype))
+        loss = g.reduction_sum(g.multiplication(y, w))
+        gr = g.gradients(loss, wrt)
+        targets += [gr[t] for t in wrt]
+    return g, feeds, targets
+
+
+def _run(backend, q, k, v, mask, scale, grads=True):
+    g, feeds, targets = _build(q, k, v, mask, scale, grads)
+    out = g.run(feeds, targets, backend=backend)
+    return [np.asarray(out[t]) for t in targets]
+
+
+def _torch(q, k, v, mask, scale):
+    torch = pytest.importorskip("torch", reason="the 'oracles' extra (torch) is not installed")
+    F = torch.nn.functional
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (q, k, v)]
+    tm = None if mask is None else torch.tensor(mask, dtype=torch.float64, requires_grad=True)
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    qe, ke, ve = (t.expand(*lead, *t.shape[-2:]) for t in ts)  # PyTorch broadcasts only with enable_gqa
+    y = F.scaled_dot_product_attention(qe, ke, ve, attn_mask=tm, scale=scale)
+    w = torch.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(y.shape), dtype=torch.float64)
+    (y * w).sum().backward()
+    return [y.detach().numpy()] + [t.grad.numpy() for t in ts + ([tm] if tm is not None else [])]
+
+
+SHAPES = [  # query, key, value, mask (None: no mask)
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), (2, 3, 4, 6)),   # plain [B, H, S, D]
+    ((2, 3, 4, 5), (2, 1, 6, 5), (2, 1, 6, 7), (4, 6)),         # one key/value head for all; Dv != D
+    ((1, 2, 3, 4), (3, 2, 5, 4), (1, 2, 5, 4), (3, 1, 1, 5)),   # batch broadcast; a per-batch key mask
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 5), None),           # the variant without a mask
+    ((5, 3), (7, 3), (7, 2), (1, 7)),                           # rank 2
+    ((2, 1, 4), (2, 6, 4), (2, 6, 4), (2, 1, 6)),               # one query, rank 3
+]
+
+
+def _data(rng, shapes, neg_inf=True):
+    q, k, v = (rng.standard_normal(s).astype(F32) for s in shapes[:3])
+    mask = None
+    if shapes[3] is not None:
+        mask = rng.standard_normal(shapes[3]).astype(F32)
+        if neg_inf:
+            mask.reshape(-1)[::4] = -np.inf
+    return q, k, v, mask
+
+
+@pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: "x".join(map(str, s[0])) + ("-nomask" if s[3] is None else ""))
+def test_forward_and_gradient_match_torch(backend, shapes):
+    rng = np.random.default_rng(sum(map(sum, shapes[:3])))
+    q, k, v, mask = _data(rng, shapes)
+    scale = 1 / math.sqrt(q.shape[-1]) * 1.3
+    got = _run(backend, q, k, v, mask, scale)
+    want = _torch(q, k, v, mask, scale)
+    assert len(got) == len(want)
+    for i, (a, b) in enumerate(zip(got, want)):
+        assert a.shape == b.shape, i
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6, err_msg=f"output {i}")
+    np.testing.assert_allclose(got[0], naive(q, k, v, mask, scale), rtol=2e-5, atol=2e-6)
+
+
+def test_fully_masked_row_gives_zero_and_zero_gradient(backend):
+    """A row whose every key is -inf: 0 and a gradient of 0 (PyTorch's rule; Apple is silent)."""
+    rng = np.random.default_rng(3)
+    q, k, v, _ = _data(rng, ((1, 2, 4, 3), (1, 2, 5, 3), (1, 2, 5, 3), None))
+    mask = rng.standard_normal((4, 5)).astype(F32)
+    mask[1] = -np.inf
+    mask[2, :4] = -np.inf  # one key left
+    got = _run(backend, q, k, v, mask, 0.5)
+    want = _torch(q, k, v, mask, 0.5)
+    assert np.all(got[0][:, :, 1] == 0) and np.all(got[1][:, :, 1] == 0)
+    np.testing.assert_allclose(got[0][:, :, 2], np.broadcast_to(v[:, :, 4], (1, 2, 3)), rtol=1e-6)
+    for a, b in zip(got, want):
+        assert np.all(np.isfinite(a))
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
+def test_large_logits_stay_finite(backend):
+    """Scores near 1e4 (exp would overflow without the maximum subtracted)."""
+    rng = np.random.default_rng(4)
+    q, k, v, mask = _data(rng, ((1, 2, 3, 4), (1, 2, 6, 4), (1, 2, 6, 4), (3, 6)), neg_inf=False)
+    q *= 100
+    k *= 100
+    mask *= 1e4
+    got = _run(backend, q, k, v, mask, 1.0)
+    want = _torch(q, k, v, mask, 1.0)
+    for a, b in zip(got, want):
+        assert np.all(np.isfinite(a))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[0], naive(q, k, v, mask, 1.0), rtol=1e-5, atol=1e-5)
+
+
+def test_nan_and_inf_scores(backend):
+    """NaN in a row's scores makes that row NaN; +inf too (inf - inf), as a max-subtracted softmax."""
+    rng = np.random.default_rng(5)
+    q, k, v, mask = _data(rng, ((1, 4, 3), (1, 5, 3), (1, 5, 2), (4, 5)), neg_inf=False)
+    mask[1, 2] = np.nan
+    mask[2, 0] = np.inf
+    y = _run(backend, q, k, v, mask, 0.7, grads=False)[0]
+    assert np.all(np.isnan(y[0, 1])) and np.all(np.isnan(y[0, 2]))
+    keep = [0, 3]
+    np.testing.assert_allclose(y[0, keep], naive(q, k, v, mask, 0.7)[0, keep], rtol=2e-5, atol=2e-6)
+
+
+def test_empty_key_sequence_gives_zero(backend):
+    q = np.ones((2, 3, 4), F32)
+    k, v = np.ones((2, 0, 4), F32), np.ones((2, 0, 5), F32)
+    y = _run(backend, q, k, v, None, 0.5, grads=False)[0]
+    assert y.shape == (2, 3, 5) and np.all(y == 0)
+
+
+def test_float16(backend):
+    rng = np.random.default_rng(6)
+    q, k, v, mask = _data(rng, ((1, 2, 3, 8), (1, 2, 5, 8), (1, 2, 5, 8), (3, 5)))
+    h = [a.astype(np.float16) for a in (q, k, v, mask)]
+    try:
+        y = _run(backend, *h, 0.35, grads=False)[0]
+    except mg.UnsupportedDTypeError as e:
+        pytest.skip(f"float16 not on this adapter: {e}")
+    assert y.dtype == np.float16
+    want = naive(*[a.astype(F32) for a in h], 0.35)
+    np.testing.assert_allclose(y.astype(F32), want, rtol=4e-3, atol=4e-3)
+
+
+def test_long_key_sequence_on_webgpu(webgpu):
+    """4,096 keys: the webgpu kernel loops over them in bounded passes (loops.long_loop)."""
+    rng = np.random.default_rng(7)
+    q, k, v, mask = _data(rng, ((1, 2, 3, 16), (1, 2, 4096, 16), (1, 2, 4096, 8), (3, 4096)))
+    mask[2, :4095] = -np.inf  # the last key only
+    mask[1] = -np.inf  # nothing
+    g, feeds, targets = _build(q, k, v, mask, 0.25, grads=False)
+    got = g.run(feeds, targets, backend=webgpu)[targets[0]]
+    ref = g.run(feeds, targets, backend="numpy")[targets[0]]
+    np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-6)
+    assert np.all(got[:, :, 1] == 0)
+    np.testing.assert_allclose(got[:, :, 2], v[:, :, 4095], rtol=1e-6)
+    want = _torch(q, k, v, mask, 0.25)[0]
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+
+
+# ----------------------------------------------------------------------------- errors
+def _g(*shapes, dtype=F32):
+    g = mg.Graph()
+    return g, [g.placeholder(s, dtype=dtype) for s in shapes]
+
+
+def test_scale_is_required():
+    g, (q, k, v) = _g((1, 2, 3), (1, 4, 3), (1, 4, 3))
+    with pytest.raises(mg.MiniGraphError, match="scale is required"):
+        g.scaled_dot_product_attention(q, k, v)
+    with pytest.raises(TypeError, match="scale must be a number"):
+        g.scaled_dot_product_attention(q, k, v, None, "0.5")
+    y = g.scaled_dot_product_attention(q, k, v, None, 0.5)  # positional, as the Swift order
+    assert y.shape == (1, 2, 3) and y.operation.attrs["scale"] == 0.5
+
+
+@pytest.mark.parametrize("shapes, match", [
+    (((2, 3), (4, 5), (4, 3)), "same last .feature. dimension: 3 != 5"),
+    (((2, 3), (4, 3), (5, 3)), "same sequence length .dimension -2.: 4 != 5"),
+    (((2, 2, 3), (3, 4, 3), (3, 4, 3)), "do not broadcast"),
+    (((3,), (4, 3), (4, 3)), "query \\(3,\\) needs rank >= 2"),
+])
+def test_shape_errors_name_the_op(shapes, match):
+    g, (q, k, v) = _g(*shapes)
+    with pytest.raises(mg.ShapeError, match="scaled_dot_product_attention op") as e:
+        g.scaled_dot_product_attention(q, k, v, scale=1.0)
+    assert e.match(match)
+
+
+@pytest.mark.parametrize("mask_shape", [(3, 5), (3, 2, 4), (2, 1, 2, 4), (4, 1)])
+def test_mask_must_broadcast_to_the_scores(mask_shape):
+    g, (q, k, v, m) = _g((2, 2, 3), (2, 4, 3), (2, 4, 3), mask_shape)
+    with pytest.raises(mg.ShapeError, match=r"mask .* must broadcast to the scores .*\(2, 2, 4\)"):
+        g.scaled_dot_product_attention(q, k, v, m, scale=1.0)
+
+
+def test_dtype_errors():
+    g, (q, k, v) = _g((2, 3), (4, 3), (4, 3))
+    with pytest.raises(mg.DTypeError, match="mask has dtype bool.*g.select"):
+        g.scaled_dot_product_attention(q, k, v, g.placeholder((2, 4), dtype=mg.bool_), scale=1.0)
+    with pytest.raises(mg.DTypeError, match="query is float32 but key is float16"):
+        g.scaled_dot_product_attention(q, g.placeholder((4, 3), dtype=mg.float16), v, scale=1.0)
+    gi, (qi, ki, vi) = _g((2, 3), (4, 3), (4, 3), dtype=np.int32)
+    with pytest.raises(mg.DTypeError, match="query has dtype int32"):
+        gi.scaled_dot_product_attention(qi, ki, vi, scale=1.0)
+
+
+def test_scalar_mask_and_declaration():
+    g, (q, k, v) = _g((1, 2, 3), (1, 4, 3), (1, 4, 3))
+    y = g.scaled_dot_product_attention(q, k, v, -1.5, scale=0.5)  # a number: a constant of the query's dtype
+    assert "nil_inputs" not in y.operation.attrs
+    y0 = g.scaled_dot_product_attention(q, k, v, scale=0.5)
+    assert y0.operation.attrs["nil_inputs"] == ("mask",)
+    rng = np.random.default_rng(0)
+    f = {t: rng.standard_normal(t.shape).astype(F32) for t in (q, k, v)}
+    out = g.run(f, [y, y0])
+    np.testing.assert_allclose(out[y], out[y0], rtol=1e-5, atol=1e-6)  # a constant shift changes nothing
+    d = mg.ops.OPS["scaled_dot_product_attention"]
+    assert d.swift == "scaledDotProductAttention(query:key:value:mask:scale:name:)"
+    assert d.objc == "scaledDotProductAttentionWithQueryTensor:keyTensor:valueTensor:maskTensor:scale:name:"
+    assert d.since == ("15.0", "18.0")
