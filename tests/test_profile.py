@@ -36,13 +36,14 @@ def _training_step(backend, rng, n=2, c=4, hw=8):
 
 
 def _executed(exe, backend):
-    """The plan's ops a backend runs: not the sources, and on webgpu not the views (aliases); the
-    host backends (numpy, and cpu, which runs the NumPy runner with compiled steps) record views."""
+    """The plan's ops a backend runs: not the sources, and on webgpu not the views, reads and
+    assigns (aliases, no GPU work); the host backends (numpy, and cpu, which runs the NumPy runner
+    with compiled steps) record them."""
     ops = []
     for st in exe.plan.steps:
         if st.op.type in SOURCE_OPS:
             continue
-        if backend not in HOST_BACKENDS and (st.op.opdef.kind == "view" or
+        if backend not in HOST_BACKENDS and (st.op.opdef.kind == "view" or st.memory in ("read", "assign") or
                                    (st.op.type == "cast" and st.in_types[0].dtype == st.out_types[0].dtype)):
             continue
         ops.append(st.op)

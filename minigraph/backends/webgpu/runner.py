@@ -4,9 +4,9 @@ At prepare time every slot of the plan gets a device buffer (intermediates from 
 ``buffers.py``, back to it when the plan's ``Step.free`` says they are dead), every kernel is
 compiled and bound (``kernel_builder.py``). The plan says what each step is (``Step.memory``,
 compiler/buffers.py) and the runner does just that: ``feed``, ``constant``, ``filled_constant``
-and ``variable`` get buffers of their own, ``read`` copies the value ``Step.source`` names,
-``assign`` copies into the variable's pending buffer, ``view`` aliases its input's buffer and
-``kernel`` runs the backend's kernel.
+and ``variable`` get buffers of their own, ``read`` aliases the buffer of the value ``Step.source``
+names, ``assign`` makes the value's buffer the variable's pending one (held to the run's end),
+``view`` aliases its input's buffer and ``kernel`` runs the backend's kernel.
 
 A run uploads the feeds (and variables whose value changed on the host), records the
 dispatches in command buffers of ``SUBMIT_EVERY`` (each submitted once encoded, so the GPU
@@ -29,7 +29,6 @@ from .kernel_builder import KernelBuilder, Recorded, check_dtypes, encode, op_la
 from .profilers import Timestamps, host_spans
 from .registry import KERNELS
 from .uploads import Uploads
-from .wgsl import render
 
 SUBMIT_EVERY = 24  # dispatches per command buffer: encoding on the host overlaps the GPU's work
 FILL_CHUNK = 1 << 20  # elements of a filled constant written at a time
@@ -124,16 +123,19 @@ class Runner:
         self.variables.append((st.op, ref, ty.dtype.name))
 
     def _read(self, st) -> None:
-        """The value the plan says the read sees (``Step.source``): an earlier assign's, or the variable's."""
-        src = self.slot_ref[st.source if st.source is not None else st.inputs[0]]
-        self._copy(st, src, self._alloc_slot(st, 0))
+        """The value the plan says the read sees (``Step.source``), an earlier assign's or the
+        variable's, aliased: no kernel of this backend writes into an input, a variable's buffer
+        is written only before the run's dispatches (``_begin``), and an assigned value's buffer
+        is kept whole to the run's end (``_assign``)."""
+        self._bind(st.outputs[0], self.slot_ref[st.source if st.source is not None else st.inputs[0]])
 
     def _assign(self, st) -> None:
-        """Copy the value into the variable's pending buffer, read back and committed after the run."""
-        var_op = st.op.inputs[0].operation
-        if var_op not in self._pending:
-            self._pending[var_op] = self.buffers.dedicated(st.in_types[1], op_label(st.op))
-        self._copy(st, self.slot_ref[st.inputs[1]], self._pending[var_op])
+        """The assigned value's buffer becomes the variable's pending value, read back (or kept
+        on the device) and committed after the run: held, so that no later step of the plan gets
+        it from the pool."""
+        ref = self.slot_ref[st.inputs[1]]
+        ref.buf.refs += 1
+        self._pending[st.op.inputs[0].operation] = ref
 
     def _view(self, st) -> None:
         self._bind(st.outputs[0], self.slot_ref[st.inputs[0]])  # same bytes: alias the input's buffer
@@ -168,12 +170,6 @@ class Runner:
     def _bind(self, slot, ref):
         self.slot_ref[slot] = ref
         ref.buf.refs += 1
-
-    def _copy(self, st, src: Ref, dst: Ref):
-        """Copy the words of ``src`` into ``dst`` (read and assign)."""
-        words = min(src.nbytes, dst.nbytes) // 4
-        self._builder(st).dispatch(render("copy_words"), [("u", [words]), ("ro", src), ("rw", dst)],
-                                   -(-words // 256))
 
     def _upload(self, ref: Ref, arr: np.ndarray, dtype: str):
         data = to_device(arr, dtype)
