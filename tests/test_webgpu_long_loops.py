@@ -280,6 +280,46 @@ def _tile_grad(g):
     return {s: src, dy: dyv}, [g.tile_gradient(dy, s, [N])]
 
 
+@long_case("single_gate_rnn", "lstm", "gru")
+def _rnn_forward(g):
+    """An input width of N: the input projection's dot products run in passes."""
+    xv = np.stack([_ramp(N), _ramp(N, -2, 5)])[:, None, :]
+    targets, feeds = [], {}
+    x = _ph(g, xv, "x")
+    feeds[x] = xv
+    for op, gates in (("single_gate_rnn", 1), ("lstm", 4), ("gru", 3)):
+        wv = np.stack([_ramp(N, -1 - k, 3 + k) for k in range(gates)]) / 64
+        rv = np.full((gates, 1), 0.5, np.float32)
+        w, r = _ph(g, wv.astype(np.float32), f"w_{op}"), _ph(g, rv, f"r_{op}")
+        feeds.update({w: wv.astype(np.float32), r: rv})
+        targets += getattr(g, op)(x, r, w)
+    return feeds, targets
+
+
+@long_case("single_gate_rnn_gradients", "lstm_gradients", "gru_gradients")
+def _rnn_gradients(g):
+    """A batch of N: the weight and bias gradients sum over T N = N rows in passes (dyadic values: exact sums)."""
+    xv = _ramp(N)[None, :, None]
+    dyv = _ramp(N, -2, 5)[None, :, None]
+    x, dy = _ph(g, xv, "x"), _ph(g, dyv, "dy")
+    feeds = {x: xv, dy: dyv}
+    targets = []
+    for op, gates in (("single_gate_rnn", 1), ("lstm", 4), ("gru", 3)):
+        wv, rv = np.full((gates, 1), 0.5, np.float32), np.full((gates, 1), 0.25, np.float32)
+        zv = np.full((1, N, gates), 0.5, np.float32)
+        w, r, b, z = (_ph(g, wv, f"w_{op}"), _ph(g, rv, f"r_{op}"), _ph(g, wv[:, 0], f"b_{op}"),
+                      _ph(g, zv, f"z_{op}"))
+        feeds.update({w: wv, r: rv, b: wv[:, 0], z: zv})
+        if op == "single_gate_rnn":
+            targets += g.single_gate_rnn_gradients(x, r, dy, z, input_weight=w, bias=b)
+        elif op == "lstm":
+            targets += g.lstm_gradients(x, r, dy, z, dy, input_weight=w, bias=b,
+                                        descriptor=mg.LSTMDescriptor(activation=mg.RNNActivation.NONE))
+        else:
+            targets += g.gru_gradients(x, r, dy, z, dy, input_weight=w, bias=b)
+    return feeds, targets
+
+
 # ----------------------------------------------------------------------------- the enumeration
 def _unenumerated() -> list:
     """The registered webgpu kernels with neither a long case, a bounded declaration nor a refusal."""
