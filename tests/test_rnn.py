@@ -618,3 +618,53 @@ def test_every_descriptor_combination_runs_on_numpy(kind):
         np.testing.assert_allclose(got[0], h, rtol=1e-10, atol=1e-12)
         if desc.training:
             np.testing.assert_allclose(got[-1], z if kind != "rnn" else got[-1], rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------- webgpu
+WEBGPU_CASES = [
+    ("rnn", dict(activation=A.SIGMOID, bidirectional=True), ("b", "h0", "mask"), False),
+    ("rnn", dict(reverse=True, training=True, activation=A.HARD_SIGMOID), ("h0",), True),
+    ("lstm", dict(), ("b", "h0", "c0", "peep", "mask"), False),
+    ("lstm", dict(forget_gate_last=True, bidirectional=True, training=True), ("b", "h0", "c0", "peep"), False),
+    ("lstm", dict(produce_cell=True, reverse=True, activation=A.NONE, cell_gate_activation=A.RELU), ("b",), True),
+    ("gru", dict(), ("b", "h0", "mask"), False),
+    ("gru", dict(reset_gate_first=True, flip_z=True, bidirectional=True, training=True), ("b", "h0"), False),
+    ("gru", dict(reset_after=True, update_gate_activation=A.TANH), ("b", "h0", "b2", "mask"), False),
+    ("gru", dict(reset_after=True, bidirectional=True, flip_z=True), ("b", "b2"), True),
+]
+
+
+def _numpy_and_webgpu(kind, fields, optional, no_w, rng, T=3, N=2, I=3, H=2):
+    desc = DESC[kind](**fields)
+    v = make_inputs(kind, desc, rng, T=T, N=N, I=I, H=H, optional=optional, no_input_weight=no_w, dtype=np.float32)
+    g = mg.Graph()
+    outs, ph = build(g, kind, desc, v)
+    wy = rng.standard_normal(outs[0].shape).astype(np.float32)
+    L = g.reduction_sum(g.multiplication(outs[0], g.constant(wy)), axes=None)
+    if kind == "lstm" and len(outs) > 1:  # a gradient through the cell sequence too
+        L = g.addition(L, g.reduction_sum(g.multiplication(outs[1], g.constant(wy)), axes=None))
+    keys = [k for k in v if k != "mask"]
+    gr = g.gradients(L, [ph[k] for k in keys])
+    targets = list(outs) + [gr[ph[k]] for k in keys]
+    feeds = {ph[k]: a for k, a in v.items()}
+    want = g.run(feeds, targets, backend="numpy")
+    got = g.run(feeds, targets, backend="webgpu")
+    for t in targets:
+        np.testing.assert_allclose(got[t], want[t], rtol=2e-5, atol=2e-6 * max(1.0, np.abs(want[t]).max()),
+                                   err_msg=f"{kind} {fields} {t.name}")
+
+
+@pytest.mark.parametrize("kind,fields,optional,no_w", WEBGPU_CASES)
+def test_webgpu_matches_numpy_forward_and_gradients(webgpu, kind, fields, optional, no_w):
+    _numpy_and_webgpu(kind, fields, optional, no_w, np.random.default_rng(21))
+
+
+def test_webgpu_dot_products_in_many_passes(webgpu, monkeypatch):
+    """With 3 iterations a pass every dot product (over I, H, 4H, T N) runs in several passes."""
+    from minigraph.backends.webgpu import loops
+    monkeypatch.setattr(loops, "LOOP_MAX", 3)
+    rng = np.random.default_rng(22)
+    _numpy_and_webgpu("lstm", dict(bidirectional=True, produce_cell=True), ("b", "h0", "c0", "peep", "mask"),
+                      False, rng, T=3, N=3, I=7, H=4)
+    _numpy_and_webgpu("gru", dict(), ("b", "h0"), False, rng, T=3, N=3, I=7, H=4)
+    _numpy_and_webgpu("gru", dict(reset_after=True), ("b", "h0", "b2"), False, rng, T=3, N=3, I=5, H=4)
