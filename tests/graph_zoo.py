@@ -151,6 +151,15 @@ def every_op_graph(seed: int = 0):
         amask = g.constant(np.where(np.eye(3, 6) > 0, -np.inf, 0.0).astype(f32), name="amask")
         outs += [g.scaled_dot_product_attention(g.expand_dims(m, [0]), keys, keys, amask, scale=0.5),
                  g.scaled_dot_product_attention(g.expand_dims(m, [0]), keys, keys, scale=0.25, name="attn_nomask")]
+    with g.name_scope("rnn"):  # m's rows as a sequence [T=3, N=1, I=4]: the three layers and their gradients
+        seq = g.expand_dims(m, [1])
+        rw = {k: g.constant(rng.uniform(-0.5, 0.5, (k * 2, 2)).astype(f32), name=f"rnn_r{k}") for k in (1, 3, 4)}
+        iw = {k: g.constant(rng.uniform(-0.5, 0.5, (k * 2, 4)).astype(f32), name=f"rnn_w{k}") for k in (1, 3, 4)}
+        srnn = g.single_gate_rnn(seq, rw[1], iw[1], descriptor=mg.SingleGateRNNDescriptor(activation=mg.RNNActivation.TANH))
+        lstm_out = g.lstm(seq, rw[4], iw[4], descriptor=mg.LSTMDescriptor(produce_cell=True))
+        gru_out = g.gru(seq, rw[3], iw[3], descriptor=mg.GRUDescriptor(reset_after=True))
+        rloss = g.reduction_sum(g.square(srnn[0])) + g.reduction_sum(lstm_out[1]) + g.reduction_sum(gru_out[0])
+        outs += [srnn[0], lstm_out[0], gru_out[0], g.gradients(rloss, [m], name="grad")[m]]
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)
