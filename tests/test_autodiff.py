@@ -142,6 +142,16 @@ CASES = {
                 [(2, 3)], (-2, 2)),
     "scatter_nd": (lambda g, u: g.scatter_nd(u, g.constant(np.array([[[2], [0], [2]]], np.int32)), [1, 3, 2],
                                              batch_dimensions=1), [(1, 3, 2)], (-2, 2)),
+    # recurrent layers: every optional input but the mask; bidirectional, reverse, reset_after with flip_z
+    "single_gate_rnn": (lambda g, x, r, w, b, h0: g.single_gate_rnn(
+        x, r, w, b, h0, descriptor=mg.SingleGateRNNDescriptor(activation=mg.RNNActivation.TANH, bidirectional=True))[0],
+        [(3, 2, 2), (2, 2, 2), (4, 2), (4,), (2, 4)], (-1, 1)),
+    "lstm": (lambda g, x, r, w, b, h0, c0, p: g.lstm(x, r, w, b, h0, c0, None, p,
+                                                    descriptor=mg.LSTMDescriptor(reverse=True))[0],
+             [(3, 2, 2), (8, 2), (8, 2), (8,), (2, 2), (2, 2), (8,)], (-1, 1)),
+    "gru": (lambda g, x, r, w, b, h0, b2: g.gru(x, r, w, b, h0, None, b2,
+                                               descriptor=mg.GRUDescriptor(reset_after=True, flip_z=True))[0],
+            [(3, 2, 2), (6, 2), (6, 2), (6,), (2, 2), (2,)], (-1, 1)),
 }
 
 
