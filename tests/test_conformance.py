@@ -1469,3 +1469,93 @@ def _(g, rng):  # longer than one bounded pass of the webgpu kernel
     mk[2, 1:] = -np.inf
     m, fm = feed(g, mk)
     return [g.scaled_dot_product_attention(q, k, v, m, scale=0.25)], {**fq, **fk, **fv, **fm}
+
+
+# ----------------------------------------------------------------------------- recurrent layers
+def _rnn_feeds(g, rng, shapes, dtype=F32):
+    ts, fs = [], {}
+    for s in shapes:
+        t, f = feed(g, uniform(rng, s, -1, 1, dtype=dtype))
+        ts.append(t)
+        fs.update(f)
+    return ts, fs
+
+
+@case("single_gate_rnn", "bidirectional-mask-training")
+def _(g, rng):
+    (x, r, w, b, h0), fs = _rnn_feeds(g, rng, [(4, 2, 3), (2, 2, 2), (4, 3), (4,), (2, 4)])
+    m, fm = feed(g, (rng.random((4, 2, 4)) > 0.3).astype(F32))
+    d = mg.SingleGateRNNDescriptor(bidirectional=True, training=True, activation=mg.RNNActivation.TANH)
+    return g.single_gate_rnn(x, r, w, b, h0, m, descriptor=d), {**fs, **fm}
+
+
+@case("single_gate_rnn", "reverse-relu-no-input-weight")
+def _(g, rng):
+    (x, r), fs = _rnn_feeds(g, rng, [(5, 3, 4), (4, 4)])
+    return g.single_gate_rnn(x, r, descriptor=mg.SingleGateRNNDescriptor(reverse=True)), fs
+
+
+@case("lstm", "peephole-mask-training")
+def _(g, rng):
+    (x, r, w, b, h0, c0, p), fs = _rnn_feeds(g, rng, [(4, 2, 3), (12, 3), (12, 3), (12,), (2, 3), (2, 3), (12,)])
+    m, fm = feed(g, (rng.random((2, 3)) > 0.3).astype(F32))
+    return g.lstm(x, r, w, b, h0, c0, m, p, descriptor=mg.LSTMDescriptor(training=True)), {**fs, **fm}
+
+
+@case("lstm", "bidirectional-forget-last-activations")
+def _(g, rng):
+    (x, r, w, b), fs = _rnn_feeds(g, rng, [(3, 2, 4), (2, 8, 2), (16, 4), (16,)])
+    A = mg.RNNActivation
+    d = mg.LSTMDescriptor(bidirectional=True, produce_cell=True, forget_gate_last=True,
+                          input_gate_activation=A.HARD_SIGMOID, cell_gate_activation=A.RELU, activation=A.SIGMOID)
+    return g.lstm(x, r, w, b, descriptor=d), fs
+
+
+@case("lstm", "f16", tol=(4e-3, 2e-3))
+def _(g, rng):
+    (x, r, w, b), fs = _rnn_feeds(g, rng, [(3, 2, 4), (8, 2), (8, 4), (8,)], dtype=F16)
+    return g.lstm(x, r, w, b, descriptor=mg.LSTMDescriptor(produce_cell=True)), fs
+
+
+@case("gru", "reset-after-secondary-bias")
+def _(g, rng):
+    (x, r, w, b, h0, b2), fs = _rnn_feeds(g, rng, [(4, 2, 3), (9, 3), (9, 3), (9,), (2, 3), (3,)])
+    d = mg.GRUDescriptor(reset_after=True, training=True)
+    return g.gru(x, r, w, b, h0, None, b2, descriptor=d), fs
+
+
+@case("gru", "bidirectional-reset-first-flip-mask")
+def _(g, rng):
+    (x, r, w, b), fs = _rnn_feeds(g, rng, [(3, 2, 4), (2, 6, 2), (12, 4), (12,)])
+    m, fm = feed(g, (rng.random((3, 2, 4)) > 0.3).astype(F32))
+    d = mg.GRUDescriptor(bidirectional=True, reset_gate_first=True, flip_z=True)
+    return g.gru(x, r, w, b, None, m, descriptor=d), {**fs, **fm}
+
+
+@case("single_gate_rnn_gradients", "state-gradient")
+def _(g, rng):
+    (x, r, w, b, h0, dy, sg), fs = _rnn_feeds(g, rng, [(4, 2, 3), (2, 2), (2, 3), (2,), (2, 2), (4, 2, 2), (2, 2)])
+    d = mg.SingleGateRNNDescriptor(training=True, activation=mg.RNNActivation.SIGMOID)
+    h, z = g.single_gate_rnn(x, r, w, b, h0, descriptor=d)
+    return g.single_gate_rnn_gradients(x, r, dy, z, sg, w, b, h0, descriptor=d), fs
+
+
+@case("lstm_gradients", "peephole-cell-gradient")
+def _(g, rng):
+    (x, r, w, b, h0, c0, p, dy, dc), fs = _rnn_feeds(
+        g, rng, [(4, 2, 3), (2, 8, 2), (16, 3), (16,), (2, 4), (2, 4), (2, 8), (4, 2, 4), (2, 4)])
+    d = mg.LSTMDescriptor(training=True, bidirectional=True)
+    h, c, z = g.lstm(x, r, w, b, h0, c0, None, p, descriptor=d)
+    return g.lstm_gradients(x, r, dy, z, c, None, dc, w, b, h0, c0, None, p, descriptor=d), fs
+
+
+@case("gru_gradients", "reset-after-and-before")
+def _(g, rng):
+    (x, r, w, b, h0, b2, dy), fs = _rnn_feeds(g, rng, [(3, 2, 3), (6, 2), (6, 3), (6,), (2, 2), (2,), (3, 2, 2)])
+    m, fm = feed(g, (rng.random((3, 2, 2)) > 0.3).astype(F32))
+    outs = []
+    for ra in (True, False):
+        d = mg.GRUDescriptor(training=True, reset_after=ra)
+        h, z = g.gru(x, r, w, b, h0, m, b2, descriptor=d)
+        outs += g.gru_gradients(x, r, dy, z, h, None, w, b, h0, m, b2, descriptor=d)
+    return outs, {**fs, **fm}

@@ -435,6 +435,8 @@ def _results(step, L, dP, dQ, Hin, HinO, Cp, dh, dc) -> None:
             _column_sum(L, dP, ref, D * GH, GH, "")
         elif k == "peephole":
             _column_sum(L, dP, ref, D * GH, GH, " * Cp[(d * TT * NN + k) * HH + j % HH]", [("Cp", Cp, "ro", "f32")])
+        elif k == "secondary_bias" and not L.desc.reset_after:  # b2 enters only with reset_after
+            L.run(D * H, f"  dst[e] = {L.ty}(0.0);", [("dst", ref, "rw", L.ty)])
         elif k == "secondary_bias":
             tmp = L.scratch(D * H)
             index = "  let d = e / HH;\n  let j = e % HH;"
