@@ -280,6 +280,19 @@ def _tile_grad(g):
     return {s: src, dy: dyv}, [g.tile_gradient(dy, s, [N])]
 
 
+@long_case("scaled_dot_product_attention")
+def _attention(g):
+    """N keys: the online softmax's passes; the best key last, a row with every key masked but one."""
+    kv = np.stack([_ramp(N) / 8, _ramp(N, -2, 5) / 8], 1)[None]
+    kv[0, -1] = 2.0
+    vv = _ramp(N)[None, :, None]
+    qv = np.array([[[1.0, -0.5], [0.25, 2.0]]], np.float32)
+    mv = np.zeros((2, N), np.float32)
+    mv[1, 1:-1] = -np.inf
+    q, k, v, m = _ph(g, qv, "q"), _ph(g, kv, "k"), _ph(g, vv, "v"), _ph(g, mv, "m")
+    return {q: qv, k: kv, v: vv, m: mv}, [g.scaled_dot_product_attention(q, k, v, m, scale=1.5)]
+
+
 @long_case("single_gate_rnn", "lstm", "gru")
 def _rnn_forward(g):
     """An input width of N: the input projection's dot products run in passes."""
