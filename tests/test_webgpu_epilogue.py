@@ -109,7 +109,7 @@ def test_pointwise_weights_gradient(kind, shape):
 
 def test_registered_anchor_types():
     for t in ("matrix_multiplication", "convolution_2d", "convolution_2d_data_gradient",
-              "convolution_2d_weights_gradient"):
+              "convolution_2d_weights_gradient", "depthwise_convolution_2d", "depthwise_convolution_2d_data_gradient"):
         assert t in EPILOGUE_FACTORIES
 
 
@@ -231,6 +231,36 @@ def test_tiled_3x3_convolution_epilogue(kind, direction):
     else:
         x = g.placeholder((n, co, 17, 17), mg.float32, name="x")
         y, c, anchor = g.convolution_2d_data_gradient(x, wt, (n, ci, h, h), d), ci, "convolution_2d_data_gradient"
+    y, extra = _tail(kind, g, y, c)
+    feeds = {x: _data(rng, x.shape), wt: _data(rng, wt.shape)}
+    feeds.update({t: _data(rng, t.shape) for t in extra.values()})
+    before = tiled_conv.RECORDED[direction]
+    _check(g, feeds, y, anchor)
+    assert tiled_conv.RECORDED[direction] > before
+
+
+@pytest.mark.parametrize("kind", ["relu", "bias_relu6", "mask"])
+@pytest.mark.parametrize("direction", ["forward", "data_gradient"])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_convolution_epilogue(kind, direction, stride):
+    """A depthwise 3x3 convolution (and its data gradient) applies the tail in its tiled kernel,
+    as the six-block step's ReLU and its gradient's mask."""
+    from minigraph.backends.webgpu import tiled_conv
+    from minigraph.descriptors import DepthwiseConvolution2DOpDescriptor
+    rng = np.random.default_rng(11)
+    n, c, h = 2, 12, 19
+    o = (h + 2 - 3) // stride + 1
+    d = DepthwiseConvolution2DOpDescriptor(stride_in_x=stride, stride_in_y=stride, padding_left=1, padding_right=1,
+                                           padding_top=1, padding_bottom=1)
+    g = mg.Graph()
+    wt = g.placeholder((1, c, 3, 3), mg.float32, name="wt")
+    if direction == "forward":
+        x = g.placeholder((n, c, h, h), mg.float32, name="x")
+        y, anchor = g.depthwise_convolution_2d(x, wt, d), "depthwise_convolution_2d"
+    else:
+        x = g.placeholder((n, c, o, o), mg.float32, name="x")
+        y = g.depthwise_convolution_2d_data_gradient(x, wt, (n, c, h, h), d)
+        anchor = "depthwise_convolution_2d_data_gradient"
     y, extra = _tail(kind, g, y, c)
     feeds = {x: _data(rng, x.shape), wt: _data(rng, wt.shape)}
     feeds.update({t: _data(rng, t.shape) for t in extra.values()})

@@ -32,6 +32,7 @@ from math import prod
 from ...ops.convolution_transpose import transpose_geometry
 from ...ops.geometry import ConvGeometry, geometry_of
 from . import pointwise, tiled_conv
+from .epilogue import epilogue_kernel
 from .conv_constants import _W, _volume, axis_sizes, axis_strides, constants, decode, reach
 from .loops import LOOP_MAX, nested_iterations
 from .reduction import reduce_dispatch
@@ -147,6 +148,22 @@ _DGRAD_TERM = """      let kw = kw0 + t % {NKW}u;
                     * f32(b[wb + og * {WSOG}u + kd * {WSKD}u + kh * {WSKH}u + kw * {WSKW}u]);
         }}
       }}"""
+
+
+@epilogue_kernel("depthwise_convolution_2d", "depthwise_convolution_2d_data_gradient")
+def _depthwise_epilogue(step, kb, epi) -> bool:
+    """A depthwise convolution or its data gradient with the step's tail applied where the tiled
+    kernel stores (False where that kernel declines the geometry: the caller runs the op's own
+    kernel, then the tail)."""
+    geo = geometry_of(epi.anchor_step)
+    role = epi.anchor.opdef.role
+    c = constants(geo) if role == "forward" else dict(constants(geo), **reach(geo))
+    loops = (nested_iterations(c["CI"], c["KD"], c["KH"], c["KW"]) if role == "forward"
+             else nested_iterations(c["OG"], c["NKD"], c["NKH"], c["NKW"]))
+    if loops > _LOOP_MAX:
+        return False
+    return tiled_conv.record(kb, geo, role, epi.input(0), epi.input(1), kb.output(),
+                             epi.anchor_type.dtype.name, epi)
 
 
 @webgpu_kernel("convolution_2d_data_gradient", "depthwise_convolution_2d_data_gradient",
