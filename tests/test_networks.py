@@ -173,3 +173,111 @@ def test_mobilenet_v2_builder_matches_torch():
     xv = rng.standard_normal((4, 3, 32, 32))
     np.testing.assert_allclose(g.run({x: xv}, [logits])[logits], module(torch.tensor(xv)).detach().numpy(),
                                rtol=1e-9, atol=1e-9)
+
+
+# ----------------------------------------------------------------- a two-layer LSTM language model
+LM_V, LM_E, LM_H, LM_T, LM_N, LM_LR = 7, 4, 5, 6, 2, 0.5
+
+
+def _lm_init(seed=1):
+    """Parameters in MPSGraph's layouts (LSTM weights [4H, I] / [4H, H] with gates i, f, z, o as
+    torch's i, f, g, o; one bias, torch's b_ih with b_hh held at zero) and three batches of tokens."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+    p = {"embedding": rng.standard_normal((LM_V, LM_E)).astype(f),
+         "head_w": (rng.standard_normal((LM_H, LM_V)) * 0.5).astype(f), "head_b": (rng.standard_normal(LM_V) * 0.1).astype(f)}
+    for k, width in ((1, LM_E), (2, LM_H)):
+        p[f"w{k}"] = (rng.standard_normal((4 * LM_H, width)) * 0.5).astype(f)
+        p[f"r{k}"] = (rng.standard_normal((4 * LM_H, LM_H)) * 0.5).astype(f)
+        p[f"b{k}"] = (rng.standard_normal(4 * LM_H) * 0.2).astype(f)
+    data = [(rng.integers(0, LM_V, (LM_T, LM_N)).astype(np.int32), rng.integers(0, LM_V, (LM_T, LM_N)).astype(np.int32))
+            for _ in range(STEPS)]
+    return p, data
+
+
+def _lm_minigraph(p):
+    g = mg.Graph()
+    tokens = g.placeholder([LM_T, LM_N], mg.int32, name="tokens")
+    targets = g.placeholder([LM_T, LM_N], mg.int32, name="targets")
+    v = {k: g.variable(a, name=k) for k, a in p.items()}
+    x = g.gather(v["embedding"], tokens, 0)  # [T, N, E]
+    h1 = g.lstm(x, v["r1"], v["w1"], v["b1"], name="lstm1")[0]
+    h2 = g.lstm(h1, v["r2"], v["w2"], v["b2"], name="lstm2")[0]
+    logits = g.addition(g.matrix_multiplication(g.reshape(h2, [LM_T * LM_N, LM_H]), v["head_w"]), v["head_b"])
+    labels = g.one_hot(g.reshape(targets, [LM_T * LM_N]), LM_V, dtype=mg.float32)
+    loss = g.softmax_cross_entropy(logits, labels, axis=-1, reduction="mean", name="loss")
+    grads = g.gradients(loss, list(v.values()))
+    steps = [g.apply_stochastic_gradient_descent(LM_LR, w, grads[w], name=f"sgd_{k}") for k, w in v.items()]
+    return g, tokens, targets, v, loss, grads, steps
+
+
+class _TorchLM(torch.nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(LM_V, LM_E)
+        self.lstm = torch.nn.LSTM(LM_E, LM_H, num_layers=2)
+        self.head = torch.nn.Linear(LM_H, LM_V)
+        with torch.no_grad():
+            self.embedding.weight.copy_(torch.from_numpy(p["embedding"]))
+            for k in (1, 2):
+                getattr(self.lstm, f"weight_ih_l{k - 1}").copy_(torch.from_numpy(p[f"w{k}"]))
+                getattr(self.lstm, f"weight_hh_l{k - 1}").copy_(torch.from_numpy(p[f"r{k}"]))
+                getattr(self.lstm, f"bias_ih_l{k - 1}").copy_(torch.from_numpy(p[f"b{k}"]))
+                hh = getattr(self.lstm, f"bias_hh_l{k - 1}")
+                hh.zero_()
+                hh.requires_grad_(False)  # MPSGraph's LSTM has one bias: torch's two would train twice as fast
+            self.head.weight.copy_(torch.from_numpy(p["head_w"].T.copy()))
+            self.head.bias.copy_(torch.from_numpy(p["head_b"]))
+
+    def forward(self, tokens):
+        return self.head(self.lstm(self.embedding(tokens))[0]).reshape(LM_T * LM_N, LM_V)
+
+    def params(self):
+        out = {"embedding": self.embedding.weight, "head_w": self.head.weight, "head_b": self.head.bias}
+        for k in (1, 2):
+            out[f"w{k}"] = getattr(self.lstm, f"weight_ih_l{k - 1}")
+            out[f"r{k}"] = getattr(self.lstm, f"weight_hh_l{k - 1}")
+            out[f"b{k}"] = getattr(self.lstm, f"bias_ih_l{k - 1}")
+        return out
+
+
+def _lm_torch(p, data):
+    model = _TorchLM(p)
+    opt = torch.optim.SGD([q for q in model.parameters() if q.requires_grad], lr=LM_LR)
+    first = None
+    for i, (tok, tgt) in enumerate(data):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(tok).long()),
+                                                 torch.from_numpy(tgt).long().reshape(-1))
+        loss.backward()
+        if i == 0:
+            grads = {k: q.grad.detach().numpy().copy() for k, q in model.params().items()}
+            grads["head_w"] = grads["head_w"].T.copy()
+            first = (float(loss.detach()), grads)
+        opt.step()
+    after = {k: q.detach().numpy().copy() for k, q in model.params().items()}
+    after["head_w"] = after["head_w"].T.copy()
+    return first, after
+
+
+def test_lstm_language_model_trains_in_one_executable_like_torch(backend):
+    """Embedding (gather), two lstm layers, a linear head and softmax cross-entropy: the loss and
+    gradients of the first step and the variables after three SGD steps equal torch's nn.LSTM model."""
+    p, data = _lm_init()
+    (loss0, grads0), after = _lm_torch(p, data)
+    g, tokens, targets, v, loss, grads, steps = _lm_minigraph(p)
+    assert [op.type for op in g.operations].count("lstm_gradients") == 2
+    exe = g.compile({tokens: mg.ShapedType([LM_T, LM_N], mg.int32), targets: mg.ShapedType([LM_T, LM_N], mg.int32)},
+                    [loss] + [grads[w] for w in v.values()], steps, backend=backend)
+    for i, (tok, tgt) in enumerate(data):
+        out = exe.run({tokens: tok, targets: tgt})
+        if i == 0:
+            np.testing.assert_allclose(float(np.asarray(out[0]).reshape(-1)[0]), loss0, rtol=1e-5)
+            for k, got in zip(v, out[1:]):
+                want = grads0[k]
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(want).max()),
+                                           err_msg=f"d loss / d {k} on {backend}")
+    assert exe.compile_count == 1
+    for k, w in v.items():
+        np.testing.assert_allclose(g.value_of(w), after[k], rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{k} after {STEPS} SGD steps on {backend}")
