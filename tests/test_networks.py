@@ -281,3 +281,137 @@ def test_lstm_language_model_trains_in_one_executable_like_torch(backend):
     for k, w in v.items():
         np.testing.assert_allclose(g.value_of(w), after[k], rtol=1e-4, atol=1e-5,
                                    err_msg=f"{k} after {STEPS} SGD steps on {backend}")
+
+
+# ------------------------------------------------------- a pre-norm transformer encoder with attention
+TF_V, TF_T, TF_N, TF_E, TF_HEADS, TF_F, TF_BLOCKS, TF_LR, TF_EPS = 11, 6, 2, 8, 2, 16, 2, 0.2, 1e-5
+TF_DH = TF_E // TF_HEADS
+
+
+def _tf_init(seed=2):
+    """Parameters (linear weights [in, out], applied as x @ W) and three batches of tokens."""
+    rng = np.random.default_rng(seed)
+    f = np.float32
+
+    def w(*shape, s=0.4):
+        return (rng.standard_normal(shape) * s).astype(f)
+
+    p = {"embedding": w(TF_V, TF_E, s=1.0), "position": w(TF_T, TF_E, s=0.5),
+         "ln_f_g": rng.uniform(0.5, 1.5, TF_E).astype(f), "ln_f_b": w(TF_E, s=0.1),
+         "head_w": w(TF_E, TF_V), "head_b": w(TF_V, s=0.1)}
+    for b in range(TF_BLOCKS):
+        for ln in ("ln1", "ln2"):
+            p[f"{b}.{ln}_g"] = rng.uniform(0.5, 1.5, TF_E).astype(f)
+            p[f"{b}.{ln}_b"] = w(TF_E, s=0.1)
+        for k in ("q", "k", "v", "o"):
+            p[f"{b}.w{k}"], p[f"{b}.b{k}"] = w(TF_E, TF_E), w(TF_E, s=0.1)
+        p[f"{b}.w1"], p[f"{b}.b1"] = w(TF_E, TF_F), w(TF_F, s=0.1)
+        p[f"{b}.w2"], p[f"{b}.b2"] = w(TF_F, TF_E), w(TF_E, s=0.1)
+    data = [(rng.integers(0, TF_V, (TF_N, TF_T)).astype(np.int32), rng.integers(0, TF_V, (TF_N, TF_T)).astype(np.int32))
+            for _ in range(STEPS)]
+    return p, data
+
+
+def _tf_causal_mask():
+    """Additive: -inf above the diagonal (a token sees itself and the ones before it)."""
+    return np.triu(np.full((TF_T, TF_T), -np.inf, np.float32), 1)
+
+
+def _tf_layer_norm(g, x, gamma, beta):
+    """Layer norm over the features from ``normalize`` (population variance, as torch's)."""
+    return g.normalize(x, g.mean(x, [-1]), g.variance(x, [-1]), gamma, beta, TF_EPS)
+
+
+def _tf_gelu(g, x):
+    """Exact GELU, 0.5 x (1 + erf(x / sqrt 2)) (torch's approximate='none')."""
+    return g.multiplication(g.multiplication(x, 0.5), g.addition(g.erf(g.multiplication(x, float(1 / np.sqrt(2)))), 1.0))
+
+
+def _tf_heads(g, x):
+    """[N, T, E] -> [N, heads, T, E / heads]."""
+    return g.transpose(g.reshape(x, [TF_N, TF_T, TF_HEADS, TF_DH]), 1, 2)
+
+
+def _tf_minigraph(p):
+    g = mg.Graph()
+    tokens = g.placeholder([TF_N, TF_T], mg.int32, name="tokens")
+    targets = g.placeholder([TF_N, TF_T], mg.int32, name="targets")
+    v = {k: g.variable(a, name=k) for k, a in p.items()}
+    mask = g.constant(_tf_causal_mask(), name="causal_mask")
+    x = g.addition(g.gather(v["embedding"], tokens, 0), v["position"])  # [N, T, E]
+    for b in range(TF_BLOCKS):
+        with g.name_scope(f"block{b}"):
+            h = _tf_layer_norm(g, x, v[f"{b}.ln1_g"], v[f"{b}.ln1_b"])
+            q, k, val = (_tf_heads(g, g.addition(g.matrix_multiplication(h, v[f"{b}.w{n}"]), v[f"{b}.b{n}"]))
+                         for n in ("q", "k", "v"))
+            a = g.scaled_dot_product_attention(q, k, val, mask, scale=float(1 / np.sqrt(TF_DH)), name="attention")
+            a = g.reshape(g.transpose(a, 1, 2), [TF_N, TF_T, TF_E])
+            x = g.addition(x, g.addition(g.matrix_multiplication(a, v[f"{b}.wo"]), v[f"{b}.bo"]))
+            h = _tf_layer_norm(g, x, v[f"{b}.ln2_g"], v[f"{b}.ln2_b"])
+            h = _tf_gelu(g, g.addition(g.matrix_multiplication(h, v[f"{b}.w1"]), v[f"{b}.b1"]))
+            x = g.addition(x, g.addition(g.matrix_multiplication(h, v[f"{b}.w2"]), v[f"{b}.b2"]))
+    x = _tf_layer_norm(g, x, v["ln_f_g"], v["ln_f_b"])
+    logits = g.addition(g.matrix_multiplication(g.reshape(x, [TF_N * TF_T, TF_E]), v["head_w"]), v["head_b"])
+    labels = g.one_hot(g.reshape(targets, [TF_N * TF_T]), TF_V, dtype=mg.float32)
+    loss = g.softmax_cross_entropy(logits, labels, axis=-1, reduction="mean", name="loss")
+    grads = g.gradients(loss, list(v.values()))
+    steps = [g.apply_stochastic_gradient_descent(TF_LR, w, grads[w], name=f"sgd_{k}") for k, w in v.items()]
+    return g, tokens, targets, v, loss, grads, steps
+
+
+def _tf_torch_forward(t, tokens):
+    """The same network in PyTorch (float64), attention through F.scaled_dot_product_attention."""
+    F = torch.nn.functional
+    mask = torch.from_numpy(_tf_causal_mask()).double()
+    x = t["embedding"][tokens] + t["position"]
+    for b in range(TF_BLOCKS):
+        h = F.layer_norm(x, (TF_E,), t[f"{b}.ln1_g"], t[f"{b}.ln1_b"], eps=TF_EPS)
+        q, k, val = ((h @ t[f"{b}.w{n}"] + t[f"{b}.b{n}"]).reshape(TF_N, TF_T, TF_HEADS, TF_DH).transpose(1, 2)
+                     for n in ("q", "k", "v"))
+        a = F.scaled_dot_product_attention(q, k, val, attn_mask=mask, scale=1 / np.sqrt(TF_DH))
+        x = x + a.transpose(1, 2).reshape(TF_N, TF_T, TF_E) @ t[f"{b}.wo"] + t[f"{b}.bo"]
+        h = F.layer_norm(x, (TF_E,), t[f"{b}.ln2_g"], t[f"{b}.ln2_b"], eps=TF_EPS)
+        x = x + F.gelu(h @ t[f"{b}.w1"] + t[f"{b}.b1"]) @ t[f"{b}.w2"] + t[f"{b}.b2"]
+    x = F.layer_norm(x, (TF_E,), t["ln_f_g"], t["ln_f_b"], eps=TF_EPS)
+    return x.reshape(TF_N * TF_T, TF_E) @ t["head_w"] + t["head_b"]
+
+
+def _tf_torch(p, data):
+    t = {k: torch.tensor(a, dtype=torch.float64, requires_grad=True) for k, a in p.items()}
+    opt = torch.optim.SGD(list(t.values()), lr=TF_LR)
+    first = None
+    for i, (tok, tgt) in enumerate(data):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(_tf_torch_forward(t, torch.from_numpy(tok).long()),
+                                                 torch.from_numpy(tgt).long().reshape(-1))
+        loss.backward()
+        if i == 0:
+            first = (float(loss.detach()), {k: q.grad.numpy().copy() for k, q in t.items()})
+        opt.step()
+    return first, {k: q.detach().numpy().copy() for k, q in t.items()}
+
+
+def test_transformer_encoder_trains_in_one_executable_like_torch(backend):
+    """Embedding + position, two pre-norm blocks (layer norm from normalize, causal multi-head
+    scaled_dot_product_attention, residual, layer norm, GELU MLP from erf, residual), a final layer
+    norm and a softmax cross-entropy head: the first step's loss and gradients and the variables
+    after three SGD steps equal the PyTorch model's (float64), in one compiled executable."""
+    p, data = _tf_init()
+    (loss0, grads0), after = _tf_torch(p, data)
+    assert min(np.abs(after[k] - p[k]).max() for k in ("0.wq", "0.wk", "1.wv")) > 1e-3  # attention trains
+    g, tokens, targets, v, loss, grads, steps = _tf_minigraph(p)
+    assert [op.type for op in g.operations].count("scaled_dot_product_attention") == TF_BLOCKS
+    exe = g.compile({tokens: mg.ShapedType([TF_N, TF_T], mg.int32), targets: mg.ShapedType([TF_N, TF_T], mg.int32)},
+                    [loss] + [grads[w] for w in v.values()], steps, backend=backend)
+    for i, (tok, tgt) in enumerate(data):
+        out = exe.run({tokens: tok, targets: tgt})
+        if i == 0:
+            np.testing.assert_allclose(float(np.asarray(out[0]).reshape(-1)[0]), loss0, rtol=1e-5)
+            for k, got in zip(v, out[1:]):
+                want = grads0[k]
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(want).max()),
+                                           err_msg=f"d loss / d {k} on {backend}")
+    assert exe.compile_count == 1
+    for k, w in v.items():
+        np.testing.assert_allclose(g.value_of(w), after[k], rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{k} after {STEPS} SGD steps on {backend}")
