@@ -230,7 +230,7 @@ _SINCE_GRU = ("13.0", "16.0")
        inputs=INPUTS["single_gate_rnn"], infer=_infer_forward("single_gate_rnn"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
 def single_gate_rnn(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, mask=None,
-                    descriptor: Optional[SingleGateRNNDescriptor] = None, name: Optional[str] = None) -> list:
+                    descriptor=None, name: Optional[str] = None) -> list:
     """A single-gate RNN over ``source`` ``[T, N, I]``: ``h[t] = activation(x[t] W^T + (h[t-1] m) R^T + b)``
     (MPSGraph ``singleGateRNN``). Returns ``[state]``, or ``[state, z]`` with ``descriptor.training``
     (``z``: the pre-activation, which ``single_gate_rnn_gradients`` takes as ``z_state``); each
@@ -247,7 +247,7 @@ def single_gate_rnn(g, source, recurrent_weight, input_weight=None, bias=None, i
        inputs=INPUTS["lstm"], infer=_infer_forward("lstm"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
 def lstm(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, init_cell=None, mask=None,
-         peephole=None, descriptor: Optional[LSTMDescriptor] = None, name: Optional[str] = None) -> list:
+         peephole=None, descriptor=None, name: Optional[str] = None) -> list:
     """An LSTM over ``source`` ``[T, N, I]`` with gates ``[i, f, z, o]`` (``[i, z, f, o]`` with
     ``forget_gate_last``) (MPSGraph ``LSTM``). Returns ``[state]``, ``[state, cell]`` with
     ``produce_cell``, ``[state, cell, training_state]`` with ``training`` (the activated gates,
@@ -265,7 +265,7 @@ def lstm(g, source, recurrent_weight, input_weight=None, bias=None, init_state=N
        inputs=INPUTS["gru"], infer=_infer_forward("gru"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_GRU)
 def gru(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, mask=None,
-        secondary_bias=None, descriptor: Optional[GRUDescriptor] = None, name: Optional[str] = None) -> list:
+        secondary_bias=None, descriptor=None, name: Optional[str] = None) -> list:
     """A GRU over ``source`` ``[T, N, I]`` with gates ``[z, r, o]`` (``[r, z, o]`` with
     ``reset_gate_first``) (MPSGraph ``GRU``). Returns ``[state]``, or ``[state, training_state]``
     with ``training`` (the activated gates, ``[T, N, 3H]``). ``secondary_bias`` ``[H]`` is ``b2``,
@@ -288,7 +288,7 @@ def gru(g, source, recurrent_weight, input_weight=None, bias=None, init_state=No
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
 def single_gate_rnn_gradients(g, source, recurrent_weight, source_gradient, z_state, state_gradient=None,
                               input_weight=None, bias=None, init_state=None, mask=None,
-                              descriptor: Optional[SingleGateRNNDescriptor] = None,
+                              descriptor=None,
                               name: Optional[str] = None) -> list:
     """Gradients of ``single_gate_rnn`` (MPSGraph ``singleGateRNNGradients``): toward source,
     recurrent_weight, input_weight, bias and init_state, in that order, leaving out the inputs
@@ -313,7 +313,7 @@ def single_gate_rnn_gradients(g, source, recurrent_weight, source_gradient, z_st
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
 def lstm_gradients(g, source, recurrent_weight, source_gradient, z_state, cell_output_fwd, state_gradient=None,
                    cell_gradient=None, input_weight=None, bias=None, init_state=None, init_cell=None, mask=None,
-                   peephole=None, descriptor: Optional[LSTMDescriptor] = None, name: Optional[str] = None) -> list:
+                   peephole=None, descriptor=None, name: Optional[str] = None) -> list:
     """Gradients of ``lstm`` (MPSGraph ``LSTMGradients``): toward source, recurrent_weight,
     input_weight, bias, peephole, init_state and init_cell, in that order, leaving out the inputs
     given as None. ``z_state`` and ``cell_output_fwd`` are the forward op's training and cell
@@ -337,7 +337,7 @@ def lstm_gradients(g, source, recurrent_weight, source_gradient, z_state, cell_o
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_GRU)
 def gru_gradients(g, source, recurrent_weight, source_gradient, z_state, output_fwd, state_gradient=None,
                   input_weight=None, bias=None, init_state=None, mask=None, secondary_bias=None,
-                  descriptor: Optional[GRUDescriptor] = None, name: Optional[str] = None) -> list:
+                  descriptor=None, name: Optional[str] = None) -> list:
     """Gradients of ``gru`` (MPSGraph ``GRUGradients``): toward source, recurrent_weight,
     input_weight, bias, init_state and secondary_bias, in that order, leaving out the inputs
     given as None. ``z_state`` and ``output_fwd`` are the forward op's training and state outputs.

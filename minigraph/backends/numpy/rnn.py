@@ -9,6 +9,8 @@ rows that entered them, ``Hin``); the weight, bias and source gradients are sums
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...descriptors import RNNActivation
@@ -68,7 +70,7 @@ class Layer:
     def __init__(self, kind: str, names, arrays, attrs) -> None:
         self.kind, self.desc = kind, attrs["descriptor"]
         nil = nil_inputs(attrs)
-        a = {n: (None if n in nil else np.asarray(x, np.float64)) for n, x in zip(names, arrays)}
+        a: dict[str, Any] = {n: (None if n in nil else np.asarray(x, np.float64)) for n, x in zip(names, arrays)}
         self.a = a
         x, R = a["source"], a["recurrent_weight"]
         self.G, self.D = GATES[kind], 2 if self.desc.bidirectional else 1

@@ -243,7 +243,7 @@ def _backward(kind: str):
     def factory(step, kb):
         L = _Layer(step, kb, kind, GRAD_INPUTS[kind])
         desc, T, N, H, D, GH = L.desc, L.T, L.N, L.H, L.D, L.GH
-        ty, a, off = L.ty, L.act, L.off
+        a = L.act
         ra = kind == "gru" and desc.reset_after
         M = L.mask()
         dP = L.scratch(D * T * N * GH)
