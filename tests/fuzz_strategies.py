@@ -2755,3 +2755,40 @@ def reproducer(p, backends=("numpy",), invalid=False):
         f"check_case(globals(), {list(backends)!r}, src=open(__file__).read().split(CUT)[0])"
     return p.source() + "CUT = '# ' + '-' * 20 + ' check'\n" + "# " + "-" * 20 + " check\n" + tail + "\nprint('ok')\n"
 
+
+
+# ------------------------------------------------------------------------ attention (Apple's formula)
+def op_attention(p):
+    """scaled_dot_product_attention of a float node as the query, against softmax(scale Q K^T + M) V
+    written with np.matmul and softmax_ref; leading axes broadcast, the mask additive and finite."""
+    d = p.d
+    q = p.pick(lambda n: n.kind == "float" and 2 <= n.rank <= 4 and 0 not in n.shape)
+    if q is None or (q.dtype == "float16" and q.shape[-1] > 4):
+        return None
+    batch, nq, D = q.shape[:-2], q.shape[-2], q.shape[-1]
+    nkv, dv = d.int(1, 5), d.int(1, 4)
+    kb = p.compat_shape(batch) if d.coin(0.4) else batch
+    vb = p.compat_shape(batch) if d.coin(0.3) else batch
+    if not (_broadcasts(kb, vb) and _broadcasts(kb, batch) and _broadcasts(vb, batch)):
+        kb = vb = batch
+    lead = tuple(np.broadcast_shapes(batch, kb, vb))
+    k = p.leaf(tuple(kb) + (nkv, D), q.dtype, rng=(-2.0, 2.0))
+    v = p.leaf(tuple(vb) + (nkv, dv), q.dtype)
+    scale = d.choice([0.25, 0.5, 1.0 / math.sqrt(D)])
+    m = None
+    if d.coin(0.6):
+        m = p.leaf(d.choice([(nq, nkv), (1, nkv), (nq, 1), lead[-1:] + (1, nkv) if lead else (nkv,)]), q.dtype,
+                   rng=(-2.0, 2.0))
+    u = U[q.dtype]
+    ms = scale * D * q.M * k.M + (m.M if m is not None else 0.0)
+    err_s = scale * D * (q.M * k.err + k.M * q.err + q.err * k.err) + C * (D + 2) * u * ms + (m.err if m else 0.0)
+    rel = 2 * err_s + (3 + 4 * ms + nkv + 3 * C) * u
+    err = v.M * rel + v.err + C * (nkv + 1) * u * v.M + ABS_FLOOR[q.dtype]
+    mask_t, mask_ref = (m.t, f" + {m.ref}") if m is not None else ("None", "")
+    build = f"g.scaled_dot_product_attention({q.t}, {k.t}, {v.t}, {mask_t}, scale={scale!r}, name='n{p.n}')"
+    ref = f"np.matmul(softmax_ref(np.matmul({q.ref}, np.swapaxes({k.ref}, -1, -2)) * {scale!r}{mask_ref}, -1), {v.ref})"
+    phs = q.phs | k.phs | v.phs | (m.phs if m is not None else frozenset())
+    return p.op(build, ref, lead + (nq, dv), q.dtype, v.lo, v.hi, err, phs, "scaled_dot_product_attention")
+
+
+OP_TABLE.append((op_attention, 0.5))
