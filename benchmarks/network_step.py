@@ -12,7 +12,9 @@ One step = forward, loss, gradients of every weight, an SGD update (minigraph: o
 executable run with the updates as target operations; PyTorch: ``loss.backward()`` and
 ``torch.optim.SGD.step()``, eager (``torch``) and through ``torch.compile`` (``torch_compile``:
 the model compiled, the first calls compile); JAX, sixblock only: a jitted ``value_and_grad``
-with the update, on the GPU where JAX sees one; every peer in float32, TF32 off). For minigraph the row also records the plan:
+with the update, on the GPU where JAX sees one; every peer in float32, TF32 off). The peers keep
+the batch on the device, while minigraph uploads its feeds in every step; ``torch_upload`` is
+PyTorch eager copying the batch from host memory in every step too. For minigraph the row also records the plan:
 steps, kernel steps, GPU dispatches per step, and the bytes and rate of the feeds' upload.
 Each peer's first-step loss is checked against minigraph's, so a wrong setup cannot pass for a
 fast one. ``--threads 1,2,4`` repeats the CPU runs at each thread count (minigraph through
@@ -20,7 +22,7 @@ fast one. ``--threads 1,2,4`` repeats the CPU runs at each thread count (minigra
 threads at start, so it runs once).
 
 Run: ``python -m minigraph bench network [--nets sixblock,mobilenet_v2] [--backend numpy|cpu|webgpu]
-[--peers minigraph,torch,torch_compile,jax]
+[--peers minigraph,torch,torch_compile,jax,torch_upload]
 [--batch N] [--size S] [--threads 1,2,4] [--json out.json] [--tiny]``.
 """
 from __future__ import annotations
@@ -149,8 +151,11 @@ def torch_sixblock(width: float = 1.0):
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), fc)
 
 
-def torch_step(module, x: np.ndarray, labels: np.ndarray, device: str, compiled: bool = False) -> Callable:
-    """A PyTorch SGD step; ``compiled``: the module through ``torch.compile`` (Inductor)."""
+def torch_step(module, x: np.ndarray, labels: np.ndarray, device: str, compiled: bool = False,
+               upload: bool = False) -> Callable:
+    """A PyTorch SGD step; ``compiled``: the module through ``torch.compile`` (Inductor);
+    ``upload``: the batch copied from host memory to the device in every step, as minigraph's
+    feeds are (otherwise it is put there once)."""
     import torch
 
     module = module.to(device).train()
@@ -158,8 +163,12 @@ def torch_step(module, x: np.ndarray, labels: np.ndarray, device: str, compiled:
     xt = torch.from_numpy(x).to(device)
     yt = torch.from_numpy(labels.argmax(1)).to(device)
     forward = torch.compile(module) if compiled else module
+    y_host = labels.argmax(1)
 
     def step():
+        nonlocal xt, yt
+        if upload:
+            xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y_host).to(device)
         opt.zero_grad(set_to_none=True)
         loss = torch.nn.functional.cross_entropy(forward(xt), yt)
         loss.backward()
@@ -241,7 +250,7 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
         torch.manual_seed(0)
         module = torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0)
         fns["minigraph"] = minigraph_onnx(copy.deepcopy(module), x, labels, backend)  # the same weights
-    for peer in ("torch", "torch_compile"):
+    for peer in ("torch", "torch_compile", "torch_upload"):
         if peer not in peers:
             continue
         try:
@@ -254,7 +263,8 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
                 torch.backends.cudnn.allow_tf32 = False
                 torch.backends.cudnn.benchmark = True
             m = torch_sixblock(width) if net == "sixblock" else copy.deepcopy(module)
-            fns[peer] = torch_step(m, x, labels, device, compiled=peer == "torch_compile")
+            fns[peer] = torch_step(m, x, labels, device, compiled=peer == "torch_compile",
+                                   upload=peer == "torch_upload")
         except ImportError:
             pass
     if "jax" in peers and net == "sixblock":
@@ -285,7 +295,7 @@ def run(nets=NETS, backend: str = "numpy", batch: Optional[int] = None, size: Op
             mine = row["peers"]["minigraph"]["median_ms"]
             if "torch" in row["peers"]:
                 row["ratio_to_torch"] = mine / row["peers"]["torch"]["median_ms"]
-            others = [v["median_ms"] for k, v in row["peers"].items() if k != "minigraph"]
+            others = [v["median_ms"] for k, v in row["peers"].items() if k not in ("minigraph", "torch_upload")]
             if others:
                 row["ratio_to_best"] = mine / min(others)
             results.append(row)
@@ -301,10 +311,11 @@ def report(res: dict) -> str:
         rows.append([r["net"], r["batch"], r["size"], r["threads"] or "default", r["backend"],
                      p["minigraph"]["median_ms"], p.get("torch", {}).get("median_ms", "-"),
                      p.get("torch_compile", {}).get("median_ms", "-"),
-                     p.get("jax", {}).get("median_ms", "-"), r.get("ratio_to_torch", "-"),
+                     p.get("jax", {}).get("median_ms", "-"), p.get("torch_upload", {}).get("median_ms", "-"),
+                     r.get("ratio_to_torch", "-"),
                      r.get("ratio_to_best", "-"), r.get("plan", {}).get("dispatches", "-")])
     return format_table(["net", "N", "size", "threads", "backend", "minigraph ms", "torch ms", "compile ms",
-                         "jax ms", "minigraph / torch", "minigraph / best", "dispatches"], rows)
+                         "jax ms", "torch+upload ms", "minigraph / torch", "minigraph / best", "dispatches"], rows)
 
 
 def main(argv=None) -> int:
@@ -314,7 +325,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int)
     ap.add_argument("--size", type=int)
     ap.add_argument("--threads", default="", help="comma-separated thread counts (default: the libraries' own)")
-    ap.add_argument("--peers", default="minigraph,torch,jax", help="of minigraph,torch,torch_compile,jax")
+    ap.add_argument("--peers", default="minigraph,torch,jax",
+                    help="of minigraph,torch,torch_compile,jax,torch_upload (eager, the batch copied to the device each step)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--tiny", action="store_true")
