@@ -2792,3 +2792,28 @@ def op_attention(p):
 
 
 OP_TABLE.append((op_attention, 0.5))
+
+
+def inv_rnn(p, d):
+    """A recurrent layer with one input of the wrong shape or dtype, or the wrong descriptor class."""
+    nm = _name(d)
+    op, gates = d.choice([("single_gate_rnn", 1), ("lstm", 4), ("gru", 3)])
+    T, N, I, H = d.int(1, 3), d.int(1, 3), d.int(1, 3), d.int(1, 3)
+    how = d.choice(["rank", "recurrent", "input_weight", "bias", "init_state", "dtype", "descriptor"])
+    x = p.leaf((T, N) if how == "rank" else (T, N, I), "int32" if how == "dtype" else "float32")
+    r = p.leaf((gates * H + (1 if how == "recurrent" else 0), H), "float32")
+    w = p.leaf((gates * H, I + (1 if how == "input_weight" else 0)), "float32")
+    extra = ""
+    if how == "bias":
+        extra = f", bias={p.leaf((gates * H + 1,), 'float32').t}"
+    elif how == "init_state":
+        extra = f", init_state={p.leaf((N + 1, H), 'float32').t}"
+    elif how == "descriptor":
+        extra = ", descriptor=mg.GRUDescriptor()" if op == "lstm" else ", descriptor=mg.LSTMDescriptor()"
+    cls = {"dtype": "mg.DTypeError", "descriptor": "mg.DescriptorError"}.get(how, "mg.ShapeError")
+    _expect(p, f"g.{op}({x.t}, {r.t}, {w.t}{extra}, name={nm!r})", [op, nm], cls, "rnn " + how)
+    return True
+
+
+if "lstm" in OPS:
+    EXTRA_INVALID.append((inv_rnn, 1.0))
