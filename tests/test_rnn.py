@@ -694,3 +694,54 @@ def test_a_batch_known_only_at_run_time(backend):
         want = gs.run({xs: xv, hs: hv}, ts, backend=backend)
         for a, b in zip(targets, ts):
             np.testing.assert_allclose(got[a], want[b], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("T,N", [(0, 2), (3, 0)])
+def test_empty_sequences_and_batches(backend, T, N):
+    """No steps: the state output is empty and the gradients toward the initial state are the
+    state gradient (zeros here); no batch: everything empty, the weight gradients zero."""
+    for kind in OPS:
+        desc = DESC[kind]()
+        G = GATES[kind]
+        v = {"x": np.ones((T, N, 3), np.float32), "R": np.ones((G * 2, 2), np.float32),
+             "W": np.ones((G * 2, 3), np.float32), "b": np.ones(G * 2, np.float32), "h0": np.ones((N, 2), np.float32)}
+        g = mg.Graph()
+        outs, ph = build(g, kind, desc, v)
+        L = g.reduction_sum(outs[0], axes=None)
+        gr = g.gradients(L, [ph[k] for k in v])
+        r = g.run({ph[k]: a for k, a in v.items()}, [outs[0]] + [gr[ph[k]] for k in v], backend=backend)
+        assert r[outs[0]].shape == (T, N, 2)
+        for k in v:
+            got = r[gr[ph[k]]]
+            assert got.shape == v[k].shape
+            np.testing.assert_array_equal(got, np.zeros_like(v[k]), err_msg=f"{kind} d/d{k}")
+
+
+@pytest.mark.parametrize("kind", ["rnn", "lstm", "gru"])
+def test_reverse_equals_torch_on_the_flipped_sequence(kind):
+    """torch has no reverse flag: reverse=True is torch's layer on x[::-1], its output flipped back."""
+    torch = _torch()
+    torch.manual_seed(3)
+    T, N, I, H = 5, 2, 3, 4
+    mod = _torch_module(torch, kind, I, H, False, True, "tanh")
+    x = torch.randn(T, N, I, dtype=torch.float64, requires_grad=True)
+    y = mod(torch.flip(x, [0]))[0].flip([0])
+    wy = np.random.default_rng(2).standard_normal((T, N, H))
+    (y * torch.tensor(wy)).sum().backward()
+    W, R, b, b2 = torch_to_mpsgraph(kind, mod)
+    fields = {"reverse": True}
+    if kind == "rnn":
+        fields["activation"] = A.TANH
+    if kind == "gru":
+        fields.update(reset_after=True, reset_gate_first=True)
+    vals = {"x": x.detach().numpy(), "R": R, "W": W, "b": b}
+    if kind == "gru":
+        vals["b2"] = b2
+    g = mg.Graph()
+    outs, ph = build(g, kind, DESC[kind](**fields), vals)
+    L = g.reduction_sum(g.multiplication(outs[0], g.constant(wy)), axes=None)
+    gx, gr = (g.gradients(L, [ph["x"], ph["R"]])[ph[k]] for k in ("x", "R"))
+    r = g.run({ph[k]: a for k, a in vals.items()}, [outs[0], gx, gr])
+    np.testing.assert_allclose(r[outs[0]], y.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(r[gx], x.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r[gr], _torch_grads_as_mpsgraph(kind, mod, True)[1], rtol=1e-9, atol=1e-12)
