@@ -257,3 +257,30 @@ def test_scalar_mask_and_declaration():
     assert d.swift == "scaledDotProductAttention(query:key:value:mask:scale:name:)"
     assert d.objc == "scaledDotProductAttentionWithQueryTensor:keyTensor:valueTensor:maskTensor:scale:name:"
     assert d.since == ("15.0", "18.0")
+
+
+def test_save_load_and_swift_keep_both_variants(tmp_path):
+    """The mask and the nil mask survive save/load (same results); Swift export writes both calls."""
+    g = mg.Graph()
+    q, k, v, m = (g.placeholder(s, name=n) for s, n in (((1, 2, 3, 4), "q"), ((1, 1, 5, 4), "k"),
+                                                        ((1, 1, 5, 2), "v"), ((3, 5), "m")))
+    y = g.scaled_dot_product_attention(q, k, v, m, scale=0.5, name="masked")
+    y0 = g.scaled_dot_product_attention(q, k, v, scale=0.25, name="plain")
+    rng = np.random.default_rng(8)
+    mv = rng.standard_normal((3, 5)).astype(F32)
+    mv[0] = -np.inf
+    feeds = {t: rng.standard_normal(t.shape).astype(F32) for t in (q, k, v)}
+    feeds[m] = mv
+    want = g.run(feeds, [y, y0])
+    g2 = mg.load(g.save(str(tmp_path / "attn.mpsg")))
+    by = {t.name: t for op in g2.operations for t in op.outputs}
+    op2 = by["masked"].operation
+    assert op2.attrs["scale"] == 0.5 and "nil_inputs" not in op2.attrs
+    assert by["plain"].operation.attrs["nil_inputs"] == ("mask",)
+    got = g2.run({by[t.name]: a for t, a in feeds.items()}, [by["masked"], by["plain"]])
+    np.testing.assert_array_equal(got[by["masked"]], want[y])
+    np.testing.assert_array_equal(got[by["plain"]], want[y0])
+    swift = g.to_swift(target_tensors=[y, y0])
+    assert "Needs macOS 15.0 / iOS 18.0" in swift
+    assert "scaledDotProductAttention(query: q, key: k, value: v, mask: m, scale: 0.5, name: \"masked\")" in swift
+    assert "mask: nil, scale: 0.25, name: \"plain\")" in swift
