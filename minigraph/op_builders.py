@@ -1105,21 +1105,21 @@ class OpBuilders:
         https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/gru(_:recurrentweight:inputweight:bias:initstate:mask:secondarybias:descriptor:name:)
 
         Args:
-            source: A tensor of this graph (the op's ``source`` input).
-            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
-            input_weight: A tensor of this graph (the op's ``input_weight`` input).
-            bias: A tensor of this graph (the op's ``bias`` input).
-            init_state: A tensor of this graph (the op's ``init_state`` input).
-            mask: A tensor of this graph (the op's ``mask`` input).
-            secondary_bias: A tensor of this graph (the op's ``secondary_bias`` input).
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            source: x: ``[T, N, I]`` (without an input weight ``[T, N, G H]``; ``[T, N, 2 G H]`` bidirectional).
+            recurrent_weight: R: ``[G H, H]`` (``[2, G H, H]`` bidirectional), rows by gate in the descriptor's order.
+            input_weight: W: ``[G H, I]`` (``[2 G H, I]``); None: the source is already projected.
+            bias: b: ``[G H]`` (``[2 G H]``); None: zeros.
+            init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
+            secondary_bias: b2: ``[H]`` (``[2H]``), used only with ``reset_after``; None: zeros.
+            descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
+            name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``GRU(_:recurrentWeight:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:)``).
+            list[Tensor]: the outputs MPSGraph returns, in its order (the state first).
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
         """
         return _builder('gru')(self, source, recurrent_weight, input_weight, bias, init_state, mask, secondary_bias, descriptor, name)  # type: ignore[no-any-return]
 
@@ -1130,25 +1130,25 @@ class OpBuilders:
         https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/grugradients(_:recurrentweight:sourcegradient:zstate:outputfwd:stategradient:inputweight:bias:initstate:mask:secondarybias:descriptor:name:)
 
         Args:
-            source: A tensor of this graph (the op's ``source`` input).
-            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
-            source_gradient: A tensor of this graph (the op's ``source_gradient`` input).
-            z_state: A tensor of this graph (the op's ``z_state`` input).
-            output_fwd: A tensor of this graph (the op's ``output_fwd`` input).
-            state_gradient: A tensor of this graph (the op's ``state_gradient`` input).
-            input_weight: A tensor of this graph (the op's ``input_weight`` input).
-            bias: A tensor of this graph (the op's ``bias`` input).
-            init_state: A tensor of this graph (the op's ``init_state`` input).
-            mask: A tensor of this graph (the op's ``mask`` input).
-            secondary_bias: A tensor of this graph (the op's ``secondary_bias`` input).
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            source: x: ``[T, N, I]`` (without an input weight ``[T, N, G H]``; ``[T, N, 2 G H]`` bidirectional).
+            recurrent_weight: R: ``[G H, H]`` (``[2, G H, H]`` bidirectional), rows by gate in the descriptor's order.
+            source_gradient: The gradient of the forward op's state output, ``[T, N, D H]``.
+            z_state: The forward op's training-state output (built with ``descriptor.training``).
+            output_fwd: The forward op's state output, ``[T, N, D H]``.
+            state_gradient: A gradient entering after the last step of each direction, ``[N, D H]``; None: zeros.
+            input_weight: W: ``[G H, I]`` (``[2 G H, I]``); None: the source is already projected.
+            bias: b: ``[G H]`` (``[2 G H]``); None: zeros.
+            init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
+            secondary_bias: b2: ``[H]`` (``[2H]``), used only with ``reset_after``; None: zeros.
+            descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
+            name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``GRUGradients(_:recurrentWeight:sourceGradient:zState:outputFwd:stateGradient:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:)``).
+            list[Tensor]: one gradient per input given (not None), in Apple's order.
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
         """
         return _builder('gru_gradients')(self, source, recurrent_weight, source_gradient, z_state, output_fwd, state_gradient, input_weight, bias, init_state, mask, secondary_bias, descriptor, name)  # type: ignore[no-any-return]
 
@@ -1452,22 +1452,22 @@ class OpBuilders:
         https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/lstm(_:recurrentweight:inputweight:bias:initstate:initcell:mask:peephole:descriptor:name:)
 
         Args:
-            source: A tensor of this graph (the op's ``source`` input).
-            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
-            input_weight: A tensor of this graph (the op's ``input_weight`` input).
-            bias: A tensor of this graph (the op's ``bias`` input).
-            init_state: A tensor of this graph (the op's ``init_state`` input).
-            init_cell: A tensor of this graph (the op's ``init_cell`` input).
-            mask: A tensor of this graph (the op's ``mask`` input).
-            peephole: A tensor of this graph (the op's ``peephole`` input).
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            source: x: ``[T, N, I]`` (without an input weight ``[T, N, G H]``; ``[T, N, 2 G H]`` bidirectional).
+            recurrent_weight: R: ``[G H, H]`` (``[2, G H, H]`` bidirectional), rows by gate in the descriptor's order.
+            input_weight: W: ``[G H, I]`` (``[2 G H, I]``); None: the source is already projected.
+            bias: b: ``[G H]`` (``[2 G H]``); None: zeros.
+            init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            init_cell: c[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
+            peephole: p: ``[4H]`` (``[2, 4H]``), added to every gate times c[t-1]; None: zeros.
+            descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
+            name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``LSTM(_:recurrentWeight:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)``).
+            list[Tensor]: the outputs MPSGraph returns, in its order (the state first).
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
         """
         return _builder('lstm')(self, source, recurrent_weight, input_weight, bias, init_state, init_cell, mask, peephole, descriptor, name)  # type: ignore[no-any-return]
 
@@ -1480,27 +1480,27 @@ class OpBuilders:
         https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/lstmgradients(_:recurrentweight:sourcegradient:zstate:celloutputfwd:stategradient:cellgradient:inputweight:bias:initstate:initcell:mask:peephole:descriptor:name:)
 
         Args:
-            source: A tensor of this graph (the op's ``source`` input).
-            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
-            source_gradient: A tensor of this graph (the op's ``source_gradient`` input).
-            z_state: A tensor of this graph (the op's ``z_state`` input).
-            cell_output_fwd: A tensor of this graph (the op's ``cell_output_fwd`` input).
-            state_gradient: A tensor of this graph (the op's ``state_gradient`` input).
-            cell_gradient: A tensor of this graph (the op's ``cell_gradient`` input).
-            input_weight: A tensor of this graph (the op's ``input_weight`` input).
-            bias: A tensor of this graph (the op's ``bias`` input).
-            init_state: A tensor of this graph (the op's ``init_state`` input).
-            init_cell: A tensor of this graph (the op's ``init_cell`` input).
-            mask: A tensor of this graph (the op's ``mask`` input).
-            peephole: A tensor of this graph (the op's ``peephole`` input).
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            source: x: ``[T, N, I]`` (without an input weight ``[T, N, G H]``; ``[T, N, 2 G H]`` bidirectional).
+            recurrent_weight: R: ``[G H, H]`` (``[2, G H, H]`` bidirectional), rows by gate in the descriptor's order.
+            source_gradient: The gradient of the forward op's state output, ``[T, N, D H]``.
+            z_state: The forward op's training-state output (built with ``descriptor.training``).
+            cell_output_fwd: The forward op's cell output, ``[T, N, D H]``.
+            state_gradient: A gradient entering after the last step of each direction, ``[N, D H]``; None: zeros.
+            cell_gradient: A cell gradient entering after the last step, ``[N, D H]``, or the gradient of the whole cell output, ``[T, N, D H]``; None: zeros.
+            input_weight: W: ``[G H, I]`` (``[2 G H, I]``); None: the source is already projected.
+            bias: b: ``[G H]`` (``[2 G H]``); None: zeros.
+            init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            init_cell: c[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
+            peephole: p: ``[4H]`` (``[2, 4H]``), added to every gate times c[t-1]; None: zeros.
+            descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
+            name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``LSTMGradients(_:recurrentWeight:sourceGradient:zState:cellOutputFwd:stateGradient:cellGradient:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)``).
+            list[Tensor]: one gradient per input given (not None), in Apple's order.
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
         """
         return _builder('lstm_gradients')(self, source, recurrent_weight, source_gradient, z_state, cell_output_fwd, state_gradient, cell_gradient, input_weight, bias, init_state, init_cell, mask, peephole, descriptor, name)  # type: ignore[no-any-return]
 
@@ -2464,20 +2464,20 @@ class OpBuilders:
         https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/singlegaternn(_:recurrentweight:inputweight:bias:initstate:mask:descriptor:name:)
 
         Args:
-            source: A tensor of this graph (the op's ``source`` input).
-            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
-            input_weight: A tensor of this graph (the op's ``input_weight`` input).
-            bias: A tensor of this graph (the op's ``bias`` input).
-            init_state: A tensor of this graph (the op's ``init_state`` input).
-            mask: A tensor of this graph (the op's ``mask`` input).
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            source: x: ``[T, N, I]`` (without an input weight ``[T, N, G H]``; ``[T, N, 2 G H]`` bidirectional).
+            recurrent_weight: R: ``[G H, H]`` (``[2, G H, H]`` bidirectional), rows by gate in the descriptor's order.
+            input_weight: W: ``[G H, I]`` (``[2 G H, I]``); None: the source is already projected.
+            bias: b: ``[G H]`` (``[2 G H]``); None: zeros.
+            init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
+            descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
+            name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``singleGateRNN(_:recurrentWeight:inputWeight:bias:initState:mask:descriptor:name:)``).
+            list[Tensor]: the outputs MPSGraph returns, in its order (the state first).
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
         """
         return _builder('single_gate_rnn')(self, source, recurrent_weight, input_weight, bias, init_state, mask, descriptor, name)  # type: ignore[no-any-return]
 
@@ -2490,23 +2490,23 @@ class OpBuilders:
         https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/singlegaternngradients(_:recurrentweight:sourcegradient:zstate:stategradient:inputweight:bias:initstate:mask:descriptor:name:)
 
         Args:
-            source: A tensor of this graph (the op's ``source`` input).
-            recurrent_weight: A tensor of this graph (the op's ``recurrent_weight`` input).
-            source_gradient: A tensor of this graph (the op's ``source_gradient`` input).
-            z_state: A tensor of this graph (the op's ``z_state`` input).
-            state_gradient: A tensor of this graph (the op's ``state_gradient`` input).
-            input_weight: A tensor of this graph (the op's ``input_weight`` input).
-            bias: A tensor of this graph (the op's ``bias`` input).
-            init_state: A tensor of this graph (the op's ``init_state`` input).
-            mask: A tensor of this graph (the op's ``mask`` input).
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            source: x: ``[T, N, I]`` (without an input weight ``[T, N, G H]``; ``[T, N, 2 G H]`` bidirectional).
+            recurrent_weight: R: ``[G H, H]`` (``[2, G H, H]`` bidirectional), rows by gate in the descriptor's order.
+            source_gradient: The gradient of the forward op's state output, ``[T, N, D H]``.
+            z_state: The forward op's training-state output (built with ``descriptor.training``).
+            state_gradient: A gradient entering after the last step of each direction, ``[N, D H]``; None: zeros.
+            input_weight: W: ``[G H, I]`` (``[2 G H, I]``); None: the source is already projected.
+            bias: b: ``[G H]`` (``[2 G H]``); None: zeros.
+            init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
+            mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
+            descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
+            name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``singleGateRNNGradients(_:recurrentWeight:sourceGradient:zState:stateGradient:inputWeight:bias:initState:mask:descriptor:name:)``).
+            list[Tensor]: one gradient per input given (not None), in Apple's order.
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
         """
         return _builder('single_gate_rnn_gradients')(self, source, recurrent_weight, source_gradient, z_state, state_gradient, input_weight, bias, init_state, mask, descriptor, name)  # type: ignore[no-any-return]
 

@@ -28,7 +28,8 @@ the gradient of the whole cell sequence (autodiff passes it so), and no gradient
 """
 from __future__ import annotations
 
-from typing import Optional
+import inspect
+from typing import Callable, Optional
 
 from ..descriptors import GRUDescriptor, LSTMDescriptor, SingleGateRNNDescriptor, frozen_copy
 from ..errors import DTypeError, NotDifferentiableError, ShapeError
@@ -220,6 +221,47 @@ def _build(g, kind: str, names, values: dict, descriptor, name, op_type: str) ->
     return list(g.add_op(op_type, tensors, attrs, name).outputs)
 
 
+# ------------------------------------------------------------------------------ docstrings
+_ARG_DOCS = {
+    "source": "x: ``[T, N, I]`` (without an input weight ``[T, N, G H]``; ``[T, N, 2 G H]`` bidirectional).",
+    "recurrent_weight": "R: ``[G H, H]`` (``[2, G H, H]`` bidirectional), rows by gate in the descriptor's order.",
+    "input_weight": "W: ``[G H, I]`` (``[2 G H, I]``); None: the source is already projected.",
+    "bias": "b: ``[G H]`` (``[2 G H]``); None: zeros.",
+    "init_state": "h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.",
+    "init_cell": "c[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.",
+    "mask": "m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering "
+            "step t; None: ones.",
+    "peephole": "p: ``[4H]`` (``[2, 4H]``), added to every gate times c[t-1]; None: zeros.",
+    "secondary_bias": "b2: ``[H]`` (``[2H]``), used only with ``reset_after``; None: zeros.",
+    "source_gradient": "The gradient of the forward op's state output, ``[T, N, D H]``.",
+    "z_state": "The forward op's training-state output (built with ``descriptor.training``).",
+    "cell_output_fwd": "The forward op's cell output, ``[T, N, D H]``.",
+    "output_fwd": "The forward op's state output, ``[T, N, D H]``.",
+    "state_gradient": "A gradient entering after the last step of each direction, ``[N, D H]``; None: zeros.",
+    "cell_gradient": "A cell gradient entering after the last step, ``[N, D H]``, or the gradient of the whole "
+                     "cell output, ``[T, N, D H]``; None: zeros.",
+    "descriptor": "The layer's descriptor (None: its defaults), copied when the op is built.",
+    "name": "The op's name (MPSGraph's ``name:``); None uses the op type.",
+}
+
+
+def _documented(returns: str) -> Callable[[Callable], Callable]:
+    """Google-style sections for a recurrent builder: its inputs' layouts, and what it returns."""
+    def deco(fn: Callable) -> Callable:
+        params = list(inspect.signature(fn).parameters)[1:]
+        lines = ["", "", "Args:"] + [f"    {p}: {_ARG_DOCS[p]}" for p in params]
+        lines += ["", "Returns:", f"    {returns}", "", "Raises:",
+                  "    MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor "
+                  "do not fit; the message names the op."]
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n".join(lines)
+        return fn
+    return deco
+
+
+_FORWARD_RETURNS = "list[Tensor]: the outputs MPSGraph returns, in its order (the state first)."
+_GRADIENT_RETURNS = "list[Tensor]: one gradient per input given (not None), in Apple's order."
+
+
 # ---------------------------------------------------------------------------------- forward ops
 _SINCE_RNN = ("12.3", "15.4")
 _SINCE_GRU = ("13.0", "16.0")
@@ -229,6 +271,7 @@ _SINCE_GRU = ("13.0", "16.0")
        objc="singleGateRNNWithSourceTensor:recurrentWeight:inputWeight:bias:initState:mask:descriptor:name:",
        inputs=INPUTS["single_gate_rnn"], infer=_infer_forward("single_gate_rnn"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
+@_documented(_FORWARD_RETURNS)
 def single_gate_rnn(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, mask=None,
                     descriptor=None, name: Optional[str] = None) -> list:
     """A single-gate RNN over ``source`` ``[T, N, I]``: ``h[t] = activation(x[t] W^T + (h[t-1] m) R^T + b)``
@@ -246,6 +289,7 @@ def single_gate_rnn(g, source, recurrent_weight, input_weight=None, bias=None, i
        objc="LSTMWithSourceTensor:recurrentWeight:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:",
        inputs=INPUTS["lstm"], infer=_infer_forward("lstm"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
+@_documented(_FORWARD_RETURNS)
 def lstm(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, init_cell=None, mask=None,
          peephole=None, descriptor=None, name: Optional[str] = None) -> list:
     """An LSTM over ``source`` ``[T, N, I]`` with gates ``[i, f, z, o]`` (``[i, z, f, o]`` with
@@ -264,6 +308,7 @@ def lstm(g, source, recurrent_weight, input_weight=None, bias=None, init_state=N
        objc="GRUWithSourceTensor:recurrentWeight:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:",
        inputs=INPUTS["gru"], infer=_infer_forward("gru"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_GRU)
+@_documented(_FORWARD_RETURNS)
 def gru(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, mask=None,
         secondary_bias=None, descriptor=None, name: Optional[str] = None) -> list:
     """A GRU over ``source`` ``[T, N, I]`` with gates ``[z, r, o]`` (``[r, z, o]`` with
@@ -286,6 +331,7 @@ def gru(g, source, recurrent_weight, input_weight=None, bias=None, init_state=No
        inputs=GRAD_INPUTS["single_gate_rnn"], infer=_infer_gradients("single_gate_rnn"), family="rnn",
        role="data_gradient", forward="single_gate_rnn", differentiable=False,
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
+@_documented(_GRADIENT_RETURNS)
 def single_gate_rnn_gradients(g, source, recurrent_weight, source_gradient, z_state, state_gradient=None,
                               input_weight=None, bias=None, init_state=None, mask=None,
                               descriptor=None,
@@ -311,6 +357,7 @@ def single_gate_rnn_gradients(g, source, recurrent_weight, source_gradient, z_st
        inputs=GRAD_INPUTS["lstm"], infer=_infer_gradients("lstm"), family="rnn",
        role="data_gradient", forward="lstm", differentiable=False,
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
+@_documented(_GRADIENT_RETURNS)
 def lstm_gradients(g, source, recurrent_weight, source_gradient, z_state, cell_output_fwd, state_gradient=None,
                    cell_gradient=None, input_weight=None, bias=None, init_state=None, init_cell=None, mask=None,
                    peephole=None, descriptor=None, name: Optional[str] = None) -> list:
@@ -335,6 +382,7 @@ def lstm_gradients(g, source, recurrent_weight, source_gradient, z_state, cell_o
        inputs=GRAD_INPUTS["gru"], infer=_infer_gradients("gru"), family="rnn",
        role="data_gradient", forward="gru", differentiable=False,
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_GRU)
+@_documented(_GRADIENT_RETURNS)
 def gru_gradients(g, source, recurrent_weight, source_gradient, z_state, output_fwd, state_gradient=None,
                   input_weight=None, bias=None, init_state=None, mask=None, secondary_bias=None,
                   descriptor=None, name: Optional[str] = None) -> list:
