@@ -1116,7 +1116,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            list[Tensor]: the outputs MPSGraph returns, in its order (the state first).
+            list[Tensor]: the outputs MPSGraph returns, in its order (the state first). (MPSGraph ``GRU(_:recurrentWeight:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:)``)
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
@@ -1145,7 +1145,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            list[Tensor]: one gradient per input given (not None), in Apple's order.
+            list[Tensor]: one gradient per input given (not None), in Apple's order. (MPSGraph ``GRUGradients(_:recurrentWeight:sourceGradient:zState:outputFwd:stateGradient:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:)``)
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
@@ -1464,7 +1464,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            list[Tensor]: the outputs MPSGraph returns, in its order (the state first).
+            list[Tensor]: the outputs MPSGraph returns, in its order (the state first). (MPSGraph ``LSTM(_:recurrentWeight:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)``)
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
@@ -1497,7 +1497,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            list[Tensor]: one gradient per input given (not None), in Apple's order.
+            list[Tensor]: one gradient per input given (not None), in Apple's order. (MPSGraph ``LSTMGradients(_:recurrentWeight:sourceGradient:zState:cellOutputFwd:stateGradient:cellGradient:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)``)
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
@@ -2474,7 +2474,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            list[Tensor]: the outputs MPSGraph returns, in its order (the state first).
+            list[Tensor]: the outputs MPSGraph returns, in its order (the state first). (MPSGraph ``singleGateRNN(_:recurrentWeight:inputWeight:bias:initState:mask:descriptor:name:)``)
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.
@@ -2503,7 +2503,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
         Returns:
-            list[Tensor]: one gradient per input given (not None), in Apple's order.
+            list[Tensor]: one gradient per input given (not None), in Apple's order. (MPSGraph ``singleGateRNNGradients(_:recurrentWeight:sourceGradient:zState:stateGradient:inputWeight:bias:initState:mask:descriptor:name:)``)
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor do not fit; the message names the op.

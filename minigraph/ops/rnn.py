@@ -34,7 +34,7 @@ from typing import Callable, Optional
 from ..descriptors import GRUDescriptor, LSTMDescriptor, SingleGateRNNDescriptor, frozen_copy
 from ..errors import DTypeError, NotDifferentiableError, ShapeError
 from ..types import ShapedType
-from .registry import defop, gradient
+from .registry import OPS, defop, gradient
 
 GATES = {"single_gate_rnn": 1, "lstm": 4, "gru": 3}
 DESCRIPTORS = {"single_gate_rnn": SingleGateRNNDescriptor, "lstm": LSTMDescriptor, "gru": GRUDescriptor}
@@ -246,14 +246,16 @@ _ARG_DOCS = {
 
 
 def _documented(returns: str) -> Callable[[Callable], Callable]:
-    """Google-style sections for a recurrent builder: its inputs' layouts, and what it returns."""
+    """Google-style sections for a declared recurrent builder (applied above ``@defop``): its inputs'
+    layouts, what it returns, and the Swift method it mirrors."""
     def deco(fn: Callable) -> Callable:
         params = list(inspect.signature(fn).parameters)[1:]
         lines = ["", "", "Args:"] + [f"    {p}: {_ARG_DOCS[p]}" for p in params]
-        lines += ["", "Returns:", f"    {returns}", "", "Raises:",
+        lines += ["", "Returns:", f"    {returns} (MPSGraph ``{OPS[fn.__name__].swift}``)", "", "Raises:",
                   "    MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs or the descriptor "
                   "do not fit; the message names the op."]
-        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n".join(lines)
+        summary = inspect.cleandoc(fn.__doc__ or "").split("\n\nArgs:")[0]  # defop's generic sections replaced
+        fn.__doc__ = summary + "\n".join(lines)
         return fn
     return deco
 
@@ -267,11 +269,11 @@ _SINCE_RNN = ("12.3", "15.4")
 _SINCE_GRU = ("13.0", "16.0")
 
 
+@_documented(_FORWARD_RETURNS)
 @defop("single_gate_rnn", swift="singleGateRNN(_:recurrentWeight:inputWeight:bias:initState:mask:descriptor:name:)",
        objc="singleGateRNNWithSourceTensor:recurrentWeight:inputWeight:bias:initState:mask:descriptor:name:",
        inputs=INPUTS["single_gate_rnn"], infer=_infer_forward("single_gate_rnn"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
-@_documented(_FORWARD_RETURNS)
 def single_gate_rnn(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, mask=None,
                     descriptor=None, name: Optional[str] = None) -> list:
     """A single-gate RNN over ``source`` ``[T, N, I]``: ``h[t] = activation(x[t] W^T + (h[t-1] m) R^T + b)``
@@ -285,11 +287,11 @@ def single_gate_rnn(g, source, recurrent_weight, input_weight=None, bias=None, i
     return _build(g, "single_gate_rnn", INPUTS["single_gate_rnn"], values, descriptor, name, "single_gate_rnn")
 
 
+@_documented(_FORWARD_RETURNS)
 @defop("lstm", swift="LSTM(_:recurrentWeight:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)",
        objc="LSTMWithSourceTensor:recurrentWeight:inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:",
        inputs=INPUTS["lstm"], infer=_infer_forward("lstm"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
-@_documented(_FORWARD_RETURNS)
 def lstm(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, init_cell=None, mask=None,
          peephole=None, descriptor=None, name: Optional[str] = None) -> list:
     """An LSTM over ``source`` ``[T, N, I]`` with gates ``[i, f, z, o]`` (``[i, z, f, o]`` with
@@ -304,11 +306,11 @@ def lstm(g, source, recurrent_weight, input_weight=None, bias=None, init_state=N
     return _build(g, "lstm", INPUTS["lstm"], values, descriptor, name, "lstm")
 
 
+@_documented(_FORWARD_RETURNS)
 @defop("gru", swift="GRU(_:recurrentWeight:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:)",
        objc="GRUWithSourceTensor:recurrentWeight:inputWeight:bias:initState:mask:secondaryBias:descriptor:name:",
        inputs=INPUTS["gru"], infer=_infer_forward("gru"), family="rnn",
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_GRU)
-@_documented(_FORWARD_RETURNS)
 def gru(g, source, recurrent_weight, input_weight=None, bias=None, init_state=None, mask=None,
         secondary_bias=None, descriptor=None, name: Optional[str] = None) -> list:
     """A GRU over ``source`` ``[T, N, I]`` with gates ``[z, r, o]`` (``[r, z, o]`` with
@@ -323,6 +325,7 @@ def gru(g, source, recurrent_weight, input_weight=None, bias=None, init_state=No
 
 
 # --------------------------------------------------------------------------------- gradient ops
+@_documented(_GRADIENT_RETURNS)
 @defop("single_gate_rnn_gradients",
        swift="singleGateRNNGradients(_:recurrentWeight:sourceGradient:zState:stateGradient:inputWeight:bias:"
              "initState:mask:descriptor:name:)",
@@ -331,7 +334,6 @@ def gru(g, source, recurrent_weight, input_weight=None, bias=None, init_state=No
        inputs=GRAD_INPUTS["single_gate_rnn"], infer=_infer_gradients("single_gate_rnn"), family="rnn",
        role="data_gradient", forward="single_gate_rnn", differentiable=False,
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
-@_documented(_GRADIENT_RETURNS)
 def single_gate_rnn_gradients(g, source, recurrent_weight, source_gradient, z_state, state_gradient=None,
                               input_weight=None, bias=None, init_state=None, mask=None,
                               descriptor=None,
@@ -349,6 +351,7 @@ def single_gate_rnn_gradients(g, source, recurrent_weight, source_gradient, z_st
                   "single_gate_rnn_gradients")
 
 
+@_documented(_GRADIENT_RETURNS)
 @defop("lstm_gradients",
        swift="LSTMGradients(_:recurrentWeight:sourceGradient:zState:cellOutputFwd:stateGradient:cellGradient:"
              "inputWeight:bias:initState:initCell:mask:peephole:descriptor:name:)",
@@ -357,7 +360,6 @@ def single_gate_rnn_gradients(g, source, recurrent_weight, source_gradient, z_st
        inputs=GRAD_INPUTS["lstm"], infer=_infer_gradients("lstm"), family="rnn",
        role="data_gradient", forward="lstm", differentiable=False,
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_RNN)
-@_documented(_GRADIENT_RETURNS)
 def lstm_gradients(g, source, recurrent_weight, source_gradient, z_state, cell_output_fwd, state_gradient=None,
                    cell_gradient=None, input_weight=None, bias=None, init_state=None, init_cell=None, mask=None,
                    peephole=None, descriptor=None, name: Optional[str] = None) -> list:
@@ -374,6 +376,7 @@ def lstm_gradients(g, source, recurrent_weight, source_gradient, z_state, cell_o
     return _build(g, "lstm", GRAD_INPUTS["lstm"], values, descriptor, name, "lstm_gradients")
 
 
+@_documented(_GRADIENT_RETURNS)
 @defop("gru_gradients",
        swift="GRUGradients(_:recurrentWeight:sourceGradient:zState:outputFwd:stateGradient:inputWeight:bias:"
              "initState:mask:secondaryBias:descriptor:name:)",
@@ -382,7 +385,6 @@ def lstm_gradients(g, source, recurrent_weight, source_gradient, z_state, cell_o
        inputs=GRAD_INPUTS["gru"], infer=_infer_gradients("gru"), family="rnn",
        role="data_gradient", forward="gru", differentiable=False,
        attrs=("descriptor",), hidden_attrs=("nil_inputs",), since=_SINCE_GRU)
-@_documented(_GRADIENT_RETURNS)
 def gru_gradients(g, source, recurrent_weight, source_gradient, z_state, output_fwd, state_gradient=None,
                   input_weight=None, bias=None, init_state=None, mask=None, secondary_bias=None,
                   descriptor=None, name: Optional[str] = None) -> list:
