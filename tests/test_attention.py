@@ -196,6 +196,14 @@ def test_long_key_sequence_on_webgpu(webgpu):
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
 
 
+def test_wide_values_over_several_passes(backend):
+    """Dv = 70 (webgpu: column chunks of 32, 32 and 6) and 1,500 keys (several bounded passes)."""
+    rng = np.random.default_rng(9)
+    q, k, v, mask = _data(rng, ((1, 2, 3, 8), (1, 1, 1500, 8), (1, 1, 1500, 70), (3, 1500)))
+    got = _run(backend, q, k, v, mask, 0.3, grads=False)[0]
+    np.testing.assert_allclose(got, _torch(q, k, v, mask, 0.3)[0], rtol=2e-5, atol=2e-6)
+
+
 # ----------------------------------------------------------------------------- errors
 def _g(*shapes, dtype=F32):
     g = mg.Graph()
