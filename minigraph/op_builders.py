@@ -1459,7 +1459,7 @@ class OpBuilders:
             init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
             init_cell: c[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
             mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
-            peephole: p: ``[4H]`` (``[2, 4H]``), added to every gate times c[t-1]; None: zeros.
+            peephole: p: ``[4H]`` (``[2, 4H]``, or ``[8H]``), added to every gate times c[t-1]; None: zeros.
             descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 
@@ -1492,7 +1492,7 @@ class OpBuilders:
             init_state: h[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
             init_cell: c[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.
             mask: m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering step t; None: ones.
-            peephole: p: ``[4H]`` (``[2, 4H]``), added to every gate times c[t-1]; None: zeros.
+            peephole: p: ``[4H]`` (``[2, 4H]``, or ``[8H]``), added to every gate times c[t-1]; None: zeros.
             descriptor: The layer's descriptor (None: its defaults), copied when the op is built.
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
 

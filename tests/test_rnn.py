@@ -745,3 +745,22 @@ def test_reverse_equals_torch_on_the_flipped_sequence(kind):
     np.testing.assert_allclose(r[outs[0]], y.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(r[gx], x.grad.numpy(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(r[gr], _torch_grads_as_mpsgraph(kind, mod, True)[1], rtol=1e-9, atol=1e-12)
+
+
+def test_bidirectional_peephole_may_be_flat(backend):
+    """[8H] (the older header's gradient page) holds the same values as [2, 4H]."""
+    rng = np.random.default_rng(24)
+    desc = mg.LSTMDescriptor(bidirectional=True, training=True)
+    v = make_inputs("lstm", desc, rng, optional=("b", "h0", "c0", "peep"), dtype=np.float32)
+    flat = dict(v, peep=v["peep"].reshape(-1))
+    res = []
+    for vals in (v, flat):
+        g = mg.Graph()
+        outs, ph = build(g, "lstm", desc, vals)
+        L = g.reduction_sum(g.square(outs[0]), axes=None)
+        gp = g.gradients(L, [ph["peep"]])[ph["peep"]]
+        assert gp.shape == vals["peep"].shape
+        r = g.run({ph[k]: a for k, a in vals.items()}, [outs[0], gp], backend=backend)
+        res.append((r[outs[0]], r[gp].reshape(2, -1)))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])

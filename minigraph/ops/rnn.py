@@ -12,8 +12,8 @@ torch conversion):
 Layouts: source ``[T, N, I]``; recurrent weight ``[G H, H]`` (``[2, G H, H]`` bidirectional, G the
 gate count: 1, 4, 3); input weight ``[G H, I]`` (``[2 G H, I]``), optional: without it the source
 is already projected, ``[T, N, G H]`` (``[T, N, 2 G H]``); bias ``[G H]`` (``[2 G H]``); initial
-state and cell ``[N, H]`` (``[N, 2H]``); peephole ``[4H]`` (``[2, 4H]``); GRU's secondary bias
-``[H]`` (``[2H]``). A bidirectional layer runs the forward direction on the first halves and the
+state and cell ``[N, H]`` (``[N, 2H]``); peephole ``[4H]`` (``[2, 4H]``, or ``[8H]`` as an older
+header has it); GRU's secondary bias ``[H]`` (``[2H]``). A bidirectional layer runs the forward direction on the first halves and the
 backward one on the second, and concatenates the results on the last axis. ``reverse`` (ignored
 when bidirectional) runs the sequence from its end; results stay at the time index they belong to.
 Optional inputs given as None are MPSGraph's nil: the op holds a placeholder scalar constant in
@@ -110,6 +110,8 @@ class Geometry:
                        "init_state": (self.N, D * H), "init_cell": (self.N, D * H),
                        "peephole": (2, 4 * H) if D == 2 else (4 * H,), "secondary_bias": (D * H,)}
         for k, want in self.expect.items():
+            if k == "peephole" and D == 2 and k in types and _fits(types[k].shape, (8 * H,)):
+                continue  # the older header's [8H] for bidirectional: the same values as [2, 4H]
             if k in types and k not in nil and not _fits(types[k].shape, want):
                 raise ShapeError(f"{k} has shape {types[k].shape}; it needs {_fmt(want)} "
                                  f"(T = {self.T}, N = {self.N}, H = {H}, {G} gate{'s' if G > 1 else ''}"
@@ -231,7 +233,7 @@ _ARG_DOCS = {
     "init_cell": "c[-1]: ``[N, H]`` (``[N, 2H]``); None: zeros.",
     "mask": "m, broadcast against the output ``[T, N, D H]``; ``mask[t]`` multiplies the state entering "
             "step t; None: ones.",
-    "peephole": "p: ``[4H]`` (``[2, 4H]``), added to every gate times c[t-1]; None: zeros.",
+    "peephole": "p: ``[4H]`` (``[2, 4H]``, or ``[8H]``), added to every gate times c[t-1]; None: zeros.",
     "secondary_bias": "b2: ``[H]`` (``[2H]``), used only with ``reset_after``; None: zeros.",
     "source_gradient": "The gradient of the forward op's state output, ``[T, N, D H]``.",
     "z_state": "The forward op's training-state output (built with ``descriptor.training``).",

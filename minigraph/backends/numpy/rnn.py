@@ -92,7 +92,7 @@ class Layer:
         self.h0 = [np.zeros((N, H)) if h0 is None else h0[:, d * H:(d + 1) * H] for d in range(D)]
         self.c0 = [np.zeros((N, H)) if c0 is None else c0[:, d * H:(d + 1) * H] for d in range(D)]
         p = a.get("peephole")
-        self.peep = [None if p is None else (p[d] if D == 2 else p) for d in range(D)]
+        self.peep = [None if p is None else p.reshape(D, 4 * H)[d] for d in range(D)]
         b2 = a.get("secondary_bias")
         self.b2 = [np.zeros(H) if b2 is None else b2[d * H:(d + 1) * H] for d in range(D)]
         order = gate_order(kind, self.desc)
@@ -251,7 +251,8 @@ class Layer:
             out["source"] = sum(dP[d] @ self.W[d] for d in range(D))
             out["input_weight"] = np.concatenate([np.einsum("tnj,tni->ji", dP[d], x) for d in range(D)])
         out["bias"] = np.concatenate([dP[d].sum((0, 1)) for d in range(D)])
-        out["peephole"] = np.stack(dpeep) if D == 2 else dpeep[0]
+        p = a.get("peephole")
+        out["peephole"] = np.stack(dpeep).reshape(p.shape if p is not None else (-1,))  # [4H], [2, 4H] or [8H]
         out["init_state"], out["init_cell"] = dh0, dc0
         out["secondary_bias"] = np.concatenate(db2)
         assert out["bias"].shape == (D * GH,)
