@@ -3,6 +3,7 @@ autograd, weights converted as docs/recurrent.md says), against naive loops writ
 formulas for what torch cannot express (peephole, gate orders, flip_z, activations, mask,
 reset_after=False, no input weight), and against finite differences of those loops."""
 import itertools
+import zlib
 
 import numpy as np
 import pytest
@@ -259,7 +260,7 @@ def _torch_module(torch, kind, I, H, bidi, bias, nonlin):
 @pytest.mark.parametrize("kind,bidi,bias,init,nonlin", TORCH_CASES)
 def test_forward_and_gradients_match_torch(kind, bidi, bias, init, nonlin):
     torch = _torch()
-    torch.manual_seed(hash((kind, bidi, bias, init, nonlin)) % 1000)
+    torch.manual_seed(zlib.crc32(repr((kind, bidi, bias, init, nonlin)).encode()))  # the same seed in every process
     T, N, I, H = 5, 3, 4, 3
     D = 2 if bidi else 1
     mod = _torch_module(torch, kind, I, H, bidi, bias, nonlin)
