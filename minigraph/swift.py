@@ -46,7 +46,10 @@ SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     ("RandomNormalSamplingMethod", "BOX_MULLER"): ".boxMuller",
                     ("ScatterMode", "ADD"): ".add", ("ScatterMode", "SUB"): ".sub", ("ScatterMode", "MUL"): ".mul",
                     ("ScatterMode", "DIV"): ".div", ("ScatterMode", "MIN"): ".min", ("ScatterMode", "MAX"): ".max",
-                    ("ScatterMode", "SET"): ".set"}
+                    ("ScatterMode", "SET"): ".set",
+                    ("RNNActivation", "NONE"): ".none", ("RNNActivation", "RELU"): ".relu",
+                    ("RNNActivation", "TANH"): ".tanh", ("RNNActivation", "SIGMOID"): ".sigmoid",
+                    ("RNNActivation", "HARD_SIGMOID"): ".hardSigmoid"}
 LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
@@ -178,6 +181,7 @@ def _data(arr: np.ndarray) -> str:
 
 
 def _enum(v: enum.Enum) -> str:
+    """The Swift case: the table's, else the name as it is (MPSGraph's ``.NCHW``, ``.ONNX_SAME_LOWER``)."""
     return SWIFT_ENUM_CASES.get((type(v).__name__, v.name), "." + v.name)
 
 

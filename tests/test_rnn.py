@@ -601,6 +601,10 @@ def test_swift_export_names_the_ops_and_nil_inputs():
     assert "graph.LSTM(" in src and "inputWeight: nil" in src and "peephole: nil" in src
     assert "MPSGraphLSTMDescriptor()" in src and ".forgetGateLast = true" in src
     assert len(outs) == 3
+    d = mg.GRUDescriptor(update_gate_activation=mg.RNNActivation.HARD_SIGMOID, reset_gate_activation=mg.RNNActivation.TANH)
+    g.gru(g.placeholder([3, 2, 6], mg.float32, name="xg"), g.placeholder([6, 2], mg.float32, name="rg"), descriptor=d)
+    src = g.to_swift()
+    assert ".updateGateActivation = .hardSigmoid" in src and ".resetGateActivation = .tanh" in src
 
 
 @pytest.mark.parametrize("kind", list(OPS))
