@@ -298,3 +298,30 @@ def test_numba_threads_wait_passively_unless_the_user_chose(run_python):
     assert unset.stdout.strip() == "PASSIVE", unset.stderr
     chosen = run_python("-c", code.format("os.environ['OMP_WAIT_POLICY'] = 'ACTIVE'"))
     assert chosen.stdout.strip() == "ACTIVE", chosen.stderr
+
+
+def test_an_openmp_runtime_loaded_first_puts_numba_on_workqueue(run_python):
+    """An OpenMP runtime loaded before the backend could set the wait policy (PyTorch imported
+    first) keeps its spinning threads: the backend then asks Numba for its workqueue layer (runs
+    serialised) and gets the same bits; otherwise, or where the user chose a layer, Numba's default."""
+    pytest.importorskip("numba", reason="needs Numba, the 'cpu' extra: pip install -e '.[cpu]'")
+    import ctypes.util
+
+    gomp = ctypes.util.find_library("gomp")
+    if gomp is None:
+        pytest.skip("no libgomp on this machine")
+    code = ("import os, ctypes, numpy as np; {pre}; import minigraph as mg; "
+            "from minigraph.backends.cpu import backend as cb; import numba; "
+            "g = mg.Graph(); x = g.placeholder((3, 70000)); y = g.relu(g.multiplication(x, x)); "
+            "v = np.linspace(-1, 1, 210000, dtype=np.float32).reshape(3, 70000); "
+            "r = g.run({{x: v}}, [y], backend='cpu')[y]; "
+            "assert np.array_equal(r, np.maximum(v * v, 0)); "
+            "print(cb.threading_layer(), numba.threading_layer())")
+    env = {"OMP_WAIT_POLICY": ""}
+    first = run_python("-c", code.format(pre=f"os.environ.pop('OMP_WAIT_POLICY'); ctypes.CDLL({gomp!r})"), env=env)
+    assert first.stdout.split() == ["workqueue", "workqueue"], first.stderr[-2000:]
+    plain = run_python("-c", code.format(pre="os.environ.pop('OMP_WAIT_POLICY')"), env=env)
+    assert plain.stdout.split()[0] == "default", plain.stderr[-2000:]
+    chosen = run_python("-c", code.format(pre=f"os.environ.pop('OMP_WAIT_POLICY'); ctypes.CDLL({gomp!r})"),
+                        env={**env, "NUMBA_THREADING_LAYER": "omp"})
+    assert chosen.stdout.split()[0] == "omp", chosen.stderr[-2000:]
