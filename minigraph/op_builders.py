@@ -265,6 +265,25 @@ class OpBuilders:
         """
         return _builder('avg_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
 
+    def band_part(self, tensor: TensorLike, num_lower: int, num_upper: int, name: Optional[str] = None) -> Tensor:
+        """The band of each matrix in the last two axes: ``num_lower`` diagonals below the main one and
+        ``num_upper`` above it (negative: all of them); everything else 0, as ``tf.linalg.band_part``
+        (MPSGraph ``bandPart(_:numLower:numUpper:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            num_lower: See the op reference (docs/reference.md).
+            num_upper: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bandPart(_:numLower:numUpper:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('band_part')(self, tensor, num_lower, num_upper, name)  # type: ignore[no-any-return]
+
     def bitwise_and(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a & b of integer tensors (bool is refused: use logical_and) (MPSGraph ``bitwiseAND(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 

@@ -160,6 +160,9 @@ def every_op_graph(seed: int = 0):
         gru_out = g.gru(seq, rw[3], iw[3], descriptor=mg.GRUDescriptor(reset_after=True))
         rloss = g.reduction_sum(g.square(srnn[0])) + g.reduction_sum(lstm_out[1]) + g.reduction_sum(gru_out[0])
         outs += [srnn[0], lstm_out[0], gru_out[0], g.gradients(rloss, [m], name="grad")[m]]
+    with g.name_scope("linear_algebra"):  # the band of m and its gradient
+        band = g.band_part(m, 1, 0)
+        outs += [band, g.gradients(g.reduction_sum(g.square(band)), [m], name="grad")[m]]
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)

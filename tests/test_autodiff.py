@@ -77,6 +77,8 @@ CASES = {
     "stack": (lambda g, a, b: g.stack([a, b, a], -2), [(2, 3), (3,)], (-2, 2)),
     "flatten_2d": (lambda g, a: g.flatten_2d(a, -2), [(2, 3, 4)], (-2, 2)),
     "reverse": (lambda g, a: g.reverse(a, [0, -1]), [(2, 3, 4)], (-2, 2)),
+    # linear algebra
+    "band_part": (lambda g, a: g.band_part(a, 1, 2), [(2, 4, 5)], (-2, 2)),
     # convolution family
     "depthwise_convolution_2d": (lambda g, x, w: g.depthwise_convolution_2d(x, w, descriptor=_dw()),
                                  [(2, 2, 6, 7), (2, 2, 3, 2)], (-1, 1)),

@@ -1404,6 +1404,18 @@ def _(g, rng):
     return [g.scatter_along_axis(u, i, d, 1, _SM.SET)], {**fd, **fu, **fi}
 
 
+@case("band_part", "bands-batch-dtypes-special", tol=(0, 0))
+def _(g, rng):
+    a, fa = feed(g, rng.standard_normal((2, 3, 5, 4)).astype(F32))
+    s = np.array([[np.nan, np.inf, 1], [-np.inf, 2, np.nan], [3, 4, 5]], F16)
+    h, fh = feed(g, s)
+    i, fi = feed(g, rng.integers(-9, 9, (4, 6)).astype(np.int32))
+    e, fe = feed(g, np.zeros((2, 0, 3), F32))
+    return [g.band_part(a, 0, 0), g.band_part(a, 1, -1), g.band_part(a, -1, 2), g.band_part(a, 7, 9),
+            g.band_part(h, 0, 1), g.band_part(i, 2, 0), g.band_part(i, -1, -1), g.band_part(e, 0, 0)], \
+        {**fa, **fh, **fi, **fe}
+
+
 @case("one_hot", "axes-dtypes-out-of-range", tol=(0, 0))
 def _(g, rng):
     i, fi = feed(g, rng.integers(-2, 7, (3, 4)).astype(np.int32))

@@ -1,0 +1,23 @@
+"""NumPy kernels of the linear-algebra ops (semantics: ops/linalg.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import numpy_kernel
+
+
+def band_mask(rows: int, cols: int, num_lower: int, num_upper: int) -> np.ndarray:
+    """Where ``[i, j]`` is in the band: ``(lo < 0 or i - j <= lo) and (up < 0 or j - i <= up)``."""
+    d = np.arange(rows).reshape(-1, 1) - np.arange(cols).reshape(1, -1)
+    return ((num_lower < 0) | (d <= num_lower)) & ((num_upper < 0) | (-d <= num_upper))
+
+
+@numpy_kernel("band_part")
+def _band_part(step):
+    a = step.attrs
+    shape = step.in_types[0].shape
+    keep = band_mask(shape[-2], shape[-1], a["num_lower"], a["num_upper"])
+
+    def run(x):
+        return np.where(keep, x, np.zeros((), x.dtype))
+    return run

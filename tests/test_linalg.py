@@ -1,0 +1,99 @@
+"""band_part against a loop from Apple's formula and torch's triu/tril; its gradient by torch autograd."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+SHAPES = [(4, 4), (3, 5), (2, 3, 6, 4), (5, 2), (0, 3), (2, 0, 4), (1, 1)]
+BANDS = [(0, 0), (1, -1), (-1, 0), (2, 1), (-1, -1), (0, 7), (9, 0)]
+
+
+def _band_loop(x, lo, up):
+    out = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        i, j = idx[-2], idx[-1]
+        if (lo < 0 or i - j <= lo) and (up < 0 or j - i <= up):
+            out[idx] = x[idx]
+    return out
+
+
+def _run(fn, arrays, backend="numpy"):
+    g = mg.Graph()
+    ps = [g.placeholder(a.shape, dtype=a.dtype) for a in arrays]
+    outs = fn(g, *ps)
+    outs = outs if isinstance(outs, list) else [outs]
+    res = g.run(dict(zip(ps, arrays)), outs, backend=backend)
+    return [np.asarray(res[o]) for o in outs]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("band", BANDS)
+def test_band_part_matches_formula(shape, band):
+    rng = np.random.default_rng(abs(hash((shape, band))) % 2**32)
+    x = rng.standard_normal(shape).astype(np.float32)
+    (y,) = _run(lambda g, a: g.band_part(a, *band), [x])
+    np.testing.assert_array_equal(y, _band_loop(x, *band))
+
+
+def test_band_part_dtypes_and_special_values():
+    x = np.array([[np.nan, np.inf, 1], [-np.inf, 2, np.nan], [3, 4, 5]], np.float16)
+    (y,) = _run(lambda g, a: g.band_part(a, 0, 1), [x])
+    np.testing.assert_array_equal(y, _band_loop(x, 0, 1))
+    assert y.dtype == np.float16
+    i = np.arange(24, dtype=np.int32).reshape(2, 3, 4) - 7
+    (yi,) = _run(lambda g, a: g.band_part(a, 1, 0), [i])
+    np.testing.assert_array_equal(yi, _band_loop(i, 1, 0))
+
+
+def test_band_part_against_torch():
+    torch = pytest.importorskip("torch", reason="oracles extra: torch")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5, 6)).astype(np.float32)
+    for lo, up in [(0, -1), (-1, 0), (2, 3)]:
+        t = torch.from_numpy(x)
+        ref = t
+        if up >= 0:
+            ref = torch.tril(ref, up)
+        if lo >= 0:
+            ref = torch.triu(ref, -lo)
+        (y,) = _run(lambda g, a: g.band_part(a, lo, up), [x])
+        np.testing.assert_array_equal(y, ref.numpy())
+
+
+def test_band_part_gradient_against_torch():
+    torch = pytest.importorskip("torch", reason="oracles extra: torch")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    w = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    g = mg.Graph()
+    p = g.placeholder(x.shape)
+    loss = g.reduction_sum(g.multiplication(g.band_part(p, 1, 2), g.constant(w)), None)
+    dxt = g.gradients(loss, [p])[p]
+    dx = np.asarray(g.run({p: x}, [dxt])[dxt])
+    t = torch.from_numpy(x).requires_grad_()
+    (torch.triu(torch.tril(t, 2), -1) * torch.from_numpy(w)).sum().backward()
+    np.testing.assert_allclose(dx, t.grad.numpy(), rtol=0, atol=0)
+
+
+def test_band_part_webgpu_matches_numpy():
+    if "webgpu" not in mg.available_backends():
+        pytest.skip("webgpu backend not available")
+    rng = np.random.default_rng(5)
+    for shape, dt in [((2, 3, 4), np.float32), ((5, 3), np.float16), ((3, 3), np.int32)]:
+        x = (rng.standard_normal(shape) * 10).astype(dt)
+        fn = lambda g, a: [g.band_part(a, 1, 0), g.band_part(a, -1, 1), g.band_part(a, 0, -1)]  # noqa: E731
+        for want, got in zip(_run(fn, [x]), _run(fn, [x], "webgpu")):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("bad, err", [((lambda g, a: g.band_part(g.constant(np.ones(3, np.float32)), 0, 0)),
+                                       mg.ShapeError),
+                                      ((lambda g, a: g.band_part(a, 1.5, 0)), mg.ShapeError),
+                                      ((lambda g, a: g.band_part(a, 0, "x")), mg.ShapeError)])
+def test_band_part_errors_name_the_op(bad, err):
+    g = mg.Graph()
+    a = g.placeholder((3, 3))
+    with pytest.raises(err, match="band_part"):
+        bad(g, a)
