@@ -1171,6 +1171,26 @@ class OpBuilders:
         """
         return _builder('gru_gradients')(self, source, recurrent_weight, source_gradient, z_state, output_fwd, state_gradient, input_weight, bias, init_state, mask, secondary_bias, descriptor, name)  # type: ignore[no-any-return]
 
+    def hamming_distance(self, primary: TensorLike, secondary: TensorLike, result_data_type: Any, name: Optional[str] = None) -> Tensor:
+        """The number of differing bits between each row of ``primary`` ``[..., M, K]`` and each row of
+        ``secondary`` ``[..., N, K]``: ``[..., M, N]``, batch axes broadcast, as ``result_data_type``
+        (uint32 or uint16) (MPSGraph ``HammingDistance(primary:secondary:resultDataType:name:)``).
+        Not differentiable (integer inputs and result).
+
+        Args:
+            primary: A tensor of this graph (the op's ``primary`` input).
+            secondary: A tensor of this graph (the op's ``secondary`` input).
+            result_data_type: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``HammingDistance(primary:secondary:resultDataType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('hamming_distance')(self, primary, secondary, result_data_type, name)  # type: ignore[no-any-return]
+
     def identity(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """The same values as ``tensor`` (MPSGraph ``identity(with:name:)``).
 

@@ -163,6 +163,8 @@ def every_op_graph(seed: int = 0):
     with g.name_scope("linear_algebra"):  # the band of m and its gradient
         band = g.band_part(m, 1, 0)
         outs += [band, g.gradients(g.reduction_sum(g.square(band)), [m], name="grad")[m]]
+        bits = g.cast(g.multiplication(m, 1000.0), mg.int32)
+        outs.append(g.hamming_distance(bits, g.slice(bits, 0, 1, 2), mg.uint32))
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)

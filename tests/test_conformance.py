@@ -1416,6 +1416,16 @@ def _(g, rng):
         {**fa, **fh, **fi, **fe}
 
 
+@case("hamming_distance", "batch-broadcast-dtypes-empty", tol=(0, 0))
+def _(g, rng):
+    a, fa = feed(g, rng.integers(-2**31, 2**31, (2, 1, 3, 5), dtype=np.int64).astype(np.int32))
+    b, fb = feed(g, rng.integers(-2**31, 2**31, (4, 2, 5), dtype=np.int64).astype(np.int32))
+    u, fu = feed(g, rng.integers(0, 2**32, (3, 7), dtype=np.int64).astype(np.uint32))
+    e, fe = feed(g, np.zeros((2, 0), np.int32))
+    return [g.hamming_distance(a, b, mg.uint32), g.hamming_distance(u, u, mg.uint32),
+            g.hamming_distance(b, a, mg.uint32), g.hamming_distance(e, e, mg.uint32)], {**fa, **fb, **fu, **fe}
+
+
 @case("one_hot", "axes-dtypes-out-of-range", tol=(0, 0))
 def _(g, rng):
     i, fi = feed(g, rng.integers(-2, 7, (3, 4)).astype(np.int32))

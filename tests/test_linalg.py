@@ -97,3 +97,79 @@ def test_band_part_errors_name_the_op(bad, err):
     a = g.placeholder((3, 3))
     with pytest.raises(err, match="band_part"):
         bad(g, a)
+
+
+# ----------------------------------------------------------------------------- hamming_distance
+def _hamming_loop(a, b, dt):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a2, b2 = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    width = a.dtype.itemsize * 8
+    out = np.zeros(batch + (a.shape[-2], b.shape[-2]), dt)
+    for idx in np.ndindex(*out.shape):
+        *bi, m, n = idx
+        s = 0
+        for k in range(a.shape[-1]):
+            x = (int(a2[tuple(bi) + (m, k)]) ^ int(b2[tuple(bi) + (n, k)])) & ((1 << width) - 1)
+            s += bin(x).count("1")
+        out[idx] = s
+    return out
+
+
+HAMMING = [((3, 4), (5, 4), np.int32), ((2, 3, 6), (1, 2, 6), np.uint32), ((4, 1, 2, 3), (3, 4, 3), np.int32),
+           ((2, 5), (3, 5), np.int8), ((2, 3), (4, 3), np.uint64), ((0, 3), (2, 3), np.int32),
+           ((2, 0), (3, 0), np.int16)]
+
+
+@pytest.mark.parametrize("sa, sb, dt", HAMMING)
+@pytest.mark.parametrize("result", [mg.uint32, mg.uint16])
+def test_hamming_distance_matches_bit_loop(sa, sb, dt, result):
+    rng = np.random.default_rng(len(sa) * 31 + len(sb) + np.dtype(dt).itemsize)
+    info = np.iinfo(dt)
+    a = rng.integers(info.min, info.max, sa, dtype=dt, endpoint=True)
+    b = rng.integers(info.min, info.max, sb, dtype=dt, endpoint=True)
+    (y,) = _run(lambda g, p, q: g.hamming_distance(p, q, result), [a, b])
+    want = _hamming_loop(a, b, result.np_dtype)
+    assert y.dtype == want.dtype and y.shape == want.shape
+    np.testing.assert_array_equal(y, want)
+
+
+def test_hamming_distance_extremes():
+    a = np.array([[-1, 0, np.iinfo(np.int32).min]], np.int32)
+    b = np.array([[0, 0, 0], [-1, -1, -1]], np.int32)
+    (y,) = _run(lambda g, p, q: g.hamming_distance(p, q, mg.uint32), [a, b])
+    np.testing.assert_array_equal(y, [[33, 63]])
+
+
+def test_hamming_distance_webgpu_matches_numpy():
+    if "webgpu" not in mg.available_backends():
+        pytest.skip("webgpu backend not available")
+    rng = np.random.default_rng(9)
+    for sa, sb, dt in [((3, 4), (5, 4), np.int32), ((2, 3, 6), (1, 2, 6), np.uint32),
+                       ((4, 1, 2, 3), (3, 4, 3), np.int32), ((2, 0), (3, 0), np.int32)]:
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, sa, dtype=dt, endpoint=True)
+        b = rng.integers(info.min, info.max, sb, dtype=dt, endpoint=True)
+        fn = lambda g, p, q: g.hamming_distance(p, q, mg.uint32)  # noqa: E731
+        np.testing.assert_array_equal(_run(fn, [a, b], "webgpu")[0], _run(fn, [a, b])[0])
+
+
+def test_hamming_distance_is_not_differentiable():
+    g = mg.Graph()
+    a = g.placeholder((2, 3), dtype=mg.int32)
+    assert not mg.ops.OPS["hamming_distance"].differentiable
+    with pytest.raises(mg.MiniGraphError):
+        g.gradients(g.cast(g.hamming_distance(a, a, mg.uint32), mg.float32), [a])
+
+
+@pytest.mark.parametrize("sa, da, sb, db, result, err", [
+    ((2, 3), mg.int32, (2, 4), mg.int32, mg.uint32, mg.ShapeError),
+    ((3,), mg.int32, (2, 3), mg.int32, mg.uint32, mg.ShapeError),
+    ((2, 2, 3), mg.int32, (3, 2, 3), mg.int32, mg.uint32, mg.ShapeError),
+    ((2, 3), mg.float32, (2, 3), mg.float32, mg.uint32, mg.DTypeError),
+    ((2, 3), mg.int32, (2, 3), mg.uint32, mg.uint32, mg.DTypeError),
+    ((2, 3), mg.int32, (2, 3), mg.int32, mg.int32, mg.DTypeError),
+    ((2, 3), mg.int32, (2, 3), mg.int32, mg.float32, mg.DTypeError)])
+def test_hamming_distance_errors_name_the_op(sa, da, sb, db, result, err):
+    g = mg.Graph()
+    with pytest.raises(err, match="hamming_distance"):
+        g.hamming_distance(g.placeholder(sa, dtype=da), g.placeholder(sb, dtype=db), result)

@@ -21,3 +21,20 @@ def _band_part(step):
     def run(x):
         return np.where(keep, x, np.zeros((), x.dtype))
     return run
+
+
+def popcount(x: np.ndarray) -> np.ndarray:
+    """Set bits of each element in its dtype's width (as unsigned), as int64."""
+    u = np.ascontiguousarray(x).view(np.dtype(f"u{x.dtype.itemsize}"))
+    bits = np.unpackbits(u.view(np.uint8).reshape(u.shape + (u.dtype.itemsize,)), axis=-1)
+    return bits.sum(axis=-1, dtype=np.int64)
+
+
+@numpy_kernel("hamming_distance")
+def _hamming_distance(step):
+    dt = step.out_types[0].dtype.np_dtype
+
+    def run(a, b):
+        x = np.bitwise_xor(a[..., :, None, :], b[..., None, :, :])
+        return popcount(x).sum(axis=-1).astype(dt)
+    return run

@@ -1,8 +1,11 @@
-"""Linear-algebra kernels (semantics: ``ops/linalg.py``): band_part is one masked copy."""
+"""Linear-algebra kernels (semantics: ``ops/linalg.py``): band_part is one masked copy;
+hamming_distance one invocation per result element, looping over the vector length K (at most
+65,535: llvmpipe stops longer shader loops)."""
 from __future__ import annotations
 
 from math import prod
 
+from ...errors import ResourceLimitError, UnsupportedDTypeError
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
 
@@ -16,3 +19,40 @@ def _band_part(step, kb):
                  COLS=max(shape[-1], 1), LOWER=max(min(a["num_lower"], 2**31 - 1), -1),
                  UPPER=max(min(a["num_upper"], 2**31 - 1), -1))
     kb.dispatch(src, [("ro", kb.input(0)), ("rw", kb.output())], -(-total // 256))
+
+
+_MAX_K = 65535
+
+
+def _batch_offsets(out_batch, a_shape, c_shape, a_mat: int, c_mat: int) -> str:
+    """WGSL lines adding, per batch axis, each input's offset (0 stride where it broadcasts)."""
+    lines, inner = [], 1
+    r = len(out_batch)
+    for d in range(r - 1, -1, -1):
+        size = out_batch[d]
+        coord = f"((bi / {inner}u) % {max(size, 1)}u)"
+        for var, shape, mat in (("ao", a_shape, a_mat), ("co", c_shape, c_mat)):
+            j = d - (r - len(shape))
+            if j >= 0 and shape[j] != 1:
+                stride = mat * prod(shape[j + 1:])
+                lines.append(f"  {var} = {var} + {coord} * {stride}u;")
+        inner *= max(size, 1)
+    return "\n".join(lines)
+
+
+@webgpu_kernel("hamming_distance")
+def _hamming_distance(step, kb):
+    (a, c), out = step.in_types, step.out_types[0]
+    if out.dtype.name != "uint32":
+        raise UnsupportedDTypeError(f"hamming_distance: the webgpu backend gives a uint32 result only, "
+                                 f"not {out.dtype.name} (use result_data_type=uint32)")
+    k = a.shape[-1]
+    if k > _MAX_K:
+        raise ResourceLimitError(f"hamming_distance: vectors of length {k} exceed the webgpu kernel's "
+                                 f"{_MAX_K} (one shader loop per result element)")
+    total = prod(out.shape)
+    m, n = out.shape[-2], out.shape[-1]
+    offs = _batch_offsets(out.shape[:-2], a.shape[:-2], c.shape[:-2], a.shape[-2] * k, c.shape[-2] * k)
+    src = render("hamming_distance", TI=STORAGE[a.dtype.name], TOTAL=total, M=max(m, 1), N=max(n, 1),
+                 K=k, BATCH_OFFSETS=offs)
+    kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
