@@ -1206,6 +1206,22 @@ class OpBuilders:
         """
         return _builder('identity')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def inverse(self, input: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The inverse of each square matrix in the last two axes, batch axes before them; an exactly
+        singular matrix gives NaN (MPSGraph ``inverse(input:name:)``).
+
+        Args:
+            input: A tensor of this graph (the op's ``input`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``inverse(input:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('inverse')(self, input, name)  # type: ignore[no-any-return]
+
     def is_finite(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise x is neither NaN nor infinite, a bool tensor (true for integers) (MPSGraph ``isFinite(with:name:)``).
 

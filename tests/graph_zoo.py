@@ -165,6 +165,9 @@ def every_op_graph(seed: int = 0):
         outs += [band, g.gradients(g.reduction_sum(g.square(band)), [m], name="grad")[m]]
         bits = g.cast(g.multiplication(m, 1000.0), mg.int32)
         outs.append(g.hamming_distance(bits, g.slice(bits, 0, 1, 2), mg.uint32))
+        sq = g.addition(g.slice(m, 1, 0, 3), g.constant(4 * np.eye(3, dtype=f32)))
+        inv = g.inverse(sq)
+        outs += [inv, g.gradients(g.reduction_sum(g.square(inv)), [m], name="grad_inverse")[m]]
 
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)

@@ -79,6 +79,8 @@ CASES = {
     "reverse": (lambda g, a: g.reverse(a, [0, -1]), [(2, 3, 4)], (-2, 2)),
     # linear algebra
     "band_part": (lambda g, a: g.band_part(a, 1, 2), [(2, 4, 5)], (-2, 2)),
+    "inverse": (lambda g, a: g.inverse(g.addition(a, g.cast(g.constant(4 * np.eye(3, dtype=np.float32)), a.dtype))), [(2, 3, 3)],
+                (-1, 1)),
     # convolution family
     "depthwise_convolution_2d": (lambda g, x, w: g.depthwise_convolution_2d(x, w, descriptor=_dw()),
                                  [(2, 2, 6, 7), (2, 2, 3, 2)], (-1, 1)),

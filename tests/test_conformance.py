@@ -1416,6 +1416,16 @@ def _(g, rng):
         {**fa, **fh, **fi, **fe}
 
 
+@case("inverse", "batch-pivots-singular-float16")
+def _(g, rng):
+    n = np.eye(4) * 8 * rng.choice([-1, 1], (2, 3, 1, 1))
+    a, fa = feed(g, (rng.standard_normal((2, 3, 4, 4)) + n).astype(F32))
+    p, fp = feed(g, np.array([[[0, 1, 0], [0, 0, 2], [4, 0, 0]], [[1, 2, 3], [2, 4, 6], [1, 0, 1]]], F32))
+    h, fh = feed(g, (rng.standard_normal((3, 3)) + 6 * np.eye(3)).astype(F16))
+    e, fe = feed(g, np.zeros((2, 0, 0), F32))
+    return [g.inverse(a), g.inverse(p), g.inverse(h), g.inverse(e)], {**fa, **fp, **fh, **fe}
+
+
 @case("hamming_distance", "batch-broadcast-dtypes-empty", tol=(0, 0))
 def _(g, rng):
     a, fa = feed(g, rng.integers(-2**31, 2**31, (2, 1, 3, 5), dtype=np.int64).astype(np.int32))

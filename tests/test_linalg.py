@@ -173,3 +173,79 @@ def test_hamming_distance_errors_name_the_op(sa, da, sb, db, result, err):
     g = mg.Graph()
     with pytest.raises(err, match="hamming_distance"):
         g.hamming_distance(g.placeholder(sa, dtype=da), g.placeholder(sb, dtype=db), result)
+
+
+# ----------------------------------------------------------------------------- inverse
+def _well_conditioned(rng, shape, dtype=np.float32):
+    n = shape[-1]
+    return (rng.standard_normal(shape) + 2 * n * np.eye(n) * rng.choice([-1, 1], shape[:-2] + (1, 1))
+            if n else np.zeros(shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 4, 4), (2, 3, 5, 5), (0, 2, 2), (3, 0, 0), (7, 7)])
+def test_inverse_matches_numpy_linalg(shape):
+    rng = np.random.default_rng(sum(shape) + len(shape))
+    a = rng.standard_normal(shape).astype(np.float32)
+    (y,) = _run(lambda g, p: g.inverse(p), [a])
+    assert y.shape == a.shape and y.dtype == np.float32
+    want = np.linalg.inv(a.astype(np.float64)) if a.size else a
+    cond = np.linalg.cond(a.astype(np.float64)) if a.size else np.ones(1)
+    np.testing.assert_allclose(y, want, rtol=0, atol=1e-5 * float(np.max(cond)) * max(1.0, float(np.abs(want).max()
+                                                                                             if a.size else 1)))
+
+
+def test_inverse_pivots_and_float16():
+    p = np.array([[0, 1, 0], [0, 0, 2], [4, 0, 0]], np.float32)  # needs row exchanges
+    (y,) = _run(lambda g, q: g.inverse(q), [p])
+    np.testing.assert_allclose(y, np.linalg.inv(p), rtol=1e-6)
+    rng = np.random.default_rng(1)
+    h = _well_conditioned(rng, (2, 3, 3), np.float16)
+    (yh,) = _run(lambda g, q: g.inverse(q), [h])
+    assert yh.dtype == np.float16
+    np.testing.assert_allclose(yh, np.linalg.inv(h.astype(np.float64)).astype(np.float16), rtol=2e-3, atol=1e-4)
+
+
+def test_inverse_of_a_singular_matrix_is_nan():
+    sing = np.array([[[1, 2], [2, 4]], [[0, 0], [1, 3]], [[2, 1], [1, 1]]], np.float32)
+    (y,) = _run(lambda g, q: g.inverse(q), [sing])
+    assert np.isnan(y[0]).all() and np.isnan(y[1]).all()
+    np.testing.assert_allclose(y[2], np.linalg.inv(sing[2]), rtol=1e-6)
+    inf = np.array([[np.inf, 1], [1, 1]], np.float32)
+    (yi,) = _run(lambda g, q: g.inverse(q), [inf])
+    assert np.isnan(yi).all()
+
+
+def test_inverse_gradient_against_torch():
+    torch = pytest.importorskip("torch", reason="oracles extra: torch")
+    rng = np.random.default_rng(6)
+    a = _well_conditioned(rng, (2, 4, 4))
+    w = rng.standard_normal((2, 4, 4)).astype(np.float32)
+    g = mg.Graph()
+    p = g.placeholder(a.shape)
+    loss = g.reduction_sum(g.multiplication(g.inverse(p), g.constant(w)), None)
+    dxt = g.gradients(loss, [p])[p]
+    dx = np.asarray(g.run({p: a}, [dxt])[dxt])
+    t = torch.from_numpy(a.astype(np.float64)).requires_grad_()
+    (torch.linalg.inv(t) * torch.from_numpy(w.astype(np.float64))).sum().backward()
+    np.testing.assert_allclose(dx, t.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_inverse_webgpu_matches_numpy():
+    if "webgpu" not in mg.available_backends():
+        pytest.skip("webgpu backend not available")
+    rng = np.random.default_rng(7)
+    sing = np.array([[[1, 2], [2, 4]], [[2, 1], [1, 1]]], np.float32)
+    for a in [_well_conditioned(rng, (2, 3, 5, 5)), _well_conditioned(rng, (4, 4), np.float16), sing,
+              np.array([[0, 1, 0], [0, 0, 2], [4, 0, 0]], np.float32), np.zeros((2, 0, 0), np.float32)]:
+        fn = lambda g, q: g.inverse(q)  # noqa: E731
+        got, want = _run(fn, [a], "webgpu")[0], _run(fn, [a])[0]
+        tol = 2e-3 if a.dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape, dt, err", [((3,), mg.float32, mg.ShapeError), ((2, 3), mg.float32, mg.ShapeError),
+                                            ((2, 4, 3), mg.float32, mg.ShapeError), ((2, 2), mg.int32, mg.DTypeError)])
+def test_inverse_errors_name_the_op(shape, dt, err):
+    g = mg.Graph()
+    with pytest.raises(err, match="inverse"):
+        g.inverse(g.placeholder(shape, dtype=dt))

@@ -1,4 +1,5 @@
-"""Linear algebra (MPSGraphLinearAlgebraOps): band_part; and hamming_distance.
+"""Linear algebra (MPSGraphLinearAlgebraOps): band_part; inverse (MPSGraphMatrixInverseOps); and
+hamming_distance.
 
 ``band_part`` keeps, in each matrix of the last two axes, the elements ``[..., i, j]`` with
 ``(num_lower < 0 or i - j <= num_lower) and (num_upper < 0 or j - i <= num_upper)`` and sets the
@@ -7,6 +8,15 @@ others to 0, as ``tf.linalg.band_part``; the axes before the last two are batch 
 Apple also has a form taking ``numLower``/``numUpper`` as tensors
 (``bandPartWithTensor:numLowerTensor:numUpperTensor:name:``); here they are ints fixed when the
 graph is built.
+
+``inverse`` inverts each square matrix in the last two axes (the axes before them are batch
+axes), by Gauss-Jordan elimination with partial pivoting. Apple computes it by LU
+decomposition and says "results are undefined for ill conditioned matrices"
+(https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/inverse(input:name:)).
+A graph runs lazily, so a singular input cannot be refused when the graph is built; minigraph
+gives NaN for every element of a matrix whose elimination meets an exact zero pivot (an
+exactly singular matrix, e.g. a zero row or two equal rows), on every backend, and otherwise
+whatever the elimination gives. float16 is computed in float32 and rounded once.
 
 ``hamming_distance`` (Apple declares it with the matrix multiplications, in
 MPSGraphMatrixMultiplicationOps.h) treats the last axis of each input as a vector of integers:
@@ -106,3 +116,32 @@ def hamming_distance(g, primary, secondary, result_data_type: Any, name: Optiona
     if dt.name not in _HAMMING_RESULTS:
         raise DTypeError(f"{label}: result_data_type must be uint32 or uint16 (Apple's two), got {dt.name}")
     return g.add_op("hamming_distance", [a, b], {"result_data_type": dt}, name).output
+
+
+# ----------------------------------------------------------------------------- inverse
+def _infer_inverse(in_types, attrs) -> list:
+    (t,) = in_types
+    if len(t.shape) < 2 or (t.shape[-1] != t.shape[-2] and -1 not in t.shape[-2:]):
+        raise ShapeError(f"inverse: the input must hold square matrices in its last two axes [..., N, N], "
+                         f"got shape {tuple(t.shape)}")
+    if not t.dtype.is_floating:
+        raise DTypeError(f"inverse: the input must have a floating-point dtype (float32, float16), got {t.dtype.name}")
+    return [ShapedType(t.shape, t.dtype)]
+
+
+@defop("inverse", swift="inverse(input:name:)", objc="inverseOfTensor:name:", inputs=("input",),
+       infer=_infer_inverse, family=_FAMILY, since=("13.0", "16.1"))
+def inverse(g, input, name: Optional[str] = None):  # noqa: A002  (MPSGraph's label)
+    """The inverse of each square matrix in the last two axes, batch axes before them; an exactly
+    singular matrix gives NaN (MPSGraph ``inverse(input:name:)``)."""
+    label = _label("inverse", name)
+    t = g.as_tensor(input, label)
+    return g.add_op("inverse", [t], {}, name).output
+
+
+@gradient("inverse")
+def _inverse_gradient(g, op, dy, wanted):
+    """d(A^-1) = -A^-T dY A^-T, with A^-1 the forward result."""
+    y = op.outputs[0]
+    yt = g.transpose(y, -1, -2)
+    return [g.negative(g.matrix_multiplication(g.matrix_multiplication(yt, dy), yt))]

@@ -38,3 +38,41 @@ def _hamming_distance(step):
         x = np.bitwise_xor(a[..., :, None, :], b[..., None, :, :])
         return popcount(x).sum(axis=-1).astype(dt)
     return run
+
+
+def gauss_jordan_inverse(a: np.ndarray) -> np.ndarray:
+    """Inverses of the matrices ``a[..., N, N]`` by Gauss-Jordan with partial pivoting (the first
+    row of largest magnitude in each column), in float64; a matrix meeting an exact zero pivot
+    gives NaN everywhere (ops/linalg.py)."""
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    m = a.reshape((int(np.prod(batch, dtype=np.int64)), n, n)).astype(np.float64)
+    inv = np.broadcast_to(np.eye(n), m.shape).copy()
+    bad = np.zeros(m.shape[0], bool)
+    rows = np.arange(m.shape[0])
+    for k in range(n):
+        piv = k + np.argmax(np.abs(m[:, k:, k]), axis=1)
+        for t in (m, inv):
+            top, sel = t[rows, k].copy(), t[rows, piv].copy()
+            t[rows, k], t[rows, piv] = sel, top
+        p = m[:, k, k].copy()
+        bad |= (p == 0) | ~np.isfinite(p)
+        p = np.where(p == 0, 1.0, p)
+        m[:, k] /= p[:, None]
+        inv[:, k] /= p[:, None]
+        f = m[:, :, k].copy()
+        f[:, k] = 0
+        m -= f[:, :, None] * m[:, k][:, None, :]
+        inv -= f[:, :, None] * inv[:, k][:, None, :]
+    inv[bad] = np.nan
+    return inv.reshape(batch + (n, n))
+
+
+@numpy_kernel("inverse")
+def _inverse(step):
+    dt = step.out_types[0].dtype.np_dtype
+
+    def run(a):
+        with np.errstate(all="ignore"):
+            return gauss_jordan_inverse(a).astype(dt)
+    return run

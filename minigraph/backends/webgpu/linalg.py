@@ -1,6 +1,8 @@
 """Linear-algebra kernels (semantics: ``ops/linalg.py``): band_part is one masked copy;
 hamming_distance one invocation per result element, looping over the vector length K (at most
-65,535: llvmpipe stops longer shader loops)."""
+65,535: llvmpipe stops longer shader loops); inverse one invocation per matrix, Gauss-Jordan in
+float32 scratch buffers, for matrices up to ``_MAX_INVERSE`` rows (the work of one invocation
+grows as N^3)."""
 from __future__ import annotations
 
 from math import prod
@@ -56,3 +58,22 @@ def _hamming_distance(step, kb):
     src = render("hamming_distance", TI=STORAGE[a.dtype.name], TOTAL=total, M=max(m, 1), N=max(n, 1),
                  K=k, BATCH_OFFSETS=offs)
     kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
+
+
+_MAX_INVERSE = 64
+
+
+@webgpu_kernel("inverse")
+def _inverse(step, kb):
+    t = step.in_types[0]
+    n = t.shape[-1]
+    if n > _MAX_INVERSE:
+        raise ResourceLimitError(f"inverse: {n} x {n} matrices exceed the webgpu kernel's {_MAX_INVERSE} x "
+                                 f"{_MAX_INVERSE} (one invocation per matrix); use the numpy or cpu backend")
+    batch = prod(t.shape[:-2])
+    if batch * n == 0:
+        return
+    size = batch * n * n * 4
+    src = render("inverse", T=STORAGE[t.dtype.name], BATCH=batch, N=n)
+    kb.dispatch(src, [("ro", kb.input(0)), ("rw", kb.scratch(size)), ("rw", kb.scratch(size)),
+                      ("rw", kb.output())], -(-batch // 64))
