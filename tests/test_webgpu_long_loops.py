@@ -46,6 +46,7 @@ BOUNDED: dict[str, str] = {
     "adam": "elementwise maps, one element per invocation",
     "dropout": "Philox 4x32-10 per element: 10 rounds", "random_tensor": "Philox 4x32-10 per element: 10 rounds",
     "random_uniform_tensor": "Philox 4x32-10 per element: 10 rounds",
+    "band_part": "one masked copy, one element per invocation",
     "resize": "separable passes, one result element per invocation, two loads each",
 }
 
@@ -331,6 +332,24 @@ def _rnn_gradients(g):
         else:
             targets += g.gru_gradients(x, r, dy, z, dy, input_weight=w, bias=b)
     return feeds, targets
+
+
+@long_case("hamming_distance")
+def _hamming(g):
+    """Vectors of N words: the bit count runs in passes."""
+    rng = np.random.default_rng(3)
+    pv, qv = rng.integers(0, 2**32, (2, N), dtype=np.uint32), rng.integers(0, 2**32, (3, N), dtype=np.uint32)
+    p, q = _ph(g, pv, "p"), _ph(g, qv, "q")
+    return {p: pv, q: qv}, [g.hamming_distance(p, q, mg.uint32)]
+
+
+@long_case("inverse")
+def _inverse(g):
+    """48 x 48 matrices: one invocation eliminating a whole matrix would loop 48^3 > 65,535 times."""
+    rng = np.random.default_rng(4)
+    av = (rng.standard_normal((2, 48, 48)) + 48 * np.eye(48)).astype(np.float32)
+    a = _ph(g, av, "a")
+    return {a: av}, [g.inverse(a)]
 
 
 # ----------------------------------------------------------------------------- the enumeration

@@ -1,15 +1,16 @@
 """Linear-algebra kernels (semantics: ``ops/linalg.py``): band_part is one masked copy;
-hamming_distance one invocation per result element, looping over the vector length K (at most
-65,535: llvmpipe stops longer shader loops); inverse one invocation per matrix, Gauss-Jordan in
-float32 scratch buffers, for matrices up to ``_MAX_INVERSE`` rows (the work of one invocation
-grows as N^3)."""
+hamming_distance one invocation per result element, looping over the vector length K in passes
+(``loops.long_loop``); inverse is Gauss-Jordan in float32 scratch buffers as 2 N + 2 dispatches
+(a pivot stage per matrix and an elimination stage per row for each column), so no invocation
+loops more than 3 N times; N is at most ``_MAX_INVERSE``."""
 from __future__ import annotations
 
 from math import prod
 
 from ...errors import ResourceLimitError, UnsupportedDTypeError
+from .loops import LOOP_MAX, long_loop
 from .registry import webgpu_kernel
-from .wgsl import STORAGE, render
+from .wgsl import STORAGE, params_decl, render
 
 
 @webgpu_kernel("band_part")
@@ -21,9 +22,6 @@ def _band_part(step, kb):
                  COLS=max(shape[-1], 1), LOWER=max(min(a["num_lower"], 2**31 - 1), -1),
                  UPPER=max(min(a["num_upper"], 2**31 - 1), -1))
     kb.dispatch(src, [("ro", kb.input(0)), ("rw", kb.output())], -(-total // 256))
-
-
-_MAX_K = 65535
 
 
 def _batch_offsets(out_batch, a_shape, c_shape, a_mat: int, c_mat: int) -> str:
@@ -49,18 +47,20 @@ def _hamming_distance(step, kb):
         raise UnsupportedDTypeError(f"hamming_distance: the webgpu backend gives a uint32 result only, "
                                  f"not {out.dtype.name} (use result_data_type=uint32)")
     k = a.shape[-1]
-    if k > _MAX_K:
-        raise ResourceLimitError(f"hamming_distance: vectors of length {k} exceed the webgpu kernel's "
-                                 f"{_MAX_K} (one shader loop per result element)")
     total = prod(out.shape)
     m, n = out.shape[-2], out.shape[-1]
     offs = _batch_offsets(out.shape[:-2], a.shape[:-2], c.shape[:-2], a.shape[-2] * k, c.shape[-2] * k)
-    src = render("hamming_distance", TI=STORAGE[a.dtype.name], TOTAL=total, M=max(m, 1), N=max(n, 1),
-                 K=k, BATCH_OFFSETS=offs)
-    kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
+    src = render("hamming_distance", PARAMS=params_decl(2), TI=STORAGE[a.dtype.name], TOTAL=total,
+                 M=max(m, 1), N=max(n, 1), K=k, BATCH_OFFSETS=offs)
+
+    def record(j0, j1, state):
+        kb.dispatch(src, [("u", [j0, j1]), ("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output()),
+                          ("rw", state)], -(-total // 256))
+
+    long_loop(kb, k, total, 1, record)
 
 
-_MAX_INVERSE = 64
+_MAX_INVERSE = LOOP_MAX // 3  # the pivot stage loops 3 N times at most
 
 
 @webgpu_kernel("inverse")
@@ -69,11 +69,16 @@ def _inverse(step, kb):
     n = t.shape[-1]
     if n > _MAX_INVERSE:
         raise ResourceLimitError(f"inverse: {n} x {n} matrices exceed the webgpu kernel's {_MAX_INVERSE} x "
-                                 f"{_MAX_INVERSE} (one invocation per matrix); use the numpy or cpu backend")
+                                 f"{_MAX_INVERSE}; use the numpy or cpu backend")
     batch = prod(t.shape[:-2])
     if batch * n == 0:
         return
     size = batch * n * n * 4
-    src = render("inverse", T=STORAGE[t.dtype.name], BATCH=batch, N=n)
-    kb.dispatch(src, [("ro", kb.input(0)), ("rw", kb.scratch(size)), ("rw", kb.scratch(size)),
-                      ("rw", kb.output())], -(-batch // 64))
+    src = render("inverse", PARAMS=params_decl(2), T=STORAGE[t.dtype.name], BATCH=batch, N=n)
+    w, v, bad = kb.scratch(size), kb.scratch(size), kb.scratch(4 * batch)
+    buffers = [("ro", kb.input(0)), ("rw", w), ("rw", v), ("rw", kb.output()), ("rw", bad)]
+    kb.dispatch(src, [("u", [0, 0])] + buffers, -(-batch * n * n // 64))
+    for k in range(n):
+        kb.dispatch(src, [("u", [1, k])] + buffers, -(-batch // 64))
+        kb.dispatch(src, [("u", [2, k])] + buffers, -(-batch * n // 64))
+    kb.dispatch(src, [("u", [3, 0])] + buffers, -(-batch * n * n // 64))
