@@ -1115,7 +1115,7 @@ class OpBuilders:
         """
         return _builder('greater_than_or_equal_to')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
-    def gru(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, secondary_bias: TensorLike = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
+    def gru(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, init_state: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, secondary_bias: Optional[TensorLike] = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
         """A GRU over ``source`` ``[T, N, I]`` with gates ``[z, r, o]`` (``[r, z, o]`` with
         ``reset_gate_first``) (MPSGraph ``GRU``). Returns ``[state]``, or ``[state, training_state]``
         with ``training`` (the activated gates, ``[T, N, 3H]``). ``secondary_bias`` ``[H]`` is ``b2``,
@@ -1142,7 +1142,7 @@ class OpBuilders:
         """
         return _builder('gru')(self, source, recurrent_weight, input_weight, bias, init_state, mask, secondary_bias, descriptor, name)  # type: ignore[no-any-return]
 
-    def gru_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, output_fwd: TensorLike, state_gradient: TensorLike = None, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, secondary_bias: TensorLike = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
+    def gru_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, output_fwd: TensorLike, state_gradient: Optional[TensorLike] = None, input_weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, init_state: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, secondary_bias: Optional[TensorLike] = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
         """Gradients of ``gru`` (MPSGraph ``GRUGradients``): toward source, recurrent_weight,
         input_weight, bias, init_state and secondary_bias, in that order, leaving out the inputs
         given as None. ``z_state`` and ``output_fwd`` are the forward op's training and state outputs.
@@ -1497,7 +1497,7 @@ class OpBuilders:
         """
         return _builder('logical_xor')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
-    def lstm(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, init_cell: TensorLike = None, mask: TensorLike = None, peephole: TensorLike = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
+    def lstm(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, init_state: Optional[TensorLike] = None, init_cell: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, peephole: Optional[TensorLike] = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
         """An LSTM over ``source`` ``[T, N, I]`` with gates ``[i, f, z, o]`` (``[i, z, f, o]`` with
         ``forget_gate_last``) (MPSGraph ``LSTM``). Returns ``[state]``, ``[state, cell]`` with
         ``produce_cell``, ``[state, cell, training_state]`` with ``training`` (the activated gates,
@@ -1526,7 +1526,7 @@ class OpBuilders:
         """
         return _builder('lstm')(self, source, recurrent_weight, input_weight, bias, init_state, init_cell, mask, peephole, descriptor, name)  # type: ignore[no-any-return]
 
-    def lstm_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, cell_output_fwd: TensorLike, state_gradient: TensorLike = None, cell_gradient: TensorLike = None, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, init_cell: TensorLike = None, mask: TensorLike = None, peephole: TensorLike = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
+    def lstm_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, cell_output_fwd: TensorLike, state_gradient: Optional[TensorLike] = None, cell_gradient: Optional[TensorLike] = None, input_weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, init_state: Optional[TensorLike] = None, init_cell: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, peephole: Optional[TensorLike] = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
         """Gradients of ``lstm`` (MPSGraph ``LSTMGradients``): toward source, recurrent_weight,
         input_weight, bias, peephole, init_state and init_cell, in that order, leaving out the inputs
         given as None. ``z_state`` and ``cell_output_fwd`` are the forward op's training and cell
@@ -2334,7 +2334,7 @@ class OpBuilders:
         """
         return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
 
-    def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: TensorLike = None, scale: Optional[float] = None, name: Optional[str] = None) -> Tensor:
+    def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: Optional[TensorLike] = None, scale: Optional[float] = None, name: Optional[str] = None) -> Tensor:
         """``softmax(scale * query @ key^T + mask) @ value`` over the last axis, max-subtracted
         (MPSGraph ``scaledDotProductAttention(query:key:value:mask:scale:name:)``; with ``mask=None``
         the variant ``scaledDotProductAttention(query:key:value:scale:name:)``).
@@ -2510,7 +2510,7 @@ class OpBuilders:
         """
         return _builder('sin')(self, tensor, name)  # type: ignore[no-any-return]
 
-    def single_gate_rnn(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
+    def single_gate_rnn(self, source: TensorLike, recurrent_weight: TensorLike, input_weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, init_state: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
         """A single-gate RNN over ``source`` ``[T, N, I]``: ``h[t] = activation(x[t] W^T + (h[t-1] m) R^T + b)``
         (MPSGraph ``singleGateRNN``). Returns ``[state]``, or ``[state, z]`` with ``descriptor.training``
         (``z``: the pre-activation, which ``single_gate_rnn_gradients`` takes as ``z_state``); each
@@ -2536,7 +2536,7 @@ class OpBuilders:
         """
         return _builder('single_gate_rnn')(self, source, recurrent_weight, input_weight, bias, init_state, mask, descriptor, name)  # type: ignore[no-any-return]
 
-    def single_gate_rnn_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, state_gradient: TensorLike = None, input_weight: TensorLike = None, bias: TensorLike = None, init_state: TensorLike = None, mask: TensorLike = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
+    def single_gate_rnn_gradients(self, source: TensorLike, recurrent_weight: TensorLike, source_gradient: TensorLike, z_state: TensorLike, state_gradient: Optional[TensorLike] = None, input_weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, init_state: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, descriptor: Any = None, name: Optional[str] = None) -> list[Tensor]:
         """Gradients of ``single_gate_rnn`` (MPSGraph ``singleGateRNNGradients``): toward source,
         recurrent_weight, input_weight, bias and init_state, in that order, leaving out the inputs
         given as None. ``source_gradient`` is the gradient of the state output, ``z_state`` the

@@ -65,8 +65,9 @@ def _default(value: object) -> str:
 def _annotation(p: inspect.Parameter, opdef: OpDef) -> str:
     if p.name == "tensors":
         return "Sequence[TensorLike]"
-    if p.name in opdef.inputs:  # an operand MPSGraph takes as nil is annotated Optional in its builder
-        return "Optional[TensorLike]" if str(p.annotation).startswith("Optional") else "TensorLike"
+    if p.name in opdef.inputs:  # an operand MPSGraph takes as nil (default None) is Optional
+        nil = p.default is None or str(p.annotation).startswith("Optional")
+        return "Optional[TensorLike]" if nil else "TensorLike"
     if p.annotation is not inspect.Parameter.empty:
         return str(p.annotation)
     return "Any"

@@ -46,9 +46,9 @@ def gauss_jordan_inverse(a: np.ndarray) -> np.ndarray:
     gives NaN everywhere (ops/linalg.py)."""
     n = a.shape[-1]
     batch = a.shape[:-2]
-    m = a.reshape((int(np.prod(batch, dtype=np.int64)), n, n)).astype(np.float64)
-    inv = np.broadcast_to(np.eye(n), m.shape).copy()
-    bad = np.zeros(m.shape[0], bool)
+    m: np.ndarray = a.reshape((int(np.prod(batch, dtype=np.int64)), n, n)).astype(np.float64)
+    inv: np.ndarray = np.broadcast_to(np.eye(n), m.shape).copy()
+    bad: np.ndarray = np.zeros(m.shape[0], dtype=np.bool_)
     rows = np.arange(m.shape[0])
     for k in range(n):
         piv = k + np.argmax(np.abs(m[:, k:, k]), axis=1)
