@@ -284,6 +284,30 @@ class OpBuilders:
         """
         return _builder('band_part')(self, tensor, num_lower, num_upper, name)  # type: ignore[no-any-return]
 
+    def batch_to_space(self, tensor: TensorLike, spatial_axes: Sequence[int], batch_axis: int, block_dimensions: Sequence[int], use_pixel_shuffle_order: bool, name: Optional[str] = None) -> Tensor:
+        """Move blocks out of ``batch_axis`` into the ``spatial_axes`` (MPSGraph
+        ``batchToSpace(_:spatialAxes:batchAxis:blockDimensions:usePixelShuffleOrder:name:)``).
+
+        The batch axis must be a multiple of the product of ``block_dimensions``; each spatial axis
+        grows by its block size. TensorFlow's ``batch_to_space_nd`` without cropping when
+        ``use_pixel_shuffle_order=False``. The inverse of ``space_to_batch``.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            spatial_axes: See the op reference (docs/reference.md).
+            batch_axis: See the op reference (docs/reference.md).
+            block_dimensions: See the op reference (docs/reference.md).
+            use_pixel_shuffle_order: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``batchToSpace(_:spatialAxes:batchAxis:blockDimensions:usePixelShuffleOrder:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('batch_to_space')(self, tensor, spatial_axes, batch_axis, block_dimensions, use_pixel_shuffle_order, name)  # type: ignore[no-any-return]
+
     def bitwise_and(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a & b of integer tensors (bool is refused: use logical_and) (MPSGraph ``bitwiseAND(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -639,6 +663,26 @@ class OpBuilders:
         """
         return _builder('convolution_transpose_2d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
 
+    def coordinate_along_axis(self, axis: int, with_shape: Sequence[int], name: Optional[str] = None) -> Tensor:
+        """An int32 tensor of shape ``with_shape`` whose element ``[i_0, ..., i_N]`` is ``i_axis``
+        (MPSGraph ``coordinate(alongAxis:withShape:name:)``; a negative axis counts from the end,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/coordinate(alongaxis:withshape:name:)).
+
+        ``coordinate_along_axis(0, [3, 2])`` is ``[[0, 0], [1, 1], [2, 2]]``. The shape is static.
+
+        Args:
+            axis: One axis; a negative value counts from the end.
+            with_shape: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``coordinate(alongAxis:withShape:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('coordinate_along_axis')(self, axis, with_shape, name)  # type: ignore[no-any-return]
+
     def cos(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise cos(x) (MPSGraph ``cos(with:name:)``).
 
@@ -688,6 +732,32 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('cumulative_sum')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
+
+    def depth_to_space_2d(self, tensor: TensorLike, width_axis: int, height_axis: int, depth_axis: int, block_size: int, use_pixel_shuffle_order: bool, name: Optional[str] = None) -> Tensor:
+        """Move groups of ``block_size**2`` depth values into ``block_size`` x ``block_size`` blocks of
+        the height and width axes (MPSGraph
+        ``depth(toSpace2DTensor:widthAxis:heightAxis:depthAxis:blockSize:usePixelShuffleOrder:name:)``).
+
+        ``use_pixel_shuffle_order=True`` is PyTorch's ``pixel_shuffle`` and ONNX DepthToSpace
+        ``CRD``; False is ONNX ``DCR`` and TensorFlow's ``depth_to_space``. The depth must be a
+        multiple of ``block_size**2``. The inverse of ``space_to_depth_2d``.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            width_axis: See the op reference (docs/reference.md).
+            height_axis: See the op reference (docs/reference.md).
+            depth_axis: See the op reference (docs/reference.md).
+            block_size: See the op reference (docs/reference.md).
+            use_pixel_shuffle_order: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``depth(toSpace2DTensor:widthAxis:heightAxis:depthAxis:blockSize:usePixelShuffleOrder:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('depth_to_space_2d')(self, tensor, width_axis, height_axis, depth_axis, block_size, use_pixel_shuffle_order, name)  # type: ignore[no-any-return]
 
     def depthwise_convolution_2d(self, source: TensorLike, weights: TensorLike, descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
         """Depthwise 2D convolution (MPSGraph ``depthwiseConvolution2D(_:weights:descriptor:name:)``).
@@ -2450,6 +2520,26 @@ class OpBuilders:
         """
         return _builder('select')(self, predicate, true_tensor, false_tensor, name)  # type: ignore[no-any-return]
 
+    def shape_of(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The shape of ``tensor`` as an int32 rank-1 tensor (MPSGraph ``shapeOf(_:name:)``: "the
+        values of the static shape of the input tensor",
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/shapeof(_:name:)).
+
+        A constant of the compiled graph: the values are fixed when the graph is compiled for its
+        feeds (a -1 dimension of a placeholder is the size fed then); nothing of ``tensor`` is read.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``shapeOf(_:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('shape_of')(self, tensor, name)  # type: ignore[no-any-return]
+
     def sigmoid(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise 1 / (1 + e ** -x) (MPSGraph ``sigmoid(with:name:)``).
 
@@ -2619,6 +2709,87 @@ class OpBuilders:
         """
         return _builder('slice_gradient')(self, incoming_gradient, input_shape, dimension, start, length, name)  # type: ignore[no-any-return]
 
+    def slice_gradient_tensor(self, incoming_gradient: TensorLike, input_shape: Any, starts: Sequence[int], ends: Sequence[int], strides: Sequence[int], start_mask: int = 0, end_mask: int = 0, squeeze_mask: int = 0, name: Optional[str] = None) -> Tensor:
+        """Zeros of ``input_shape`` with ``incoming_gradient`` where ``slice_tensor`` with the same
+        arguments read (MPSGraph
+        ``sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:startMask:endMask:squeezeMask:name:)``;
+        its ``fwdInShapeTensor`` is given here as the shape itself, a list of ints or a tensor's ``.shape``).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            input_shape: The shape of the forward op's input, which the result has.
+            starts: See the op reference (docs/reference.md).
+            ends: See the op reference (docs/reference.md).
+            strides: See the op reference (docs/reference.md).
+            start_mask: See the op reference (docs/reference.md).
+            end_mask: See the op reference (docs/reference.md).
+            squeeze_mask: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:startMask:endMask:squeezeMask:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('slice_gradient_tensor')(self, incoming_gradient, input_shape, starts, ends, strides, start_mask, end_mask, squeeze_mask, name)  # type: ignore[no-any-return]
+
+    def slice_tensor(self, tensor: TensorLike, starts: Sequence[int], ends: Sequence[int], strides: Sequence[int], start_mask: int = 0, end_mask: int = 0, squeeze_mask: int = 0, name: Optional[str] = None) -> Tensor:
+        """A strided slice: from ``starts`` up to (not including) ``ends`` by ``strides`` per axis
+        (MPSGraph ``sliceTensor(_:starts:ends:strides:startMask:endMask:squeezeMask:name:)``,
+        TensorFlow's StridedSlice semantics; bit ``i`` of a mask is axis ``i``).
+
+        A start or end whose ``start_mask`` / ``end_mask`` bit is set is ignored (the whole axis in the
+        stride's direction); ``squeeze_mask`` axes take one element and leave the result. Negative
+        starts and ends count from the end, out-of-range ones are clamped, as NumPy's
+        ``x[start:end:stride]``; a negative stride walks backwards.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            starts: See the op reference (docs/reference.md).
+            ends: See the op reference (docs/reference.md).
+            strides: See the op reference (docs/reference.md).
+            start_mask: See the op reference (docs/reference.md).
+            end_mask: See the op reference (docs/reference.md).
+            squeeze_mask: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sliceTensor(_:starts:ends:strides:startMask:endMask:squeezeMask:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('slice_tensor')(self, tensor, starts, ends, strides, start_mask, end_mask, squeeze_mask, name)  # type: ignore[no-any-return]
+
+    def slice_update_data_tensor(self, data_tensor: TensorLike, update: TensorLike, starts: Sequence[int], ends: Sequence[int], strides: Sequence[int], start_mask: int = 0, end_mask: int = 0, squeeze_mask: int = 0, name: Optional[str] = None) -> Tensor:
+        """``data_tensor`` with the strided slice that ``slice_tensor`` would read replaced by
+        ``update`` (MPSGraph
+        ``sliceUpdateDataTensor(_:update:starts:ends:strides:startMask:endMask:squeezeMask:name:)``).
+
+        ``update`` has exactly the slice's shape (squeezed axes left out; no broadcasting) and
+        ``data_tensor``'s dtype; the result has ``data_tensor``'s type. Same slicing rules as
+        ``slice_tensor``.
+
+        Args:
+            data_tensor: A tensor of this graph (the op's ``data_tensor`` input).
+            update: A tensor of this graph (the op's ``update`` input).
+            starts: See the op reference (docs/reference.md).
+            ends: See the op reference (docs/reference.md).
+            strides: See the op reference (docs/reference.md).
+            start_mask: See the op reference (docs/reference.md).
+            end_mask: See the op reference (docs/reference.md).
+            squeeze_mask: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sliceUpdateDataTensor(_:update:starts:ends:strides:startMask:endMask:squeezeMask:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('slice_update_data_tensor')(self, data_tensor, update, starts, ends, strides, start_mask, end_mask, squeeze_mask, name)  # type: ignore[no-any-return]
+
     def softmax(self, tensor: TensorLike, axis: int = -1, name: Optional[str] = None) -> Tensor:
         """exp(x) / sum(exp(x)) along ``axis``, computed stably (MPSGraph ``softMax(with:axis:name:)``).
 
@@ -2679,6 +2850,60 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('sort')(self, tensor, axis, descending, name)  # type: ignore[no-any-return]
+
+    def space_to_batch(self, tensor: TensorLike, spatial_axes: Sequence[int], batch_axis: int, block_dimensions: Sequence[int], use_pixel_shuffle_order: bool, name: Optional[str] = None) -> Tensor:
+        """Move blocks of ``block_dimensions`` of the ``spatial_axes`` into ``batch_axis`` (MPSGraph
+        ``spaceToBatch(_:spatialAxes:batchAxis:blockDimensions:usePixelShuffleOrder:name:)``).
+
+        Each spatial axis shrinks by its block size (it must divide the axis), the batch axis grows by
+        their product. With ``use_pixel_shuffle_order=False`` this is TensorFlow's
+        ``space_to_batch_nd`` without padding (batch index ``block * N + n``), with True each batch
+        element's blocks are contiguous (``n * B + block``; 1 to 3 spatial axes). The position in the
+        block runs over ``spatial_axes`` in the order given, the last fastest. No padding: MPSGraph has
+        none. The inverse of ``batch_to_space``.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            spatial_axes: See the op reference (docs/reference.md).
+            batch_axis: See the op reference (docs/reference.md).
+            block_dimensions: See the op reference (docs/reference.md).
+            use_pixel_shuffle_order: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``spaceToBatch(_:spatialAxes:batchAxis:blockDimensions:usePixelShuffleOrder:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('space_to_batch')(self, tensor, spatial_axes, batch_axis, block_dimensions, use_pixel_shuffle_order, name)  # type: ignore[no-any-return]
+
+    def space_to_depth_2d(self, tensor: TensorLike, width_axis: int, height_axis: int, depth_axis: int, block_size: int, use_pixel_shuffle_order: bool, name: Optional[str] = None) -> Tensor:
+        """Move ``block_size`` x ``block_size`` blocks of the height and width axes into the depth axis
+        (MPSGraph ``space(toDepth2DTensor:widthAxis:heightAxis:depthAxis:blockSize:usePixelShuffleOrder:name:)``).
+
+        Height and width shrink by ``block_size``, depth grows by ``block_size**2``; the other axes
+        stay. ``use_pixel_shuffle_order=True`` is PyTorch's ``pixel_unshuffle`` (depth index
+        ``c * b*b + i*b + j``), False TensorFlow's ``space_to_depth`` (``(i*b + j) * C + c``), for
+        block row ``i`` and column ``j``. The inverse of ``depth_to_space_2d``; the same as
+        ``space_to_batch(tensor, [height_axis, width_axis], depth_axis, [b, b], ...)``.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            width_axis: See the op reference (docs/reference.md).
+            height_axis: See the op reference (docs/reference.md).
+            depth_axis: See the op reference (docs/reference.md).
+            block_size: See the op reference (docs/reference.md).
+            use_pixel_shuffle_order: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``space(toDepth2DTensor:widthAxis:heightAxis:depthAxis:blockSize:usePixelShuffleOrder:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('space_to_depth_2d')(self, tensor, width_axis, height_axis, depth_axis, block_size, use_pixel_shuffle_order, name)  # type: ignore[no-any-return]
 
     def split(self, tensor: TensorLike, num_splits: Any, axis: int, name: Optional[str] = None) -> list[Tensor]:
         """Pieces along ``axis``, as a list of tensors (one op with several outputs). ``num_splits``

@@ -54,7 +54,7 @@ LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
                  "with": "padding_mode", "withMultiplier": "multiplier",
-                 "withShape": "shape", "dataType": "dtype"}
+                 "withShape": "shape", "dataType": "dtype", "alongAxis": "axis"}
 _AXIS_LABELS = ("axis", "dimension", "withDimension")
 # ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
 _RESULT_AXIS_OPS = ("stack", "flatten_2d", "one_hot")
@@ -276,6 +276,16 @@ class _Exporter:
                 f"starts: {_numbers(starts)}, ends: {_numbers(ends)}, strides: {_numbers([1] * r)}, "
                 f"name: {swift_string(op.name)})")
 
+    def slice_gradient_tensor(self, op):
+        """MPSGraph takes the forward input's shape as an int32 tensor (``fwdInShapeTensor``)."""
+        a = op.attrs
+        shape = list(a["input_shape"])
+        shape_t = f"graph.constant({_data(np.asarray(shape, np.int32))}, shape: [{len(shape)}], dataType: .int32)"
+        return (f"graph.sliceGradientTensor({self.tensor(op.inputs[0])}, fwdInShapeTensor: {shape_t}, "
+                f"starts: {_numbers(a['starts'])}, ends: {_numbers(a['ends'])}, strides: {_numbers(a['strides'])}, "
+                f"startMask: {a['start_mask']}, endMask: {a['end_mask']}, squeezeMask: {a['squeeze_mask']}, "
+                f"name: {swift_string(op.name)})")
+
     def along_axis(self, op):
         """gatherAlongAxis / scatterAlongAxis take the axis first (``_ axis: Int``), then the tensors."""
         t = self.tensor
@@ -396,7 +406,8 @@ class _Exporter:
 
 
 SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
-           "slice_gradient": "slice_gradient", "gather_along_axis": "along_axis",
+           "slice_gradient": "slice_gradient", "slice_gradient_tensor": "slice_gradient_tensor",
+           "gather_along_axis": "along_axis",
            "scatter_along_axis": "along_axis"}
 # Padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation; an op's
 # first OS versions are its OpDef's ``since``

@@ -54,6 +54,13 @@ def every_op_graph(seed: int = 0):
         outs.append(g.transpose(r, 0, -1))
         s = g.slice(a, 1, -3, 2)
         outs.append(g.slice_gradient(s, [3, 4], 1, -3, 2))
+        st = g.slice_tensor(a, [0, -1], [3, 0], [2, -2], squeeze_mask=0)
+        outs += [st, g.slice_gradient_tensor(st, [3, 4], [0, -1], [3, 0], [2, -2]),
+                 g.slice_update_data_tensor(a, g.negative(st), [0, -1], [3, 0], [2, -2]), g.shape_of(a),
+                 g.coordinate_along_axis(0, [2, 3])]
+        sp = g.space_to_depth_2d(g.reshape(a, [3, 2, 2]), 2, 1, 0, 2, True)
+        outs += [sp, g.depth_to_space_2d(sp, 2, 1, 0, 2, True), g.space_to_batch(a, [1], 0, [2], False),
+                 g.batch_to_space(g.reshape(a, [4, 3]), [1], 0, [2], True)]
         outs.append(g.concat([a, b, a], dimension=0))
         outs.append(g.broadcast(g.reduction_sum(a, axes=[0]), [2, 3, 4]))
         e = g.expand_dims(a, [0, -1])

@@ -459,3 +459,230 @@ def test_tile_gradient_second_order_is_a_tile(backend, rng):
     r = g.run({xp: x, dp: dy}, [tg, d], backend=backend)
     np.testing.assert_allclose(r[tg], dy.reshape(2, 2, 3, 3).sum(axis=(0, 2)), rtol=1e-5)
     np.testing.assert_array_equal(r[d], np.tile(x, [2, 3]))
+
+
+# ----------------------------------------------------------------------------- strided slices
+def numpy_index(shape, starts, ends, strides, start_mask, end_mask, squeeze_mask):
+    """TensorFlow's StridedSlice written as a NumPy index: a masked start or end is left out (the
+    axis's end in the stride's direction), a squeezed axis is an integer index, axes past the
+    starts are taken whole."""
+    idx: list = []
+    for d in range(len(shape)):
+        if d >= len(starts):
+            idx.append(slice(None))
+        elif squeeze_mask >> d & 1:
+            idx.append(starts[d])
+        else:
+            idx.append(slice(None if start_mask >> d & 1 else starts[d], None if end_mask >> d & 1 else ends[d],
+                             strides[d]))
+    return tuple(idx)
+
+
+def _random_slice(rng, shape):
+    k = int(rng.integers(0, len(shape) + 1))
+    starts = [int(rng.integers(-n - 2, n + 3)) for n in shape[:k]]
+    ends = [int(rng.integers(-n - 2, n + 3)) for n in shape[:k]]
+    strides = [int(rng.choice([-3, -2, -1, 1, 2, 3])) for _ in range(k)]
+    sm, em = int(rng.integers(0, 1 << k)), int(rng.integers(0, 1 << k))
+    sq = 0
+    for d in range(k):  # a squeezed axis needs a start inside it and a positive stride
+        if rng.random() < 0.25 and shape[d] > 0:
+            sq |= 1 << d
+            starts[d] = int(rng.integers(-shape[d], shape[d]))
+            strides[d] = abs(strides[d])
+    return starts, ends, strides, sm, em, sq
+
+
+def test_slice_tensor_matches_numpy_strided_indexing(backend):
+    rng = np.random.default_rng(7)
+    for shape in [(5,), (4, 7), (3, 1, 6), (2, 5, 0, 3), (6, 4, 3, 2)]:
+        x = rng.standard_normal(shape).astype(F32)
+        for _ in range(12):
+            args = _random_slice(rng, shape)
+            want = x[numpy_index(shape, *args)]
+            (got,) = run(lambda g, x: g.slice_tensor(x, *args), {"x": x}, backend)
+            assert got.shape == want.shape, (shape, args)
+            np.testing.assert_array_equal(got, want, err_msg=str((shape, args)))
+
+
+def test_slice_tensor_worked_example_and_dtypes(backend):
+    x = np.arange(24, dtype=np.int32).reshape(4, 6)
+    (a, b) = run(lambda g, x: [g.slice_tensor(x, [-1, 1], [0, 6], [-2, 2]),
+                               g.slice_tensor(x, [2, 0], [0, 0], [1, -1], end_mask=3, start_mask=2, squeeze_mask=1)],
+                 {"x": x}, backend)
+    np.testing.assert_array_equal(a, [[19, 21, 23], [7, 9, 11]])
+    np.testing.assert_array_equal(b, [17, 16, 15, 14, 13, 12])
+    for dt in (np.float16, np.bool_, np.uint32):
+        v = (np.arange(12) % 3).astype(dt).reshape(3, 4)
+        (c,) = run(lambda g, x: g.slice_tensor(x, [0, 3], [3, 0], [2, -1]), {"x": v}, backend)
+        np.testing.assert_array_equal(c, v[0:3:2, 3:0:-1])
+
+
+def test_slice_update_and_gradient_tensor_match_numpy_assignment(backend):
+    rng = np.random.default_rng(3)
+    for shape in [(6,), (5, 4), (3, 4, 5)]:
+        x = rng.standard_normal(shape).astype(F32)
+        for _ in range(8):
+            args = _random_slice(rng, shape)
+            idx = numpy_index(shape, *args)
+            u = rng.standard_normal(x[idx].shape).astype(F32)
+            keep = x.copy()
+            want = x.copy()
+            want[idx] = u
+            zeros = np.zeros(shape, F32)
+            zeros[idx] = u
+            upd, grad = run(lambda g, x, u: [g.slice_update_data_tensor(x, u, *args),
+                                             g.slice_gradient_tensor(u, list(shape), *args)], {"x": x, "u": u}, backend)
+            np.testing.assert_array_equal(upd, want)
+            np.testing.assert_array_equal(grad, zeros)
+            np.testing.assert_array_equal(x, keep)  # the feed is not written
+
+
+def test_slice_tensor_gradient_is_the_adjoint_and_matches_torch(backend):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 6, 5)).astype(F32)
+    args = ([3, 0, 1], [0, 6, 5], [-1, 2, 1], 0, 0, 4)
+    idx = numpy_index(x.shape, *args)
+    w = rng.standard_normal(x[idx].shape).astype(F32)
+    d = grads(lambda g, x: g.slice_tensor(x, *args), x, w, backend)
+    want = np.zeros_like(x)
+    np.add.at(want, idx, w)
+    np.testing.assert_allclose(d, want, rtol=1e-6, atol=1e-6)
+    assert np.isclose((x[idx] * w).sum(dtype=np.float64), (x * d).sum(dtype=np.float64), rtol=1e-5)
+    if torch is not None:
+        xt = torch.tensor(x, requires_grad=True)
+        (torch.flip(xt[1:4], [0])[:, 0:6:2, 1] * torch.tensor(w)).sum().backward()  # torch has no negative step
+        np.testing.assert_allclose(d, xt.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_slice_update_gradients_split_dy(backend):
+    rng = np.random.default_rng(9)
+    x, u, dy = (rng.standard_normal(s).astype(F32) for s in ((5, 4), (2, 4), (5, 4)))
+    g = mg.Graph()
+    xp, up, wp = (g.placeholder(a.shape, name=n) for a, n in ((x, "x"), (u, "u"), (dy, "w")))
+    y = g.slice_update_data_tensor(xp, up, [4, 0], [0, 4], [-2, 1])
+    gr = g.gradients(g.reduction_sum(g.multiplication(y, wp), axes=None), [xp, up])
+    r = g.run({xp: x, up: u, wp: dy}, [gr[xp], gr[up]], backend=backend)
+    want_x = dy.copy()
+    want_x[4:0:-2] = 0
+    np.testing.assert_allclose(r[gr[xp]], want_x)
+    np.testing.assert_allclose(r[gr[up]], dy[4:0:-2])
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda g, x: g.slice_tensor(x, [0, 0], [1, 1], [1, 0]), "stride 1 is 0"),
+    (lambda g, x: g.slice_tensor(x, [0, 0, 0, 0], [1, 1, 1, 1], [1, 1, 1, 1]), "4 starts for a tensor of rank 3"),
+    (lambda g, x: g.slice_tensor(x, [0, 0], [1], [1, 1]), "one entry per axis"),
+    (lambda g, x: g.slice_tensor(x, [0, 5], [1, 1], [1, 1], squeeze_mask=2), "squeezed at index 5"),
+    (lambda g, x: g.slice_tensor(x, [0, 1], [1, 1], [1, -1], squeeze_mask=2), "positive stride"),
+    (lambda g, x: g.slice_tensor(x, [0], [1], [1], start_mask=-1), "UInt32 bit mask"),
+    (lambda g, x: g.slice_update_data_tensor(x, g.constant(np.zeros((2, 2), F32)), [0], [1], [1]),
+     "does not match the strided slice"),
+    (lambda g, x: g.slice_gradient_tensor(x, [9, 9], [0], [1], [1]), "does not match the strided slice"),
+])
+def test_strided_slice_errors_name_the_op(call, match):
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 4], name="x")
+    with pytest.raises(mg.ShapeError, match=match) as e:
+        call(g, x)
+    assert "op '" in str(e.value)
+
+
+def test_shape_of_and_coordinate_along_axis(backend):
+    g = mg.Graph()
+    x = g.placeholder([-1, 3], name="x")
+    s = g.shape_of(x)
+    c = g.coordinate_along_axis(-2, [2, 3, 2])
+    e = g.coordinate_along_axis(0, [0, 4])
+    assert s.shape == (2,) and s.dtype == mg.int32 and c.dtype == mg.int32
+    r = g.run({x: np.zeros((5, 3), F32)}, [s, c, e], backend=backend)
+    np.testing.assert_array_equal(r[s], [5, 3])
+    np.testing.assert_array_equal(r[c], np.indices((2, 3, 2))[1])
+    assert r[e].shape == (0, 4)
+    with pytest.raises(mg.ShapeError, match="coordinate_along_axis.*axis 3 is out of range"):
+        g.coordinate_along_axis(3, [2, 2])
+
+
+# ----------------------------------------------------------------------------- space, depth and batch
+def naive_space_to_batch(x, spatial, batch, blocks, shuffle):
+    """Loop over every input element: its block position ``p`` (row-major over ``spatial`` in the
+    order given) goes to destination index ``d * B + p`` (pixel-shuffle order) or ``p * D + d``."""
+    out_shape = list(x.shape)
+    for a, b in zip(spatial, blocks):
+        out_shape[a] //= b
+    total = int(np.prod(blocks))
+    out_shape[batch] *= total
+    y = np.zeros(out_shape, x.dtype)
+    for idx in itertools.product(*map(range, x.shape)):
+        o = list(idx)
+        p = 0
+        for a, b in zip(spatial, blocks):
+            o[a], r = divmod(idx[a], b)
+            p = p * b + r
+        o[batch] = idx[batch] * total + p if shuffle else p * x.shape[batch] + idx[batch]
+        y[tuple(o)] = x[idx]
+    return y
+
+
+@pytest.mark.parametrize("shape, spatial, batch, blocks, shuffle", [
+    ((2, 4, 6, 3), [1, 2], 0, [2, 3], False), ((2, 4, 6, 3), [1, 2], 3, [2, 2], True),
+    ((3, 6, 2), [1], 0, [3], True), ((2, 4, 6, 3), [2, 1], 3, [3, 2], False),
+    ((4, 2, 2, 2), [1, 2, 3], 0, [2, 1, 2], True), ((1, 6, 1), [1], 2, [6], False)])
+def test_space_to_batch_and_back_match_a_naive_loop(shape, spatial, batch, blocks, shuffle, backend):
+    x = np.random.default_rng(1).standard_normal(shape).astype(F32)
+    want = naive_space_to_batch(x, spatial, batch, blocks, shuffle)
+    y, back = run(lambda g, x: [y := g.space_to_batch(x, spatial, batch, blocks, shuffle),
+                                g.batch_to_space(y, spatial, batch, blocks, shuffle)], {"x": x}, backend)
+    np.testing.assert_array_equal(y, want)
+    np.testing.assert_array_equal(back, x)
+
+
+@needs_torch
+@pytest.mark.parametrize("b", [2, 3])
+def test_pixel_shuffle_order_is_torch_pixel_unshuffle_and_shuffle(b, backend):
+    """NCHW: width axis 3, height 2, depth 1; use_pixel_shuffle_order=True is torch's order."""
+    x = np.random.default_rng(b).standard_normal((2, 3, 2 * b, 3 * b)).astype(F32)
+    d, s = run(lambda g, x: [d := g.space_to_depth_2d(x, 3, 2, 1, b, True), g.depth_to_space_2d(d, 3, 2, 1, b, True)],
+               {"x": x}, backend)
+    np.testing.assert_array_equal(d, F.pixel_unshuffle(torch.tensor(x), b).numpy())
+    np.testing.assert_array_equal(s, x)
+    y = np.random.default_rng(0).standard_normal((2, 4 * b * b, 2, 3)).astype(F32)
+    (up,) = run(lambda g, y: g.depth_to_space_2d(y, 3, 2, 1, b, True), {"y": y}, backend)
+    np.testing.assert_array_equal(up, F.pixel_shuffle(torch.tensor(y), b).numpy())
+
+
+def test_depth_to_space_without_pixel_shuffle_is_onnx_dcr(backend):
+    """ONNX DepthToSpace mode DCR's definition (NCHW), from its operator page."""
+    bs = 2
+    x = np.random.default_rng(4).standard_normal((2, 12, 3, 2)).astype(F32)
+    b, c, h, w = x.shape
+    tmp = np.reshape(x, [b, bs, bs, c // bs ** 2, h, w]).transpose(0, 3, 4, 1, 5, 2)
+    want = tmp.reshape(b, c // bs ** 2, h * bs, w * bs)
+    (got,) = run(lambda g, x: g.depth_to_space_2d(x, 3, 2, 1, bs, False), {"x": x}, backend)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_space_ops_gradients_are_the_inverse_rearrangement(backend):
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((2, 4, 6, 3)).astype(F32), rng.standard_normal((2, 2, 3, 12)).astype(F32)
+    d = grads(lambda g, x: g.space_to_depth_2d(x, 2, 1, 3, 2, False), x, w, backend)
+    (want,) = run(lambda g, w: g.depth_to_space_2d(w, 2, 1, 3, 2, False), {"w": w}, backend)
+    np.testing.assert_allclose(d, want)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda g, x: g.space_to_depth_2d(x, 2, 1, 3, 4, True), "not a multiple of its block size 4"),
+    (lambda g, x: g.depth_to_space_2d(x, 2, 1, 3, 2, True), "not a multiple of the block's 4 elements"),
+    (lambda g, x: g.space_to_depth_2d(x, 2, 2, 3, 2, True), "must be three different axes"),
+    (lambda g, x: g.space_to_batch(x, [1, 1], 0, [2, 2], False), "repeat an axis"),
+    (lambda g, x: g.space_to_batch(x, [1, 2], 1, [2, 2], False), "also a spatial axis"),
+    (lambda g, x: g.space_to_batch(x, [1, 2], 0, [2], False), "give one per spatial axis"),
+    (lambda g, x: g.batch_to_space(x, [1], 0, [0], False), "must be >= 1"),
+    (lambda g, x: g.space_to_batch(x, [1], 0, [2], 1), "True or False"),
+])
+def test_space_ops_errors_name_the_op(call, match):
+    g = mg.Graph()
+    x = g.placeholder([2, 4, 6, 3], name="x")
+    with pytest.raises(mg.MiniGraphError, match=match) as e:
+        call(g, x)
+    assert "op '" in str(e.value)

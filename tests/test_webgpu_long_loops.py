@@ -31,7 +31,9 @@ reciprocal relu reverse_square_root rint round select sigmoid sign sin square sq
 tan sinh cosh asin acos atan asinh acosh atanh exponent_base10 logarithm_base10 truncate signbit division_no_nan
 logical_nand logical_nor logical_xnor bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_left_shift
 bitwise_right_shift bitwise_population_count"""
-_COPIES = "broadcast concat permute transpose slice slice_gradient split stack tile reverse pad_tensor"
+_COPIES = ("broadcast concat permute transpose slice slice_gradient split stack tile reverse pad_tensor slice_tensor "
+           "slice_gradient_tensor slice_update_data_tensor space_to_depth_2d depth_to_space_2d space_to_batch "
+           "batch_to_space")
 
 # op -> why one invocation's work does not grow with any input size
 BOUNDED: dict[str, str] = {
@@ -47,6 +49,8 @@ BOUNDED: dict[str, str] = {
     "dropout": "Philox 4x32-10 per element: 10 rounds", "random_tensor": "Philox 4x32-10 per element: 10 rounds",
     "random_uniform_tensor": "Philox 4x32-10 per element: 10 rounds",
     "band_part": "one masked copy, one element per invocation",
+    "shape_of": "one invocation per axis writes a value from its parameters",
+    "coordinate_along_axis": "one element per invocation: a division and a remainder",
     "resize": "separable passes, one result element per invocation, two loads each",
 }
 

@@ -7,7 +7,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..errors import ShapeError
-from ..types import ShapedType, as_shape, num_elements
+from ..types import ShapedType, as_shape, int32, num_elements
+from ._dynamic import zeros_like
 from ._util import broadcast_shapes, normalize_axes, same_dtype, unbroadcast
 from .registry import defop, gradient, renamed
 
@@ -332,3 +333,259 @@ def _reshape_back(g, op, dy, wanted):
 
 gradient("expand_dims")(_reshape_back)
 gradient("squeeze")(_reshape_back)
+
+
+# ------------------------------------------------------------------------------- shape_of, coordinates
+def _infer_shape_of(in_types, attrs):
+    return [ShapedType((len(in_types[0].shape),), int32)]
+
+
+@defop("shape_of", swift="shapeOf(_:name:)", objc="shapeOfTensor:name:", inputs=("tensor",),
+       infer=_infer_shape_of, family="shape", differentiable=False, since=("12.0", "15.0"))
+def shape_of(g, tensor, name: Optional[str] = None):
+    """The shape of ``tensor`` as an int32 rank-1 tensor (MPSGraph ``shapeOf(_:name:)``: "the
+    values of the static shape of the input tensor",
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/shapeof(_:name:)).
+
+    A constant of the compiled graph: the values are fixed when the graph is compiled for its
+    feeds (a -1 dimension of a placeholder is the size fed then); nothing of ``tensor`` is read.
+    """
+    label = _label("shape_of", name)
+    return g.add_op("shape_of", [g.as_tensor(tensor, label)], {}, name).output
+
+
+def _infer_coordinate(in_types, attrs):
+    return [ShapedType(attrs["with_shape"], int32)]
+
+
+@defop("coordinate_along_axis", swift="coordinate(alongAxis:withShape:name:)",
+       objc="coordinateAlongAxis:withShape:name:", inputs=(), infer=_infer_coordinate, family="shape",
+       differentiable=False, attrs=("axis", "with_shape"), since=("12.3", "15.4"))
+def coordinate_along_axis(g, axis: int, with_shape: Sequence[int], name: Optional[str] = None):
+    """An int32 tensor of shape ``with_shape`` whose element ``[i_0, ..., i_N]`` is ``i_axis``
+    (MPSGraph ``coordinate(alongAxis:withShape:name:)``; a negative axis counts from the end,
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/coordinate(alongaxis:withshape:name:)).
+
+    ``coordinate_along_axis(0, [3, 2])`` is ``[[0, 0], [1, 1], [2, 2]]``. The shape is static.
+    """
+    label = _label("coordinate_along_axis", name)
+    shape = _int_list(with_shape, "with_shape", label)
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"{label}: with_shape {list(shape)} must hold sizes >= 0 (a static shape)")
+    a = _int(axis, "axis", label)
+    r = len(shape)
+    if not -r <= a < r:
+        raise ShapeError(f"{label}: axis {a} is out of range for the shape {list(shape)} "
+                         f"(valid: {-r} to {r - 1})" if r else f"{label}: a scalar shape has no axis {a}")
+    return g.add_op("coordinate_along_axis", [], {"axis": a % r, "with_shape": shape}, name).output
+
+
+# ------------------------------------------------------------------------------- strided slices
+_MASKS = ("start_mask", "end_mask", "squeeze_mask")
+_SLICE_ATTRS = ("starts", "ends", "strides") + _MASKS
+
+
+def strided_slice(shape, attrs) -> list:
+    """Per axis of ``shape``: ``(begin, stride, size, squeezed)``, as TensorFlow's StridedSlice
+    (Apple: "Semantics based on TensorFlow Strided Slice Op"). A -1 dimension gives size -1.
+
+    Axes past ``len(starts)`` are taken whole. A squeezed axis takes the one element at its start
+    (negative counts from the end; out of range is an error; the start and end masks are ignored
+    there, the stride must be > 0). Otherwise a start or end is counted from the end when negative
+    and clamped into the axis (to ``[0, n]`` for a positive stride, ``[-1, n - 1]`` for a negative
+    one), a masked one is the axis's first or last position in the stride's direction, and the
+    size is ``ceil((end - begin) / stride)`` or 0: NumPy's basic slicing ``x[begin:end:stride]``.
+    """
+    out: list = []
+    for d, n in enumerate(shape):
+        if d >= len(attrs["starts"]):
+            out.append((0, 1, n, False))
+            continue
+        b, e, s = attrs["starts"][d], attrs["ends"][d], attrs["strides"][d]
+        bit = 1 << d
+        if s == 0:
+            raise ShapeError(f"strides {list(attrs['strides'])}: stride {d} is 0 (it must not be)")
+        if attrs["squeeze_mask"] & bit:
+            if s < 0:
+                raise ShapeError(f"axis {d} is squeezed (squeeze_mask) and needs a positive stride, got {s}")
+            if n == -1:
+                if b < 0:
+                    raise ShapeError(f"axis {d} is squeezed at {b} from the end but its size is known only at "
+                                     "run time")
+                out.append((b, 1, 1, True))
+                continue
+            i = b + n if b < 0 else b
+            if not 0 <= i < n:
+                raise ShapeError(f"axis {d} of size {n} is squeezed at index {b}, outside it "
+                                 f"(valid: {-n} to {n - 1})")
+            out.append((i, 1, 1, True))
+            continue
+        if n == -1:
+            out.append((None, s, -1, False))
+            continue
+        lo, hi = (0, n) if s > 0 else (-1, n - 1)
+
+        def canon(x, masked, first):
+            if masked:
+                return lo if (s > 0) == first else hi
+            x = x + n if x < 0 else x
+            return min(max(x, lo), hi)
+        begin = canon(b, attrs["start_mask"] & bit, True)
+        end = canon(e, attrs["end_mask"] & bit, False)
+        span = end - begin
+        size = 0 if span == 0 or (span > 0) != (s > 0) else span // s + (span % s != 0)
+        out.append((begin, s, size, False))
+    return out
+
+
+def strided_slice_shape(shape, attrs) -> tuple:
+    """The result shape of ``slice_tensor`` on ``shape`` (squeezed axes left out)."""
+    return tuple(size for _, _, size, sq in strided_slice(shape, attrs) if not sq)
+
+
+def _slice_attrs(label, rank, starts, ends, strides, start_mask, end_mask, squeeze_mask) -> dict:
+    a: dict = {"starts": _int_list(starts, "starts", label), "ends": _int_list(ends, "ends", label),
+               "strides": _int_list(strides, "strides", label)}
+    if not len(a["starts"]) == len(a["ends"]) == len(a["strides"]):
+        raise ShapeError(f"{label}: starts, ends and strides need one entry per axis, got {len(a['starts'])}, "
+                         f"{len(a['ends'])} and {len(a['strides'])} entries")
+    if len(a["starts"]) > rank:
+        raise ShapeError(f"{label}: {len(a['starts'])} starts for a tensor of rank {rank} (at most one per axis)")
+    for m, v in zip(_MASKS, (start_mask, end_mask, squeeze_mask)):
+        v = _int(v, m, label)
+        if not 0 <= v < 2 ** 32:
+            raise ShapeError(f"{label}: {m} must be a UInt32 bit mask (0 to 2**32 - 1), got {v}")
+        a[m] = v
+    return a
+
+
+def _infer_slice_tensor(in_types, attrs):
+    t = in_types[0]
+    return [ShapedType(strided_slice_shape(t.shape, attrs), t.dtype)]
+
+
+@defop("slice_tensor", swift="sliceTensor(_:starts:ends:strides:startMask:endMask:squeezeMask:name:)",
+       objc="sliceTensor:starts:ends:strides:startMask:endMask:squeezeMask:name:", inputs=("tensor",),
+       infer=_infer_slice_tensor, family="shape", attrs=_SLICE_ATTRS)
+def slice_tensor(g, tensor, starts: Sequence[int], ends: Sequence[int], strides: Sequence[int],
+                 start_mask: int = 0, end_mask: int = 0, squeeze_mask: int = 0, name: Optional[str] = None):
+    """A strided slice: from ``starts`` up to (not including) ``ends`` by ``strides`` per axis
+    (MPSGraph ``sliceTensor(_:starts:ends:strides:startMask:endMask:squeezeMask:name:)``,
+    TensorFlow's StridedSlice semantics; bit ``i`` of a mask is axis ``i``).
+
+    A start or end whose ``start_mask`` / ``end_mask`` bit is set is ignored (the whole axis in the
+    stride's direction); ``squeeze_mask`` axes take one element and leave the result. Negative
+    starts and ends count from the end, out-of-range ones are clamped, as NumPy's
+    ``x[start:end:stride]``; a negative stride walks backwards.
+    """
+    label = _label("slice_tensor", name)
+    tensor = g.as_tensor(tensor, label)
+    attrs = _slice_attrs(label, len(tensor.shape), starts, ends, strides, start_mask, end_mask, squeeze_mask)
+    return g.add_op("slice_tensor", [tensor], attrs, name).output
+
+
+def _infer_slice_gradient_tensor(in_types, attrs):
+    t = in_types[0]
+    shape = list(attrs["input_shape"])
+    plan = strided_slice(shape, attrs)
+    want = strided_slice_shape(shape, attrs)
+    if len(t.shape) != len(want) or any(a != b and -1 not in (a, b) for a, b in zip(t.shape, want)):
+        raise ShapeError(f"incoming gradient shape {t.shape} does not match the strided slice's result "
+                         f"{want} of input_shape {tuple(shape)}")
+    k = 0
+    for d, (begin, s, size, sq) in enumerate(plan):
+        if not sq:
+            if shape[d] == -1:  # known at run time when the axis is read whole, in order
+                whole = d >= len(attrs["starts"]) or (s == 1 and attrs["start_mask"] >> d & 1
+                                                      and attrs["end_mask"] >> d & 1)
+                if not whole:
+                    raise ShapeError(f"input_shape {tuple(shape)}: axis {d} is dynamic (-1) and not read whole "
+                                     "(start and end masked, stride 1): its size cannot follow from the gradient")
+                shape[d] = t.shape[k]
+            k += 1
+    return [ShapedType(shape, t.dtype)]
+
+
+@defop("slice_gradient_tensor",
+       swift="sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:startMask:endMask:squeezeMask:name:)",
+       objc="sliceGradientTensor:fwdInShapeTensor:starts:ends:strides:startMask:endMask:squeezeMask:name:",
+       inputs=("incoming_gradient",), infer=_infer_slice_gradient_tensor, family="shape",
+       attrs=("input_shape",) + _SLICE_ATTRS)
+def slice_gradient_tensor(g, incoming_gradient, input_shape, starts: Sequence[int], ends: Sequence[int],
+                          strides: Sequence[int], start_mask: int = 0, end_mask: int = 0, squeeze_mask: int = 0,
+                          name: Optional[str] = None):
+    """Zeros of ``input_shape`` with ``incoming_gradient`` where ``slice_tensor`` with the same
+    arguments read (MPSGraph
+    ``sliceGradientTensor(_:fwdInShapeTensor:starts:ends:strides:startMask:endMask:squeezeMask:name:)``;
+    its ``fwdInShapeTensor`` is given here as the shape itself, a list of ints or a tensor's ``.shape``).
+    """
+    label = _label("slice_gradient_tensor", name)
+    try:
+        shape = as_shape(input_shape, "input_shape")
+    except ShapeError as e:
+        raise ShapeError(f"{label}: {e}") from None
+    dy = g.as_tensor(incoming_gradient, label)
+    attrs = {"input_shape": shape,
+             **_slice_attrs(label, len(shape), starts, ends, strides, start_mask, end_mask, squeeze_mask)}
+    return g.add_op("slice_gradient_tensor", [dy], attrs, name).output
+
+
+def _infer_slice_update(in_types, attrs):
+    same_dtype(in_types, "data_tensor and update")
+    t, u = in_types
+    want = strided_slice_shape(t.shape, attrs)
+    if len(u.shape) != len(want) or any(a != b and -1 not in (a, b) for a, b in zip(u.shape, want)):
+        raise ShapeError(f"update shape {u.shape} does not match the strided slice {want} of data_tensor "
+                         f"shape {t.shape} it replaces (squeezed axes left out)")
+    return [t]
+
+
+@defop("slice_update_data_tensor",
+       swift="sliceUpdateDataTensor(_:update:starts:ends:strides:startMask:endMask:squeezeMask:name:)",
+       objc="sliceUpdateDataTensor:updateTensor:starts:ends:strides:startMask:endMask:squeezeMask:name:",
+       inputs=("data_tensor", "update"), infer=_infer_slice_update, family="shape", attrs=_SLICE_ATTRS,
+       since=("14.4", "17.4"))
+def slice_update_data_tensor(g, data_tensor, update, starts: Sequence[int], ends: Sequence[int],
+                             strides: Sequence[int], start_mask: int = 0, end_mask: int = 0,
+                             squeeze_mask: int = 0, name: Optional[str] = None):
+    """``data_tensor`` with the strided slice that ``slice_tensor`` would read replaced by
+    ``update`` (MPSGraph
+    ``sliceUpdateDataTensor(_:update:starts:ends:strides:startMask:endMask:squeezeMask:name:)``).
+
+    ``update`` has exactly the slice's shape (squeezed axes left out; no broadcasting) and
+    ``data_tensor``'s dtype; the result has ``data_tensor``'s type. Same slicing rules as
+    ``slice_tensor``.
+    """
+    label = _label("slice_update_data_tensor", name)
+    data = g.as_tensor(data_tensor, label)
+    upd = g.as_tensor(update, label)
+    attrs = _slice_attrs(label, len(data.shape), starts, ends, strides, start_mask, end_mask, squeeze_mask)
+    return g.add_op("slice_update_data_tensor", [data, upd], attrs, name).output
+
+
+def _slice_args(a) -> tuple:
+    return a["starts"], a["ends"], a["strides"], a["start_mask"], a["end_mask"], a["squeeze_mask"]
+
+
+@gradient("slice_tensor")
+def _slice_tensor_gradient(g, op, dy, wanted):
+    """MPSGraph's slice_gradient_tensor; where the input's shape holds -1 (known when the graph
+    runs) dy is written into zeros shaped like the input instead, the same values."""
+    x = op.inputs[0]
+    if -1 in x.shape:
+        return [g.slice_update_data_tensor(zeros_like(g, x), dy, *_slice_args(op.attrs))]
+    return [g.slice_gradient_tensor(dy, x.shape, *_slice_args(op.attrs))]
+
+
+@gradient("slice_gradient_tensor")
+def _slice_gradient_tensor_gradient(g, op, dy, wanted):
+    return [g.slice_tensor(dy, *_slice_args(op.attrs))]
+
+
+@gradient("slice_update_data_tensor")
+def _slice_update_gradient(g, op, dy, wanted):
+    """The data's gradient is dy with the replaced slice zeroed; the update's is that slice of dy."""
+    a = _slice_args(op.attrs)
+    d_data = g.slice_update_data_tensor(dy, zeros_like(g, op.inputs[1]), *a) if wanted[0] else None
+    d_update = g.slice_tensor(dy, *a) if wanted[1] else None
+    return [d_data, d_update]

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ...ops._util import normalize_axes
+from ...ops.shape import strided_slice
 from . import threads
 from .registry import numpy_kernel
 from .threads import elementwise, parallel, reduction, serial_blas, split
@@ -534,6 +535,63 @@ def _slice_grad(step):
         out[idx] = dy
         return out
     return run
+
+
+def strided_index(shape, attrs) -> tuple:
+    """The NumPy index of ``slice_tensor``'s strided slice of ``shape`` (an int on squeezed axes)."""
+    idx: list = []
+    for begin, s, size, squeezed in strided_slice(shape, attrs):
+        if squeezed:
+            idx.append(begin)
+        elif size == 0:
+            idx.append(slice(0, 0))
+        else:
+            stop = begin + size * s
+            idx.append(slice(begin, None if stop < 0 else stop, s))
+    return tuple(idx)
+
+
+@numpy_kernel("slice_tensor")
+def _slice_tensor(step):
+    idx = strided_index(step.in_types[0].shape, step.attrs)
+    return lambda x: np.array(np.asarray(x)[idx])
+
+
+@numpy_kernel("slice_gradient_tensor")
+def _slice_gradient_tensor(step):
+    out = step.out_types[0]
+    idx = strided_index(out.shape, step.attrs)
+
+    def run(dy):
+        y = np.zeros(out.shape, out.dtype.np_dtype)
+        y[idx] = dy
+        return y
+    return run
+
+
+@numpy_kernel("slice_update_data_tensor")
+def _slice_update(step):
+    idx = strided_index(step.in_types[0].shape, step.attrs)
+
+    def run(data, update):
+        y = np.array(data)
+        y[idx] = update
+        return y
+    return run
+
+
+@numpy_kernel("shape_of")
+def _shape_of(step):
+    shape = np.array(step.in_types[0].shape, np.int32)
+    return lambda x: shape.copy()
+
+
+@numpy_kernel("coordinate_along_axis")
+def _coordinate(step):
+    shape, a = step.out_types[0].shape, step.attrs["axis"]
+    view = [1] * len(shape)
+    view[a] = shape[a]
+    return lambda: np.broadcast_to(np.arange(shape[a], dtype=np.int32).reshape(view), shape).copy()
 
 
 @numpy_kernel("concat")

@@ -1,5 +1,6 @@
 """NumPy kernels for padding and data movement: pad_tensor, pad_gradient, tile, tile_gradient,
-split, stack, flatten_2d, reverse (semantics: ops/padding.py and ops/movement.py).
+split, stack, flatten_2d, reverse, and the space/depth/batch rearrangements (semantics:
+ops/padding.py, ops/movement.py, ops/space.py).
 
 A pad is one gather per axis with the axis's index map (``ops.padding.axis_map``); its gradient
 is the matching scatter-add per axis, so reflected, clamped and periodic positions add up.
@@ -10,6 +11,7 @@ import numpy as np
 
 from ...ops._util import normalize_axes
 from ...ops.padding import axis_map, fill_value
+from ...ops.space import copy_plan
 from .registry import numpy_kernel
 
 
@@ -106,3 +108,12 @@ def _flatten(step):
 def _reverse(step):
     axes = normalize_axes(step.attrs["axes"], len(step.in_types[0].shape))
     return lambda x: np.flip(x, axis=axes) if axes else x
+
+
+def _space_copy(step):
+    split, perm, out = copy_plan(step.type, step.attrs, step.in_types[0].shape)
+    return lambda x: np.ascontiguousarray(np.asarray(x).reshape(split).transpose(perm)).reshape(out)
+
+
+for _t in ("space_to_depth_2d", "depth_to_space_2d", "space_to_batch", "batch_to_space"):
+    numpy_kernel(_t)(_space_copy)
