@@ -491,21 +491,27 @@ class OpBuilders:
         """
         return _builder('clamp')(self, tensor, min_value, max_value, name)  # type: ignore[no-any-return]
 
-    def concat(self, tensors: Sequence[TensorLike], dimension: int, name: Optional[str] = None) -> Tensor:
-        """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:name:)``).
+    def concat(self, tensors: Sequence[TensorLike], dimension: int, interleave: bool = False, name: Optional[str] = None) -> Tensor:
+        """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:interleave:name:)``;
+        without interleave, ``concatTensors(_:dimension:name:)``).
+
+        ``interleave=True`` alternates the tensors' elements along ``dimension``: Apple's example,
+        ``[1, 2, 3]`` and ``[4, 5, 6]`` give ``[1, 4, 2, 5, 3, 6]``; the tensors then need one shape.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/concattensors(_:dimension:interleave:name:)
 
         Args:
             tensors: A list of tensors of this graph.
             dimension: A dimension index (negative counts from the end).
+            interleave: See the op reference (docs/reference.md).
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``concatTensors(_:dimension:name:)``).
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``concatTensors(_:dimension:interleave:name:)``).
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
-        return _builder('concat')(self, tensors, dimension, name)  # type: ignore[no-any-return]
+        return _builder('concat')(self, tensors, dimension, interleave, name)  # type: ignore[no-any-return]
 
     def constant(self, value: Any, dtype: Any = None, shape: Any = None, name: Optional[str] = None) -> Tensor:
         """A constant from a scalar or array (MPSGraph ``constant``).

@@ -416,7 +416,9 @@ SHAPE_OPS = {
     "coordinate_along_axis": [((2,), lambda g, x: g.coordinate_along_axis(1, [3, 4, 2])),
                               ((2,), lambda g, x: g.coordinate_along_axis(-1, [2, 0, 5]))],
     "concat": [((2, 3), lambda g, x: g.concat([x, g.slice(x, 1, 1, 2), x], 1)),
-               ((2, 3), lambda g, x: g.concat([x, x], 0))],
+               ((2, 3), lambda g, x: g.concat([x, x], 0)),
+               ((2, 3), lambda g, x: g.concat([x, g.negative(x), x], 1, interleave=True)),
+               ((2, 3), lambda g, x: g.concat([x, x], -2, interleave=True))],
 }
 for _op, _variants in SHAPE_OPS.items():
     for _k, (_shape, _fn) in enumerate(_variants):

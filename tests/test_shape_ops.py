@@ -686,3 +686,39 @@ def test_space_ops_errors_name_the_op(call, match):
     with pytest.raises(mg.MiniGraphError, match=match) as e:
         call(g, x)
     assert "op '" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- concat with interleave
+def test_concat_interleave_is_apples_example_and_a_stack_along_the_next_axis(backend):
+    (a,) = run(lambda g, x, y: g.concat([x, y], 0, interleave=True),
+               {"x": np.array([1, 2, 3], F32), "y": np.array([4, 5, 6], F32)}, backend)
+    np.testing.assert_array_equal(a, [1, 4, 2, 5, 3, 6])
+    rng = np.random.default_rng(6)
+    xs = [rng.integers(-9, 9, (2, 3, 4)).astype(np.int32) for _ in range(3)]
+    for d in range(-3, 3):
+        (got,) = run(lambda g, x0, x1, x2: g.concat([x0, x1, x2], d, interleave=True),
+                     dict(zip(["x0", "x1", "x2"], xs)), backend)
+        want = np.stack(xs, axis=d % 3 + 1).reshape([n * 3 if i == d % 3 else n for i, n in enumerate((2, 3, 4))])
+        np.testing.assert_array_equal(got, want)
+
+
+def test_concat_interleave_gradient_takes_every_kth_element(backend):
+    rng = np.random.default_rng(8)
+    x, y, w = (rng.standard_normal(s).astype(F32) for s in ((3, 2), (3, 2), (3, 4)))
+    g = mg.Graph()
+    xp, yp, wp = (g.placeholder(v.shape, name=n) for v, n in ((x, "x"), (y, "y"), (w, "w")))
+    out = g.concat([xp, yp], 1, interleave=True)
+    gr = g.gradients(g.reduction_sum(g.multiplication(out, wp), axes=None), [xp, yp])
+    r = g.run({xp: x, yp: y, wp: w}, [gr[xp], gr[yp]], backend=backend)
+    np.testing.assert_array_equal(r[gr[xp]], w[:, 0::2])
+    np.testing.assert_array_equal(r[gr[yp]], w[:, 1::2])
+
+
+def test_concat_interleave_needs_one_shape():
+    g = mg.Graph()
+    a, b = g.placeholder([2, 3], name="a"), g.placeholder([2, 4], name="b")
+    assert g.concat([a, b], 1).shape == (2, 7)
+    with pytest.raises(mg.ShapeError, match="concat op 'concat'.*interleaved tensors need one shape"):
+        g.concat([a, b], 1, interleave=True)
+    with pytest.raises(mg.ShapeError, match="interleave must be True or False"):
+        g.concat([a, a], 1, interleave="yes")

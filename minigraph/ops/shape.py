@@ -208,30 +208,57 @@ def _infer_concat(in_types, attrs):
     if any(len(t.shape) != r for t in in_types):
         raise ShapeError(f"tensors must have one rank, got shapes {[t.shape for t in in_types]}")
     (d,) = normalize_axes(attrs["dimension"], r, "dimension")
+    interleave = attrs.get("interleave", False)
+    if not isinstance(interleave, (bool, np.bool_)):
+        raise ShapeError(f"interleave must be True or False, got {interleave!r}")
     shape = list(in_types[0].shape)
     for t in in_types[1:]:
         for i in range(r):
-            if i != d and t.shape[i] != shape[i] and -1 not in (t.shape[i], shape[i]):
-                raise ShapeError(f"shapes {[t.shape for t in in_types]} differ outside dimension {d}")
+            if (i != d or interleave) and t.shape[i] != shape[i] and -1 not in (t.shape[i], shape[i]):
+                where = "" if interleave else f" outside dimension {d}"
+                need = " (interleaved tensors need one shape)" if interleave else ""
+                raise ShapeError(f"shapes {[t.shape for t in in_types]} differ{where}{need}")
     sizes = [t.shape[d] for t in in_types]
     shape[d] = -1 if -1 in sizes else sum(sizes)
     return [ShapedType(shape, in_types[0].dtype)]
 
 
-@defop("concat", swift="concatTensors(_:dimension:name:)", objc="concatTensors:dimension:name:",
-       inputs=("tensors",), infer=_infer_concat, family="shape", attrs=("dimension",))
-def concat(g, tensors, dimension: int, name: Optional[str] = None):
-    """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:name:)``)."""
+@defop("concat", swift="concatTensors(_:dimension:interleave:name:)", objc="concatTensors:dimension:interleave:name:",
+       inputs=("tensors",), infer=_infer_concat, family="shape", attrs=("dimension", "interleave"))
+def concat(g, tensors, dimension: int, interleave: bool = False, name: Optional[str] = None):
+    """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:interleave:name:)``;
+    without interleave, ``concatTensors(_:dimension:name:)``).
+
+    ``interleave=True`` alternates the tensors' elements along ``dimension``: Apple's example,
+    ``[1, 2, 3]`` and ``[4, 5, 6]`` give ``[1, 4, 2, 5, 3, 6]``; the tensors then need one shape.
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/concattensors(_:dimension:interleave:name:)
+    """
     label = _label("concat", name)
     if hasattr(tensors, "graph") or not isinstance(tensors, (list, tuple)) or not tensors:
         raise ShapeError(f"{label}: needs a non-empty list of tensors, got {tensors!r:.80}")
+    if not isinstance(interleave, (bool, np.bool_)):
+        raise ShapeError(f"{label}: interleave must be True or False, got {interleave!r}")
     ts = [g.as_tensor(t, label) for t in tensors]
-    return g.add_op("concat", ts, {"dimension": _int(dimension, "dimension", label)}, name).output
+    return g.add_op("concat", ts, {"dimension": _int(dimension, "dimension", label),
+                                   "interleave": bool(interleave)}, name).output
 
 
 @gradient("concat")
 def _concat_gradient(g, op, dy, wanted):
+    """Each piece's slice of dy: a contiguous window, or every K-th element when interleaved."""
     d = op.attrs["dimension"]
+    if op.attrs.get("interleave", False):
+        k, r = len(op.inputs), len(dy.shape)
+        (a,) = normalize_axes(d, r)
+        starts, ends, strides = [0] * (a + 1), [0] * (a + 1), [1] * (a + 1)
+        strides[a] = k
+        mask = (1 << a) - 1  # the axes before a are taken whole
+        out = []
+        for i, want in enumerate(wanted):
+            starts[a] = i
+            out.append(g.slice_tensor(dy, starts, ends, strides, start_mask=mask, end_mask=mask | 1 << a)
+                       if want else None)
+        return out
     out, start = [], 0
     for t, want in zip(op.inputs, wanted):
         n = t.shape[normalize_axes(d, len(t.shape))[0]]

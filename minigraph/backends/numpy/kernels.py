@@ -597,6 +597,10 @@ def _coordinate(step):
 @numpy_kernel("concat")
 def _concat(step):
     d = step.attrs["dimension"]
+    if step.attrs.get("interleave", False):
+        out = step.out_types[0].shape
+        a = d % len(out)
+        return lambda *xs: np.stack(xs, axis=a + 1).reshape(out)
     return lambda *xs: np.concatenate(xs, axis=d)
 
 

@@ -100,6 +100,13 @@ def _slice_gradient(step, kb):
 def _concat(step, kb):
     shape, ost, dt = _contig_out(step)
     d = normalize_axes(step.attrs["dimension"], len(shape))[0]
+    if step.attrs.get("interleave", False):  # piece k at positions k, k + K, ... of the axis
+        n = len(step.in_types)
+        st = tuple(s * n if i == d else s for i, s in enumerate(ost))
+        for k, t in enumerate(step.in_types):
+            strided_copy(kb, kb.input(k), kb.output(), dt, t.shape, contiguous_strides(t.shape), st,
+                         dst_off=k * ost[d])
+        return
     at = 0
     for k, t in enumerate(step.in_types):
         strided_copy(kb, kb.input(k), kb.output(), dt, t.shape, contiguous_strides(t.shape), ost,
