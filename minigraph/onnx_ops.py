@@ -890,24 +890,18 @@ def _slice(ctx: Context, node: Any, a: dict) -> list:
         raise ctx.error(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} differ in length")
     if 0 in steps:
         raise ctx.error(f"steps {steps} must not be 0")
-    index = [slice(None)] * len(shape)
-    for s, e, ax, st in zip(starts, ends, ctx.axes(axes, len(shape)), steps):
-        index[ax] = slice(s, e, st)
+    r = len(shape)
+    index = [slice(None)] * r
+    b, e, st = [0] * r, [0] * r, [1] * r
+    whole = (1 << r) - 1  # start and end masks: the axes Slice leaves alone are taken whole
+    for s0, e0, ax, s1 in zip(starts, ends, ctx.axes(axes, r), steps):
+        index[ax] = slice(s0, e0, s1)
+        b[ax], e[ax], st[ax] = s0, e0, s1
+        whole &= ~(1 << ax)
     if ctx.all_static(node):
         return [ctx.statics[node.input[0]][tuple(index)]]
-    y = ctx.tensor(node.input[0])
-    for ax, sl in enumerate(index):
-        start, stop, step = sl.indices(shape[ax])
-        if (start, stop, step) == (0, shape[ax], 1):
-            continue
-        if step != 1:  # a gather of the chosen positions
-            picked = np.arange(start, stop, step, dtype=np.int32)
-            if picked.size == 0:
-                raise ctx.error(f"Slice of axis {ax} selects no element (an empty result is not supported)")
-            y = ctx.g.gather(y, ctx.g.constant(picked), ax)
-            continue
-        y = ctx.g.slice(y, ax, start, max(stop - start, 0))
-    return [y]
+    # ONNX clamps starts and ends into the axis as NumPy does: MPSGraph's strided slice
+    return [ctx.g.slice_tensor(ctx.tensor(node.input[0]), b, e, st, start_mask=whole, end_mask=whole)]
 
 
 # ONNX "wrap" has period L; MPSGraph's PERIODIC maps x[-2] to x[L-3] (period L-1), so wrap is
