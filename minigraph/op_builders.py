@@ -2508,6 +2508,50 @@ class OpBuilders:
         """
         return _builder('scatter_nd')(self, updates, indices, shape, batch_dimensions, mode, name)  # type: ignore[no-any-return]
 
+    def scatter_nd_with_data(self, data: TensorLike, updates: TensorLike, indices: TensorLike, batch_dimensions: int = 0, mode: Any = None, name: Optional[str] = None) -> Tensor:
+        """``scatter_nd`` onto a copy of ``data``: each slice of ``updates`` is combined (``mode``;
+        None is ADD) at the index tuple along the last axis of ``indices``; the rest keeps ``data``
+        (MPSGraph ``scatterNDWithData(_:updates:indices:batchDimensions:mode:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/scatterndwithdata(_:updates:indices:batchdimensions:mode:name:)).
+
+        Args:
+            data: A tensor of this graph (the op's ``data`` input).
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            batch_dimensions: See the op reference (docs/reference.md).
+            mode: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``scatterNDWithData(_:updates:indices:batchDimensions:mode:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('scatter_nd_with_data')(self, data, updates, indices, batch_dimensions, mode, name)  # type: ignore[no-any-return]
+
+    def scatter_with_data(self, data: TensorLike, updates: TensorLike, indices: TensorLike, axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
+        """``scatter`` onto a copy of ``data`` instead of zeros: each slice ``updates[..., k, ...]``
+        along ``axis`` is combined (``mode``) into ``data``'s slice ``indices[k]``; slices no index
+        names keep ``data``'s values (MPSGraph ``scatterWithData(_:updates:indices:axis:mode:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/scatterwithdata(_:updates:indices:axis:mode:name:)).
+
+        Args:
+            data: A tensor of this graph (the op's ``data`` input).
+            updates: A tensor of this graph (the op's ``updates`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            axis: One axis; a negative value counts from the end.
+            mode: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``scatterWithData(_:updates:indices:axis:mode:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('scatter_with_data')(self, data, updates, indices, axis, mode, name)  # type: ignore[no-any-return]
+
     def select(self, predicate: TensorLike, true_tensor: TensorLike, false_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """``true_tensor`` where ``predicate`` is true (non-zero), else ``false_tensor``, broadcast
         (MPSGraph ``select(predicate:trueTensor:falseTensor:name:)``).

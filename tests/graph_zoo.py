@@ -134,6 +134,10 @@ def every_op_graph(seed: int = 0):
                                       mg.ScatterMode.MAX)]
         outs.append(g.gradients(g.reduction_sum(g.square(picked)) + g.reduction_sum(nd), [a], name="grad")[a])
         outs.append(g.scatter_nd(nd, g.constant(np.array([[1], [1]], np.int32)), [3], mode=mg.ScatterMode.MUL))
+        outs.append(g.scatter_with_data(a, g.reshape(picked, [3, 4]), g.constant(np.array([3, 0, 1, 1], np.int32)),
+                                        1, mg.ScatterMode.ADD))
+        outs.append(g.scatter_nd_with_data(a, nd, g.constant(np.array([[1, 1], [0, 2]], np.int32)),
+                                           mode=mg.ScatterMode.SET))
 
     with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
         up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,

@@ -153,6 +153,11 @@ CASES = {
         [(2, 3), (2, 4)], (-2, 2)),
     "scatter": (lambda g, u: g.scatter(u, g.constant(np.array([1, 1, -3], np.int32)), [2, 3], 1, mg.ScatterMode.SUB),
                 [(2, 3)], (-2, 2)),
+    "scatter_with_data": (lambda g, d, u: g.scatter_with_data(d, u, g.constant(np.array([1, -1], np.int32)), 1,
+                                                            mg.ScatterMode.SET), [(2, 4), (2, 2)], (-2, 2)),
+    "scatter_nd_with_data": (lambda g, d, u: g.scatter_nd_with_data(d, u, g.constant(np.array([[[2], [0], [2]]],
+                                                                                             np.int32)), 1,
+                                                                  mg.ScatterMode.SUB), [(1, 3, 2), (1, 3, 2)], (-2, 2)),
     "scatter_nd": (lambda g, u: g.scatter_nd(u, g.constant(np.array([[[2], [0], [2]]], np.int32)), [1, 3, 2],
                                              batch_dimensions=1), [(1, 3, 2)], (-2, 2)),
     # recurrent layers: every optional input but the mask; bidirectional, reverse, reset_after with flip_z

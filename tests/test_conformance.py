@@ -1412,6 +1412,26 @@ for _mode in _SM:
             {**fu, **fi, **fu0, **fi0}
 
 
+    @case("scatter_with_data", f"{_mode.name.lower()}-onto-data")
+    def _(g, rng, mode=_mode):
+        d, fd = feed(g, uniform(rng, (2, 5, 3), 0.5, 2))
+        u, fu = feed(g, uniform(rng, (2, 7, 3), 0.5, 2))
+        i, fi = feed(g, rng.integers(-6, 6, (7,)).astype(np.int32))
+        di, fdi = feed(g, ints(rng, (4, 2)))
+        ui, fui = feed(g, ints(rng, (3, 2)))
+        outs = [g.scatter_with_data(d, u, i, 1, mode)]
+        if mode != _SM.DIV:
+            outs.append(g.scatter_with_data(di, ui, g.slice(i, 0, 0, 3), 0, mode))
+        return outs, {**fd, **fu, **fi, **fdi, **fui}
+
+    @case("scatter_nd_with_data", f"{_mode.name.lower()}-batch-onto-data")
+    def _(g, rng, mode=_mode):
+        d, fd = feed(g, uniform(rng, (2, 3, 3, 3), 0.5, 2))
+        u, fu = feed(g, uniform(rng, (2, 6, 3), 0.5, 2))
+        i, fi = feed(g, rng.integers(-4, 4, (2, 6, 2)).astype(np.int32))
+        return [g.scatter_nd_with_data(d, u, i, 1, mode)], {**fd, **fu, **fi}
+
+
 @case("scatter", "long-collision-chain-multi-pass")
 def _(g, rng):
     u, fu = feed(g, uniform(rng, (40000,), -1, 1))

@@ -457,3 +457,65 @@ def test_empty_updates_leave_the_data(backend, rng):
               backend)
     np.testing.assert_array_equal(got[0], d)
     np.testing.assert_array_equal(got[1], np.zeros((3, 2), F32))  # nothing lands: 0
+
+
+# ----------------------------------------------------------------------------- scatters onto data
+@pytest.mark.parametrize("mode", list(S))
+def test_scatter_with_data_is_the_along_axis_scatter_of_broadcast_indices(backend, rng, mode):
+    """scatter_with_data's slice k goes to indices[k]: the along-axis scatter with the index
+    broadcast over the other axes (a naive loop); slices no index names keep data."""
+    d = rng.uniform(0.5, 2, (3, 5, 2)).astype(F32)
+    u = rng.uniform(0.5, 2, (3, 7, 2)).astype(F32)
+    idx = rng.integers(-6, 6, (7,)).astype(np.int32)  # collisions, negatives, out of range both ways
+    keep = d.copy()
+    g = mg.Graph()
+    D, U, I = ph(g, d), ph(g, u), ph(g, idx)
+    (got,) = run(g, {D: d, U: u, I: idx}, [g.scatter_with_data(D, U, I, 1, mode)], backend)
+    want = naive_scatter_along_axis(u, np.broadcast_to(idx.reshape(1, 7, 1), u.shape), d, 1, mode)
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+    np.testing.assert_array_equal(d, keep)
+
+
+@pytest.mark.parametrize("mode", [S.ADD, S.MAX, S.SET])
+def test_scatter_nd_with_data_against_a_loop(backend, rng, mode):
+    d = rng.integers(-9, 9, (2, 4, 3)).astype(np.int32)
+    u = rng.integers(-9, 9, (2, 5)).astype(np.int32)
+    idx = rng.integers(-4, 4, (2, 5, 2)).astype(np.int32)
+    g = mg.Graph()
+    D, U, I = ph(g, d), ph(g, u), ph(g, idx)
+    (got,) = run(g, {D: d, U: u, I: idx}, [g.scatter_nd_with_data(D, U, I, 1, mode)], backend)
+    want = d.copy()
+    for b in range(2):
+        for j in range(5):
+            r, c = idx[b, j]
+            if -4 <= r < 4 and -3 <= c < 3:
+                t = (b, r % 4, c % 3)
+                want[t] = {S.ADD: want[t] + u[b, j], S.MAX: max(want[t], u[b, j]), S.SET: u[b, j]}[mode]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_scatter_with_data_gradients(backend, rng):
+    """ADD: data's gradient is dy, the updates' dy gathered back; SET: data's gradient is 0 where
+    an update overwrote it."""
+    d, u, w = (rng.standard_normal(s).astype(F32) for s in ((2, 5), (2, 3), (2, 5)))
+    idx = np.array([4, 1, -4], np.int32)
+    for mode in (S.ADD, S.SET):
+        g = mg.Graph()
+        D, U, W = ph(g, d, "d"), ph(g, u, "u"), ph(g, w, "w")
+        y = g.scatter_with_data(D, U, g.constant(idx), 1, mode)
+        gr = g.gradients(g.reduction_sum(g.multiplication(y, W), axes=None), [D, U])
+        got_d, got_u = run(g, {D: d, U: u, W: w}, [gr[D], gr[U]], backend)
+        want_d = w.copy()
+        if mode == S.SET:
+            want_d[:, [4, 1]] = 0
+        np.testing.assert_allclose(got_d, want_d)
+        np.testing.assert_allclose(got_u, w[:, [4, 1, 1]])
+
+
+def test_scatters_onto_data_check_their_shapes():
+    g = mg.Graph()
+    d, u = g.placeholder([3, 4], name="d"), g.placeholder([3, 2], name="u")
+    with pytest.raises(mg.ShapeError, match="scatter_with_data op 'scatter_with_data'.*updates"):
+        g.scatter_with_data(d, u, g.constant(np.array([0, 1, 2], np.int32)), 1, S.ADD)
+    with pytest.raises(mg.DTypeError, match="scatter_nd_with_data"):
+        g.scatter_nd_with_data(d, g.placeholder([2], mg.int32, name="ui"), g.constant(np.array([[0, 1], [1, 1]], np.int32)))

@@ -249,7 +249,7 @@ def _sorts(g):
                              g.top_k_gradient(dy, x, 3)]
 
 
-@long_case("scatter", "scatter_along_axis", "scatter_nd")
+@long_case("scatter", "scatter_along_axis", "scatter_nd", "scatter_with_data", "scatter_nd_with_data")
 def _scatters(g):
     """N updates per result element (all aimed at the first two): passes over chunks of updates."""
     upd = _ramp(N)
@@ -260,7 +260,8 @@ def _scatters(g):
     data = g.constant(np.full(3, 10.0, np.float32))
     return {u: upd, i: idx}, [g.scatter(u, i, [3], 0, ScatterMode.ADD),
                               g.scatter_along_axis(u, i, data, 0, ScatterMode.ADD),
-                              g.scatter_nd(u, i_nd, [3])]
+                              g.scatter_nd(u, i_nd, [3]), g.scatter_with_data(data, u, i, 0, ScatterMode.ADD),
+                              g.scatter_nd_with_data(data, u, i_nd)]
 
 
 @long_case("pad_gradient")

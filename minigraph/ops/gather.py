@@ -443,6 +443,93 @@ def scatter_nd(g, updates, indices, shape: Sequence[int], batch_dimensions: int 
 gradient("scatter_nd")(_gathered_back(lambda g, dy, op: g.gather_nd(dy, op.inputs[1], op.attrs["batch_dimensions"])))
 
 
+# ----------------------------------------------------------------------------- scatters onto data
+def _with_data(infer_fresh):
+    """The infer rule of a scatter onto ``data`` (inputs data, updates, indices): the fresh
+    scatter's rule with ``data``'s shape as the result shape; the result has ``data``'s type."""
+    def infer(in_types, attrs):
+        d, u, i = in_types
+        _same_dtype(u, d, "updates and data")
+        (out,) = infer_fresh([u, i], {**attrs, "shape": tuple(d.shape)})
+        if not _dims_match(out.shape, d.shape):
+            raise ShapeError(f"updates {u.shape} and indices {i.shape} do not fit data {d.shape}")
+        return [d]
+    return infer
+
+
+def _data_inputs(g, data, updates, indices, label):
+    data = g.as_tensor(data, label)
+    updates = g.as_tensor(updates, label, like=data)
+    indices = g.as_tensor(indices, label, dtype=as_dtype("int32") if not hasattr(indices, "graph") else None)
+    if data.rank == 0:
+        raise ShapeError(f"{label}: data must have rank >= 1 (got a scalar)")
+    return data, updates, indices
+
+
+@defop("scatter_with_data", swift="scatterWithData(_:updates:indices:axis:mode:name:)",
+       objc="scatterWithDataTensor:updatesTensor:indicesTensor:axis:mode:name:",
+       inputs=("data", "updates", "indices"), infer=_with_data(_infer_scatter), family=_FAMILY,
+       attrs=("axis", "mode"), since=("12.0", "15.0"))
+def scatter_with_data(g, data, updates, indices, axis: int, mode: Any, name: Optional[str] = None):
+    """``scatter`` onto a copy of ``data`` instead of zeros: each slice ``updates[..., k, ...]``
+    along ``axis`` is combined (``mode``) into ``data``'s slice ``indices[k]``; slices no index
+    names keep ``data``'s values (MPSGraph ``scatterWithData(_:updates:indices:axis:mode:name:)``,
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/scatterwithdata(_:updates:indices:axis:mode:name:))."""
+    label = _label("scatter_with_data", name)
+    data, updates, indices = _data_inputs(g, data, updates, indices, label)
+    a = _axis(axis, data.rank, label)
+    check_constant_indices(indices, data.shape[a], label)
+    return g.add_op("scatter_with_data", [data, updates, indices], {"axis": a, "mode": _mode(mode, label)},
+                    name).output
+
+
+@defop("scatter_nd_with_data", swift="scatterNDWithData(_:updates:indices:batchDimensions:mode:name:)",
+       objc="scatterNDWithDataTensor:updatesTensor:indicesTensor:batchDimensions:mode:name:",
+       inputs=("data", "updates", "indices"), infer=_with_data(_infer_scatter_nd), family=_FAMILY,
+       attrs=("batch_dimensions", "mode"), since=("12.0", "15.0"))
+def scatter_nd_with_data(g, data, updates, indices, batch_dimensions: int = 0, mode: Any = None,
+                         name: Optional[str] = None):
+    """``scatter_nd`` onto a copy of ``data``: each slice of ``updates`` is combined (``mode``;
+    None is ADD) at the index tuple along the last axis of ``indices``; the rest keeps ``data``
+    (MPSGraph ``scatterNDWithData(_:updates:indices:batchDimensions:mode:name:)``,
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/scatterndwithdata(_:updates:indices:batchdimensions:mode:name:))."""
+    label = _label("scatter_nd_with_data", name)
+    data, updates, indices = _data_inputs(g, data, updates, indices, label)
+    b = _int_attr(batch_dimensions, "batch_dimensions", label)
+    if indices.rank and indices.shape[-1] != -1 and 0 <= b and indices.shape[-1] <= data.rank - b:
+        check_constant_indices(indices, tuple(data.shape[b:b + indices.shape[-1]]), label)
+    return g.add_op("scatter_nd_with_data", [data, updates, indices],
+                    {"batch_dimensions": b, "mode": _mode(ScatterMode.ADD if mode is None else mode, label)},
+                    name).output
+
+
+def _onto_data(gather_back, fresh):
+    """The rule of a scatter onto data: the updates' gradient is dy read back where they went
+    (negated for SUB); data's is dy, zeroed where SET overwrote it (``fresh`` rebuilds the op with
+    other data and updates)."""
+    def rule(g, op, dy, wanted):
+        mode = op.attrs["mode"]
+        if mode not in (ScatterMode.ADD, ScatterMode.SUB, ScatterMode.SET):
+            raise _not_differentiable(op)
+        d, u, _ = op.inputs
+        dd = du = None
+        if wanted[0]:
+            dd = dy if mode != ScatterMode.SET else g.multiplication(dy, fresh(g, op, _filled(g, d, 1), _zeros(g, u)))
+        if wanted[1]:
+            du = gather_back(g, dy, op)
+            du = g.negative(du) if mode == ScatterMode.SUB else du
+        return [dd, du, None]
+    return rule
+
+
+gradient("scatter_with_data")(_onto_data(
+    lambda g, dy, op: g.gather(dy, op.inputs[2], op.attrs["axis"]),
+    lambda g, op, d, u: g.scatter_with_data(d, u, op.inputs[2], op.attrs["axis"], ScatterMode.SET)))
+gradient("scatter_nd_with_data")(_onto_data(
+    lambda g, dy, op: g.gather_nd(dy, op.inputs[2], op.attrs["batch_dimensions"]),
+    lambda g, op, d, u: g.scatter_nd_with_data(d, u, op.inputs[2], op.attrs["batch_dimensions"], ScatterMode.SET)))
+
+
 # ----------------------------------------------------------------------------- one hot
 def _infer_one_hot(in_types, attrs):
     (i,) = in_types

@@ -1,4 +1,5 @@
-"""NumPy kernels of gather, gather_along_axis, gather_nd, scatter_along_axis, scatter, scatter_nd and
+"""NumPy kernels of gather, gather_along_axis, gather_nd, scatter_along_axis, scatter, scatter_nd, their
+forms onto data (scatter_with_data, scatter_nd_with_data) and
 one_hot (semantics: ops/gather.py).
 
 Every kernel maps coordinates: a gather computes, for each result element, the flat position it
@@ -121,23 +122,43 @@ def _scatter(step):
     return run
 
 
+@numpy_kernel("scatter_with_data")
+def _scatter_with_data(step):
+    axis, mode = step.attrs["axis"], step.attrs["mode"]
+
+    def run(d, u, i):
+        full = np.broadcast_to(i.reshape((1,) * axis + (-1,) + (1,) * (u.ndim - axis - 1)), u.shape)
+        return _scatter_along(u, full, d, axis, mode)
+    return run
+
+
+def _scatter_nd_onto(base, u, i, b, mode, zero_untouched):
+    shape = base.shape
+    k = i.shape[-1]
+    idx, valid = wrap(i, shape[b:b + k])  # [..., K]
+    lead = int(np.prod(i.shape[:-1], dtype=np.int64))
+    rest = int(np.prod(shape[b + k:], dtype=np.int64))
+    bt = np.indices(i.shape[:-1])[:b] if b else []
+    cells = np.ravel_multi_index(tuple(bt) + tuple(idx[..., j] for j in range(k)), shape[:b + k]) \
+        if base.size else np.zeros(i.shape[:-1], np.int64)
+    flat = cells.reshape(lead, 1) * rest + np.arange(rest)
+    ok = np.broadcast_to(valid.all(axis=-1).reshape(lead, 1), flat.shape)
+    return _combine(base, flat, ok, u.reshape(lead, rest), mode, zero_untouched)
+
+
+@numpy_kernel("scatter_nd_with_data")
+def _scatter_nd_with_data(step):
+    b, mode = step.attrs["batch_dimensions"], step.attrs["mode"]
+    return lambda d, u, i: _scatter_nd_onto(np.array(d), u, i, b, mode, False)
+
+
 @numpy_kernel("scatter_nd")
 def _scatter_nd(step):
     b, mode, shape = step.attrs["batch_dimensions"], step.attrs["mode"], tuple(step.out_types[0].shape)
     dt = step.out_types[0].dtype.np_dtype
 
     def run(u, i):
-        k = i.shape[-1]
-        base = np.full(shape, identity(mode, dt), dt)
-        idx, valid = wrap(i, shape[b:b + k])  # [..., K]
-        lead = int(np.prod(i.shape[:-1], dtype=np.int64))
-        rest = int(np.prod(shape[b + k:], dtype=np.int64))
-        bt = np.indices(i.shape[:-1])[:b] if b else []
-        cells = np.ravel_multi_index(tuple(bt) + tuple(idx[..., j] for j in range(k)), shape[:b + k]) \
-            if base.size else np.zeros(i.shape[:-1], np.int64)
-        flat = cells.reshape(lead, 1) * rest + np.arange(rest)
-        ok = np.broadcast_to(valid.all(axis=-1).reshape(lead, 1), flat.shape)
-        return _combine(base, flat, ok, u.reshape(lead, rest), mode, True)
+        return _scatter_nd_onto(np.full(shape, identity(mode, dt), dt), u, i, b, mode, True)
     return run
 
 

@@ -1,6 +1,6 @@
 """Gather, scatter and one-hot kernels (semantics: ``ops/gather.py``).
 
-The three gathers are one indexed read (``kernels/gather_index.wgsl``) and the three scatters
+The three gathers are one indexed read (``kernels/gather_index.wgsl``) and the five scatters
 one indexed combine (``kernels/scatter_index.wgsl``), specialised by a layout: the tensors seen
 as ``[B, O, N, IN]`` blocks (batch, outer, index positions, inner) with the strides of the index
 tensor and of ``updates`` baked in as constants. Scatters use no atomics: each result element
@@ -52,13 +52,18 @@ def _gather_layout(step) -> dict:
                    dims=dims, strides=tuple(prod(dims[j + 1:]) * inner for j in range(k)))
 
 
+# per scatter: the input positions of (updates, indices, data); None: no data, zeros where no update lands
+_SCATTER_INPUTS = {"scatter_along_axis": (0, 1, 2), "scatter": (0, 1, None), "scatter_nd": (0, 1, None),
+                   "scatter_with_data": (1, 2, 0), "scatter_nd_with_data": (1, 2, 0)}
+
+
 def _scatter_layout(step) -> dict:
     t, a = step.op.type, step.attrs
-    out, i = step.out_types[0].shape, step.in_types[1].shape
-    if t in ("scatter_along_axis", "scatter"):
+    out, i = step.out_types[0].shape, step.in_types[_SCATTER_INPUTS[t][1]].shape
+    if t in ("scatter_along_axis", "scatter", "scatter_with_data"):
         axis = a["axis"]
         o, size, inner = prod(out[:axis]), out[axis], prod(out[axis + 1:])
-        if t == "scatter":
+        if t != "scatter_along_axis":
             n = i[0]
             return _layout(1, o, n, inner, ins=1, uo=n * inner, un=inner, dims=(size,))
         n = i[axis]
@@ -112,26 +117,27 @@ def _target(dims: tuple) -> str:
     return "\n".join(lines)
 
 
-@webgpu_kernel("scatter_along_axis", "scatter", "scatter_nd")
+@webgpu_kernel(*_SCATTER_INPUTS)
 def _scatter(step, kb):
     lay = _scatter_layout(step)
+    ui, ii, di = _SCATTER_INPUTS[step.op.type]
     out_t = step.out_types[0]
     dt = out_t.dtype.name
     c = COMPUTE[dt]
     mode = step.attrs["mode"]
-    ti = STORAGE[step.in_types[1].dtype.name]
+    ti = STORAGE[step.in_types[ii].dtype.name]
     total = prod(out_t.shape)
     dims = lay["dims"]
     match = " && ".join(f"coord(idx[ib + {k}u], {d}) == c{k}" for k, d in enumerate(dims))
     combine = (_FLOAT_COMBINE if c == "f32" else _INT_COMBINE)[mode]
-    has_data = step.op.type == "scatter_along_axis"
+    has_data = di is not None
     first = f"{c}(base[t])" if has_data else _literal(identity(mode, out_t.dtype.np_dtype), c)
     # scatter and scatter_nd: 0 where no update landed (Apple: "slices not set by indices are set to 0")
     result = "acc" if has_data else f"select({c}(0), acc, hit)"
     n = lay["N"]
     starts = range(0, max(n, 1), _CHUNK)
     state = kb.scratch(8 * total if len(starts) > 1 else 4)
-    base = kb.input(2) if has_data else kb.input(0)
+    base = kb.input(di) if di is not None else kb.input(ui)
     for start in starts:
         last = start + _CHUNK >= n
         finish = (f"  out[t] = {STORAGE[dt]}({result});" if last else
@@ -140,7 +146,7 @@ def _scatter(step, kb):
                      TARGET=_target(dims), START=first if start == 0 else f"bitcast<{c}>(state[2u * t])",
                      HIT="false" if start == 0 else "state[2u * t + 1u] != 0u", MATCH=match,
                      COMBINE=combine, N0=start, N1=min(n, start + _CHUNK), FINISH=finish, **_consts(lay))
-        kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("ro", base), ("rw", kb.output()),
+        kb.dispatch(src, [("ro", kb.input(ui)), ("ro", kb.input(ii)), ("ro", base), ("rw", kb.output()),
                           ("rw", state)], _groups(total))
 
 
