@@ -325,6 +325,46 @@ class Pooling2DOpDescriptor(_Descriptor):
 
 
 @dataclass
+class ImToColOpDescriptor(_Descriptor):
+    """MPSGraphImToColOpDescriptor (macOS 14.0 / iOS 17.0): the window, strides, dilations,
+    explicit padding and layout of ``im_to_col`` / ``col_to_im``
+    (https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphimtocolopdescriptor).
+    Apple's initialisers take every field; the defaults here are a 1 x 1 window, strides and
+    dilations of 1, no padding, NCHW."""
+
+    kernel_width: int = 1
+    kernel_height: int = 1
+    stride_in_x: int = 1
+    stride_in_y: int = 1
+    dilation_rate_in_x: int = 1
+    dilation_rate_in_y: int = 1
+    padding_left: int = 0
+    padding_right: int = 0
+    padding_top: int = 0
+    padding_bottom: int = 0
+    data_layout: TensorNamedDataLayout = TensorNamedDataLayout.NCHW
+
+    _STRIDES = ("kernel_width", "kernel_height", "stride_in_x", "stride_in_y",
+                "dilation_rate_in_x", "dilation_rate_in_y")
+    _PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom")
+    padding_style = PaddingStyle.EXPLICIT  # no field: the padding is always explicit
+
+    def set_explicit_padding(self, left: int, right: int, top: int, bottom: int) -> None:
+        """Set the four paddings (MPSGraph's
+        ``setExplicitPaddingWithPaddingLeft:paddingRight:paddingTop:paddingBottom:``)."""
+        self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
+
+    def validate(self) -> None:
+        for f in self._STRIDES:
+            _count(getattr(self, f), f, 1)
+        for f in self._PADDINGS:
+            _count(getattr(self, f), f, 0)
+        self.data_layout = _enum(TensorNamedDataLayout, self.data_layout, "data_layout")
+        if self.data_layout not in (TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC):
+            raise DescriptorError(f"data_layout {self.data_layout.name} is not supported; use NCHW or NHWC")
+
+
+@dataclass
 class RandomOpDescriptor(_Descriptor):
     """MPSGraphRandomOpDescriptor: the distribution, result type and its parameters.
 

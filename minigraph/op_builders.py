@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor)
+                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -490,6 +490,26 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('clamp')(self, tensor, min_value, max_value, name)  # type: ignore[no-any-return]
+
+    def col_to_im(self, source: TensorLike, output_shape: Sequence[int], descriptor: ImToColOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """The image of ``output_shape`` whose every element is the sum of the column elements that
+        ``im_to_col`` would copy from it (MPSGraph ``colToIm(_:outputShape:descriptor:name:)``; as
+        ``torch.nn.functional.fold`` for NCHW): the adjoint of ``im_to_col``, its gradient.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/coltoim(_:outputshape:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``colToIm(_:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('col_to_im')(self, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
 
     def concat(self, tensors: Sequence[TensorLike], dimension: int, interleave: bool = False, name: Optional[str] = None) -> Tensor:
         """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:interleave:name:)``;
@@ -1281,6 +1301,25 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('identity')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def im_to_col(self, source: TensorLike, descriptor: ImToColOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Every ``kernel_height`` x ``kernel_width`` window of a rank-4 image as one column (MPSGraph
+        ``imToCol(_:descriptor:name:)``); NCHW gives ``[N, C*kH*kW, L]`` as ``torch.nn.functional.unfold``,
+        NHWC ``[N, L, kH*kW*C]`` (module docstring).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/imtocol(_:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``imToCol(_:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('im_to_col')(self, source, descriptor, name)  # type: ignore[no-any-return]
 
     def inverse(self, input: TensorLike, name: Optional[str] = None) -> Tensor:
         """The inverse of each square matrix in the last two axes, batch axes before them; an exactly

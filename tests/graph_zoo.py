@@ -139,6 +139,11 @@ def every_op_graph(seed: int = 0):
         outs.append(g.scatter_nd_with_data(a, nd, g.constant(np.array([[1, 1], [0, 2]], np.int32)),
                                            mode=mg.ScatterMode.SET))
 
+    with g.name_scope("image"):  # the windows of x as columns, and summed back
+        idesc = mg.ImToColOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, padding_top=1)
+        cols = g.im_to_col(x, idesc)
+        outs += [cols, g.col_to_im(cols, x.shape, idesc)]
+
     with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
         up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,
                                             padding_top=1, padding_bottom=1, groups=3)

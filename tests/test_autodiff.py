@@ -61,6 +61,11 @@ CASES = {
     "permute": (lambda g, a: g.permute(a, [2, 0, 1]), [(2, 3, 4)], (-2, 2)),
     "slice": (lambda g, a: g.slice(a, 1, 1, 2), [(2, 4)], (-2, 2)),
     "slice_gradient": (lambda g, a: g.slice_gradient(a, [2, 5], 1, 2, 2), [(2, 2)], (-2, 2)),
+    "im_to_col": (lambda g, a: g.im_to_col(a, mg.ImToColOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=1,
+                                                                      padding_left=1, padding_top=1)), [(1, 2, 3, 3)],
+                  (-2, 2)),
+    "col_to_im": (lambda g, a: g.col_to_im(a, [1, 4, 3, 2], mg.ImToColOpDescriptor(
+        kernel_width=2, kernel_height=2, padding_bottom=1, data_layout="NHWC")), [(1, 8, 8)], (-2, 2)),
     "slice_tensor": (lambda g, a: g.slice_tensor(a, [1, -1], [3, 0], [1, -2], squeeze_mask=1), [(3, 5)], (-2, 2)),
     "slice_gradient_tensor": (lambda g, a: g.slice_gradient_tensor(a, [3, 5], [0, 4], [3, 0], [2, -3]), [(2, 2)],
                               (-2, 2)),

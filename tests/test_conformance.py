@@ -1447,6 +1447,28 @@ def _(g, rng):
     return [g.scatter_along_axis(u, i, d, 1, _SM.SET)], {**fd, **fu, **fi}
 
 
+for _lay in ("NCHW", "NHWC"):
+    @case("im_to_col", f"{_lay.lower()}-stride-dilation-padding-dtypes", tol=(0, 0))
+    def _(g, rng, lay=_lay):
+        d = mg.ImToColOpDescriptor(kernel_width=2, kernel_height=3, stride_in_x=2, dilation_rate_in_y=2,
+                                   padding_left=1, padding_right=2, padding_top=1, data_layout=lay)
+        x, fx = feed(g, rng.standard_normal((2, 7, 9, 5)).astype(F32))
+        h, fh = feed(g, rng.standard_normal((1, 6, 6, 6)).astype(F16))
+        i, fi = feed(g, rng.integers(-9, 9, (1, 5, 5, 3)).astype(np.int32))
+        return [g.im_to_col(x, d), g.im_to_col(h, d), g.im_to_col(i, d)], {**fx, **fh, **fi}
+
+    @case("col_to_im", f"{_lay.lower()}-overlapping-windows", tol=(1e-6, "scaled"))
+    def _(g, rng, lay=_lay):
+        d = mg.ImToColOpDescriptor(kernel_width=3, kernel_height=2, stride_in_y=1, dilation_rate_in_x=2,
+                                   padding_left=2, padding_bottom=1, data_layout=lay)
+        shape = (2, 6, 7, 6)
+        m = mg.Graph()
+        cols_shape = m.im_to_col(m.placeholder(shape, name="s"), d).shape
+        c, fc = feed(g, rng.standard_normal(cols_shape).astype(F32))
+        ci, fci = feed(g, rng.integers(-9, 9, cols_shape).astype(np.int32))
+        return [g.col_to_im(c, shape, d), g.col_to_im(ci, shape, d)], {**fc, **fci}
+
+
 @case("band_part", "bands-batch-dtypes-special", tol=(0, 0))
 def _(g, rng):
     a, fa = feed(g, rng.standard_normal((2, 3, 5, 4)).astype(F32))

@@ -49,6 +49,7 @@ BOUNDED: dict[str, str] = {
     "dropout": "Philox 4x32-10 per element: 10 rounds", "random_tensor": "Philox 4x32-10 per element: 10 rounds",
     "random_uniform_tensor": "Philox 4x32-10 per element: 10 rounds",
     "band_part": "one masked copy, one element per invocation",
+    "im_to_col": "one read (or a zero of the padding) per column element",
     "shape_of": "one invocation per axis writes a value from its parameters",
     "coordinate_along_axis": "one element per invocation: a division and a remainder",
     "resize": "separable passes, one result element per invocation, two loads each",
@@ -262,6 +263,16 @@ def _scatters(g):
                               g.scatter_along_axis(u, i, data, 0, ScatterMode.ADD),
                               g.scatter_nd(u, i_nd, [3]), g.scatter_with_data(data, u, i, 0, ScatterMode.ADD),
                               g.scatter_nd_with_data(data, u, i_nd)]
+
+
+@long_case("col_to_im")
+def _col_to_im(g):
+    """A window N wide over three pixels padded to N on the right: each pixel visits N window
+    positions (one window), the one at its own column reading the column value."""
+    cols = _ramp(N).reshape(1, N, 1)
+    d = mg.ImToColOpDescriptor(kernel_width=N, padding_right=N - 3)
+    c = _ph(g, cols, "cols")
+    return {c: cols}, [g.col_to_im(c, [1, 1, 1, 3], d)]
 
 
 @long_case("pad_gradient")
