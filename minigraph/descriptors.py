@@ -351,7 +351,14 @@ class ImToColOpDescriptor(_Descriptor):
 
     def set_explicit_padding(self, left: int, right: int, top: int, bottom: int) -> None:
         """Set the four paddings (MPSGraph's
-        ``setExplicitPaddingWithPaddingLeft:paddingRight:paddingTop:paddingBottom:``)."""
+        ``setExplicitPaddingWithPaddingLeft:paddingRight:paddingTop:paddingBottom:``).
+
+        Args:
+            left: Zeros before the image along W (>= 0).
+            right: Zeros after the image along W (>= 0).
+            top: Zeros before the image along H (>= 0).
+            bottom: Zeros after the image along H (>= 0).
+        """
         self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
 
     def validate(self) -> None:
