@@ -198,7 +198,6 @@ _NO_OP_YET = {
         sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)
         sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)
         stencil(withSourceTensor:weightsTensor:descriptor:name:)
-        stochasticGradientDescent(learningRate:values:gradient:name:)
         topK(_:axis:k:name:) topK(_:axisTensor:kTensor:name:)
         topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
         variableFromTensor(_:name:)
@@ -212,7 +211,9 @@ _NO_OP_YET = {
     """,
     "the learning rate already bias-corrected; minigraph's adam takes beta1Power and beta2Power":
         "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)",
-    "concatTensors with interleave": "concatTensors(_:dimension:interleave:name:)",
+    "`values - learningRate * gradient`, which `g.subtraction` and `g.multiplication` build":
+        "stochasticGradientDescent(learningRate:values:gradient:name:)",
+    "`concat` has no `interleave`": "concatTensors(_:dimension:interleave:name:)",
     "resize needs a layout": "resize(_:sizeTensor:mode:centerResult:alignCorners:name:) "
                              "resizeBilinear(_:sizeTensor:centerResult:alignCorners:name:)",
     "resize's NEAREST rounds half up only; this form takes a rounding mode": """
@@ -311,7 +312,7 @@ def table(selectors: list[str], ops: Optional[Mapping[str, OpDef]] = None) -> di
             target = covered(join_selector(base, ["axes" if x == "axis" else x for x in labels]))
             if target is not None and target.name is not None and \
                     "axis" in _params(ops[target.name]):
-                return _form(target.name, "one axis: `axis=`")
+                return _form(target.name, "one axis (`axis=`)")
         return None
 
     out: dict[str, Row] = {}
