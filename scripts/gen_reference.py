@@ -19,6 +19,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "reference.md")
+APPLE_LIST = os.path.join(ROOT, "docs", "apple-mpsgraph-methods.txt")
 
 # Categories in reading order; any category not listed follows, alphabetically.
 CATEGORY_ORDER = ["memory", "arithmetic", "comparison", "activation", "reduction", "matmul",
@@ -109,6 +110,46 @@ def _first_line(doc) -> str:
     return inspect.cleandoc(doc or "").split("\n\n")[0].replace("\n", " ").strip()
 
 
+_KIND_PREFIX = {"form": "another form: ", "graph": "graph API"}
+
+
+def _apple_methods(OPS) -> list:
+    """The section with one row per method on Apple's list: minigraph's op or ``Graph`` method
+    for it, or why there is none."""
+    from minigraph.apple_methods import apple_url, counts, read_method_list, table
+
+    selectors = read_method_list(APPLE_LIST)
+    rows = table(selectors)
+    n = counts(rows)
+    out = ["## Apple's MPSGraph methods", "",
+           f"Every instance method on [Apple's MPSGraph class page]({APPLE_DOCS.rstrip('/')}), as listed in "
+           "`docs/apple-mpsgraph-methods.txt` (names only; its header gives the source), with minigraph's op or "
+           "`Graph` method for it, or the reason there is none. Rows are derived from the ops' Swift names "
+           "(an op's own method, shorter forms whose missing arguments are builder defaults, single-axis and "
+           "tensor-argument forms) plus the explicit entries in `minigraph/apple_methods.py`.", "",
+           f"{len(selectors)} methods: {n['op'] + n['form']} covered by an op ({n['op']} under the op's own "
+           f"Swift name, {n['form']} other forms of it), {n['tensor']} tensor-argument forms, {n['graph']} graph "
+           f"API, {n['metal']} Metal-only, {n['none']} no op yet"
+           + (f", {len(selectors) - len(rows)} not accounted for" if len(rows) < len(selectors) else "") + ".", "",
+           "| Apple's method | minigraph | why |", "|---|---|---|"]
+    for s in selectors:
+        row = rows.get(s)
+        if row is None:
+            out.append(f"| [`{_esc(s)}`]({apple_url(s)}) | — | **not accounted for** |")
+            continue
+        if row.name is None:
+            name = "—"
+        elif row.name.startswith("g."):
+            name = f"`{row.name}`"
+        else:
+            name = f"`g.{OPS[row.name].builder.__name__}`"
+        prefix = _KIND_PREFIX.get(row.kind, "")
+        why = prefix + (": " if prefix and row.reason and not prefix.endswith(" ") else "") + row.reason
+        out.append(f"| [`{_esc(s)}`]({apple_url(s)}) | {name} | {_esc(why)} |")
+    out.append("")
+    return out
+
+
 def render() -> str:
     import minigraph  # noqa: F401  (registers every op)
     from minigraph.graph import Graph
@@ -174,6 +215,7 @@ def render() -> str:
     for n in others:
         out.append(f"| `g.{n}` | {_esc(_first_line(getattr(Graph, n).__doc__))} |")
     out.append("")
+    out += _apple_methods(OPS)
     return "\n".join(out)
 
 

@@ -24,7 +24,8 @@ LAYERS = {
     1: ["ops"],
     2: ["op_builders", "builder"],
     3: ["compiler", "backends", "executable", "listing", "dot", "profiling"],
-    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint", "mobilenet"],
+    4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint", "mobilenet",
+        "apple_methods"],
     5: ["graph", "demo", "__init__", "__main__", "onnx_import", "onnx_conformance", "sixblock"],
 }
 

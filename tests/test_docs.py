@@ -27,6 +27,8 @@ import numpy as np
 import pytest
 
 import minigraph as mg
+from minigraph import apple_methods as am
+from minigraph.ir import OpDef
 from minigraph.ops.registry import OPS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,6 +202,119 @@ def test_reference_links_every_op_to_apples_page_or_says_there_is_none():
                  "softmaxcrossentropy(_:labels:axis:reuctiontype:name:)"):
         assert f"]({APPLE_MPSGRAPH}{page})" in text, page
     assert "no MPSGraph counterpart" in rows["stop_gradient"]
+
+
+# --- Apple's MPSGraph method list (docs/apple-mpsgraph-methods.txt) against the reference ---------
+
+APPLE_LIST = DOCS / "apple-mpsgraph-methods.txt"
+
+
+def _apple_selectors() -> list:
+    return am.read_method_list(APPLE_LIST)
+
+
+def test_apple_method_list_is_the_class_pages_instance_methods():
+    """The checked-in copy names its source and holds every instance method once, in Apple's
+    (case-sensitive) order, including the ones declared in categories."""
+    header = [x for x in APPLE_LIST.read_text(encoding="utf-8").splitlines() if x.startswith("#")]
+    assert header and "Averyy/apple-dev-docs" in header[0] and "mpsgraph.md" in header[0], header[:1]
+    assert re.search(r"commit [0-9a-f]{40}", header[0]), header[0]
+    assert APPLE_MPSGRAPH.rstrip("/") in header[0], header[0]
+    sel = _apple_selectors()
+    assert len(sel) == 390, len(sel)
+    assert len(set(sel)) == len(sel), sorted({s for s in sel if sel.count(s) > 1})
+    assert sel == sorted(sel)
+    for s in sel:
+        am.split_selector(s)  # each line is a Swift selector
+    for s in ("if(_:then:else:name:)", "while(initialInputs:before:after:name:)",
+              "fastFourierTransform(_:axes:descriptor:name:)", "quantize(_:scale:zeroPoint:dataType:name:)",
+              "sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)",
+              "stencil(withSourceTensor:weightsTensor:descriptor:name:)", "GRU(_:recurrentWeight:inputWeight:bias:descriptor:name:)",
+              "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)"):
+        assert s in sel, s
+
+
+def test_every_apple_method_is_accounted_for():
+    """Each method on Apple's list maps to an op, another form of one, a Graph method, a
+    Metal-only reason or "no op yet"; the failure names the ones nothing accounts for."""
+    rows = am.table(_apple_selectors())
+    missing = [s for s in _apple_selectors() if s not in rows]
+    assert not missing, ("Apple methods with no row in minigraph/apple_methods.py (declare the op with "
+                         "swift=, or add an EXPLICIT entry: a form, graph API, Metal-only or no op yet):\n  "
+                         + "\n  ".join(missing))
+    for s, row in rows.items():
+        assert row.kind in am.KINDS, (s, row)
+        assert row.kind in ("op", "graph") or row.reason, (s, row)
+        if row.kind in ("op", "form", "tensor"):
+            assert row.name in OPS, (s, row)
+        elif row.kind == "graph":
+            assert row.name.startswith("g.") and callable(getattr(mg.Graph, row.name[2:], None)), (s, row)
+        else:
+            assert row.name is None, (s, row)
+        if row.kind == "none":
+            assert row.reason.startswith(am.NO_OP), (s, row)
+        if row.kind == "tensor":
+            assert row.reason.startswith(am.TENSOR_REASON), (s, row)
+
+
+def test_every_ops_swift_name_is_on_apples_list():
+    """An op's swift= names a method on Apple's page (a typo would be a link to no page)."""
+    apple = {am.strip_suffix(s) for s in _apple_selectors()}
+    bad = sorted((t, d.swift) for t, d in OPS.items() if d.swift and d.swift not in apple)
+    assert not bad, f"swift= names not on Apple's MPSGraph page: {bad}"
+    rows = am.table(_apple_selectors())
+    for t, d in OPS.items():
+        if d.swift and t not in am.EXPORT_ONLY:
+            assert any(r.name == t for r in rows.values()), t
+
+
+def test_explicit_apple_entries_name_methods_on_the_list():
+    sel = set(_apple_selectors())
+    stale = sorted(s for s in am.EXPLICIT if s not in sel)
+    assert not stale, f"EXPLICIT entries for methods not on Apple's list: {stale}"
+
+
+def test_a_declared_op_replaces_no_op_yet_with_its_forms():
+    """The rows come from the registry: declaring an op that names a method makes that method,
+    its shorter form and its tensor-argument forms covered, without editing the table."""
+    sel = _apple_selectors()
+    forms = ["cumulativeProduct(_:axis:exclusive:reverse:name:)", "cumulativeProduct(_:axis:name:)",
+             "cumulativeProduct(_:axisTensor:exclusive:reverse:name:)", "cumulativeProduct(_:axisTensor:name:)"]
+    without = {t: d for t, d in OPS.items() if not d.swift.startswith("cumulativeProduct(")}
+    assert [am.table(sel, without)[s].kind for s in forms] == ["none"] * 4
+
+    def cumulative_product(g, tensor, axis, exclusive=False, reverse=False, name=None):
+        raise AssertionError("not built")
+
+    fake = OpDef(type="cumulative_product", swift=forms[0], objc="", inputs=("tensor",),
+                 infer=lambda ts, attrs: ts, builder=cumulative_product)
+    rows = am.table(sel, {**without, "cumulative_product": fake})
+    assert [rows[s].kind for s in forms] == ["op", "form", "tensor", "tensor"], [rows[s] for s in forms]
+    assert {rows[s].name for s in forms} == {"cumulative_product"}
+    assert "`exclusive=False`, `reverse=False`" in rows[forms[1]].reason
+    # a tensor form of a method no op covers stays "no op yet"
+    if not any(d.swift == "topK(_:axis:k:name:)" for d in OPS.values()):
+        assert rows["topK(_:axisTensor:kTensor:name:)"].kind == "none"
+
+
+def test_reference_has_a_row_for_every_apple_method():
+    """docs/reference.md lists each method on Apple's list, linked to Apple's page for it, with
+    the counts."""
+    text = _read("reference.md")
+    section = text.split("## Apple's MPSGraph methods", 1)[1]
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| \[`([^`]+)`\]\((\S+)\) \|.*$", section, re.M)}
+    sel = _apple_selectors()
+    missing = [s for s in sel if s not in rows]
+    assert not missing, f"methods on Apple's list without a row in docs/reference.md: {missing}"
+    assert len(rows) == len(sel)
+    for s in sel:
+        assert f"]({APPLE_MPSGRAPH}{s.lower()}) |" in rows[s], rows[s]
+        assert "not accounted for" not in rows[s], rows[s]
+    n = am.counts(am.table(sel))
+    assert (f"{len(sel)} methods: {n['op'] + n['form']} covered by an op ({n['op']} under the op's own Swift name, "
+            f"{n['form']} other forms of it), {n['tensor']} tensor-argument forms") in section
+    assert rows["gradients(of:with:name:)"].endswith("| `g.gradients` | graph API |")
+    assert "| `g.arg_sort` | another form: the op with `descending=False` |" in rows["argSort(_:axis:name:)"]
 
 
 def test_reference_has_no_missing_gradient_declaration():
