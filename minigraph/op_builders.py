@@ -2312,6 +2312,25 @@ class OpBuilders:
         """
         return _builder('reduction_sum')(self, tensor, axes, name, axis=axis)  # type: ignore[no-any-return]
 
+    def reinterpret_cast(self, tensor: TensorLike, to_type: Any, name: Optional[str] = None) -> Tensor:
+        """The same bytes read as ``to_type`` (MPSGraph ``reinterpretCast(_:to:name:)``): "the last
+        dimension scaled by sizeof(tensor_type) / sizeof(type)", little-endian as the host;
+        ``float32`` 1.0 reads as ``int32`` 1065353216. Bool is refused (its bits differ by backend).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/reinterpretcast(_:to:name:)
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            to_type: The data type to convert to (MPSGraph's ``to:``).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reinterpretCast(_:to:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('reinterpret_cast')(self, tensor, to_type, name)  # type: ignore[no-any-return]
+
     def relu(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise max(x, 0) with the NaN-ignoring maximum, so relu(NaN) = 0 (MPSGraph ``reLU(with:name:)``).
 

@@ -38,6 +38,7 @@ def every_op_graph(seed: int = 0):
             outs.append(getattr(g, t)(a))
         outs.append(g.select(cmps["less_than"], a, b))
         outs.append(g.cast(a, mg.int32, name="to_int"))
+        outs.append(g.reinterpret_cast(a, mg.uint32, name="bits"))
         outs.append(g.matrix_multiplication(a, g.permute(b, [1, 0])))
     with g.name_scope("reduce"):
         outs.append(g.reduction_sum(a, axes=1))

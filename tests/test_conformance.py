@@ -256,6 +256,15 @@ for _src, _dst in itertools.product(("float32", "float16", "int32", "uint32", "b
     case("cast", f"{_src}-to-{_dst}", tol=(1e-3, 0) if "float16" in (_src, _dst) else (1e-6, 0))(_b)
 
 
+for _src, _dst in itertools.product(("float32", "float16", "int32", "uint32"), repeat=2):
+    def _b(g, rng, src=_src, dst=_dst):  # every bit pattern: random words, NaN payloads and subnormals included
+        bits = rng.integers(0, 2 ** 32, (3, 8), dtype=np.uint64).astype(np.uint32)
+        x, fx = feed(g, bits.view(np.uint16).view(np.dtype(src)).reshape(3, 16) if src == "float16"
+                     else bits.view(np.dtype(src)))
+        return [g.reinterpret_cast(x, dst)], fx
+    case("reinterpret_cast", f"{_src}-to-{_dst}", tol=(0, 0))(_b)
+
+
 # ----------------------------------------------------------------------------- reductions
 RED_AXES = [((3, 4, 5), None), ((3, 4, 5), 1), ((3, 4, 5), [0, 2]), ((3, 4, 5), -1), ((2, 600), 1),
             ((700,), None), ((300, 3), 0), ((2, 3), [])]

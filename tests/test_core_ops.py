@@ -679,3 +679,41 @@ def test_float16_softmax_rounds_once(backend, rng):
     rows = -(lv.astype(np.float64) * lsm).sum(1, keepdims=True)
     ulps = np.abs(out[ce].astype(np.float64) - rows) / np.spacing(rows.astype(np.float16)).astype(np.float64)
     assert ulps.max() <= 1.0, ulps.max()
+
+
+# ----------------------------------------------------------------------------- reinterpret_cast
+@pytest.mark.parametrize("src, dst", [("float32", "int32"), ("int32", "float32"), ("float32", "uint32"),
+                                      ("float32", "float16"), ("float16", "float32"), ("float16", "int32"),
+                                      ("uint32", "float16"), ("float16", "float16")])
+def test_reinterpret_cast_is_numpys_view(src, dst, backend):
+    """The bytes of the input read as another type (Apple: the last dimension scales by the
+    sizes' ratio), bit for bit: NaN payloads, -0.0, infinities and subnormals kept."""
+    rng = np.random.default_rng(0)
+    words = rng.integers(0, 2 ** 32, (2, 3, 4), dtype=np.uint64).astype(np.uint32)
+    words[0, 0, :4] = np.array([0x7FC00001, 0x80000000, 0x7F800000, 0x00000001], np.uint32)
+    x = words.view(np.uint16).view(np.float16) if src == "float16" else words.view(np.dtype(src))
+    g = mg.Graph()
+    p = g.placeholder(x.shape, mg.as_dtype(src), name="x")
+    y = g.reinterpret_cast(p, dst)
+    want = x.view(np.dtype(dst))
+    assert y.shape == want.shape and y.dtype.name == dst
+    got = run1(g, y, {p: x}, backend)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_reinterpret_cast_worked_values_and_errors():
+    g = mg.Graph()
+    one = g.constant(np.array([1.0, -2.0], np.float32))
+    r = g.run({}, [g.reinterpret_cast(one, mg.int32), g.reinterpret_cast(one, mg.float16)])
+    a, b = r.values()
+    assert a.tolist() == [1065353216, -1073741824]
+    assert b.tolist() == [0.0, 1.875, 0.0, -2.0]  # float32 1.0 is 0x3F800000: halves 0x0000, 0x3F80
+    with pytest.raises(mg.ShapeError, match="reinterpret_cast op 'reinterpret_cast'.*does not hold a whole number"):
+        g.reinterpret_cast(g.constant(np.ones(3, np.float16)), mg.float32)
+    with pytest.raises(mg.ShapeError, match="a scalar has none"):
+        g.reinterpret_cast(g.constant(np.float32(1)), mg.float16)
+    with pytest.raises(mg.DTypeError, match="bool has no bit pattern"):
+        g.reinterpret_cast(g.constant(np.ones(4, bool)), mg.uint32)
+    x = g.placeholder([2], name="x")
+    with pytest.raises(mg.NotDifferentiableError):
+        g.gradients(g.reduction_sum(g.reinterpret_cast(x, mg.float16)), [x])

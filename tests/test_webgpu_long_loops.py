@@ -49,6 +49,7 @@ BOUNDED: dict[str, str] = {
     "dropout": "Philox 4x32-10 per element: 10 rounds", "random_tensor": "Philox 4x32-10 per element: 10 rounds",
     "random_uniform_tensor": "Philox 4x32-10 per element: 10 rounds",
     "band_part": "one masked copy, one element per invocation",
+    "reinterpret_cast": "a word copy, one word per invocation",
     "im_to_col": "one read (or a zero of the padding) per column element",
     "shape_of": "one invocation per axis writes a value from its parameters",
     "coordinate_along_axis": "one element per invocation: a division and a remainder",

@@ -404,6 +404,42 @@ def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=
     return g.add_op("cast", [tensor], {"to_type": dt}, name).output
 
 
+def _infer_reinterpret_cast(in_types, attrs):
+    t, to = in_types[0], attrs["to_type"]
+    if t.dtype.is_bool or to.is_bool:
+        raise DTypeError(f"reinterprets bits, and bool has no bit pattern of its own (1 byte in NumPy, a 32-bit "
+                         f"word on the GPU); got {t.dtype.name} to {to.name}: use cast for bool")
+    a, b = t.dtype.np_dtype.itemsize, to.np_dtype.itemsize
+    if a == b:
+        return [ShapedType(t.shape, to)]
+    if not t.shape:
+        raise ShapeError(f"{t.dtype.name} ({a} bytes) to {to.name} ({b} bytes) scales the last dimension, and a "
+                         "scalar has none")
+    last = t.shape[-1]
+    if last != -1 and (last * a) % b:
+        raise ShapeError(f"the last dimension {last} of {t.dtype.name} ({last * a} bytes) does not hold a whole "
+                         f"number of {to.name} ({b} bytes each)")
+    return [ShapedType(tuple(t.shape[:-1]) + (-1 if last == -1 else last * a // b,), to)]
+
+
+@defop("reinterpret_cast", swift="reinterpretCast(_:to:name:)", objc="reinterpretCastTensor:toType:name:",
+       inputs=("tensor",), infer=_infer_reinterpret_cast, family="arithmetic", attrs=("to_type",),
+       differentiable=False, since=("13.2", "16.3"))
+def reinterpret_cast(g, tensor, to_type, name: Optional[str] = None):
+    """The same bytes read as ``to_type`` (MPSGraph ``reinterpretCast(_:to:name:)``): "the last
+    dimension scaled by sizeof(tensor_type) / sizeof(type)", little-endian as the host;
+    ``float32`` 1.0 reads as ``int32`` 1065353216. Bool is refused (its bits differ by backend).
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/reinterpretcast(_:to:name:)
+    """
+    label = f"reinterpret_cast op {name or 'reinterpret_cast'!r}"
+    tensor = g.as_tensor(tensor, label)
+    try:
+        dt = as_dtype(to_type)
+    except DTypeError as e:
+        raise type(e)(f"{label}: {e}") from None
+    return g.add_op("reinterpret_cast", [tensor], {"to_type": dt}, name).output
+
+
 # ------------------------------------------------------------------ gradient rules
 def _ub(g, op, wanted, *makers):
     """Each wanted input's gradient, built by its maker and reduced to the input's shape."""

@@ -323,6 +323,12 @@ def _cast(step):
     return lambda x: x.astype(dt, copy=False)  # a cast to the same dtype is the tensor itself
 
 
+@numpy_kernel("reinterpret_cast")
+def _reinterpret_cast(step):
+    out = step.out_types[0]
+    return lambda x: np.ascontiguousarray(x).view(out.dtype.np_dtype).reshape(out.shape).copy()
+
+
 def _split_reduction(factory):
     """A reduction's kernel factory whose kernels split large inputs over the thread pool along
     an axis they do not reduce."""

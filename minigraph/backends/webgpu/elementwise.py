@@ -346,3 +346,18 @@ def _elementwise(step, kb):
         raise KernelMissingError(f"{kb.label}: the webgpu backend has {e}; got {in_dt[0]}") from None
     binds = [("u", params)] + [("ro", kb.input(k)) for k in range(len(in_dt))] + [("rw", kb.output())]
     kb.dispatch(src, binds, -(-params[0] // 256))
+
+@webgpu_kernel("reinterpret_cast")
+def _reinterpret_cast(step, kb):
+    """Bits as another type: buffers are untyped, so both sides are read and written as 32-bit
+    words (two float16 halves per word, little-endian, as NumPy's view): a word copy."""
+    src, dst = step.in_types[0].dtype.name, step.out_types[0].dtype.name
+    n = num_elements(step.out_types[0].shape)
+    if not n:
+        return
+    if src == dst:
+        t, total = STORAGE[src], n
+    else:  # float16 sides hold an even number of halves (the last dimension scales by 2)
+        t, total = "u32", n // 2 if dst == "float16" else n
+    kb.dispatch(render("reinterpret_cast", T=t, TOTAL=total), [("ro", kb.input(0)), ("rw", kb.output())],
+                -(-total // 256))
