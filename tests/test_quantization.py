@@ -153,8 +153,8 @@ def test_empty_tensors():
 
 # ----------------------------------------------------------------------------- against ONNX's reference
 def _onnx_eval(op, inputs, out_type, axis=None):
-    onnx = pytest.importorskip("onnx", reason="needs the 'onnx' extra")
-    from onnx import TensorProto, helper
+    pytest.importorskip("onnx", reason="needs the 'onnx' extra")
+    from onnx import helper
     from onnx.reference import ReferenceEvaluator
     names = ["x", "s", "z"][:len(inputs)]
     kw = {} if axis is None else {"axis": axis}
@@ -163,7 +163,6 @@ def _onnx_eval(op, inputs, out_type, axis=None):
           for n, a in zip(names, inputs)]
     graph = helper.make_graph([node], "g", vi, [helper.make_tensor_value_info("y", out_type, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    del TensorProto
     return ReferenceEvaluator(model).run(None, dict(zip(names, inputs)))[0]
 
 

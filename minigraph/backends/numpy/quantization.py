@@ -33,7 +33,7 @@ def quantize_values(x: np.ndarray, scale, zero_point, dtype_name: str) -> np.nda
 def dequantize_values(q: np.ndarray, scale, zero_point, dtype: np.dtype) -> np.ndarray:
     """``scale * (q - zero_point)``: the scale rounded to ``dtype`` first, the product rounded once."""
     ct = compute_type(dtype)
-    s = np.asarray(scale).astype(dtype).astype(ct)
+    s: np.ndarray = np.asarray(scale).astype(dtype).astype(ct)
     with np.errstate(all="ignore"):
         return ((np.asarray(q, ct) - np.asarray(zero_point, ct)) * s).astype(dtype)
 
@@ -113,7 +113,7 @@ def _dequantize_lut(step):
     idx = group_indices(t.shape, groups, lut_groups(t.shape, groups, "dequantize_lut", 3))
 
     def run(q, table):
-        return table[(*idx, q.astype(np.intp))]
+        return table[tuple(idx) + (q.astype(np.intp),)]
     return run
 
 
@@ -126,6 +126,6 @@ def _dequantize_vector_lut(step):
     idx = group_indices(t.shape, groups, lut_groups(t.shape, groups, "dequantize_vector_lut", 2))
 
     def run(q, table):
-        v = table[(*idx, q.astype(np.intp))]  # tensor.shape + (V,)
+        v = table[tuple(idx) + (q.astype(np.intp),)]  # tensor.shape + (V,)
         return np.moveaxis(v, -1, axis + 1).reshape(out.shape)
     return run
