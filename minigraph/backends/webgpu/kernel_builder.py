@@ -22,6 +22,7 @@ SUPPORTED_DTYPES = ("float32", "float16", "int32", "uint32", "bool")
 # quantization kernels) and for the steps that run no kernel (feeds, constants, views)
 NARROW_INTS = ("int8", "uint8")
 NARROW_INT_OPS: set = set()
+_NARROW_NOTE = " (int8 and uint8 only as feeds, constants, views and the quantization ops' operands)"
 
 
 def op_label(op) -> str:
@@ -66,8 +67,8 @@ def check_dtypes(step, ctx, backend_name: str) -> None:
         if name not in SUPPORTED_DTYPES:
             raise UnsupportedDTypeError(
                 f"{op_label(step.op)} (built at {step.op.location}): the {backend_name} backend has no kernel for dtype {name} "
-                f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either); cast to a supported "
-                "dtype with g.cast(...) or run with backend='numpy'")
+                f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either){_NARROW_NOTE if name in NARROW_INTS else ''}; "
+                "cast to a supported dtype with g.cast(...) or run with backend='numpy'")
         if name == "float16" and not ctx.has_f16:
             raise UnsupportedDTypeError(
                 f"{op_label(step.op)} (built at {step.op.location}): float16 needs the WebGPU feature 'shader-f16', which the adapter "
