@@ -1789,6 +1789,43 @@ def _per_axis(ctx: Context, t: Tensor, x_shape: tuple, axis: int, block: int) ->
     return g.reshape(t, [x_shape[axis] if i == axis else 1 for i in range(rank)])
 
 
+def _mps_quantization(ctx: Context, node: Any, a: dict, x: Tensor, scale: Tensor, axis: int, block: int,
+                      per_tensor: bool) -> Optional[Tensor]:
+    """The node as one MPSGraph quantize / dequantize op, where it fits one: int8 or uint8 codes, a
+    scale of the float operand's dtype (DequantizeLinear: of the result's), per tensor, per axis, or
+    (DequantizeLinear) blocked along the last axis in whole blocks. None: the elementwise form."""
+    g = ctx.g
+    zp = ctx.tensor(node.input[2]) if ctx.has(node, 2) else None
+    if node.op_type == "QuantizeLinear":
+        target = zp.dtype if zp is not None else (
+            ONNX_DTYPES.get(_int(a["output_dtype"], "output_dtype")) if a.get("output_dtype") else uint8)
+        if target not in (int8, uint8) or x.dtype not in (float16, float32) or scale.dtype != x.dtype or block:
+            return None
+    elif x.dtype not in (int8, uint8) or scale.dtype not in (float16, float32):
+        return None
+    if node.op_type == "DequantizeLinear" and zp is not None and zp.dtype != x.dtype:
+        return None
+    if block:
+        rank = len(x.shape)
+        n = x.shape[-1] if rank else 0
+        fits = rank and axis == rank - 1 and n % block == 0 and tuple(scale.shape) == tuple(x.shape[:-1]) + (n // block,)
+        if not fits or (zp is not None and tuple(zp.shape) != tuple(scale.shape)):
+            return None
+        if zp is None:
+            return g.dequantize_blockwise_symmetric(x, scale, scale.dtype)
+        return g.dequantize_blockwise(x, scale, zp, scale.dtype)
+    flat = (lambda t: g.reshape(t, [])) if per_tensor else (lambda t: t)
+    if zp is not None and math.prod(zp.shape) != math.prod(scale.shape):
+        return None
+    if node.op_type == "QuantizeLinear":
+        if zp is None:
+            return g.quantize_with_scale_tensor(x, flat(scale), 0, target, axis)
+        return g.quantize_with_tensors(x, flat(scale), flat(zp), target, axis)
+    if zp is None:
+        return g.dequantize_with_scale_tensor(x, flat(scale), 0, scale.dtype, axis)
+    return g.dequantize_with_tensors(x, flat(scale), flat(zp), scale.dtype, axis)
+
+
 @converts("DequantizeLinear", "QuantizeLinear")
 def _quantize(ctx: Context, node: Any, a: dict) -> list:
     g = ctx.g
@@ -1799,6 +1836,13 @@ def _quantize(ctx: Context, node: Any, a: dict) -> list:
     per_tensor = math.prod(scale.shape) == 1 and not block  # the axis matters only per axis or block
     axis = 0 if per_tensor else ctx.axis(a.get("axis", 1), rank)
     _float_only(ctx, scale, "scale")
+    if per_tensor or len(scale.shape) == 1 or block:
+        one = _mps_quantization(ctx, node, a, x, scale, axis, block, per_tensor)
+        if one is not None:
+            if node.op_type == "DequantizeLinear" and a.get("output_dtype"):
+                out = ONNX_DTYPES[_int(a["output_dtype"], "output_dtype")]
+                one = one if out == one.dtype else g.cast(one, out)
+            return [one]
     s = _per_axis(ctx, scale, x.shape, axis, block)
     zp = _per_axis(ctx, ctx.tensor(node.input[2]), x.shape, axis, block) if ctx.has(node, 2) else None
     if node.op_type == "DequantizeLinear":
@@ -1822,6 +1866,21 @@ def _quantize(ctx: Context, node: Any, a: dict) -> list:
         q = g.addition(q, g.cast(zp, float32))
     info = np.iinfo(target.np_dtype)
     return [g.cast(g.clamp(q, float(info.min), float(info.max)), target)]
+
+
+@converts("DynamicQuantizeLinear")
+def _dynamic_quantize(ctx: Context, node: Any, a: dict) -> list:
+    """ONNX's function body with MPSGraph's quantize: the zero point ``saturate(round(-min / scale))``
+    is ``quantize`` of ``-min`` with that scale (no float-to-uint8 cast)."""
+    g = ctx.g
+    x = ctx.tensor(node.input[0])
+    if x.dtype != float32:
+        raise ctx.error(f"input of dtype {x.dtype.name} is not supported (DynamicQuantizeLinear takes float32)")
+    lo = g.minimum(g.reduction_minimum(g.reshape(x, [-1]), axes=[0]), 0.0)
+    hi = g.maximum(g.reduction_maximum(g.reshape(x, [-1]), axes=[0]), 0.0)
+    scale = g.reshape(g.division(g.subtraction(hi, lo), 255.0), [])
+    zp = g.quantize_with_scale_tensor(g.reshape(g.negative(lo), []), scale, 0, uint8, 0)
+    return [g.quantize_with_tensors(x, scale, zp, uint8, 0), scale, zp]
 
 
 def _einsum_terms(ctx: Context, equation: str, ranks: list) -> tuple[list, str]:

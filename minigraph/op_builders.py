@@ -921,6 +921,146 @@ class OpBuilders:
         """
         return _builder('depthwise_convolution_3d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
 
+    def dequantize(self, tensor: TensorLike, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None) -> Tensor:
+        """``scale * (tensor - zero_point)`` of an int8 or uint8 tensor as float16 or float32, one scale
+        and zero point for the whole tensor (MPSGraph ``dequantize(_:scale:zeroPoint:dataType:name:)``).
+        Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale: See the op reference (docs/reference.md).
+            zero_point: See the op reference (docs/reference.md).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``dequantize(_:scale:zeroPoint:dataType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('dequantize')(self, tensor, scale, zero_point, dtype, name)  # type: ignore[no-any-return]
+
+    def dequantize_blockwise(self, tensor: TensorLike, scale_tensor: TensorLike, zero_point_tensor: TensorLike, dtype: Any, name: Optional[str] = None) -> Tensor:
+        """``scale * (tensor - zero_point)`` with one scale and zero point per block of the last axis:
+        ``tensor`` ``[..., K]``, both parameters ``[..., K / block]`` (MPSGraph
+        ``dequantize(_:scaleTensor:zeroPointTensor:dataType:name:)``). Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale_tensor: A tensor of this graph (the op's ``scale_tensor`` input).
+            zero_point_tensor: A tensor of this graph (the op's ``zero_point_tensor`` input).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``dequantize(_:scaleTensor:zeroPointTensor:dataType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('dequantize_blockwise')(self, tensor, scale_tensor, zero_point_tensor, dtype, name)  # type: ignore[no-any-return]
+
+    def dequantize_blockwise_symmetric(self, tensor: TensorLike, scale_tensor: TensorLike, dtype: Any, name: Optional[str] = None) -> Tensor:
+        """``scale * tensor`` (zero point 0) with one scale per block of the last axis (MPSGraph
+        ``dequantize(_:scaleTensor:dataType:name:)``). Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale_tensor: A tensor of this graph (the op's ``scale_tensor`` input).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``dequantize(_:scaleTensor:dataType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('dequantize_blockwise_symmetric')(self, tensor, scale_tensor, dtype, name)  # type: ignore[no-any-return]
+
+    def dequantize_lut(self, tensor: TensorLike, lut_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """``lut_tensor[g..., tensor[i...]]``: each uint8 index of a constant ``tensor`` looks up one of 256
+        entries; the LUT ``[G..., 256]`` may hold up to 3 group axes that split the tensor's last axes into
+        equal blocks, each block with its own table (MPSGraph ``dequantize(_:LUTTensor:name:)``). The
+        result has the LUT's dtype. Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            lut_tensor: A tensor of this graph (the op's ``lut_tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``dequantize(_:LUTTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('dequantize_lut')(self, tensor, lut_tensor, name)  # type: ignore[no-any-return]
+
+    def dequantize_vector_lut(self, tensor: TensorLike, lut_tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
+        """Each uint8 index of a constant ``tensor`` looks up a vector of ``V`` values in ``lut_tensor``
+        ``[G..., 256, V]`` (up to 2 group axes), written one after another along ``axis``: the result has
+        ``tensor``'s shape with ``axis`` ``V`` times longer, ``result[..., j, ...] = lut[g..., tensor[...,
+        j // V, ...], j % V]``, as Core ML's vector palettization (MPSGraph
+        ``dequantize(_:LUTTensor:axis:name:)``). Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            lut_tensor: A tensor of this graph (the op's ``lut_tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``dequantize(_:LUTTensor:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('dequantize_vector_lut')(self, tensor, lut_tensor, axis, name)  # type: ignore[no-any-return]
+
+    def dequantize_with_scale_tensor(self, tensor: TensorLike, scale_tensor: TensorLike, zero_point: float, dtype: Any, axis: int, name: Optional[str] = None) -> Tensor:
+        """``dequantize`` with a scale per index of ``axis`` (a scalar, one element, or 1-D of size
+        ``tensor.shape[axis]``, of the result dtype) and one zero point (MPSGraph
+        ``dequantize(_:scaleTensor:zeroPoint:dataType:axis:name:)``). Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale_tensor: A tensor of this graph (the op's ``scale_tensor`` input).
+            zero_point: See the op reference (docs/reference.md).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``dequantize(_:scaleTensor:zeroPoint:dataType:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('dequantize_with_scale_tensor')(self, tensor, scale_tensor, zero_point, dtype, axis, name)  # type: ignore[no-any-return]
+
+    def dequantize_with_tensors(self, tensor: TensorLike, scale_tensor: TensorLike, zero_point_tensor: TensorLike, dtype: Any, axis: int, name: Optional[str] = None) -> Tensor:
+        """``dequantize`` with a scale and a zero point per index of ``axis`` (the zero points have the
+        input's dtype), as ONNX's per-axis DequantizeLinear (MPSGraph
+        ``dequantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)``). Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale_tensor: A tensor of this graph (the op's ``scale_tensor`` input).
+            zero_point_tensor: A tensor of this graph (the op's ``zero_point_tensor`` input).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``dequantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('dequantize_with_tensors')(self, tensor, scale_tensor, zero_point_tensor, dtype, axis, name)  # type: ignore[no-any-return]
+
     def division(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a / b (floating point only) (MPSGraph ``division(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -2074,6 +2214,69 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('power')(self, primary, secondary, name)  # type: ignore[no-any-return]
+
+    def quantize(self, tensor: TensorLike, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None) -> Tensor:
+        """``saturate(round_half_even(tensor / scale) + zero_point)`` as int8 or uint8, one scale and zero
+        point for the whole tensor (MPSGraph ``quantize(_:scale:zeroPoint:dataType:name:)``); NaN gives
+        the zero point. Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale: See the op reference (docs/reference.md).
+            zero_point: See the op reference (docs/reference.md).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``quantize(_:scale:zeroPoint:dataType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('quantize')(self, tensor, scale, zero_point, dtype, name)  # type: ignore[no-any-return]
+
+    def quantize_with_scale_tensor(self, tensor: TensorLike, scale_tensor: TensorLike, zero_point: float, dtype: Any, axis: int, name: Optional[str] = None) -> Tensor:
+        """``quantize`` with a scale per index of ``axis`` (``scale_tensor``: 1-D of size
+        ``tensor.shape[axis]``, or one element) and one zero point (MPSGraph
+        ``quantize(_:scaleTensor:zeroPoint:dataType:axis:name:)``). Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale_tensor: A tensor of this graph (the op's ``scale_tensor`` input).
+            zero_point: See the op reference (docs/reference.md).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``quantize(_:scaleTensor:zeroPoint:dataType:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('quantize_with_scale_tensor')(self, tensor, scale_tensor, zero_point, dtype, axis, name)  # type: ignore[no-any-return]
+
+    def quantize_with_tensors(self, tensor: TensorLike, scale_tensor: TensorLike, zero_point_tensor: TensorLike, dtype: Any, axis: int, name: Optional[str] = None) -> Tensor:
+        """``quantize`` with a scale and a zero point per index of ``axis`` (each 1-D of size
+        ``tensor.shape[axis]``, or one element; the zero points have the result dtype), as ONNX's
+        per-axis QuantizeLinear (MPSGraph ``quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)``).
+        Not differentiable.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            scale_tensor: A tensor of this graph (the op's ``scale_tensor`` input).
+            zero_point_tensor: A tensor of this graph (the op's ``zero_point_tensor`` input).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('quantize_with_tensors')(self, tensor, scale_tensor, zero_point_tensor, dtype, axis, name)  # type: ignore[no-any-return]
 
     def random_tensor(self, shape: Any, descriptor: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
         """Random values of ``shape`` from the descriptor's distribution, a fresh draw on each run

@@ -186,6 +186,20 @@ def every_op_graph(seed: int = 0):
         inv = g.inverse(sq)
         outs += [inv, g.gradients(g.reduction_sum(g.square(inv)), [m], name="grad_inverse")[m]]
 
+    with g.name_scope("quantization"):  # every form, on m and its quantized codes
+        q = g.quantize(m, 0.05, -3, mg.int8)
+        sc = g.constant(np.array([0.05, 0.1, 0.2, 0.4], f32), name="qscale")
+        zp = g.constant(np.array([1, -2, 3, 0], np.int8), name="qzero")
+        outs += [q, g.quantize_with_scale_tensor(m, sc, 4, mg.int8, 1), g.quantize_with_tensors(m, sc, zp, mg.int8, 1),
+                 g.dequantize(q, 0.05, -3, mg.float32), g.dequantize_with_scale_tensor(q, sc, 0, mg.float32, 1),
+                 g.dequantize_with_tensors(q, sc, zp, mg.float32, 1),
+                 g.dequantize_blockwise(q, g.constant(np.full((3, 2), 0.5, f32)), g.constant(np.ones((3, 2), np.int8)),
+                                        mg.float32),
+                 g.dequantize_blockwise_symmetric(q, g.constant(np.full((3, 1), 0.25, f32)), mg.float32)]
+        codes = g.constant(rng.integers(0, 256, (3, 4)).astype(np.uint8), name="codes")
+        outs += [g.dequantize_lut(codes, g.constant(np.linspace(-1, 1, 256).astype(f32), name="lut")),
+                 g.dequantize_vector_lut(codes, g.constant(rng.standard_normal((256, 2)).astype(f32), name="vlut"), 0)]
+
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)
     assert not missing, (f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph "

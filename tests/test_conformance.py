@@ -1510,6 +1510,99 @@ def _(g, rng):
             g.hamming_distance(b, a, mg.uint32), g.hamming_distance(e, e, mg.uint32)], {**fa, **fb, **fu, **fe}
 
 
+def _qdata(rng, shape, dtype=F32, scale=30.0):
+    """Quantize inputs: random values, NaN, +-inf, -0.0 and exact ties (2.5 * 0.125)."""
+    x = (rng.standard_normal(shape) * scale).astype(dtype).reshape(-1)
+    x[:5] = [np.nan, np.inf, -np.inf, -0.0, 2.5 * 0.125][:x.size]
+    return x.reshape(shape)
+
+
+@case("quantize", "dtypes-special-empty", tol=(0, 0))
+def _(g, rng):
+    x, fx = feed(g, _qdata(rng, (3, 5)))
+    h, fh = feed(g, _qdata(rng, (4,), F16))
+    e, fe = feed(g, np.zeros((2, 0), F32))
+    return [g.quantize(x, 0.125, -3, mg.int8), g.quantize(x, 0.3, 200, mg.uint8), g.quantize(h, 0.5, 0, mg.int8),
+            g.quantize(e, 1.0, 0, mg.uint8)], {**fx, **fh, **fe}
+
+
+@case("quantize_with_scale_tensor", "axes-one-element", tol=(0, 0))
+def _(g, rng):
+    x, fx = feed(g, _qdata(rng, (2, 3, 4)))
+    s0, f0 = feed(g, rng.uniform(0.1, 1.0, 2).astype(F32))
+    s2, f2 = feed(g, rng.uniform(0.1, 1.0, 4).astype(F32))
+    s1, f1 = feed(g, np.array([0.125], F32))
+    return [g.quantize_with_scale_tensor(x, s0, 5, mg.int8, 0), g.quantize_with_scale_tensor(x, s2, 9, mg.uint8, -1),
+            g.quantize_with_scale_tensor(x, s1, -1, mg.int8, 1)], {**fx, **f0, **f2, **f1}
+
+
+@case("quantize_with_tensors", "axes-dtypes", tol=(0, 0))
+def _(g, rng):
+    x, fx = feed(g, _qdata(rng, (3, 4, 2)))
+    h, fh = feed(g, _qdata(rng, (5, 3), F16, 5.0))
+    s, fs = feed(g, rng.uniform(0.1, 1.0, 4).astype(F32))
+    z, fz = feed(g, rng.integers(0, 256, 4).astype(np.uint8))
+    sh, fsh = feed(g, rng.uniform(0.05, 0.5, 3).astype(F16))
+    zh, fzh = feed(g, rng.integers(-128, 128, 3).astype(np.int8))
+    return [g.quantize_with_tensors(x, s, z, mg.uint8, 1), g.quantize_with_tensors(h, sh, zh, mg.int8, 1)], \
+        {**fx, **fh, **fs, **fz, **fsh, **fzh}
+
+
+@case("dequantize", "dtypes", tol=(0, 0))
+def _(g, rng):
+    q, fq = feed(g, rng.integers(-128, 128, (3, 5)).astype(np.int8))
+    u, fu = feed(g, rng.integers(0, 256, (7,)).astype(np.uint8))
+    return [g.dequantize(q, 0.37, -5, mg.float32), g.dequantize(u, 0.1, 128, mg.float32),
+            g.dequantize(q, 0.37, 7, mg.float16)], {**fq, **fu}
+
+
+@case("dequantize_with_scale_tensor", "axes-float16", tol=(0, 0))
+def _(g, rng):
+    q, fq = feed(g, rng.integers(-128, 128, (2, 3, 4)).astype(np.int8))
+    s, fs = feed(g, rng.uniform(0.01, 1.0, 3).astype(F32))
+    sh, fsh = feed(g, rng.uniform(0.01, 1.0, 4).astype(F16))
+    return [g.dequantize_with_scale_tensor(q, s, 3, mg.float32, 1),
+            g.dequantize_with_scale_tensor(q, sh, -2, mg.float16, -1)], {**fq, **fs, **fsh}
+
+
+@case("dequantize_with_tensors", "axes-dtypes", tol=(0, 0))
+def _(g, rng):
+    u, fu = feed(g, rng.integers(0, 256, (4, 3)).astype(np.uint8))
+    s, fs = feed(g, rng.uniform(0.01, 1.0, 4).astype(F32))
+    z, fz = feed(g, rng.integers(0, 256, 4).astype(np.uint8))
+    return [g.dequantize_with_tensors(u, s, z, mg.float32, 0)], {**fu, **fs, **fz}
+
+
+@case("dequantize_blockwise", "blocks", tol=(0, 0))
+def _(g, rng):
+    q, fq = feed(g, rng.integers(-128, 128, (2, 3, 8)).astype(np.int8))
+    s, fs = feed(g, rng.uniform(0.01, 1.0, (2, 3, 4)).astype(F32))
+    z, fz = feed(g, rng.integers(-128, 128, (2, 3, 4)).astype(np.int8))
+    return [g.dequantize_blockwise(q, s, z, mg.float32)], {**fq, **fs, **fz}
+
+
+@case("dequantize_blockwise_symmetric", "blocks", tol=(0, 0))
+def _(g, rng):
+    u, fu = feed(g, rng.integers(0, 256, (3, 6)).astype(np.uint8))
+    s, fs = feed(g, rng.uniform(0.01, 1.0, (3, 2)).astype(F32))
+    return [g.dequantize_blockwise_symmetric(u, s, mg.float32)], {**fu, **fs}
+
+
+@case("dequantize_lut", "groups-dtypes", tol=(0, 0))
+def _(g, rng):
+    t = g.constant(rng.integers(0, 256, (2, 4, 6)).astype(np.uint8))
+    lut, fl = feed(g, rng.standard_normal((2, 3, 256)).astype(F32))
+    lh, fh = feed(g, rng.standard_normal((256,)).astype(F16))
+    return [g.dequantize_lut(t, lut), g.dequantize_lut(t, lh)], {**fl, **fh}
+
+
+@case("dequantize_vector_lut", "axes-groups", tol=(0, 0))
+def _(g, rng):
+    t = g.constant(rng.integers(0, 256, (3, 4)).astype(np.uint8))
+    lut, fl = feed(g, rng.standard_normal((2, 256, 3)).astype(F32))
+    return [g.dequantize_vector_lut(t, lut, 0), g.dequantize_vector_lut(t, lut, 1)], fl
+
+
 @case("one_hot", "axes-dtypes-out-of-range", tol=(0, 0))
 def _(g, rng):
     i, fi = feed(g, rng.integers(-2, 7, (3, 4)).astype(np.int32))

@@ -107,9 +107,11 @@ def to_device(arr: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def from_device(data, offset: int, shape, dtype: str) -> np.ndarray:
-    """The array of ``shape`` at ``offset`` of read-back bytes (u32 back to bool)."""
+    """The array of ``shape`` at ``offset`` of read-back bytes (u32 back to bool, i32/u32 to int8/uint8)."""
     n = num_elements(shape)
     a = np.frombuffer(data, dtype=HOST[dtype], count=n, offset=offset).reshape(shape)
     if dtype == "bool":
         return a != 0
+    if dtype in ("int8", "uint8"):  # stored widened, one element per 4 bytes
+        return a.astype(dtype)
     return a.copy()

@@ -18,6 +18,11 @@ from .buffers import Pool, Ref
 from .wgsl import params_array
 
 SUPPORTED_DTYPES = ("float32", "float16", "int32", "uint32", "bool")
+# int8 and uint8, stored widened (wgsl.STORAGE), for the ops that declare them here (the
+# quantization kernels) and for the steps that run no kernel (feeds, constants, views)
+NARROW_INTS = ("int8", "uint8")
+NARROW_INT_OPS: set = set()
+_NARROW_NOTE = " (int8 and uint8 only as feeds, constants, views and the quantization ops' operands)"
 
 
 def op_label(op) -> str:
@@ -56,11 +61,14 @@ def check_dtypes(step, ctx, backend_name: str) -> None:
     the adapter's 'shader-f16')."""
     for ty in tuple(step.in_types) + tuple(step.out_types) + tuple(t for _, _, t in step.program):
         name = ty.dtype.name
+        if name in NARROW_INTS and (step.op.type in NARROW_INT_OPS or step.memory in ("feed", "constant",
+                                                                                       "filled_constant", "view")):
+            continue
         if name not in SUPPORTED_DTYPES:
             raise UnsupportedDTypeError(
                 f"{op_label(step.op)} (built at {step.op.location}): the {backend_name} backend has no kernel for dtype {name} "
-                f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either); cast to a supported "
-                "dtype with g.cast(...) or run with backend='numpy'")
+                f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either){_NARROW_NOTE if name in NARROW_INTS else ''}; "
+                "cast to a supported dtype with g.cast(...) or run with backend='numpy'")
         if name == "float16" and not ctx.has_f16:
             raise UnsupportedDTypeError(
                 f"{op_label(step.op)} (built at {step.op.location}): float16 needs the WebGPU feature 'shader-f16', which the adapter "
