@@ -669,6 +669,78 @@ class OpBuilders:
         """
         return _builder('cosh')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def cumulative_maximum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
+        """Running maximum along ``axis``: ``y[i] = max(x[0], ..., x[i])``, with MPSGraph's
+        NaN-ignoring ``maximum``, so ``y[i]`` is ``reduction_maximum`` of the prefix (a prefix of only
+        NaN gives -inf). ``exclusive`` starts from the type's lowest value (Apple), -inf for floats
+        and the minimum for integers; ``reverse`` runs from the end (MPSGraph
+        ``cumulativeMaximum(_:axis:exclusive:reverse:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/cumulativemaximum(_:axis:exclusive:reverse:name:)).
+
+        The gradient goes to the element that holds the running maximum; among equal values the one
+        the scan reached last (``torch.cummax``'s index).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            exclusive: See the op reference (docs/reference.md).
+            reverse: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cumulativeMaximum(_:axis:exclusive:reverse:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cumulative_maximum')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
+
+    def cumulative_minimum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
+        """Running minimum along ``axis`` with the NaN-ignoring ``minimum`` (a prefix of only NaN
+        gives +inf); ``exclusive`` starts from the type's highest value (+inf for floats), ``reverse``
+        runs from the end (MPSGraph ``cumulativeMinimum(_:axis:exclusive:reverse:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/cumulativeminimum(_:axis:exclusive:reverse:name:)).
+        The gradient goes to the element holding the running minimum, the last one reached on ties.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            exclusive: See the op reference (docs/reference.md).
+            reverse: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cumulativeMinimum(_:axis:exclusive:reverse:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cumulative_minimum')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
+
+    def cumulative_product(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
+        """Running product along ``axis``: ``y[i] = x[0] * ... * x[i]``; ``exclusive`` leaves out
+        ``x[i]`` (``y[0] = 1``, the identity), ``reverse`` runs from the end; integers wrap (MPSGraph
+        ``cumulativeProduct(_:axis:exclusive:reverse:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/cumulativeproduct(_:axis:exclusive:reverse:name:)).
+
+        The gradient is exact at zeros (no division by a zero, as in ``torch.cumprod``): see
+        docs/reduction.md.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            exclusive: See the op reference (docs/reference.md).
+            reverse: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cumulativeProduct(_:axis:exclusive:reverse:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cumulative_product')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
+
     def cumulative_sum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
         """Running sum along ``axis``: ``y[i] = x[0] + ... + x[i]``. ``exclusive`` leaves out ``x[i]``
         itself (``y[0] = 0``); ``reverse`` sums from the end (``y[i] = x[i] + ... + x[n-1]``)

@@ -106,6 +106,8 @@ def every_op_graph(seed: int = 0):
         outs += [g.reduction_product(a, [1]), g.reduction_and(a, [0]), g.reduction_or(a, None),
                  g.reduction_arg_maximum(a, 1), g.reduction_arg_minimum(a, 0),
                  g.cumulative_sum(a, 1, exclusive=True, reverse=True), g.sort(a, 0, descending=True),
+                 g.cumulative_product(a, 0, reverse=True), g.cumulative_maximum(a, 1, exclusive=True),
+                 g.cumulative_minimum(a, 1),
                  g.arg_sort(a, 1)]
         top_values, top_indices = g.top_k(a, 2)
         outs += [top_indices, g.gradients(g.reduction_sum(g.square(top_values)), [a], name="grad")[a]]

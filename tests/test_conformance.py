@@ -1028,6 +1028,20 @@ for _exclusive, _reverse in itertools.product((False, True), (False, True)):
     case("cumulative_sum", f"exclusive{_exclusive}-reverse{_reverse}", tol=(1e-5, "scaled"))(_b)
 
 
+for _op in ("cumulative_product", "cumulative_maximum", "cumulative_minimum"):
+    for _exclusive, _reverse in itertools.product((False, True), (False, True)):
+        def _b(g, rng, op=_op, exclusive=_exclusive, reverse=_reverse):
+            x, fx = feed(g, _ties_and_specials(rng, (3, 5, 4)) if op != "cumulative_product" else uniform(rng, (3, 5, 4)))
+            i, fi = feed(g, ints(rng, (4, 6), -3, 3))
+            e, fe = feed(g, np.zeros((2, 0, 3), F32))
+            h, fh = feed(g, uniform(rng, (2, 9), dtype=F16))
+            fn = getattr(g, op)
+            return [fn(x, 1, exclusive=exclusive, reverse=reverse), fn(x, -1, exclusive=exclusive, reverse=reverse),
+                    fn(i, 0, exclusive=exclusive, reverse=reverse), fn(e, 1, exclusive=exclusive, reverse=reverse),
+                    fn(h, 1, exclusive=exclusive, reverse=reverse)], {**fx, **fi, **fe, **fh}
+        case(_op, f"exclusive{_exclusive}-reverse{_reverse}", tol=(2e-3, 1e-3))(_b)
+
+
 @case("cumulative_sum", "f16-nan-inf", tol=(2e-3, 1e-3))
 def _(g, rng):
     h, fh = feed(g, uniform(rng, (2, 9), dtype=F16))

@@ -132,6 +132,19 @@ def _cumsum(g):
     return {x: v}, [g.cumulative_sum(x, 0), g.cumulative_sum(x, 0, exclusive=True, reverse=True)]
 
 
+@long_case("cumulative_product", "cumulative_maximum", "cumulative_minimum")
+def _cumulative_extremes(g):
+    """Products of +-1 (exact), maxima and minima that change at the far end of the axis (the
+    exclusive ones' infinities are in test_long_loop_kernels_in_many_passes, compared exactly)."""
+    v = np.stack([np.where(_ramp(N) > 0, 1.0, -1.0).astype(np.float32), _ramp(N, -2, 5)], 1)
+    v[N - 2, 1] = 9.0
+    v[N - 3, 1] = np.nan
+    x = _ph(g, v, "x")
+    return {x: v}, [g.cumulative_product(x, 0), g.cumulative_product(x, 0, exclusive=True, reverse=True),
+                    g.cumulative_maximum(x, 0), g.cumulative_maximum(x, 0, reverse=True),
+                    g.cumulative_minimum(x, 0, reverse=True), g.cumulative_minimum(x, 0)]
+
+
 @long_case("softmax")
 def _softmax(g):
     v = _row(9.0) / 4
@@ -440,6 +453,8 @@ def test_long_loop_kernels_in_many_passes(webgpu, monkeypatch, dtype):
     s1, s2 = g.placeholder([1, 3], dtype, name="s1"), g.placeholder([30, 2], dtype, name="s2")
     targets = [g.reduction_arg_maximum(x, 0), g.reduction_arg_minimum(x, 0), g.cumulative_sum(x, 0),
                g.cumulative_sum(x, 0, exclusive=True), g.cumulative_sum(x, 0, reverse=True),
+               g.cumulative_product(x, 0, reverse=True), g.cumulative_maximum(x, 0, exclusive=True),
+               g.cumulative_minimum(x, 0, reverse=True),
                g.tile_gradient(x, s1, [37, 1]),
                g.pad_gradient(x, s2, mg.PaddingMode.SYMMETRIC, [3, 0], [4, 1])]
     feeds = {x: xv, s1: np.zeros((1, 3), npd), s2: np.zeros((30, 2), npd)}
