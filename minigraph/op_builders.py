@@ -394,6 +394,47 @@ class OpBuilders:
         """
         return _builder('bitwise_xor')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def bottom_k(self, tensor: TensorLike, axis: int, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
+        """The ``k`` smallest values along ``axis``, smallest first, and their int32 indices:
+        ``(values, indices)``, the first k of sort's ascending order (NaN largest, so last; ties to the
+        lower index) (MPSGraph ``bottomK(_:axis:k:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/bottomk(_:axis:k:name:)).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bottomK(_:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bottom_k')(self, tensor, axis, k, name)  # type: ignore[no-any-return]
+
+    def bottom_k_gradient(self, incoming_gradient: TensorLike, source: TensorLike, axis: int, k: int, name: Optional[str] = None) -> Tensor:
+        """Gradient of bottom_k's values: ``incoming_gradient`` at position j along ``axis`` goes to
+        the j-th smallest element of ``source``, zero elsewhere (MPSGraph
+        ``bottomKGradient(_:source:axis:k:name:)``, the ``axis:k:`` sibling of
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/bottomkgradient(_:source:axistensor:ktensor:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bottomKGradient(_:source:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bottom_k_gradient')(self, incoming_gradient, source, axis, k, name)  # type: ignore[no-any-return]
+
     def broadcast(self, tensor: TensorLike, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
         """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``).
 
@@ -2938,15 +2979,17 @@ class OpBuilders:
         """
         return _builder('tile_gradient')(self, incoming_gradient, source, multiplier, name)  # type: ignore[no-any-return]
 
-    def top_k(self, tensor: TensorLike, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
+    def top_k(self, tensor: TensorLike, k: int, name: Optional[str] = None, *, axis: Optional[int] = None) -> tuple[Tensor, ...]:
         """The ``k`` largest values along the last axis, largest first, and their int32 indices:
         ``(values, indices)``. Ties go to the lower index; NaN counts as the largest value
-        (MPSGraph ``topK(_:k:name:)``).
+        (MPSGraph ``topK(_:k:name:)``). With ``axis``, along that axis: the op ``top_k_axis``
+        (MPSGraph ``topK(_:axis:k:name:)``, macOS 14).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
             k: See the op reference (docs/reference.md).
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
 
         Returns:
             Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topK(_:k:name:)``).
@@ -2954,7 +2997,49 @@ class OpBuilders:
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
-        return _builder('top_k')(self, tensor, k, name)  # type: ignore[no-any-return]
+        return _builder('top_k')(self, tensor, k, name, axis=axis)  # type: ignore[no-any-return]
+
+    def top_k_axis(self, tensor: TensorLike, axis: int, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
+        """The ``k`` largest values along ``axis``, largest first, and their int32 indices along it:
+        ``(values, indices)``, in top_k's order (NaN largest, ties to the lower index) (MPSGraph
+        ``topK(_:axis:k:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/topk(_:axis:k:name:)).
+        ``g.top_k(tensor, k, axis=axis)`` builds the same op.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topK(_:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('top_k_axis')(self, tensor, axis, k, name)  # type: ignore[no-any-return]
+
+    def top_k_axis_gradient(self, incoming_gradient: TensorLike, source: TensorLike, axis: int, k: int, name: Optional[str] = None) -> Tensor:
+        """Gradient of top_k_axis's values: ``incoming_gradient`` at position j along ``axis`` goes to
+        the j-th largest element of ``source`` along it, zero elsewhere (MPSGraph
+        ``topKGradient(_:source:axis:k:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/topkgradient(_:source:axis:k:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topKGradient(_:source:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('top_k_axis_gradient')(self, incoming_gradient, source, axis, k, name)  # type: ignore[no-any-return]
 
     def top_k_gradient(self, incoming_gradient: TensorLike, source: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
         """Gradient of top_k's values: ``incoming_gradient[..., j]`` goes to the position of the j-th

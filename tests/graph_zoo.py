@@ -110,6 +110,10 @@ def every_op_graph(seed: int = 0):
                  g.cumulative_minimum(a, 1),
                  g.arg_sort(a, 1)]
         top_values, top_indices = g.top_k(a, 2)
+        column_values, _ = g.top_k(a, 1, axis=0)
+        bottom_values, bottom_indices = g.bottom_k(a, 1, 2)
+        outs += [bottom_indices, g.gradients(g.addition(g.reduction_sum(column_values), g.reduction_sum(bottom_values)),
+                                             [a], name="grad_k")[a]]
         outs += [top_indices, g.gradients(g.reduction_sum(g.square(top_values)), [a], name="grad")[a]]
 
     with g.name_scope("random"):  # draws change from run to run: only the rate 0 / 1 dropouts are targets

@@ -54,6 +54,8 @@ CASES = {
     "cumulative_maximum": (lambda g, a: g.cumulative_maximum(a, -1), [(3, 5)], (-2, 2)),
     "cumulative_minimum": (lambda g, a: g.cumulative_minimum(a, 0, reverse=True), [(5, 3)], (-2, 2)),
     "top_k": (lambda g, a: g.top_k(a, 3)[0], [(2, 3, 5)], (-2, 2)),
+    "top_k_axis": (lambda g, a: g.top_k(a, 2, axis=1)[0], [(2, 3, 5)], (-2, 2)),
+    "bottom_k": (lambda g, a: g.bottom_k(a, 0, 2)[0], [(3, 4)], (-2, 2)),
     "sort": (lambda g, a: g.sort(a, 1, descending=True), [(3, 5, 2)], (-2, 2)),
     "softmax": (lambda g, a: g.softmax(a, axis=1), [(3, 4)], (-2, 2)),
     "softmax_cross_entropy": (lambda g, a, b: g.softmax_cross_entropy(a, b, axis=-1, reduction="mean"),

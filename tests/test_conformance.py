@@ -1095,6 +1095,33 @@ for _k in (0, 2, 7):
     case("top_k_gradient", f"k{_k}")(_b)
 
 
+for _op in ("top_k_axis", "bottom_k"):
+    for _axis, _k in ((0, 2), (1, 4), (-1, 0), (2, 9)):
+        def _b(g, rng, op=_op, axis=_axis, k=_k):
+            x, fx = feed(g, _ties_and_specials(rng, (3, 4, 9)))
+            i, fi = feed(g, ints(rng, (6, 9, 4), -3, 3))
+            h, fh = feed(g, _ties_and_specials(rng, (4, 5, 9), F16))
+            kk = min(k, 3) if axis == 0 else k
+            return [*getattr(g, op)(x, axis, kk), *getattr(g, op)(i, axis if axis != 2 else 1, kk),
+                    *getattr(g, op)(h, axis, kk)], {**fx, **fi, **fh}
+        case(_op, f"axis{_axis}-k{_k}-ties-nan")(_b)
+
+    def _b(g, rng, op=_op):
+        x, fx = feed(g, uniform(rng, (300, 2)))
+        return list(getattr(g, op)(x, 0, 5)), fx
+    case(_op, "long-axis0")(_b)
+
+for _op in ("top_k_axis_gradient", "bottom_k_gradient"):
+    for _axis, _k in ((0, 2), (1, 3), (-1, 7)):
+        def _b(g, rng, op=_op, axis=_axis, k=_k):
+            x, fx = feed(g, _ties_and_specials(rng, (2, 3, 7)))
+            shape = [2, 3, 7]
+            shape[axis] = k
+            dy, fdy = feed(g, uniform(rng, tuple(shape)))
+            return [getattr(g, op)(dy, x, axis, k)], {**fx, **fdy}
+        case(_op, f"axis{_axis}-k{_k}")(_b)
+
+
 # ----------------------------------------------------------------------------- random
 # Every case has explicit seeds (the two graphs of a comparison must draw the same bits): uniform,
 # integer and dropout results are bit-identical across backends; normal ones agree to a few ulp.

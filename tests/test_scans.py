@@ -1,11 +1,13 @@
-"""The cumulative product, maximum and minimum (MPSGraphCumulativeOps) on both backends, against
-plain Python loops, NumPy (np.cumprod, np.maximum.accumulate), PyTorch's values and autograd
-(torch.cumprod, torch.cummax / cummin) and finite differences.
+"""The cumulative product, maximum and minimum (MPSGraphCumulativeOps) and top-k / bottom-k along
+any axis (MPSGraphTopKOps) on both backends, against plain Python loops, NumPy (np.cumprod,
+np.maximum.accumulate), PyTorch's values and autograd (torch.cumprod, torch.cummax / cummin,
+torch.topk) and finite differences.
 
 Their rules (docs/reduction.md): exclusive scans start from the identity (1, the type's lowest
 value, -inf for floats, the type's highest value); the maximum and minimum skip NaN, as MPSGraph's
 maximum does (a prefix of only NaN gives -inf / +inf); their gradient goes to the element holding
-the running extreme, the one the scan reached last on ties (torch.cummax's index).
+the running extreme, the one the scan reached last on ties (torch.cummax's index). top_k_axis and
+bottom_k take the first k of sort's stable order (NaN largest, ties to the lower index).
 """
 from __future__ import annotations
 
@@ -284,4 +286,147 @@ def test_swift_export_uses_the_cumulative_names():
                       g.cumulative_minimum(p, -1)])
     for want in ("cumulativeProduct(", "cumulativeMaximum(", "cumulativeMinimum(", "exclusive: true, reverse: false",
                  "// Needs macOS 13.0 / iOS 16.0 or later"):
+        assert want in src, want
+
+
+# ----------------------------------------------------------------------------- top_k / bottom_k along an axis
+def _order_key(v, descending):
+    nan = math.isnan(v)
+    return (0 if nan else 1, 0.0 if nan else -v) if descending else (1 if nan else 0, 0.0 if nan else v)
+
+
+def _naive_k(row, k, descending):
+    """The first k of the stable order (NaN largest; Python's sort keeps equal keys in index order)."""
+    order = sorted(range(len(row)), key=lambda i: _order_key(float(row[i]), descending))[:k]
+    return [row[i] for i in order], order
+
+
+@pytest.mark.parametrize("op", ["top_k_axis", "bottom_k"])
+@pytest.mark.parametrize("axis,length", [(0, 6), (1, 5), (-1, 7), (1, 300)])
+def test_top_k_and_bottom_k_along_an_axis_match_a_loop(backend, rng, op, axis, length):
+    shape = [3, 4, 5]
+    shape[axis] = length
+    x = _specials(rng, tuple(shape))
+    xi = rng.integers(-3, 4, tuple(shape)).astype(np.int32)
+    descending = op == "top_k_axis"
+    for k in sorted({0, 1, 3, length}):
+        g = mg.Graph()
+        p, q = g.placeholder(x.shape), g.placeholder(xi.shape, mg.int32)
+        v, i = getattr(g, op)(p, axis, k)
+        vi, ii = getattr(g, op)(q, axis, k)
+        got = _run(g, {p: x, q: xi}, [v, i, vi, ii], backend)
+        want_shape = list(shape)
+        want_shape[axis] = k
+        assert [r.shape for r in got] == [tuple(want_shape)] * 4 and got[1].dtype == np.int32
+        for src, gv, gi in ((x, got[0], got[1]), (xi, got[2], got[3])):
+            for idx, row in _rows(src, axis):
+                wv, wi = _naive_k(row, k, descending)
+                np.testing.assert_array_equal(np.moveaxis(gv, axis, -1)[idx], np.asarray(wv, src.dtype))
+                np.testing.assert_array_equal(np.moveaxis(gi, axis, -1)[idx], wi, err_msg=f"{op} k={k} {idx}")
+
+
+def test_top_k_with_an_axis_builds_top_k_axis(backend, rng):
+    x = rng.standard_normal((4, 6)).astype(F32)
+    g = mg.Graph()
+    p = g.placeholder(x.shape)
+    last_v, last_i = g.top_k(p, 2)
+    ax_v, ax_i = g.top_k(p, 2, axis=1)
+    col_v, col_i = g.top_k(p, 3, axis=0)
+    assert [last_v.operation.type, ax_v.operation.type, col_v.operation.type] == ["top_k", "top_k_axis", "top_k_axis"]
+    got = _run(g, {p: x}, [last_v, last_i, ax_v, ax_i, col_v, col_i], backend)
+    np.testing.assert_array_equal(got[0], got[2])
+    np.testing.assert_array_equal(got[1], got[3])
+    np.testing.assert_array_equal(got[4], -np.sort(-x, axis=0)[:3])
+    np.testing.assert_array_equal(got[5], np.argsort(-x, axis=0, kind="stable")[:3])
+
+
+@pytest.mark.parametrize("dtype", [mg.float16, mg.uint32])
+def test_top_k_and_bottom_k_of_float16_and_uint32(backend, rng, dtype):
+    x = rng.integers(0, 6, (5, 4)).astype(dtype.np_dtype)
+    g = mg.Graph()
+    p = g.placeholder(x.shape, dtype)
+    outs = [*g.top_k_axis(p, 0, 2), *g.bottom_k(p, 0, 3)]
+    got = _run(g, {p: x}, outs, backend)
+    for (gv, gi), desc, k in (((got[0], got[1]), True, 2), ((got[2], got[3]), False, 3)):
+        assert gv.dtype == x.dtype
+        for c in range(4):
+            wv, wi = _naive_k([float(v) for v in x[:, c]], k, desc)
+            np.testing.assert_array_equal(gv[:, c], np.asarray(wv, x.dtype))
+            np.testing.assert_array_equal(gi[:, c], wi)
+
+
+def test_top_k_and_bottom_k_match_torch(backend, rng):
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
+    x = rng.permutation(np.arange(60, dtype=F32)).reshape(3, 4, 5) / 7  # distinct: torch's tie order is unspecified
+    g = mg.Graph()
+    p = g.placeholder(x.shape)
+    outs = [*g.top_k_axis(p, 1, 3), *g.bottom_k(p, 0, 2), *g.bottom_k(p, -1, 4)]
+    got = _run(g, {p: x}, outs, backend)
+    t = torch.tensor(x)
+    for (gv, gi), (dim, k, largest) in zip([(got[0], got[1]), (got[2], got[3]), (got[4], got[5])],
+                                           [(1, 3, True), (0, 2, False), (2, 4, False)]):
+        tv, ti = torch.topk(t, k, dim=dim, largest=largest, sorted=True)
+        np.testing.assert_array_equal(gv, tv.numpy())
+        np.testing.assert_array_equal(gi, ti.numpy())
+    # with ties the values still agree (the indices follow minigraph's lower-index rule)
+    y = rng.integers(-2, 3, (4, 9)).astype(F32)
+    g = mg.Graph()
+    p = g.placeholder(y.shape)
+    gv, _ = _run(g, {p: y}, list(g.bottom_k(p, 1, 5)), backend)
+    np.testing.assert_array_equal(gv, torch.topk(torch.tensor(y), 5, dim=1, largest=False).values.numpy())
+
+
+@pytest.mark.parametrize("op,axis,k", [("top_k_axis", 0, 2), ("top_k_axis", 1, 4), ("bottom_k", 2, 3),
+                                       ("bottom_k", -2, 1)])
+def test_top_k_and_bottom_k_gradients_match_torch(backend, rng, op, axis, k):
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
+    x = rng.permutation(np.arange(60, dtype=np.float64)).reshape(3, 4, 5) / 9
+    shape = list(x.shape)
+    shape[axis] = k
+    w = rng.standard_normal(shape)
+    g = mg.Graph()
+    p = g.placeholder(x.shape)
+    values, _ = getattr(g, op)(p, axis, k)
+    loss = g.reduction_sum(g.multiplication(values, g.constant(w.astype(F32))))
+    dx = g.gradients(loss, [p])[p]
+    grad_op = "top_k_axis_gradient" if op == "top_k_axis" else "bottom_k_gradient"
+    assert any(o.type == grad_op for o in g.operations)  # MPSGraph's own gradient op
+    (got,) = _run(g, {p: x.astype(F32)}, [dx], backend)
+    t = torch.tensor(x, requires_grad=True)
+    (torch.topk(t, k, dim=axis, largest=op == "top_k_axis").values * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_bottom_k_gradient_sends_ties_to_the_chosen_positions(backend):
+    g = mg.Graph()
+    p, dy = g.placeholder([4, 1]), g.placeholder([2, 1])
+    x = np.array([[2.0], [1.0], [np.nan], [1.0]], F32)
+    (got,) = _run(g, {p: x, dy: np.array([[10.0], [20.0]], F32)}, [g.bottom_k_gradient(dy, p, 0, 2)], backend)
+    np.testing.assert_array_equal(got, [[0.0], [10.0], [0.0], [20.0]])
+
+
+def test_top_k_axis_and_bottom_k_errors_name_the_op_axis_and_valid_range():
+    g = mg.Graph()
+    p = g.placeholder([3, 5])
+    with pytest.raises(mg.ShapeError, match=r"top_k_axis.*k = 4.*axis 0.*0\.\.3"):
+        g.top_k_axis(p, 0, 4)
+    with pytest.raises(mg.ShapeError, match=r"bottom_k.*k = -1"):
+        g.bottom_k(p, 1, -1)
+    with pytest.raises(mg.ShapeError, match="bottom_k"):
+        g.bottom_k(p, 2, 1)
+    with pytest.raises(mg.ShapeError, match="bottom_k"):
+        g.bottom_k(g.placeholder([]), 0, 0)
+    with pytest.raises(mg.ShapeError, match=r"bottom_k_gradient.*\(3, 2\)"):
+        g.bottom_k_gradient(g.placeholder([2, 5]), p, 1, 2)
+    with pytest.raises(mg.DTypeError, match="top_k_axis_gradient"):
+        g.top_k_axis_gradient(g.placeholder([3, 2], mg.float16), p, 1, 2)
+
+
+def test_swift_export_of_top_k_axis_and_bottom_k():
+    g = mg.Graph()
+    p = g.placeholder([2, 3], name="p")
+    v, _ = g.top_k(p, 2, axis=0)
+    b, _ = g.bottom_k(p, -1, 1)
+    src = g.to_swift(target_tensors=[v, b])
+    for want in ("topK(", "axis: 0, k: 2", "bottomK(", "axis: 1, k: 1", "// Needs macOS 14.0 / iOS 17.0 or later"):
         assert want in src, want

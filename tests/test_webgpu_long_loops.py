@@ -258,6 +258,18 @@ def _sorts(g):
                              g.top_k_gradient(dy, x, 3)]
 
 
+@long_case("top_k_axis", "top_k_axis_gradient", "bottom_k", "bottom_k_gradient")
+def _k_along_axis(g):
+    """The merge sort along axis 0 of a two-column tensor (rows `inner` apart): extremes at the end."""
+    v = np.stack([_ramp(N), _ramp(N, -2, 5)], 1)
+    v[-3:, 0] = [7.0, 9.0, 8.0]
+    v[-2:, 1] = [-5.0, -6.0]
+    dyv = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
+    x, dy = _ph(g, v, "x"), _ph(g, dyv, "dy")
+    return {x: v, dy: dyv}, [*g.top_k_axis(x, 0, 3), *g.bottom_k(x, 0, 3), g.top_k_axis_gradient(dy, x, 0, 3),
+                             g.bottom_k_gradient(dy, x, 0, 3)]
+
+
 @long_case("scatter", "scatter_along_axis", "scatter_nd")
 def _scatters(g):
     """N updates per result element (all aimed at the first two): passes over chunks of updates."""

@@ -160,24 +160,44 @@ numpy_kernel("sort")(_sort(True))
 numpy_kernel("arg_sort")(_sort(False))
 
 
-@numpy_kernel("top_k")
-def _top_k(step):
+def _first_k(step, descending: bool, axis=None):
+    """(k, axis, the indices of the first k of the order along the axis)."""
     k = int(step.attrs["k"])
+    rank = len(step.in_types[-1].shape)
+    axis = rank - 1 if axis is None else normalize_axes(axis, rank, "axis")[0]
 
-    def run(x):
-        idx = sort_indices(x, x.ndim - 1, True)[..., :k]
-        return np.take_along_axis(x, idx, -1), idx.astype(np.int32)
-    return run
+    def idx(x):
+        return np.take(sort_indices(x, axis, descending), np.arange(k), axis=axis)
+    return axis, idx
 
 
-@numpy_kernel("top_k_gradient")
-def _top_k_gradient(step):
-    k = int(step.attrs["k"])
-    dt = step.out_types[0].dtype.np_dtype
+def _k_values(descending: bool, along_axis: bool):
+    def factory(step):
+        axis, first = _first_k(step, descending, step.attrs["axis"] if along_axis else None)
 
-    def run(dy, x):
-        idx = sort_indices(x, x.ndim - 1, True)[..., :k]
-        dx = np.zeros(x.shape, dt)
-        np.put_along_axis(dx, idx, dy.astype(dt, copy=False), -1)  # the k positions are distinct
-        return dx
-    return run
+        def run(x):
+            idx = first(x)
+            return np.take_along_axis(x, idx, axis), idx.astype(np.int32)
+        return run
+    return factory
+
+
+def _k_gradient(descending: bool, along_axis: bool):
+    def factory(step):
+        axis, first = _first_k(step, descending, step.attrs["axis"] if along_axis else None)
+        dt = step.out_types[0].dtype.np_dtype
+
+        def run(dy, x):
+            dx = np.zeros(x.shape, dt)
+            np.put_along_axis(dx, first(x), dy.astype(dt, copy=False), axis)  # the k positions are distinct
+            return dx
+        return run
+    return factory
+
+
+numpy_kernel("top_k")(_k_values(True, False))
+numpy_kernel("top_k_gradient")(_k_gradient(True, False))
+numpy_kernel("top_k_axis")(_k_values(True, True))
+numpy_kernel("top_k_axis_gradient")(_k_gradient(True, True))
+numpy_kernel("bottom_k")(_k_values(False, True))
+numpy_kernel("bottom_k_gradient")(_k_gradient(False, True))
