@@ -2325,6 +2325,26 @@ class OpBuilders:
         """
         return _builder('relu')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def relu_gradient(self, incoming_gradient: TensorLike, source: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``relu`` toward its input: ``incoming_gradient`` where ``source > 0``, else
+        0 (NaN and -0 included) (MPSGraph ``reLUGradient(withIncomingGradient:sourceTensor:name:)``,
+        https://learn.microsoft.com/en-us/dotnet/api/metalperformanceshadersgraph.mpsgraph_mpsgraphactivationops.relugradient).
+        ``source`` may be relu's input or its result: ``relu(x) > 0`` exactly where ``x > 0``, and
+        ``g.gradients`` passes the result, so the input can die at the relu.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reLUGradient(withIncomingGradient:sourceTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('relu_gradient')(self, incoming_gradient, source, name)  # type: ignore[no-any-return]
+
     def reshape(self, tensor: TensorLike, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
         """Same elements, new shape; one -1 is inferred (MPSGraph ``reshape(_:shape:name:)``).
 
@@ -2577,6 +2597,25 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('sigmoid')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def sigmoid_gradient(self, incoming_gradient: TensorLike, source: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``sigmoid`` toward its input ``source`` (Apple: "the input tensor"):
+        ``incoming_gradient * (s * (1 - s))`` with ``s = sigmoid(source)`` rounded to the type, as
+        the forward op's result is (MPSGraph ``sigmoidGradient(withIncomingGradient:sourceTensor:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/sigmoidgradient(withincominggradient:sourcetensor:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sigmoidGradient(withIncomingGradient:sourceTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sigmoid_gradient')(self, incoming_gradient, source, name)  # type: ignore[no-any-return]
 
     def sign(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise sign: -1, 1, a zero keeps its sign, and NaN gives 0 (MPSGraph ``sign(with:name:)``).

@@ -38,6 +38,8 @@ CASES = {
     "select": (lambda g, a, b: g.select(g.greater_than(a, 0.0), a, b), [(2, 3), (3,)], (-2, 2)),
     "leaky_relu": (lambda g, a: g.leaky_relu(a, 0.2), [(6,)], (-2, 2)),
     "leaky_relu_gradient": (lambda g, dy, x, a: g.leaky_relu_gradient(dy, x, a), [(2, 3), (2, 3), (3,)], (-2, 2)),
+    "relu_gradient": (lambda g, dy, x: g.relu_gradient(dy, x), [(3,), (2, 3)], (-2, 2)),
+    "sigmoid_gradient": (lambda g, dy, x: g.sigmoid_gradient(dy, x), [(2, 3), (2, 3)], (-2, 2)),
     # rate 0: the exe below runs once per step with a fresh mask; tests/test_random.py checks rate 0.5
     "dropout": (lambda g, a: g.dropout(a, 0.0, seed=1), [(2, 3)], (-2, 2)),
     "cast": (lambda g, a: g.cast(g.cast(a, mg.float32), mg.float64), [(4,)], (-2, 2)),

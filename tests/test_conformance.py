@@ -807,6 +807,22 @@ def _(g, rng):
     return [g.leaky_relu_gradient(dy, x, a), g.leaky_relu_gradient(h, h, 0.3)], {**fdy, **fx, **fa, **fh}
 
 
+@case("relu_gradient", "broadcast-specials-f16")
+def _(g, rng):
+    dy, fdy = feed(g, uniform(rng, (6,)))
+    x, fx = feed(g, np.concatenate([uniform(rng, (3, 2), -3, 3), np.tile(np.array([0.0, -0.0, np.nan, -np.inf], F32), (3, 1))], 1))
+    h, fh = feed(g, uniform(rng, (2, 4), -3, 3, dtype=F16))
+    return [g.relu_gradient(dy, x), g.relu_gradient(h, h)], {**fdy, **fx, **fh}
+
+
+@case("sigmoid_gradient", "broadcast-specials-f16", tol=(2e-3, 1e-3))
+def _(g, rng):
+    dy, fdy = feed(g, uniform(rng, (3, 1)))
+    x, fx = feed(g, np.concatenate([uniform(rng, (3, 4), -8, 8), np.tile(np.array([0.0, -0.0, np.nan, -np.inf, np.inf, 30.0], F32), (3, 1))], 1))
+    h, fh = feed(g, uniform(rng, (2, 4), -3, 3, dtype=F16))
+    return [g.sigmoid_gradient(dy, x), g.sigmoid_gradient(h, h)], {**fdy, **fx, **fh}
+
+
 @case("modulo", "signs-zero-divisor-specials")
 def _(g, rng):
     a = np.array([7, -7, 7, -7, 0, -0.0, 5, np.inf, np.nan, 5, -5, 1e30, 3e-39], F32)

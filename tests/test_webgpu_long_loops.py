@@ -25,7 +25,7 @@ N = 70_000  # iterations of a loop over the long axis, past llvmpipe's 65,535
 
 _ELEMENTWISE = """absolute addition atan2 cast ceil clamp cos division equal erf exponent exponent_base2 floor
 floor_modulo greater_than greater_than_or_equal_to is_finite is_infinite is_nan leaky_relu leaky_relu_gradient
-less_than less_than_or_equal_to logarithm logarithm_base2 logical_and logical_not logical_or logical_xor maximum
+less_than less_than_or_equal_to relu_gradient sigmoid_gradient logarithm logarithm_base2 logical_and logical_not logical_or logical_xor maximum
 maximum_with_nan_propagation minimum minimum_with_nan_propagation modulo multiplication negative not_equal power
 reciprocal relu reverse_square_root rint round select sigmoid sign sin square square_root subtraction tanh
 tan sinh cosh asin acos atan asinh acosh atanh exponent_base10 logarithm_base10 truncate signbit division_no_nan

@@ -116,13 +116,14 @@ def _sigmoid(step):
     float16 and float32 are computed in float64 and rounded once (NumPy's float32 exp alone can
     be 2 ulp off), so the reference backend's sigmoid is within about half an ulp."""
     dt = step.out_types[0].dtype.np_dtype
-    one = np.float64(1)
+    return lambda x: _sigmoid_values(x, dt)
 
-    def sigmoid(x):
-        x = x.astype(np.float64, copy=False)
-        e = np.exp(-np.abs(x))
-        return np.asarray(np.where(x < 0, e, one) / (one + e), dtype=dt)
-    return sigmoid
+
+def _sigmoid_values(x: np.ndarray, dt) -> np.ndarray:
+    one = np.float64(1)
+    x = x.astype(np.float64, copy=False)
+    e = np.exp(-np.abs(x))
+    return np.asarray(np.where(x < 0, e, one) / (one + e), dtype=dt)
 
 
 @numpy_kernel("clamp")
@@ -278,6 +279,29 @@ def _leaky_relu_gradient(step):
     def grad(dy, x, alpha):
         dyc, xc, ac = (v.astype(ct, copy=False) for v in (dy, x, alpha))
         return np.asarray(np.broadcast_to(np.where(xc >= 0, dyc, ac * dyc), shape), dtype=dt)
+    return grad
+
+
+@numpy_kernel("relu_gradient")
+def _relu_gradient(step):
+    """source > 0 ? dy : 0 (NaN and -0 give 0)."""
+    dt = step.out_types[0].dtype.np_dtype
+    shape = step.out_types[0].shape
+    zero = dt.type(0)
+    return lambda dy, x: np.asarray(np.broadcast_to(np.where(x > zero, dy, zero), shape), dtype=dt)
+
+
+@numpy_kernel("sigmoid_gradient")
+def _sigmoid_gradient(step):
+    """dy * (s * (1 - s)), with s the sigmoid kernel's result (rounded to the type) and the
+    products in the type, as the elementwise ops the formula is made of compute them."""
+    dt = step.out_types[0].dtype.np_dtype
+    shape = step.out_types[0].shape
+    one = dt.type(1)
+
+    def grad(dy, x):
+        s = _sigmoid_values(x, dt)
+        return np.asarray(np.broadcast_to(dy * (s * (one - s)), shape), dtype=dt)
     return grad
 
 
