@@ -2810,6 +2810,49 @@ class OpBuilders:
         """
         return _builder('softmax_cross_entropy')(self, source, labels, axis, reduction, name)  # type: ignore[no-any-return]
 
+    def softmax_cross_entropy_gradient(self, incoming_gradient: TensorLike, source: TensorLike, labels: TensorLike, axis: int = -1, reduction: str = 'mean', name: Optional[str] = None) -> Tensor:
+        """The gradient of ``softmax_cross_entropy`` toward ``source``:
+        ``(softmax(source) * sum(labels, axis) - labels) * incoming_gradient``, the incoming gradient
+        (the loss's shape, often ones) divided by the number of rows for ``"mean"`` (MPSGraph
+        ``softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/softmaxcrossentropygradient(_:source:labels:axis:reuctiontype:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            labels: A tensor of this graph (the op's ``labels`` input).
+            axis: One axis; a negative value counts from the end.
+            reduction: How per-row results are combined: ``"none"``, ``"sum"`` or ``"mean"``.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('softmax_cross_entropy_gradient')(self, incoming_gradient, source, labels, axis, reduction, name)  # type: ignore[no-any-return]
+
+    def softmax_gradient(self, incoming_gradient: TensorLike, source: TensorLike, axis: int = -1, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``softmax`` toward its input ``source`` (Apple: "the input tensor"):
+        ``y * (dy - sum(dy * y, axis))`` with ``y = softmax(source, axis)`` (MPSGraph
+        ``softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/softmaxgradient(withincominggradient:sourcetensor:axis:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('softmax_gradient')(self, incoming_gradient, source, axis, name)  # type: ignore[no-any-return]
+
     def sort(self, tensor: TensorLike, axis: int, descending: bool = False, name: Optional[str] = None) -> Tensor:
         """The elements sorted along ``axis``: ascending with NaN last, or descending with NaN first;
         stable (MPSGraph ``sort(_:axis:descending:name:)``).

@@ -91,7 +91,8 @@ def every_op_graph(seed: int = 0):
         outs.append(g.clamp(a, 0.75, g.constant(np.full((4,), 1.5, f32), name="hi")))
         outs.append(g.leaky_relu(g.subtraction(a, 1.0), 0.1))
         outs.append(g.leaky_relu_gradient(b, g.subtraction(a, 1.0), g.constant(np.full((4,), 0.1, f32), name="alpha")))
-        outs += [g.relu_gradient(b, g.subtraction(a, 1.0)), g.sigmoid_gradient(b, a)]
+        outs += [g.relu_gradient(b, g.subtraction(a, 1.0)), g.sigmoid_gradient(b, a), g.softmax_gradient(b, a, 0),
+                 g.softmax_cross_entropy_gradient(g.constant(np.ones((1, 1), f32)), a, b, 0, "sum")]
         p, q = g.less_than(a, b), g.greater_than(a, 1.0)
         outs += [getattr(g, t)(p, q) if t != "logical_not" else g.logical_not(p) for t in LOGICAL]
         i, j = g.cast(g.multiplication(a, 100.0), mg.int32), g.constant(np.arange(12, dtype=np.int32).reshape(3, 4))

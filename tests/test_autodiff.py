@@ -60,6 +60,11 @@ CASES = {
     "bottom_k": (lambda g, a: g.bottom_k(a, 0, 2)[0], [(3, 4)], (-2, 2)),
     "sort": (lambda g, a: g.sort(a, 1, descending=True), [(3, 5, 2)], (-2, 2)),
     "softmax": (lambda g, a: g.softmax(a, axis=1), [(3, 4)], (-2, 2)),
+    "softmax_gradient": (lambda g, dy, x: g.softmax_gradient(dy, x, 0), [(3, 4), (3, 4)], (-2, 2)),
+    "softmax_cross_entropy_gradient": (lambda g, dy, x, lab: g.addition(
+        g.softmax_cross_entropy_gradient(dy, x, lab, 1, "none"),
+        g.softmax_cross_entropy_gradient(g.reduction_sum(dy, axes=None), x, lab, -1, "mean")), [(3, 1), (3, 4), (3, 4)],
+        (0.1, 1)),
     "softmax_cross_entropy": (lambda g, a, b: g.softmax_cross_entropy(a, b, axis=-1, reduction="mean"),
                               [(3, 4), (3, 4)], (0.1, 1)),
     "matrix_multiplication": (lambda g, a, b: g.matrix_multiplication(a, b), [(2, 1, 3, 4), (3, 4, 2)], (-2, 2)),

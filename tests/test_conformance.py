@@ -367,6 +367,42 @@ def _(g, rng):
     return [g.softmax_cross_entropy(x, l, reduction="sum")], {**fx, **fl}
 
 
+for _shape, _axis in [((3, 4, 5), -1), ((3, 4, 5), 0), ((2, 300), 1)]:
+    def _b(g, rng, shape=_shape, axis=_axis):
+        x, fx = feed(g, uniform(rng, shape, -5, 5))
+        dy, fdy = feed(g, uniform(rng, shape))
+        return [g.softmax_gradient(dy, x, axis)], {**fx, **fdy}
+    case("softmax_gradient", f"{_shape}-{_axis}", tol=(1e-5, 1e-6))(_b)
+
+
+@case("softmax_gradient", "f16-nan-empty", tol=(1e-2, 1e-3))
+def _(g, rng):
+    h, fh = feed(g, uniform(rng, (3, 50), dtype=F16))
+    x, fx = feed(g, with_nan(uniform(rng, (3, 5)), 7))
+    e, fe = feed(g, np.zeros((3, 0), F32))
+    return [g.softmax_gradient(h, h, -1), g.softmax_gradient(x, x, 1), g.softmax_gradient(e, e, 1)], {**fh, **fx, **fe}
+
+
+for _red, (_shape, _axis) in itertools.product(("none", "sum", "mean"), [((4, 7), -1), ((3, 4, 5), 1), ((2, 300), 1)]):
+    def _b(g, rng, red=_red, shape=_shape, axis=_axis):
+        x, fx = feed(g, uniform(rng, shape, -4, 4))
+        l, fl = feed(g, uniform(rng, shape, 0.1, 1))
+        out = [1 if (red != "none" or i == axis % len(shape)) else d for i, d in enumerate(shape)]
+        dy, fdy = feed(g, uniform(rng, tuple(out)))
+        return [g.softmax_cross_entropy_gradient(dy, x, l, axis, red)], {**fx, **fl, **fdy}
+    case("softmax_cross_entropy_gradient", f"{_red}{_shape}-{_axis}", tol=(1e-5, 1e-6))(_b)
+
+
+@case("softmax_cross_entropy_gradient", "f16-empty", tol=(1e-2, 1e-3))
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (4, 9), dtype=F16))
+    l, fl = feed(g, uniform(rng, (4, 9), 0.1, 1, dtype=F16))
+    e, fe = feed(g, np.zeros((3, 0), F32))
+    one = np.ones((1, 1), F16)
+    return [g.softmax_cross_entropy_gradient(one, x, l, -1, "mean"),
+            g.softmax_cross_entropy_gradient(np.ones((3, 1), F32), e, e, 1, "none")], {**fx, **fl, **fe}
+
+
 # ----------------------------------------------------------------------------- matmul
 for _sa, _sb, _dt in [((3, 4), (4, 5), F32), ((2, 3, 4), (4, 5), F32), ((2, 1, 3, 4), (5, 4, 6), F32),
                       ((33, 70), (70, 17), F32), ((1, 4), (3, 4, 1), F32), ((3, 0), (0, 2), F32),

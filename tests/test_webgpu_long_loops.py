@@ -161,6 +161,18 @@ def _softmax_ce(g):
     return {x: v, y: lab}, [g.softmax_cross_entropy(x, y, axis=1, reduction="none")]
 
 
+@long_case("softmax_gradient", "softmax_cross_entropy_gradient")
+def _softmax_gradients(g):
+    v = _row(9.0) / 4
+    lab = np.zeros_like(v)
+    lab[0, -1] = 1.0
+    dyv = _row(2.0, -1) / 3
+    x, y, dy = _ph(g, v, "x"), _ph(g, lab, "labels"), _ph(g, dyv, "dy")
+    return {x: v, y: lab, dy: dyv}, [g.softmax_gradient(dy, x, 1),
+                                     g.softmax_cross_entropy_gradient(g.constant(np.ones((1, 1), np.float32)), x, y, 1,
+                                                                      "mean")]
+
+
 @long_case("matrix_multiplication")
 def _matmul(g):
     a, b = _row(), np.ones((N, 2), np.float32)

@@ -430,11 +430,48 @@ def _softmax(step):
     axis = step.attrs["axis"]
     dt = step.out_types[0].dtype.np_dtype
 
-    def softmax(x):
-        w = _wide(x)
-        e = np.exp(w - _row_max(w, axis))
-        return np.asarray(e / np.sum(e, axis=axis, keepdims=True), dtype=dt)
-    return softmax
+    return lambda x: softmax_values(x, axis, dt)
+
+
+def softmax_values(x: np.ndarray, axis: int, dt) -> np.ndarray:
+    w = _wide(x)
+    e = np.exp(w - _row_max(w, axis))
+    return np.asarray(e / np.sum(e, axis=axis, keepdims=True), dtype=dt)
+
+
+@numpy_kernel("softmax_gradient", reads_only=True)
+def _softmax_gradient(step):
+    """y * (dy - sum(dy * y)) with y the softmax kernel's result, each step in the tensor's type,
+    as the ops of the formula compute it."""
+    axis = step.attrs["axis"]
+    dt = step.out_types[0].dtype.np_dtype
+
+    def grad(dy, x):
+        y = softmax_values(x, axis, dt)
+        s = np.sum(np.multiply(dy, y, dtype=dt), axis=axis, keepdims=True, dtype=dt)
+        return np.asarray(np.multiply(y, np.subtract(dy, s, dtype=dt), dtype=dt), dtype=dt)
+    return grad
+
+
+@numpy_kernel("softmax_cross_entropy_gradient", reads_only=True)
+def _sce_gradient(step):
+    """(softmax(x) * sum(labels) - labels) * scale, scale = dy (over the rows for "mean"), each
+    step in the tensor's type."""
+    axis = normalize_axes(step.attrs["axis"], len(step.in_types[1].shape))[0]
+    red = step.attrs["reduction"]
+    dt = step.out_types[0].dtype.np_dtype
+    shape = step.in_types[1].shape
+
+    def grad(dy, x, labels):
+        scale = dy
+        if red == "mean":
+            rows = float(np.prod([d for i, d in enumerate(shape) if i != axis]))
+            scale = np.divide(dy, dt.type(rows), dtype=dt)
+        p = softmax_values(x, axis, dt)
+        sl = np.sum(labels, axis=axis, keepdims=True, dtype=dt)
+        return np.asarray(np.multiply(np.subtract(np.multiply(p, sl, dtype=dt), labels, dtype=dt), scale, dtype=dt),
+                          dtype=dt)
+    return grad
 
 
 @numpy_kernel("softmax_cross_entropy", reads_only=True)
