@@ -57,7 +57,6 @@ def _attrs(axis, exclusive, reverse) -> dict:
             "reverse": bool(reverse) if isinstance(reverse, np.bool_) else reverse}
 
 
-
 @defop("cumulative_product", swift="cumulativeProduct(_:axis:exclusive:reverse:name:)",
        objc="cumulativeProductWithTensor:axis:exclusive:reverse:name:", inputs=("tensor",),
        infer=_infer_cumulative, family="cumulative", attrs=("axis", "exclusive", "reverse"),
