@@ -418,6 +418,47 @@ class OpBuilders:
         """
         return _builder('bitwise_xor')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def bottom_k(self, tensor: TensorLike, axis: int, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
+        """The ``k`` smallest values along ``axis``, smallest first, and their int32 indices:
+        ``(values, indices)``, the first k of sort's ascending order (NaN largest, so last; ties to the
+        lower index) (MPSGraph ``bottomK(_:axis:k:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/bottomk(_:axis:k:name:)).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bottomK(_:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bottom_k')(self, tensor, axis, k, name)  # type: ignore[no-any-return]
+
+    def bottom_k_gradient(self, incoming_gradient: TensorLike, source: TensorLike, axis: int, k: int, name: Optional[str] = None) -> Tensor:
+        """Gradient of bottom_k's values: ``incoming_gradient`` at position j along ``axis`` goes to
+        the j-th smallest element of ``source``, zero elsewhere (MPSGraph
+        ``bottomKGradient(_:source:axis:k:name:)``, the ``axis:k:`` sibling of
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/bottomkgradient(_:source:axistensor:ktensor:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``bottomKGradient(_:source:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('bottom_k_gradient')(self, incoming_gradient, source, axis, k, name)  # type: ignore[no-any-return]
+
     def broadcast(self, tensor: TensorLike, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
         """Repeat along size-1 (and new leading) axes to ``shape`` (MPSGraph ``broadcast(_:shape:name:)``).
 
@@ -738,6 +779,78 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('cosh')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def cumulative_maximum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
+        """Running maximum along ``axis``: ``y[i] = max(x[0], ..., x[i])``, with MPSGraph's
+        NaN-ignoring ``maximum``, so ``y[i]`` is ``reduction_maximum`` of the prefix (a prefix of only
+        NaN gives -inf). ``exclusive`` starts from the type's lowest value (Apple), -inf for floats
+        and the minimum for integers; ``reverse`` runs from the end (MPSGraph
+        ``cumulativeMaximum(_:axis:exclusive:reverse:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/cumulativemaximum(_:axis:exclusive:reverse:name:)).
+
+        The gradient goes to the element that holds the running maximum; among equal values the one
+        the scan reached last (``torch.cummax``'s index).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            exclusive: See the op reference (docs/reference.md).
+            reverse: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cumulativeMaximum(_:axis:exclusive:reverse:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cumulative_maximum')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
+
+    def cumulative_minimum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
+        """Running minimum along ``axis`` with the NaN-ignoring ``minimum`` (a prefix of only NaN
+        gives +inf); ``exclusive`` starts from the type's highest value (+inf for floats), ``reverse``
+        runs from the end (MPSGraph ``cumulativeMinimum(_:axis:exclusive:reverse:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/cumulativeminimum(_:axis:exclusive:reverse:name:)).
+        The gradient goes to the element holding the running minimum, the last one reached on ties.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            exclusive: See the op reference (docs/reference.md).
+            reverse: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cumulativeMinimum(_:axis:exclusive:reverse:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cumulative_minimum')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
+
+    def cumulative_product(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
+        """Running product along ``axis``: ``y[i] = x[0] * ... * x[i]``; ``exclusive`` leaves out
+        ``x[i]`` (``y[0] = 1``, the identity), ``reverse`` runs from the end; integers wrap (MPSGraph
+        ``cumulativeProduct(_:axis:exclusive:reverse:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/cumulativeproduct(_:axis:exclusive:reverse:name:)).
+
+        The gradient is exact at zeros (no division by a zero, as in ``torch.cumprod``): see
+        docs/reduction.md.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            exclusive: See the op reference (docs/reference.md).
+            reverse: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``cumulativeProduct(_:axis:exclusive:reverse:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('cumulative_product')(self, tensor, axis, exclusive, reverse, name)  # type: ignore[no-any-return]
 
     def cumulative_sum(self, tensor: TensorLike, axis: int, exclusive: bool = False, reverse: bool = False, name: Optional[str] = None) -> Tensor:
         """Running sum along ``axis``: ``y[i] = x[0] + ... + x[i]``. ``exclusive`` leaves out ``x[i]``
@@ -2549,6 +2662,26 @@ class OpBuilders:
         """
         return _builder('relu')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def relu_gradient(self, incoming_gradient: TensorLike, source: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``relu`` toward its input: ``incoming_gradient`` where ``source > 0``, else
+        0 (NaN and -0 included) (MPSGraph ``reLUGradient(withIncomingGradient:sourceTensor:name:)``,
+        https://learn.microsoft.com/en-us/dotnet/api/metalperformanceshadersgraph.mpsgraph_mpsgraphactivationops.relugradient).
+        ``source`` may be relu's input or its result: ``relu(x) > 0`` exactly where ``x > 0``, and
+        ``g.gradients`` passes the result, so the input can die at the relu.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``reLUGradient(withIncomingGradient:sourceTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('relu_gradient')(self, incoming_gradient, source, name)  # type: ignore[no-any-return]
+
     def reshape(self, tensor: TensorLike, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
         """Same elements, new shape; one -1 is inferred (MPSGraph ``reshape(_:shape:name:)``).
 
@@ -2866,6 +2999,25 @@ class OpBuilders:
         """
         return _builder('sigmoid')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def sigmoid_gradient(self, incoming_gradient: TensorLike, source: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``sigmoid`` toward its input ``source`` (Apple: "the input tensor"):
+        ``incoming_gradient * (s * (1 - s))`` with ``s = sigmoid(source)`` rounded to the type, as
+        the forward op's result is (MPSGraph ``sigmoidGradient(withIncomingGradient:sourceTensor:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/sigmoidgradient(withincominggradient:sourcetensor:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sigmoidGradient(withIncomingGradient:sourceTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sigmoid_gradient')(self, incoming_gradient, source, name)  # type: ignore[no-any-return]
+
     def sign(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise sign: -1, 1, a zero keeps its sign, and NaN gives 0 (MPSGraph ``sign(with:name:)``).
 
@@ -3140,6 +3292,49 @@ class OpBuilders:
         """
         return _builder('softmax_cross_entropy')(self, source, labels, axis, reduction, name)  # type: ignore[no-any-return]
 
+    def softmax_cross_entropy_gradient(self, incoming_gradient: TensorLike, source: TensorLike, labels: TensorLike, axis: int = -1, reduction: str = 'mean', name: Optional[str] = None) -> Tensor:
+        """The gradient of ``softmax_cross_entropy`` toward ``source``:
+        ``(softmax(source) * sum(labels, axis) - labels) * incoming_gradient``, the incoming gradient
+        (the loss's shape, often ones) divided by the number of rows for ``"mean"`` (MPSGraph
+        ``softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/softmaxcrossentropygradient(_:source:labels:axis:reuctiontype:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            labels: A tensor of this graph (the op's ``labels`` input).
+            axis: One axis; a negative value counts from the end.
+            reduction: How per-row results are combined: ``"none"``, ``"sum"`` or ``"mean"``.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('softmax_cross_entropy_gradient')(self, incoming_gradient, source, labels, axis, reduction, name)  # type: ignore[no-any-return]
+
+    def softmax_gradient(self, incoming_gradient: TensorLike, source: TensorLike, axis: int = -1, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``softmax`` toward its input ``source`` (Apple: "the input tensor"):
+        ``y * (dy - sum(dy * y, axis))`` with ``y = softmax(source, axis)`` (MPSGraph
+        ``softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/softmaxgradient(withincominggradient:sourcetensor:axis:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            axis: One axis; a negative value counts from the end.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('softmax_gradient')(self, incoming_gradient, source, axis, name)  # type: ignore[no-any-return]
+
     def sort(self, tensor: TensorLike, axis: int, descending: bool = False, name: Optional[str] = None) -> Tensor:
         """The elements sorted along ``axis``: ascending with NaN last, or descending with NaN first;
         stable (MPSGraph ``sort(_:axis:descending:name:)``).
@@ -3402,15 +3597,17 @@ class OpBuilders:
         """
         return _builder('tile_gradient')(self, incoming_gradient, source, multiplier, name)  # type: ignore[no-any-return]
 
-    def top_k(self, tensor: TensorLike, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
+    def top_k(self, tensor: TensorLike, k: int, name: Optional[str] = None, *, axis: Optional[int] = None) -> tuple[Tensor, ...]:
         """The ``k`` largest values along the last axis, largest first, and their int32 indices:
         ``(values, indices)``. Ties go to the lower index; NaN counts as the largest value
-        (MPSGraph ``topK(_:k:name:)``).
+        (MPSGraph ``topK(_:k:name:)``). With ``axis``, along that axis: the op ``top_k_axis``
+        (MPSGraph ``topK(_:axis:k:name:)``, macOS 14).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
             k: See the op reference (docs/reference.md).
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            axis: One axis; a negative value counts from the end.
 
         Returns:
             Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topK(_:k:name:)``).
@@ -3418,7 +3615,49 @@ class OpBuilders:
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
-        return _builder('top_k')(self, tensor, k, name)  # type: ignore[no-any-return]
+        return _builder('top_k')(self, tensor, k, name, axis=axis)  # type: ignore[no-any-return]
+
+    def top_k_axis(self, tensor: TensorLike, axis: int, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
+        """The ``k`` largest values along ``axis``, largest first, and their int32 indices along it:
+        ``(values, indices)``, in top_k's order (NaN largest, ties to the lower index) (MPSGraph
+        ``topK(_:axis:k:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/topk(_:axis:k:name:)).
+        ``g.top_k(tensor, k, axis=axis)`` builds the same op.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topK(_:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('top_k_axis')(self, tensor, axis, k, name)  # type: ignore[no-any-return]
+
+    def top_k_axis_gradient(self, incoming_gradient: TensorLike, source: TensorLike, axis: int, k: int, name: Optional[str] = None) -> Tensor:
+        """Gradient of top_k_axis's values: ``incoming_gradient`` at position j along ``axis`` goes to
+        the j-th largest element of ``source`` along it, zero elsewhere (MPSGraph
+        ``topKGradient(_:source:axis:k:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/topkgradient(_:source:axis:k:name:)).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            axis: One axis; a negative value counts from the end.
+            k: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``topKGradient(_:source:axis:k:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('top_k_axis_gradient')(self, incoming_gradient, source, axis, k, name)  # type: ignore[no-any-return]
 
     def top_k_gradient(self, incoming_gradient: TensorLike, source: TensorLike, k: int, name: Optional[str] = None) -> Tensor:
         """Gradient of top_k's values: ``incoming_gradient[..., j]`` goes to the position of the j-th

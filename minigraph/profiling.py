@@ -29,7 +29,7 @@ CLOCKS = ("gpu-timestamps", "host")
 
 # families whose ops cost about one operation per output element
 _ELEMENTWISE_FAMILIES = ("arithmetic", "comparison")
-_ELEMENTWISE_TYPES = ("leaky_relu", "leaky_relu_gradient")
+_ELEMENTWISE_TYPES = ("leaky_relu", "leaky_relu_gradient", "relu_gradient", "sigmoid_gradient")
 # families that only move data: no arithmetic at all
 _MOVEMENT_FAMILIES = ("shape", "gather", "memory")
 

@@ -99,6 +99,8 @@ def every_op_graph(seed: int = 0):
         outs.append(g.clamp(a, 0.75, g.constant(np.full((4,), 1.5, f32), name="hi")))
         outs.append(g.leaky_relu(g.subtraction(a, 1.0), 0.1))
         outs.append(g.leaky_relu_gradient(b, g.subtraction(a, 1.0), g.constant(np.full((4,), 0.1, f32), name="alpha")))
+        outs += [g.relu_gradient(b, g.subtraction(a, 1.0)), g.sigmoid_gradient(b, a), g.softmax_gradient(b, a, 0),
+                 g.softmax_cross_entropy_gradient(g.constant(np.ones((1, 1), f32)), a, b, 0, "sum")]
         p, q = g.less_than(a, b), g.greater_than(a, 1.0)
         outs += [getattr(g, t)(p, q) if t != "logical_not" else g.logical_not(p) for t in LOGICAL]
         i, j = g.cast(g.multiplication(a, 100.0), mg.int32), g.constant(np.arange(12, dtype=np.int32).reshape(3, 4))
@@ -114,8 +116,14 @@ def every_op_graph(seed: int = 0):
         outs += [g.reduction_product(a, [1]), g.reduction_and(a, [0]), g.reduction_or(a, None),
                  g.reduction_arg_maximum(a, 1), g.reduction_arg_minimum(a, 0),
                  g.cumulative_sum(a, 1, exclusive=True, reverse=True), g.sort(a, 0, descending=True),
+                 g.cumulative_product(a, 0, reverse=True), g.cumulative_maximum(a, 1, exclusive=True),
+                 g.cumulative_minimum(a, 1),
                  g.arg_sort(a, 1)]
         top_values, top_indices = g.top_k(a, 2)
+        column_values, _ = g.top_k(a, 1, axis=0)
+        bottom_values, bottom_indices = g.bottom_k(a, 1, 2)
+        outs += [bottom_indices, g.gradients(g.addition(g.reduction_sum(column_values), g.reduction_sum(bottom_values)),
+                                             [a], name="grad_k")[a]]
         outs += [top_indices, g.gradients(g.reduction_sum(g.square(top_values)), [a], name="grad")[a]]
 
     with g.name_scope("random"):  # draws change from run to run: only the rate 0 / 1 dropouts are targets

@@ -376,6 +376,42 @@ def _(g, rng):
     return [g.softmax_cross_entropy(x, l, reduction="sum")], {**fx, **fl}
 
 
+for _shape, _axis in [((3, 4, 5), -1), ((3, 4, 5), 0), ((2, 300), 1)]:
+    def _b(g, rng, shape=_shape, axis=_axis):
+        x, fx = feed(g, uniform(rng, shape, -5, 5))
+        dy, fdy = feed(g, uniform(rng, shape))
+        return [g.softmax_gradient(dy, x, axis)], {**fx, **fdy}
+    case("softmax_gradient", f"{_shape}-{_axis}", tol=(1e-5, 1e-6))(_b)
+
+
+@case("softmax_gradient", "f16-nan-empty", tol=(1e-2, 1e-3))
+def _(g, rng):
+    h, fh = feed(g, uniform(rng, (3, 50), dtype=F16))
+    x, fx = feed(g, with_nan(uniform(rng, (3, 5)), 7))
+    e, fe = feed(g, np.zeros((3, 0), F32))
+    return [g.softmax_gradient(h, h, -1), g.softmax_gradient(x, x, 1), g.softmax_gradient(e, e, 1)], {**fh, **fx, **fe}
+
+
+for _red, (_shape, _axis) in itertools.product(("none", "sum", "mean"), [((4, 7), -1), ((3, 4, 5), 1), ((2, 300), 1)]):
+    def _b(g, rng, red=_red, shape=_shape, axis=_axis):
+        x, fx = feed(g, uniform(rng, shape, -4, 4))
+        l, fl = feed(g, uniform(rng, shape, 0.1, 1))
+        out = [1 if (red != "none" or i == axis % len(shape)) else d for i, d in enumerate(shape)]
+        dy, fdy = feed(g, uniform(rng, tuple(out)))
+        return [g.softmax_cross_entropy_gradient(dy, x, l, axis, red)], {**fx, **fl, **fdy}
+    case("softmax_cross_entropy_gradient", f"{_red}{_shape}-{_axis}", tol=(1e-5, 1e-6))(_b)
+
+
+@case("softmax_cross_entropy_gradient", "f16-empty", tol=(1e-2, 1e-3))
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (4, 9), dtype=F16))
+    l, fl = feed(g, uniform(rng, (4, 9), 0.1, 1, dtype=F16))
+    e, fe = feed(g, np.zeros((3, 0), F32))
+    one = np.ones((1, 1), F16)
+    return [g.softmax_cross_entropy_gradient(one, x, l, -1, "mean"),
+            g.softmax_cross_entropy_gradient(np.ones((3, 1), F32), e, e, 1, "none")], {**fx, **fl, **fe}
+
+
 # ----------------------------------------------------------------------------- matmul
 for _sa, _sb, _dt in [((3, 4), (4, 5), F32), ((2, 3, 4), (4, 5), F32), ((2, 1, 3, 4), (5, 4, 6), F32),
                       ((33, 70), (70, 17), F32), ((1, 4), (3, 4, 1), F32), ((3, 0), (0, 2), F32),
@@ -839,6 +875,22 @@ def _(g, rng):
     return [g.leaky_relu_gradient(dy, x, a), g.leaky_relu_gradient(h, h, 0.3)], {**fdy, **fx, **fa, **fh}
 
 
+@case("relu_gradient", "broadcast-specials-f16")
+def _(g, rng):
+    dy, fdy = feed(g, uniform(rng, (6,)))
+    x, fx = feed(g, np.concatenate([uniform(rng, (3, 2), -3, 3), np.tile(np.array([0.0, -0.0, np.nan, -np.inf], F32), (3, 1))], 1))
+    h, fh = feed(g, uniform(rng, (2, 4), -3, 3, dtype=F16))
+    return [g.relu_gradient(dy, x), g.relu_gradient(h, h)], {**fdy, **fx, **fh}
+
+
+@case("sigmoid_gradient", "broadcast-specials-f16", tol=(2e-3, 1e-3))
+def _(g, rng):
+    dy, fdy = feed(g, uniform(rng, (3, 1)))
+    x, fx = feed(g, np.concatenate([uniform(rng, (3, 4), -8, 8), np.tile(np.array([0.0, -0.0, np.nan, -np.inf, np.inf, 30.0], F32), (3, 1))], 1))
+    h, fh = feed(g, uniform(rng, (2, 4), -3, 3, dtype=F16))
+    return [g.sigmoid_gradient(dy, x), g.sigmoid_gradient(h, h)], {**fdy, **fx, **fh}
+
+
 @case("modulo", "signs-zero-divisor-specials")
 def _(g, rng):
     a = np.array([7, -7, 7, -7, 0, -0.0, 5, np.inf, np.nan, 5, -5, 1e30, 3e-39], F32)
@@ -1060,6 +1112,20 @@ for _exclusive, _reverse in itertools.product((False, True), (False, True)):
     case("cumulative_sum", f"exclusive{_exclusive}-reverse{_reverse}", tol=(1e-5, "scaled"))(_b)
 
 
+for _op in ("cumulative_product", "cumulative_maximum", "cumulative_minimum"):
+    for _exclusive, _reverse in itertools.product((False, True), (False, True)):
+        def _b(g, rng, op=_op, exclusive=_exclusive, reverse=_reverse):
+            x, fx = feed(g, _ties_and_specials(rng, (3, 5, 4)) if op != "cumulative_product" else uniform(rng, (3, 5, 4)))
+            i, fi = feed(g, ints(rng, (4, 6), -3, 3))
+            e, fe = feed(g, np.zeros((2, 0, 3), F32))
+            h, fh = feed(g, uniform(rng, (2, 9), dtype=F16))
+            fn = getattr(g, op)
+            return [fn(x, 1, exclusive=exclusive, reverse=reverse), fn(x, -1, exclusive=exclusive, reverse=reverse),
+                    fn(i, 0, exclusive=exclusive, reverse=reverse), fn(e, 1, exclusive=exclusive, reverse=reverse),
+                    fn(h, 1, exclusive=exclusive, reverse=reverse)], {**fx, **fi, **fe, **fh}
+        case(_op, f"exclusive{_exclusive}-reverse{_reverse}", tol=(2e-3, 1e-3))(_b)
+
+
 @case("cumulative_sum", "f16-nan-inf", tol=(2e-3, 1e-3))
 def _(g, rng):
     h, fh = feed(g, uniform(rng, (2, 9), dtype=F16))
@@ -1111,6 +1177,33 @@ for _k in (0, 2, 7):
         dy, fdy = feed(g, uniform(rng, (2, 3, k)))
         return [g.top_k_gradient(dy, x, k)], {**fx, **fdy}
     case("top_k_gradient", f"k{_k}")(_b)
+
+
+for _op in ("top_k_axis", "bottom_k"):
+    for _axis, _k in ((0, 2), (1, 4), (-1, 0), (2, 9)):
+        def _b(g, rng, op=_op, axis=_axis, k=_k):
+            x, fx = feed(g, _ties_and_specials(rng, (3, 4, 9)))
+            i, fi = feed(g, ints(rng, (6, 9, 4), -3, 3))
+            h, fh = feed(g, _ties_and_specials(rng, (4, 5, 9), F16))
+            kk = min(k, 3) if axis == 0 else k
+            return [*getattr(g, op)(x, axis, kk), *getattr(g, op)(i, axis if axis != 2 else 1, kk),
+                    *getattr(g, op)(h, axis, kk)], {**fx, **fi, **fh}
+        case(_op, f"axis{_axis}-k{_k}-ties-nan")(_b)
+
+    def _b(g, rng, op=_op):
+        x, fx = feed(g, uniform(rng, (300, 2)))
+        return list(getattr(g, op)(x, 0, 5)), fx
+    case(_op, "long-axis0")(_b)
+
+for _op in ("top_k_axis_gradient", "bottom_k_gradient"):
+    for _axis, _k in ((0, 2), (1, 3), (-1, 7)):
+        def _b(g, rng, op=_op, axis=_axis, k=_k):
+            x, fx = feed(g, _ties_and_specials(rng, (2, 3, 7)))
+            shape = [2, 3, 7]
+            shape[axis] = k
+            dy, fdy = feed(g, uniform(rng, tuple(shape)))
+            return [getattr(g, op)(dy, x, axis, k)], {**fx, **fdy}
+        case(_op, f"axis{_axis}-k{_k}")(_b)
 
 
 # ----------------------------------------------------------------------------- random

@@ -25,7 +25,7 @@ N = 70_000  # iterations of a loop over the long axis, past llvmpipe's 65,535
 
 _ELEMENTWISE = """absolute addition atan2 cast ceil clamp cos division equal erf exponent exponent_base2 floor
 floor_modulo greater_than greater_than_or_equal_to is_finite is_infinite is_nan leaky_relu leaky_relu_gradient
-less_than less_than_or_equal_to logarithm logarithm_base2 logical_and logical_not logical_or logical_xor maximum
+less_than less_than_or_equal_to relu_gradient sigmoid_gradient logarithm logarithm_base2 logical_and logical_not logical_or logical_xor maximum
 maximum_with_nan_propagation minimum minimum_with_nan_propagation modulo multiplication negative not_equal power
 reciprocal relu reverse_square_root rint round select sigmoid sign sin square square_root subtraction tanh
 tan sinh cosh asin acos atan asinh acosh atanh exponent_base10 logarithm_base10 truncate signbit division_no_nan
@@ -142,6 +142,19 @@ def _cumsum(g):
     return {x: v}, [g.cumulative_sum(x, 0), g.cumulative_sum(x, 0, exclusive=True, reverse=True)]
 
 
+@long_case("cumulative_product", "cumulative_maximum", "cumulative_minimum")
+def _cumulative_extremes(g):
+    """Products of +-1 (exact), maxima and minima that change at the far end of the axis (the
+    exclusive ones' infinities are in test_long_loop_kernels_in_many_passes, compared exactly)."""
+    v = np.stack([np.where(_ramp(N) > 0, 1.0, -1.0).astype(np.float32), _ramp(N, -2, 5)], 1)
+    v[N - 2, 1] = 9.0
+    v[N - 3, 1] = np.nan
+    x = _ph(g, v, "x")
+    return {x: v}, [g.cumulative_product(x, 0), g.cumulative_product(x, 0, exclusive=True, reverse=True),
+                    g.cumulative_maximum(x, 0), g.cumulative_maximum(x, 0, reverse=True),
+                    g.cumulative_minimum(x, 0, reverse=True), g.cumulative_minimum(x, 0)]
+
+
 @long_case("softmax")
 def _softmax(g):
     v = _row(9.0) / 4
@@ -156,6 +169,18 @@ def _softmax_ce(g):
     lab[0, -1] = 1.0
     x, y = _ph(g, v, "x"), _ph(g, lab, "labels")
     return {x: v, y: lab}, [g.softmax_cross_entropy(x, y, axis=1, reduction="none")]
+
+
+@long_case("softmax_gradient", "softmax_cross_entropy_gradient")
+def _softmax_gradients(g):
+    v = _row(9.0) / 4
+    lab = np.zeros_like(v)
+    lab[0, -1] = 1.0
+    dyv = _row(2.0, -1) / 3
+    x, y, dy = _ph(g, v, "x"), _ph(g, lab, "labels"), _ph(g, dyv, "dy")
+    return {x: v, y: lab, dy: dyv}, [g.softmax_gradient(dy, x, 1),
+                                     g.softmax_cross_entropy_gradient(g.constant(np.ones((1, 1), np.float32)), x, y, 1,
+                                                                      "mean")]
 
 
 @long_case("matrix_multiplication")
@@ -253,6 +278,18 @@ def _sorts(g):
     values, indices = g.top_k(x, 3)
     return {x: v, dy: dyv}, [g.sort(x, 1), g.arg_sort(x, 1, descending=True), values, indices,
                              g.top_k_gradient(dy, x, 3)]
+
+
+@long_case("top_k_axis", "top_k_axis_gradient", "bottom_k", "bottom_k_gradient")
+def _k_along_axis(g):
+    """The merge sort along axis 0 of a two-column tensor (rows `inner` apart): extremes at the end."""
+    v = np.stack([_ramp(N), _ramp(N, -2, 5)], 1)
+    v[-3:, 0] = [7.0, 9.0, 8.0]
+    v[-2:, 1] = [-5.0, -6.0]
+    dyv = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
+    x, dy = _ph(g, v, "x"), _ph(g, dyv, "dy")
+    return {x: v, dy: dyv}, [*g.top_k_axis(x, 0, 3), *g.bottom_k(x, 0, 3), g.top_k_axis_gradient(dy, x, 0, 3),
+                             g.bottom_k_gradient(dy, x, 0, 3)]
 
 
 @long_case("scatter", "scatter_along_axis", "scatter_nd", "scatter_with_data", "scatter_nd_with_data")
@@ -461,6 +498,8 @@ def test_long_loop_kernels_in_many_passes(webgpu, monkeypatch, dtype):
     s1, s2 = g.placeholder([1, 3], dtype, name="s1"), g.placeholder([30, 2], dtype, name="s2")
     targets = [g.reduction_arg_maximum(x, 0), g.reduction_arg_minimum(x, 0), g.cumulative_sum(x, 0),
                g.cumulative_sum(x, 0, exclusive=True), g.cumulative_sum(x, 0, reverse=True),
+               g.cumulative_product(x, 0, reverse=True), g.cumulative_maximum(x, 0, exclusive=True),
+               g.cumulative_minimum(x, 0, reverse=True),
                g.tile_gradient(x, s1, [37, 1]),
                g.pad_gradient(x, s2, mg.PaddingMode.SYMMETRIC, [3, 0], [4, 1])]
     feeds = {x: xv, s1: np.zeros((1, 3), npd), s2: np.zeros((30, 2), npd)}

@@ -381,6 +381,50 @@ def leaky_relu_gradient(g, incoming_gradient, source, alpha_tensor, name: Option
     return g.add_op("leaky_relu_gradient", [incoming_gradient, source, alpha_tensor], {}, name).output
 
 
+def _infer_activation_gradient(op_type: str):
+    def infer(in_types, attrs):
+        dy, x = in_types
+        same_dtype(in_types, "incoming_gradient and source")
+        _floating(x, op_type)
+        shape = broadcast_shapes(dy.shape, x.shape)
+        if shape != tuple(x.shape):
+            raise ShapeError(f"the gradient has the source's shape {list(x.shape)}, but incoming_gradient "
+                             f"{list(dy.shape)} broadcasts with it to {list(shape)}")
+        return [x]
+    return infer
+
+
+@defop("relu_gradient", swift="reLUGradient(withIncomingGradient:sourceTensor:name:)",
+       objc="reLUGradientWithIncomingGradient:sourceTensor:name:", inputs=("incoming_gradient", "source"),
+       infer=_infer_activation_gradient("relu_gradient"), family="activation", role="data_gradient",
+       forward="relu", elementwise=True)
+def relu_gradient(g, incoming_gradient, source, name: Optional[str] = None):
+    """The gradient of ``relu`` toward its input: ``incoming_gradient`` where ``source > 0``, else
+    0 (NaN and -0 included) (MPSGraph ``reLUGradient(withIncomingGradient:sourceTensor:name:)``,
+    https://learn.microsoft.com/en-us/dotnet/api/metalperformanceshadersgraph.mpsgraph_mpsgraphactivationops.relugradient).
+    ``source`` may be relu's input or its result: ``relu(x) > 0`` exactly where ``x > 0``, and
+    ``g.gradients`` passes the result, so the input can die at the relu."""
+    label = f"relu_gradient op {name or 'relu_gradient'!r}"
+    source = g.as_tensor(source, label)
+    incoming_gradient = g.as_tensor(incoming_gradient, label, like=source)
+    return g.add_op("relu_gradient", [incoming_gradient, source], {}, name).output
+
+
+@defop("sigmoid_gradient", swift="sigmoidGradient(withIncomingGradient:sourceTensor:name:)",
+       objc="sigmoidGradientWithIncomingGradient:sourceTensor:name:", inputs=("incoming_gradient", "source"),
+       infer=_infer_activation_gradient("sigmoid_gradient"), family="activation", role="data_gradient",
+       forward="sigmoid", elementwise=True)
+def sigmoid_gradient(g, incoming_gradient, source, name: Optional[str] = None):
+    """The gradient of ``sigmoid`` toward its input ``source`` (Apple: "the input tensor"):
+    ``incoming_gradient * (s * (1 - s))`` with ``s = sigmoid(source)`` rounded to the type, as
+    the forward op's result is (MPSGraph ``sigmoidGradient(withIncomingGradient:sourceTensor:name:)``,
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/sigmoidgradient(withincominggradient:sourcetensor:name:))."""
+    label = f"sigmoid_gradient op {name or 'sigmoid_gradient'!r}"
+    source = g.as_tensor(source, label)
+    incoming_gradient = g.as_tensor(incoming_gradient, label, like=source)
+    return g.add_op("sigmoid_gradient", [incoming_gradient, source], {}, name).output
+
+
 def _infer_cast(in_types, attrs):
     return [ShapedType(in_types[0].shape, attrs["to_type"])]
 
@@ -564,18 +608,35 @@ def _tanh_gradient(g, op, dy, wanted):
 
 @gradient("sigmoid")
 def _sigmoid_gradient(g, op, dy, wanted):
-    y = op.outputs[0]
-    return [g.multiplication(dy, g.multiplication(y, g.subtraction(1.0, y)))]
+    """MPSGraph's own gradient op, of the input."""
+    return [g.sigmoid_gradient(dy, op.inputs[0])]
+
+
+@gradient("sigmoid_gradient")
+def _sigmoid_gradient_gradient(g, op, ddx, wanted):
+    """Linear in incoming_gradient; toward source, d/dx of s (1 - s) is s (1 - s) (1 - 2 s)."""
+    dy, x = op.inputs
+
+    def toward_source():
+        s = g.sigmoid(x)
+        return g.sigmoid_gradient(g.multiplication(ddx, g.multiplication(dy, g.subtraction(1.0, g.multiplication(2.0, s)))), x)
+    return _ub(g, op, wanted, lambda: g.sigmoid_gradient(ddx, x), toward_source)
 
 
 @gradient("relu")
 def _relu_gradient(g, op, dy, wanted):
-    # the mask reads the result (relu(x) > 0 exactly where x > 0, NaN and -0 included), as
-    # PyTorch's threshold_backward does: the input then dies at the relu, which can be its
-    # producer's epilogue (docs/compiler.md)
-    y = op.outputs[0]
-    zero = g.constant(0, dtype=y.dtype)
-    return [g.select(g.greater_than(y, zero), dy, zero)]
+    # MPSGraph's own gradient op, given the result (relu(x) > 0 exactly where x > 0, NaN and -0
+    # included), as PyTorch's threshold_backward does: the input then dies at the relu, which can
+    # be its producer's epilogue (docs/compiler.md)
+    return [g.relu_gradient(dy, op.outputs[0])]
+
+
+@gradient("relu_gradient")
+def _relu_gradient_gradient(g, op, ddx, wanted):
+    """Linear in incoming_gradient (the same op again); flat in source (its kink has no derivative)."""
+    dy, x = op.inputs
+    zero = g.constant(0, dtype=x.dtype)
+    return _ub(g, op, wanted, lambda: g.relu_gradient(ddx, x), lambda: g.multiplication(ddx, zero))
 
 
 @gradient("sin")

@@ -204,9 +204,50 @@ def softmax(g, tensor, axis: int = -1, name: Optional[str] = None):
 
 @gradient("softmax")
 def _softmax_gradient(g, op, dy, wanted):
-    y = op.outputs[0]
-    s = g.reduction_sum(g.multiplication(dy, y), axes=[op.attrs["axis"]])
-    return [g.multiplication(y, g.subtraction(dy, s))]
+    """MPSGraph's own gradient op, of the input."""
+    return [g.softmax_gradient(dy, op.inputs[0], op.attrs["axis"])]
+
+
+def _infer_softmax_gradient(in_types, attrs):
+    dy, x = in_types
+    _infer_softmax([x], attrs)
+    if dy.dtype != x.dtype:
+        raise DTypeError(f"incoming_gradient is {dy.dtype.name} but source is {x.dtype.name}; they must match")
+    if len(dy.shape) != len(x.shape) or any(a != b and -1 not in (a, b) for a, b in zip(dy.shape, x.shape)):
+        raise ShapeError(f"incoming_gradient shape {dy.shape} and source shape {x.shape} must be equal")
+    return [x]
+
+
+@defop("softmax_gradient", swift="softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)",
+       objc="softMaxGradientWithIncomingGradient:sourceTensor:axis:name:", inputs=("incoming_gradient", "source"),
+       infer=_infer_softmax_gradient, family="activation", role="data_gradient", forward="softmax", attrs=("axis",))
+def softmax_gradient(g, incoming_gradient, source, axis: int = -1, name: Optional[str] = None):
+    """The gradient of ``softmax`` toward its input ``source`` (Apple: "the input tensor"):
+    ``y * (dy - sum(dy * y, axis))`` with ``y = softmax(source, axis)`` (MPSGraph
+    ``softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)``,
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/softmaxgradient(withincominggradient:sourcetensor:axis:name:))."""
+    label = f"softmax_gradient op {name or 'softmax_gradient'!r}"
+    source = g.as_tensor(source, label)
+    incoming_gradient = g.as_tensor(incoming_gradient, label, like=source)
+    return g.add_op("softmax_gradient", [incoming_gradient, source], {"axis": axis}, name).output
+
+
+@gradient("softmax_gradient")
+def _softmax_gradient_gradient(g, op, ddx, wanted):
+    """``dx = y * (dy - sum(dy * y))`` is linear in dy (toward it: the same op of ddx); toward the
+    source, the cotangent of y, ``ddx * (dy - s) - dy * sum(ddx * y)``, through softmax's own."""
+    dy, x = op.inputs
+    axis = op.attrs["axis"]
+    ddy = g.softmax_gradient(ddx, x, axis) if wanted[0] else None
+    dsrc = None
+    if wanted[1]:
+        y = g.softmax(x, axis=axis)
+        s = g.reduction_sum(g.multiplication(dy, y), axes=[axis])
+        # dx = y * (dy - s): the cotangent toward y is ddx * (dy - s) - dy * sum(ddx * y)
+        dyy = g.subtraction(g.multiplication(ddx, g.subtraction(dy, s)),
+                            g.multiplication(dy, g.reduction_sum(g.multiplication(ddx, y), axes=[axis])))
+        dsrc = g.softmax_gradient(dyy, x, axis)
+    return [ddy, dsrc]
 
 
 def _infer_sce(in_types, attrs):
@@ -257,12 +298,68 @@ def _softmax_cross_entropy_gradient(g, op, dy, wanted):
         rows = element_count(g, x, [i for i in range(len(x.shape)) if i != ax])  # a tensor for a dynamic batch
         scale = g.division(dy, rows)
     dx = dlabels = None
-    if wanted[0]:
-        p = g.softmax(x, axis=axis)
-        dx = g.multiplication(g.subtraction(g.multiplication(p, g.reduction_sum(labels, axes=[axis])), labels), scale)
+    if wanted[0]:  # MPSGraph's own gradient op
+        dx = g.softmax_cross_entropy_gradient(dy, x, labels, axis, op.attrs["reduction"])
     if wanted[1]:
         lsm = g.subtraction(x, g.logarithm(g.reduction_sum(g.exponent(
             g.subtraction(x, g.reduction_maximum(x, axes=[axis]))), axes=[axis])))
         lsm = g.subtraction(lsm, g.reduction_maximum(x, axes=[axis]))
         dlabels = g.negative(g.multiplication(lsm, scale))
     return [dx, dlabels]
+
+
+def _infer_sce_gradient(in_types, attrs):
+    dy, x, labels = in_types
+    (want,) = _infer_sce([x, labels], attrs)
+    if dy.dtype != x.dtype:
+        raise DTypeError(f"incoming_gradient is {dy.dtype.name} but source is {x.dtype.name}; they must match")
+    if len(dy.shape) != len(want.shape) or any(a != b and -1 not in (a, b) for a, b in zip(dy.shape, want.shape)):
+        raise ShapeError(f"incoming_gradient has shape {dy.shape}; the loss of a source of shape {x.shape} with "
+                         f"reduction {attrs['reduction']!r} has shape {want.shape}")
+    return [x]
+
+
+@defop("softmax_cross_entropy_gradient", swift="softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)",
+       objc="softMaxCrossEntropyGradientWithIncomingGradientTensor:sourceTensor:labelsTensor:axis:reductionType:name:",
+       inputs=("incoming_gradient", "source", "labels"), infer=_infer_sce_gradient, family="loss",
+       role="data_gradient", forward="softmax_cross_entropy", attrs=("axis", "reduction"))
+def softmax_cross_entropy_gradient(g, incoming_gradient, source, labels, axis: int = -1, reduction: str = "mean",
+                                   name: Optional[str] = None):
+    """The gradient of ``softmax_cross_entropy`` toward ``source``:
+    ``(softmax(source) * sum(labels, axis) - labels) * incoming_gradient``, the incoming gradient
+    (the loss's shape, often ones) divided by the number of rows for ``"mean"`` (MPSGraph
+    ``softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)``,
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/softmaxcrossentropygradient(_:source:labels:axis:reuctiontype:name:))."""
+    label = f"softmax_cross_entropy_gradient op {name or 'softmax_cross_entropy_gradient'!r}"
+    source = g.as_tensor(source, label)
+    labels = g.as_tensor(labels, label, like=source)
+    incoming_gradient = g.as_tensor(incoming_gradient, label, like=source)
+    return g.add_op("softmax_cross_entropy_gradient", [incoming_gradient, source, labels],
+                    {"axis": axis, "reduction": reduction}, name).output
+
+
+@gradient("softmax_cross_entropy_gradient")
+def _sce_gradient_gradient(g, op, ddx, wanted):
+    """From the formula: linear in the incoming gradient and in the labels; toward the source
+    through softmax."""
+    dy, x, labels = op.inputs
+    axis, red = op.attrs["axis"], op.attrs["reduction"]
+    scale = dy
+    if red == "mean":
+        ax = normalize_axes(axis, len(x.shape))[0]
+        scale = g.division(dy, element_count(g, x, [i for i in range(len(x.shape)) if i != ax]))
+    p = g.softmax(x, axis=axis)
+    sl = g.reduction_sum(labels, axes=[axis])
+    out = [None, None, None]
+    if wanted[0]:  # summed over what dy broadcast along: the axis, or everything for sum and mean
+        d = g.multiplication(ddx, g.subtraction(g.multiplication(p, sl), labels))
+        if red == "mean":
+            ax = normalize_axes(axis, len(x.shape))[0]
+            d = g.division(d, element_count(g, x, [i for i in range(len(x.shape)) if i != ax]))
+        out[0] = g.reduction_sum(d, axes=[axis] if red == "none" else None)
+    if wanted[1]:
+        out[1] = g.softmax_gradient(g.multiplication(g.multiplication(ddx, sl), scale), x, axis)
+    if wanted[2]:  # each label enters its row's sum and its own term
+        t = g.multiplication(ddx, scale)
+        out[2] = g.subtraction(g.reduction_sum(g.multiplication(t, p), axes=[axis]), t)
+    return out

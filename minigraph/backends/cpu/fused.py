@@ -54,6 +54,7 @@ _OPS = {
     "equal": ("{0} == {1}", _NUMBER, "compare"),
     "not_equal": ("{0} != {1}", _NUMBER, "compare"),
     "select": ("{1} if {0} else {2}", _ANY, "select"),
+    "relu_gradient": ("{0} if {1} > {z} else {z}", _FLOAT, "same"),  # dy where source > 0 (NaN, -0: 0)
 }
 SUPPORTED_OPS = frozenset(_OPS)
 

@@ -34,8 +34,8 @@ FUSIBLE_OPS = frozenset({
     "is_infinite", "is_nan", "leaky_relu", "leaky_relu_gradient", "less_than", "less_than_or_equal_to",
     "logarithm", "logarithm_base2", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
     "maximum_with_nan_propagation", "minimum", "minimum_with_nan_propagation", "modulo", "multiplication",
-    "negative", "not_equal", "power", "reciprocal", "relu", "reverse_square_root", "rint", "round", "select",
-    "sigmoid", "sign", "sin", "square", "square_root", "subtraction", "tanh",
+    "negative", "not_equal", "power", "reciprocal", "relu", "relu_gradient", "reverse_square_root", "rint",
+    "round", "select", "sigmoid", "sigmoid_gradient", "sign", "sin", "square", "square_root", "subtraction", "tanh",
     # MPSGraph's further unary math, logical and bitwise ops
     "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_and", "bitwise_left_shift", "bitwise_not",
     "bitwise_or", "bitwise_population_count", "bitwise_right_shift", "bitwise_xor", "cosh", "division_no_nan",

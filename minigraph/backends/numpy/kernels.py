@@ -117,13 +117,14 @@ def _sigmoid(step):
     float16 and float32 are computed in float64 and rounded once (NumPy's float32 exp alone can
     be 2 ulp off), so the reference backend's sigmoid is within about half an ulp."""
     dt = step.out_types[0].dtype.np_dtype
-    one = np.float64(1)
+    return lambda x: _sigmoid_values(x, dt)
 
-    def sigmoid(x):
-        x = x.astype(np.float64, copy=False)
-        e = np.exp(-np.abs(x))
-        return np.asarray(np.where(x < 0, e, one) / (one + e), dtype=dt)
-    return sigmoid
+
+def _sigmoid_values(x: np.ndarray, dt) -> np.ndarray:
+    one = np.float64(1)
+    x = x.astype(np.float64, copy=False)
+    e = np.exp(-np.abs(x))
+    return np.asarray(np.where(x < 0, e, one) / (one + e), dtype=dt)
 
 
 @numpy_kernel("clamp")
@@ -282,6 +283,29 @@ def _leaky_relu_gradient(step):
     return grad
 
 
+@numpy_kernel("relu_gradient")
+def _relu_gradient(step):
+    """source > 0 ? dy : 0 (NaN and -0 give 0)."""
+    dt = step.out_types[0].dtype.np_dtype
+    shape = step.out_types[0].shape
+    zero = dt.type(0)
+    return lambda dy, x: np.asarray(np.broadcast_to(np.where(x > zero, dy, zero), shape), dtype=dt)
+
+
+@numpy_kernel("sigmoid_gradient")
+def _sigmoid_gradient(step):
+    """dy * (s * (1 - s)), with s the sigmoid kernel's result (rounded to the type) and the
+    products in the type, as the elementwise ops the formula is made of compute them."""
+    dt = step.out_types[0].dtype.np_dtype
+    shape = step.out_types[0].shape
+    one = dt.type(1)
+
+    def grad(dy, x):
+        s = _sigmoid_values(x, dt)
+        return np.asarray(np.broadcast_to(dy * (s * (one - s)), shape), dtype=dt)
+    return grad
+
+
 @numpy_kernel("identity", "stop_gradient")
 def _identity(step):
     return lambda x: x
@@ -413,11 +437,48 @@ def _softmax(step):
     axis = step.attrs["axis"]
     dt = step.out_types[0].dtype.np_dtype
 
-    def softmax(x):
-        w = _wide(x)
-        e = np.exp(w - _row_max(w, axis))
-        return np.asarray(e / np.sum(e, axis=axis, keepdims=True), dtype=dt)
-    return softmax
+    return lambda x: softmax_values(x, axis, dt)
+
+
+def softmax_values(x: np.ndarray, axis: int, dt) -> np.ndarray:
+    w = _wide(x)
+    e = np.exp(w - _row_max(w, axis))
+    return np.asarray(e / np.sum(e, axis=axis, keepdims=True), dtype=dt)
+
+
+@numpy_kernel("softmax_gradient", reads_only=True)
+def _softmax_gradient(step):
+    """y * (dy - sum(dy * y)) with y the softmax kernel's result, each step in the tensor's type,
+    as the ops of the formula compute it."""
+    axis = step.attrs["axis"]
+    dt = step.out_types[0].dtype.np_dtype
+
+    def grad(dy, x):
+        y = softmax_values(x, axis, dt)
+        s = np.sum(np.multiply(dy, y, dtype=dt), axis=axis, keepdims=True, dtype=dt)
+        return np.asarray(np.multiply(y, np.subtract(dy, s, dtype=dt), dtype=dt), dtype=dt)
+    return grad
+
+
+@numpy_kernel("softmax_cross_entropy_gradient", reads_only=True)
+def _sce_gradient(step):
+    """(softmax(x) * sum(labels) - labels) * scale, scale = dy (over the rows for "mean"), each
+    step in the tensor's type."""
+    axis = normalize_axes(step.attrs["axis"], len(step.in_types[1].shape))[0]
+    red = step.attrs["reduction"]
+    dt = step.out_types[0].dtype.np_dtype
+    shape = step.in_types[1].shape
+
+    def grad(dy, x, labels):
+        scale = dy
+        if red == "mean":
+            rows = float(np.prod([d for i, d in enumerate(shape) if i != axis]))
+            scale = np.divide(dy, dt.type(rows), dtype=dt)
+        p = softmax_values(x, axis, dt)
+        sl = np.sum(labels, axis=axis, keepdims=True, dtype=dt)
+        return np.asarray(np.multiply(np.subtract(np.multiply(p, sl, dtype=dt), labels, dtype=dt), scale, dtype=dt),
+                          dtype=dt)
+    return grad
 
 
 @numpy_kernel("softmax_cross_entropy", reads_only=True)

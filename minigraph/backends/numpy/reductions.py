@@ -1,4 +1,4 @@
-"""NumPy kernels of the product, logical and arg reductions, the cumulative sum, top-k and the
+"""NumPy kernels of the product, logical and arg reductions, the scans, top-k and the
 sorts (semantics: ops/reduction.py, ops/cumulative.py, ops/sort.py).
 
 One order for the sorts and top-k: NaN is larger than every number, equal elements keep their
@@ -72,9 +72,8 @@ numpy_kernel("reduction_arg_maximum")(_arg(True))
 numpy_kernel("reduction_arg_minimum")(_arg(False))
 
 
-@numpy_kernel("cumulative_sum")
-def _cumulative_sum(step):
-    """An in-order running sum in the tensor's dtype (float16 in float32, rounded once)."""
+def _scan(step, combine, identity):
+    """An in-order scan along the op's axis, ``exclusive`` starting from ``identity(dtype)``."""
     axis = _axis(step)
     exclusive, reverse = bool(step.attrs["exclusive"]), bool(step.attrs["reverse"])
     dt = step.out_types[0].dtype.np_dtype
@@ -84,15 +83,56 @@ def _cumulative_sum(step):
         v = np.moveaxis(x, axis, -1)
         if reverse:
             v = v[..., ::-1]
-        y = np.cumsum(v, axis=-1, dtype=acc)
+        y = combine(v.astype(acc, copy=False))
         if exclusive:
-            shifted = np.zeros_like(y)
+            shifted = np.full_like(y, identity(acc))
             shifted[..., 1:] = y[..., :-1]
             y = shifted
         if reverse:
             y = y[..., ::-1]
         return np.ascontiguousarray(np.moveaxis(y, -1, axis), dtype=dt)
     return run
+
+
+def _lowest(dt):
+    return -np.inf if np.dtype(dt).kind == "f" else np.iinfo(dt).min
+
+
+def _highest(dt):
+    return np.inf if np.dtype(dt).kind == "f" else np.iinfo(dt).max
+
+
+def _skip_nan(ufunc, start):
+    """A running max / min that skips NaN: NaN replaced by the value that loses every comparison."""
+    def combine(v):
+        if v.dtype.kind == "f":
+            v = np.where(np.isnan(v), start(v.dtype), v)
+        return ufunc.accumulate(v, axis=-1) if v.shape[-1] else v.copy()
+    return combine
+
+
+@numpy_kernel("cumulative_sum")
+def _cumulative_sum(step):
+    """An in-order running sum in the tensor's dtype (float16 in float32, rounded once)."""
+    return _scan(step, lambda v: np.cumsum(v, axis=-1, dtype=v.dtype), lambda dt: 0)
+
+
+@numpy_kernel("cumulative_product")
+def _cumulative_product(step):
+    """An in-order running product in the tensor's dtype (float16 in float32); integers wrap."""
+    return _scan(step, lambda v: np.cumprod(v, axis=-1, dtype=v.dtype), lambda dt: 1)
+
+
+@numpy_kernel("cumulative_maximum")
+def _cumulative_maximum(step):
+    """The running NaN-ignoring maximum; exclusive starts from -inf (the integer minimum)."""
+    return _scan(step, _skip_nan(np.maximum, _lowest), _lowest)
+
+
+@numpy_kernel("cumulative_minimum")
+def _cumulative_minimum(step):
+    """The running NaN-ignoring minimum; exclusive starts from +inf (the integer maximum)."""
+    return _scan(step, _skip_nan(np.minimum, _highest), _highest)
 
 
 def sort_indices(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -120,24 +160,44 @@ numpy_kernel("sort")(_sort(True))
 numpy_kernel("arg_sort")(_sort(False))
 
 
-@numpy_kernel("top_k")
-def _top_k(step):
+def _first_k(step, descending: bool, axis=None):
+    """(k, axis, the indices of the first k of the order along the axis)."""
     k = int(step.attrs["k"])
+    rank = len(step.in_types[-1].shape)
+    axis = rank - 1 if axis is None else normalize_axes(axis, rank, "axis")[0]
 
-    def run(x):
-        idx = sort_indices(x, x.ndim - 1, True)[..., :k]
-        return np.take_along_axis(x, idx, -1), idx.astype(np.int32)
-    return run
+    def idx(x):
+        return np.take(sort_indices(x, axis, descending), np.arange(k), axis=axis)
+    return axis, idx
 
 
-@numpy_kernel("top_k_gradient")
-def _top_k_gradient(step):
-    k = int(step.attrs["k"])
-    dt = step.out_types[0].dtype.np_dtype
+def _k_values(descending: bool, along_axis: bool):
+    def factory(step):
+        axis, first = _first_k(step, descending, step.attrs["axis"] if along_axis else None)
 
-    def run(dy, x):
-        idx = sort_indices(x, x.ndim - 1, True)[..., :k]
-        dx = np.zeros(x.shape, dt)
-        np.put_along_axis(dx, idx, dy.astype(dt, copy=False), -1)  # the k positions are distinct
-        return dx
-    return run
+        def run(x):
+            idx = first(x)
+            return np.take_along_axis(x, idx, axis), idx.astype(np.int32)
+        return run
+    return factory
+
+
+def _k_gradient(descending: bool, along_axis: bool):
+    def factory(step):
+        axis, first = _first_k(step, descending, step.attrs["axis"] if along_axis else None)
+        dt = step.out_types[0].dtype.np_dtype
+
+        def run(dy, x):
+            dx = np.zeros(x.shape, dt)
+            np.put_along_axis(dx, first(x), dy.astype(dt, copy=False), axis)  # the k positions are distinct
+            return dx
+        return run
+    return factory
+
+
+numpy_kernel("top_k")(_k_values(True, False))
+numpy_kernel("top_k_gradient")(_k_gradient(True, False))
+numpy_kernel("top_k_axis")(_k_values(True, True))
+numpy_kernel("top_k_axis_gradient")(_k_gradient(True, True))
+numpy_kernel("bottom_k")(_k_values(False, True))
+numpy_kernel("bottom_k_gradient")(_k_gradient(False, True))

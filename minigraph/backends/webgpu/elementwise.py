@@ -262,7 +262,21 @@ def _leaky_relu_gradient(v, ct, out):
     return f"select({alpha} * {dy}, {dy}, {x} >= 0.0)"
 
 
-OTHER = {"select": _select, "cast": _cast, "clamp": _clamp, "leaky_relu_gradient": _leaky_relu_gradient}
+def _relu_gradient(v, ct, out):
+    dy, x = v
+    return f"select(0.0, {dy}, {x} > 0.0)"
+
+
+def _sigmoid_gradient(v, ct, out):
+    """dy * (s * (1 - s)) with s the forward op's result: sigmoid rounded to the type (float16
+    rounds there, as the forward op's tensor does), the rest in f32."""
+    dy, x = v
+    s = load(out, store(out, f"mg_sigmoid({x})"))
+    return f"({dy} * ({s} * (1.0 - {s})))"
+
+
+OTHER = {"select": _select, "cast": _cast, "clamp": _clamp, "leaky_relu_gradient": _leaky_relu_gradient,
+         "relu_gradient": _relu_gradient, "sigmoid_gradient": _sigmoid_gradient}
 EXPRESSIONS = {**BINARY, **UNARY, **OTHER}
 
 

@@ -1,5 +1,6 @@
 """Reduction kernels (sum, maximum, minimum and their NaN-propagating forms, mean, product,
-logical and / or), softmax and softmax cross entropy.
+logical and / or), softmax and softmax cross entropy, and their gradient ops (passes of the
+formula: the softmax kernel, elementwise maps and the row sums).
 
 No kernel loop runs longer than a fixed bound, whatever the size (Mesa's llvmpipe silently stops
 a shader loop after 65,535 iterations). Short reductions (< 256 elements) run one thread per
@@ -18,8 +19,11 @@ One thread per slice walks it in order, a long loop (``loops.long_loop``).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...ops._util import normalize_axes
 from ...types import num_elements
+from .elementwise import elementwise_source
 from .loops import long_loop
 from .registry import webgpu_kernel
 from .sort import _order, outer_inner
@@ -174,23 +178,87 @@ def _long_rows(kb, x, dt, rows, L, inner):
 @webgpu_kernel("softmax")
 def _softmax(step, kb):
     x = step.in_types[0]
-    dt = x.dtype.name
-    axis = normalize_axes(step.attrs["axis"], len(x.shape))[0]
-    rows, L, inner = _rows(x.shape, axis)
+    _softmax_into(kb, kb.input(0), kb.output(), x.dtype.name, x.shape, step.attrs["axis"])
+
+
+def _softmax_into(kb, src_ref, dst_ref, dt: str, shape, axis) -> None:
+    """``dst`` = softmax of ``src`` (of ``shape`` and dtype ``dt``) along ``axis``."""
+    axis = normalize_axes(axis, len(shape))[0]
+    rows, L, inner = _rows(shape, axis)
     if rows == 0 or L == 0:
         return
     if L > _ROW_MAX:
-        m, s, _, _ = _long_rows(kb, kb.input(0), dt, rows, L, inner)
+        m, s, _, _ = _long_rows(kb, src_ref, dt, rows, L, inner)
         n = rows * L
         params = [n, L, inner]
         src = render("softmax_write", PARAMS=params_decl(len(params)), T=STORAGE[dt])
-        kb.dispatch(src, [("u", params), ("ro", kb.input(0)), ("ro", m), ("ro", s), ("rw", kb.output())],
-                    -(-n // 256))
+        kb.dispatch(src, [("u", params), ("ro", src_ref), ("ro", m), ("ro", s), ("rw", dst_ref)], -(-n // 256))
         return
     lanes = _lanes(L)
     params = [rows, L, inner]
     src = render("softmax", COMMON=_rows_common(params, lanes), T=STORAGE[dt])
-    kb.dispatch(src, [("u", params), ("ro", kb.input(0)), ("rw", kb.output())], -(-rows * lanes // 256))
+    kb.dispatch(src, [("u", params), ("ro", src_ref), ("rw", dst_ref)], -(-rows * lanes // 256))
+
+
+def _map(kb, ins, out, dt: str, out_shape, expr) -> None:
+    """``out`` = ``expr(values)`` elementwise with broadcasting; ``ins``: [(ref, shape)] of dtype ``dt``."""
+    src, params = elementwise_source([dt] * len(ins), [shp for _, shp in ins], dt, out_shape,
+                                     lambda v, ct, o: expr(v))
+    kb.dispatch(src, [("u", params)] + [("ro", r) for r, _ in ins] + [("rw", out)], -(-params[0] // 256))
+
+
+def _row_sum(kb, src_ref, dst_ref, dt: str, shape, axis: int) -> None:
+    """``dst`` = the sum of ``src`` along ``axis`` (kept as size 1), in the tensor's type."""
+    rows, L, inner = _rows(shape, axis)
+    kept, red = _row_axes(rows, L, inner)
+    reduce_dispatch(kb, src_ref, dst_ref, dt, dt, "sum", kept, red)
+
+
+@webgpu_kernel("softmax_gradient")
+def _softmax_gradient(step, kb):
+    """The passes of the formula, each in the tensor's type: y = softmax(x), s = sum(dy * y),
+    y * (dy - s)."""
+    x = step.in_types[1]
+    dt, shape = x.dtype.name, tuple(x.shape)
+    n = num_elements(shape)
+    if n == 0:
+        return
+    axis = normalize_axes(step.attrs["axis"], len(shape))[0]
+    kept = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    y, t, s = kb.scratch(4 * n), kb.scratch(4 * n), kb.scratch(4 * max(num_elements(kept), 1))
+    _softmax_into(kb, kb.input(1), y, dt, shape, axis)
+    _map(kb, [(kb.input(0), shape), (y, shape)], t, dt, shape, lambda v: f"{v[0]} * {v[1]}")
+    _row_sum(kb, t, s, dt, shape, axis)
+    _map(kb, [(y, shape), (kb.input(0), shape), (s, kept)], kb.output(), dt, shape,
+         lambda v: f"{v[0]} * ({v[1]} - {v[2]})")
+
+
+@webgpu_kernel("softmax_cross_entropy_gradient")
+def _softmax_cross_entropy_gradient(step, kb):
+    """(softmax(x) * sum(labels) - labels) * scale, scale = dy (over the rows for "mean")."""
+    dy, x = step.in_types[0], step.in_types[1]
+    dt, shape = x.dtype.name, tuple(x.shape)
+    n = num_elements(shape)
+    if n == 0:
+        return
+    axis = normalize_axes(step.attrs["axis"], len(shape))[0]
+    kept = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    p, sl = kb.scratch(4 * n), kb.scratch(4 * max(num_elements(kept), 1))
+    _softmax_into(kb, kb.input(1), p, dt, shape, axis)
+    _row_sum(kb, kb.input(2), sl, dt, shape, axis)
+    scale, dshape = kb.input(0), tuple(dy.shape)
+    if step.attrs["reduction"] == "mean":
+        rows = n // shape[axis] if shape[axis] else num_elements(kept)
+        scale = kb.scratch(4 * max(num_elements(dshape), 1))
+        _map(kb, [(kb.input(0), dshape)], scale, dt, dshape, lambda v: f"{v[0]} / {_f32(float(rows))}")
+    _map(kb, [(p, shape), (sl, kept), (kb.input(2), shape), (scale, dshape)], kb.output(), dt, shape,
+         lambda v: f"(({v[0]} * {v[1]}) - {v[2]}) * {v[3]}")
+
+
+def _f32(x: float) -> str:
+    """An f32 WGSL expression holding exactly ``np.float32(x)``."""
+    bits = int(np.array(x, np.float32).view(np.uint32))
+    return f"bitcast<f32>({bits:#010x}u)"
 
 
 @webgpu_kernel("softmax_cross_entropy")

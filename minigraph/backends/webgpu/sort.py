@@ -1,4 +1,6 @@
-"""Kernels of sort, arg_sort, top_k and top_k_gradient (the arg reductions are in reduction.py).
+"""Kernels of sort, arg_sort, top_k, top_k_axis, bottom_k and their gradients (the arg reductions
+are in reduction.py). top-k / bottom-k along an axis are the first k of the descending /
+ascending order along it, written at ``(outer, j, inner)`` of the result.
 
 One stable order (NaN largest, ties by index), two ways to reach it, both for any row length
 (powers of two or not, 0 and 1 included):
@@ -92,48 +94,57 @@ def _sort(step, kb):
     _rank_dispatch(kb, dt, x.shape, axis, step.attrs["descending"], 0, [("rw", kb.output())], _decl(2, "dst", t), write)
 
 
-@webgpu_kernel("top_k")
+def _k_op(step) -> tuple:
+    """(axis, descending) of a top-k-like op."""
+    x = step.in_types[-1]
+    axis = normalize_axes(step.attrs["axis"], len(x.shape), "axis")[0] if "axis" in step.attrs else len(x.shape) - 1
+    return axis, not step.op.type.startswith("bottom_k")
+
+
+@webgpu_kernel("top_k", "top_k_axis", "bottom_k")
 def _top_k(step, kb):
     x = step.in_types[0]
     dt = x.dtype.name
-    k, axis = int(step.attrs["k"]), len(x.shape) - 1
+    axis, descending = _k_op(step)
+    k = int(step.attrs["k"])
     outs = [("rw", kb.output(0)), ("rw", kb.output(1))]
     if x.shape[axis] > RANK_MAX:
         decls = _decl(3, "values", STORAGE[dt]) + "\n" + _decl(4, "indices", "i32")
-        write = (f"let k = prm(3u);\n  if (i < k) {{ values[row * k + i] = {STORAGE[dt]}(vals[p]); "
-                 "indices[row * k + i] = i32(idx[p]); }")
-        _merge_dispatch(kb, dt, x.shape, axis, True, k, outs, decls, write)
+        write = ("let k = prm(3u);\n  let w = ((row / inner) * k + i) * inner + row % inner;\n"
+                 f"  if (i < k) {{ values[w] = {STORAGE[dt]}(vals[p]); indices[w] = i32(idx[p]); }}")
+        _merge_dispatch(kb, dt, x.shape, axis, descending, k, outs, decls, write)
         return
     decls = _decl(2, "values", STORAGE[dt]) + "\n" + _decl(3, "indices", "i32")
-    write = ("let k = prm(4u);\n  if (rank < k) { values[o * k + rank] = src[e]; "
-             "indices[o * k + rank] = i32(l); }")
-    _rank_dispatch(kb, dt, x.shape, axis, True, k, outs, decls, write)
+    write = ("let k = prm(4u);\n  let w = (o * k + rank) * inner + n;\n"
+             "  if (rank < k) { values[w] = src[e]; indices[w] = i32(l); }")
+    _rank_dispatch(kb, dt, x.shape, axis, descending, k, outs, decls, write)
 
 
-@webgpu_kernel("top_k_gradient")
+@webgpu_kernel("top_k_gradient", "top_k_axis_gradient", "bottom_k_gradient")
 def _top_k_gradient(step, kb):
     """Inputs (incoming_gradient, source): the rank pass runs over the source (binding 1)."""
     dy, x = step.in_types
     dt = x.dtype.name
-    _, L, inner = outer_inner(x.shape, len(x.shape) - 1)
+    axis, descending = _k_op(step)
+    _, L, inner = outer_inner(x.shape, axis)
     n = num_elements(x.shape)
     k = int(step.attrs["k"])
     if L > RANK_MAX:  # zeros, then each of the first k sorted positions sends dy to its element
         zero = render("merge_store", PARAMS=params_decl(4), C=COMPUTE[dt], BINDINGS=_decl(3, "dx", STORAGE[dt]),
                       WRITE=f"dx[p] = {STORAGE[dt]}(0);")
-        vals, idx = _sorted_pairs(kb, kb.input(1), dt, x.shape, len(x.shape) - 1, True)
-        kb.dispatch(zero, [("u", [n, L, 1, k]), ("ro", vals), ("ro", idx), ("rw", kb.output())], -(-n // 256))
+        vals, idx = _sorted_pairs(kb, kb.input(1), dt, x.shape, axis, descending)
+        kb.dispatch(zero, [("u", [n, L, inner, k]), ("ro", vals), ("ro", idx), ("rw", kb.output())], -(-n // 256))
         decls = _decl(3, "dx", STORAGE[dt]) + "\n" + _decl(4, "dy", STORAGE[dt], rw=False)
-        write = "let k = prm(3u);\n  if (i < k) { dx[row * L + idx[p]] = dy[row * k + i]; }"
+        write = ("let k = prm(3u);\n  let o = row / inner;\n  let m = row % inner;\n"
+                 "  if (i < k) { dx[(o * L + idx[p]) * inner + m] = dy[(o * k + i) * inner + m]; }")
         src = render("merge_store", PARAMS=params_decl(4), C=COMPUTE[dt], BINDINGS=decls, WRITE=write)
-        kb.dispatch(src, [("u", [n, L, 1, k]), ("ro", vals), ("ro", idx), ("rw", kb.output()), ("ro", kb.input(0))],
-                    -(-n // 256))
+        kb.dispatch(src, [("u", [n, L, inner, k]), ("ro", vals), ("ro", idx), ("rw", kb.output()),
+                          ("ro", kb.input(0))], -(-n // 256))
         return
-    params = [n, L, inner, 1, k]
+    params = [n, L, inner, int(descending), k]
     decls = _decl(2, "dy", STORAGE[dt], rw=False) + "\n" + _decl(3, "dx", STORAGE[dt])
-    write = ("let k = prm(4u);\n  if (rank < k) { dx[e] = dy[o * k + rank]; } "
+    write = ("let k = prm(4u);\n  if (rank < k) { dx[e] = dy[(o * k + rank) * inner + n]; } "
              f"else {{ dx[e] = {STORAGE[dt]}(0); }}")
     src = render("sort_rank", PARAMS=params_decl(len(params)), T=STORAGE[dt], C=COMPUTE[dt],
                  BINDINGS=decls, ORDER=_order(dt), WRITE=write)
     kb.dispatch(src, [("u", params), ("ro", kb.input(1)), ("ro", kb.input(0)), ("rw", kb.output())], -(-n // 256))
-

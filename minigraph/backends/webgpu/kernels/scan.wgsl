@@ -1,7 +1,8 @@
-// One thread per row of an (outer, L, inner) tensor: a running sum along L, in order (from the
-// end when reversed), written before adding the element when exclusive. A long loop (loops.py):
-// this pass visits j0 <= j < j1 and keeps the running sum in `state` (the compute type) for the
-// next one. params: rows, L, inner, exclusive, reverse, j0, j1
+// One thread per row of an (outer, L, inner) tensor: a running sum, product, maximum or minimum
+// (COMBINE, from IDENTITY) along L, in order (from the end when reversed), written before
+// combining the element when exclusive. A long loop (loops.py): this pass visits j0 <= j < j1 and
+// keeps the running value in `state` (the compute type) for the next one.
+// params: rows, L, inner, exclusive, reverse, j0, j1
 {{PARAMS}}
 @group(0) @binding(1) var<storage, read> src: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{T}}>;
@@ -19,16 +20,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let j0 = prm(5u);
   let j1 = prm(6u);
   let base = (r / inner) * L * inner + r % inner;
-  var acc: {{ACC}} = {{ACC}}(0);
+  var acc: {{ACC}} = {{IDENTITY}};
   if (j0 > 0u) { acc = state[r]; }
   for (var j = j0; j < j1; j = j + 1u) {
     let p = base + select(j, L - 1u - j, reverse) * inner;
     let v = {{ACC}}(src[p]);
     if (exclusive) {
       dst[p] = {{T}}(acc);
-      acc = acc + v;
+      acc = {{COMBINE}};
     } else {
-      acc = acc + v;
+      acc = {{COMBINE}};
       dst[p] = {{T}}(acc);
     }
   }
