@@ -17,7 +17,7 @@ from .coerce import as_ndarray, exact_array, is_array
 from .errors import (AmbiguousNameError, DTypeError, GraphMismatchError, MiniGraphError, NameLookupError, ShapeError,
                      TargetError)
 from .callsite import user_location
-from .ir import OPS, OpDef, Operation, Tensor
+from .ir import OPS, Block, OpDef, Operation, Tensor
 from .limits import MAX_RANK
 from .op_builders import OpBuilders
 from .types import DataType, ShapedType
@@ -337,6 +337,13 @@ class GraphBuilder(OpBuilders):
             if not isinstance(t, Tensor):
                 raise TargetError(f"{label}: inputs must be tensors, got {t!r}")
             self.check_same_graph(t, label)
+        block = self.current_block()
+        if not rebuilding_op(control_dependencies):
+            for t in inputs:
+                self.check_visible(t, label)
+        if block is not None and opdef.type in ("variable", "assign", "placeholder"):
+            raise TargetError(f"{label}: a {opdef.type} op cannot be built inside {block.label} (built at "
+                              f"{block.location}); build it outside the block (a block may read outer tensors)")
         in_types = [ShapedType.__new__(ShapedType) for _ in inputs]
         for st, t in zip(in_types, inputs):
             object.__setattr__(st, "shape", t.shape)
@@ -361,6 +368,9 @@ class GraphBuilder(OpBuilders):
                            location or user_location(), requested_name or name or type,
                            bool(self._stack("gradient")) if from_gradients is None else from_gradients)
             op.outputs = tuple(Tensor(self, op, i, ot.shape, ot.dtype) for i, ot in enumerate(out_types))
+            if block is not None:
+                op.block = block
+                block.ops.append(op)
             self._ops.append(op)
             self._by_name[full] = op
             if user_name:
@@ -375,6 +385,67 @@ class GraphBuilder(OpBuilders):
         if "initial_value" in attrs:
             self.variable_store.set(op, attrs["initial_value"])
         return op
+
+    # ---------------------------------------------------------------- control-flow blocks
+    def current_block(self) -> Optional[Block]:
+        """The control-flow block being built on this thread (innermost), or None (not in MPSGraph)."""
+        blocks = self._stack("blocks")
+        return blocks[-1] if blocks else None
+
+    @contextlib.contextmanager
+    def open_block(self, block: Block) -> Iterator[Block]:
+        """Build ops into ``block`` inside the ``with`` (the thread's innermost block); the open
+        control-dependency blocks do not reach into it (the control-flow op itself gets them)."""
+        blocks, control = self._stack("blocks"), self._stack("control")
+        saved = list(control)
+        blocks.append(block)
+        control.clear()
+        try:
+            yield block
+        finally:
+            blocks.pop()
+            control[:] = saved
+
+    def check_visible(self, t: Tensor, label: str) -> None:
+        """Refuse a tensor built inside a block that the op being built is not in: a block may
+        read the tensors of the blocks around it, but nothing outside a block sees its tensors."""
+        inner = t.operation.block
+        if inner is None or inner.encloses(self.current_block()):
+            return
+        raise TargetError(f"{label}: reads {t.name!r}, a tensor built inside {inner.label} (at "
+                          f"{t.operation.location}); a block's tensors exist only while it runs: return "
+                          "it from the block and use the control-flow op's result")
+
+    def build_block(self, block: Block, arg_types: Sequence[ShapedType], fn: Any, call: Any) -> Block:
+        """Open ``block``, make one ``block_argument`` tensor per type, run ``call(fn, arguments)``
+        (the user's callable) inside it and record what it returns as the results, and the outer
+        tensors its ops read as its captures."""
+        with self.open_block(block):
+            block.arguments = tuple(self.add_op("block_argument", [], {"shape": tuple(ty.shape), "dtype": ty.dtype,
+                                                                        "index": i},
+                                                f"arg{i}").outputs[0]
+                                    for i, ty in enumerate(arg_types))
+            got = call(fn, list(block.arguments))
+            block.results = tuple(self._block_results(block, got))
+        block.captures = tuple(_captures(block))
+        return block
+
+    def _block_results(self, block: Block, got: Any) -> list:
+        if isinstance(got, Tensor):
+            got = [got]
+        if got is None or isinstance(got, (str, bytes)) or not isinstance(got, Sequence):
+            raise TargetError(f"{block.label} (built at {block.location}) returned "
+                              f"{'nothing' if got is None else type(got).__name__}; a block returns a list of tensors")
+        out = []
+        for i, t in enumerate(got):
+            t = self.as_tensor(t, f"{block.label} result {i}") if not isinstance(t, Tensor) else t
+            self.check_same_graph(t, block.label)
+            inner = t.operation.block
+            if inner is not None and inner is not block and not inner.encloses(block):
+                raise TargetError(f"{block.label} (built at {block.location}): result {i} {t.name!r} was built "
+                                  f"inside {inner.label}, which the block does not see")
+            out.append(t)
+        return out
 
     # ---------------------------------------------------------------- variables
     def variable_operation(self, variable: Any, label: str) -> Operation:
@@ -436,6 +507,24 @@ class GraphBuilder(OpBuilders):
         value = np.array(arr, dtype=t.dtype.np_dtype, copy=True)
         value.setflags(write=False)
         self.variable_store.set(op, value)
+
+
+def rebuilding_op(control_dependencies: Any) -> bool:
+    """Whether ``add_op`` rebuilds a saved op (the loader passes its control dependencies)."""
+    return control_dependencies is not None
+
+
+def _captures(block: Block) -> list:
+    """The tensors built outside ``block`` that its ops (or results) read, in first-use order."""
+    seen: dict = {}
+    for op in block.ops:
+        for t in op.inputs:
+            if t.operation.block is not block and id(t) not in seen:
+                seen[id(t)] = t
+    for t in block.results:
+        if t.operation.block is not block and id(t) not in seen:
+            seen[id(t)] = t
+    return list(seen.values())
 
 
 def type_of(e: MiniGraphError) -> type:

@@ -46,8 +46,9 @@ class Executable:
     def __init__(self, graph, feed_types: Mapping[Tensor, ShapedType], target_tensors: Sequence[Tensor],
                  target_operations: Sequence[Operation], backend: str = "numpy",
                  compilation_descriptor: Optional[CompilationDescriptor] = None):
-        level, fusion = compilation_key(compilation_descriptor)
-        self.compilation_descriptor = CompilationDescriptor(level, fusion)  # a copy: later edits change nothing
+        level, fusion, callables = compilation_key(compilation_descriptor)
+        # a copy: later edits change nothing
+        self.compilation_descriptor = CompilationDescriptor(level, fusion, dict(callables))
         self.graph = graph
         self.backend = get_backend(backend)
         self.backend_name = backend
@@ -84,7 +85,8 @@ class Executable:
                               fusible_ops=frozenset(getattr(self.backend, "fusible_ops", frozenset())),
                               epilogue_ops=frozenset(getattr(self.backend, "epilogue_ops", frozenset())),
                               memory_facts=getattr(self.backend, "memory_facts", None) or MemoryFacts(),
-                              optimization_level=desc.optimization_level, fusion=desc.fusion)
+                              optimization_level=desc.optimization_level, fusion=desc.fusion,
+                              callables=desc.callables)
             runner = self.backend.prepare(plan)
         finally:
             if was:

@@ -1,6 +1,6 @@
 """Op declarations, one module per family. Importing this package declares every op."""
 from ..ir import OPS, OpDef
-from . import (attention, convolution, convolution_transpose, cumulative, depthwise, depthwise3d, elementwise, gather, linalg, matmul, memory,  # noqa: F401
+from . import (attention, control_flow, convolution, convolution_transpose, cumulative, depthwise, depthwise3d, elementwise, gather, linalg, matmul, memory,  # noqa: F401
                movement, normalization, optimizer, padding, pooling, random, reduction, resize, rnn, shape, sort)
 from .registry import defop, gradient
 
