@@ -333,17 +333,7 @@ class GraphBuilder(OpBuilders):
             raise NameLookupError(f"{type}: name must be a string or None, got {name!r}")
         label = op_label(type, name or type)
         inputs, attrs = _checked_signature(opdef, inputs, attrs, label)
-        for t in inputs:
-            if not isinstance(t, Tensor):
-                raise TargetError(f"{label}: inputs must be tensors, got {t!r}")
-            self.check_same_graph(t, label)
-        block = self.current_block()
-        if not rebuilding_op(control_dependencies):
-            for t in inputs:
-                self.check_visible(t, label)
-        if block is not None and opdef.type in ("variable", "assign", "placeholder"):
-            raise TargetError(f"{label}: a {opdef.type} op cannot be built inside {block.label} (built at "
-                              f"{block.location}); build it outside the block (a block may read outer tensors)")
+        block = self._check_inputs(opdef, inputs, label, control_dependencies is not None)
         in_types = [ShapedType.__new__(ShapedType) for _ in inputs]
         for st, t in zip(in_types, inputs):
             object.__setattr__(st, "shape", t.shape)
@@ -385,6 +375,21 @@ class GraphBuilder(OpBuilders):
         if "initial_value" in attrs:
             self.variable_store.set(op, attrs["initial_value"])
         return op
+
+    def _check_inputs(self, opdef: OpDef, inputs: Sequence[Tensor], label: str, rebuilding: bool) -> Optional[Block]:
+        """Tensors of this graph that the op may see; the block it is built in (None: the graph)."""
+        for t in inputs:
+            if not isinstance(t, Tensor):
+                raise TargetError(f"{label}: inputs must be tensors, got {t!r}")
+            self.check_same_graph(t, label)
+        block = self.current_block()
+        if not rebuilding:
+            for t in inputs:
+                self.check_visible(t, label)
+        if block is not None and opdef.type in ("variable", "assign", "placeholder"):
+            raise TargetError(f"{label}: a {opdef.type} op cannot be built inside {block.label} (built at "
+                              f"{block.location}); build it outside the block (a block may read outer tensors)")
+        return block
 
     # ---------------------------------------------------------------- control-flow blocks
     def current_block(self) -> Optional[Block]:
@@ -507,11 +512,6 @@ class GraphBuilder(OpBuilders):
         value = np.array(arr, dtype=t.dtype.np_dtype, copy=True)
         value.setflags(write=False)
         self.variable_store.set(op, value)
-
-
-def rebuilding_op(control_dependencies: Any) -> bool:
-    """Whether ``add_op`` rebuilds a saved op (the loader passes its control dependencies)."""
-    return control_dependencies is not None
 
 
 def _captures(block: Block) -> list:

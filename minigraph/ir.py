@@ -59,6 +59,9 @@ class OpDef:
     hidden_attrs: tuple = ()  # attribute names not shown (arrays such as a constant's value)
     since: tuple = ("11.0", "14.0")  # (macOS, iOS)
     control_flow: bool = False  # runs the blocks in its ``blocks`` attribute (ops/control_flow.py)
+    # (op, in_types, planner) -> (out types, Step.blocks): how the compiler specialises an op that
+    # runs blocks or another executable (planner.subplan(block, arg_types), planner.callables)
+    plan_rule: Optional[Callable] = None
 
     @property
     def attr_names(self) -> tuple:

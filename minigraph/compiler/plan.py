@@ -475,17 +475,19 @@ def _specialise(graph, dg: nx.DiGraph, order: list, feed_types: dict, opts: Opti
 
 
 def _specialised_step(op: Operation, slot_of: dict, types: dict, opts: Options) -> Step:
-    """The step of a non-placeholder op: its types inferred again (a control-flow op's from its
-    blocks' sub-plans, a call's from its callee)."""
+    """The step of a non-placeholder op: its types inferred again (an op with a ``plan_rule``, a
+    control-flow op or a call, by that rule, with its blocks' sub-plans or its callee)."""
     in_types = tuple(types[slot_of[id(t)]] for t in op.inputs)
     blocks: tuple = ()
-    if op.opdef.control_flow:
-        out_types, blocks = _control_flow(op, in_types, opts)
-    elif op.type == "call":
-        out_types, blocks = _callee(op, in_types, opts)
+    if op.opdef.plan_rule is not None:
+        try:
+            out, blocks = op.opdef.plan_rule(op, in_types, _Planner(opts))
+        except MiniGraphError as e:
+            raise type(e)(f"{_label(op)}: {e}") from None
+        out_types = tuple(out)
     else:
         out_types = _infer(op, in_types)
-    return _step(op, slot_of, types, out_types, blocks)
+    return _step(op, slot_of, types, out_types, tuple(blocks))
 
 
 def _step(op: Operation, slot_of: dict, types: dict, out_types: tuple, blocks: tuple) -> Step:
@@ -502,48 +504,18 @@ def _step(op: Operation, slot_of: dict, types: dict, out_types: tuple, blocks: t
 
 
 # ------------------------------------------------------------------------------- control flow
-def _control_flow(op: Operation, in_types: tuple, opts: Options) -> tuple:
-    """(output types, SubPlan per block) of a control-flow step: each block compiled with the
-    concrete types of its arguments and captures; what its results must be checked."""
-    position = {id(t): i for i, t in enumerate(op.inputs)}
-    blocks = op.blocks
+class _Planner:
+    """What an op's ``plan_rule`` may ask of the compiler: a block's sub-plan for given argument
+    types (its captures typed from the op's inputs), and the descriptor's ``callables``."""
 
-    def sub(block, arg_types):
-        return _subplan(block, list(arg_types), [in_types[position[id(c)]] for c in block.captures],
-                        tuple(position[id(c)] for c in block.captures), opts)
-    if op.type == "if_then_else":
-        subs = tuple(sub(b, []) for b in blocks)
-        out = subs[0].result_types
-        if len(subs) > 1:
-            _same_types(op, subs[1], out, "the then block's results")
-        return tuple(out), subs
-    if op.type == "while_loop":
-        n = int(op.attrs["num_inputs"])
-        before = sub(blocks[0], in_types[:n])
-        res = before.result_types
-        _rank0(op, before, res[0])
-        after = sub(blocks[1], res[1:])
-        _same_types(op, after, list(in_types[:n]), "the initial inputs")
-        return tuple(res[1:]), (before, after)
-    nb = 1 if op.attrs["form"] == "count" else 3
-    args = list(in_types[nb:nb + int(op.attrs["num_arguments"])])
-    body = sub(blocks[0], [in_types[0]] + args)
-    _same_types(op, body, args, "the initial body arguments")
-    return tuple(args), (body,)
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
+        self.callables = dict(opts.callables or {})
 
-
-def _same_types(op: Operation, sp: "SubPlan", want: list, what: str) -> None:
-    got = sp.result_types
-    if [(t.shape, t.dtype) for t in got] != [(t.shape, t.dtype) for t in want]:
-        raise PlanError(f"{_label(op)}: {sp.block.label} computes {[str(t) for t in got]} with these feeds, "
-                        f"but {what} are {[str(t) for t in want]}; a block's types must not change from "
-                        "iteration to iteration or between branches")
-
-
-def _rank0(op: Operation, sp: "SubPlan", ty: ShapedType) -> None:
-    if tuple(ty.shape) != ():
-        raise PlanError(f"{_label(op)}: the predicate of {sp.block.label} has shape {list(ty.shape)} with these "
-                        "feeds; it must be rank 0")
+    def subplan(self, op: Operation, in_types: tuple, block, arg_types: Sequence) -> "SubPlan":
+        position = {id(t): i for i, t in enumerate(op.inputs)}
+        caps = tuple(position[id(c)] for c in block.captures)
+        return _subplan(block, list(arg_types), [in_types[p] for p in caps], caps, self.opts)
 
 
 def _block_order(block) -> list:
@@ -582,36 +554,6 @@ def _subplan(block, arg_types: list, capture_types: list, capture_positions: tup
                 tuple(names), folded, alias, inputs)
     plan.check()
     return SubPlan(block, plan, capture_positions)
-
-
-def _callee(op: Operation, in_types: tuple, opts: Options) -> tuple:
-    """(output types, (executable,)) of a ``call`` step, its callable checked against the op."""
-    sym = op.attrs["symbol_name"]
-    exe = (opts.callables or {}).get(sym)
-    if exe is None:
-        have = sorted(opts.callables or {})
-        raise PlanError(f"{_label(op)}: no executable for symbol {sym!r} in the compilation descriptor's callables "
-                        f"({have or 'none given'}); compile with mg.CompilationDescriptor(callables={{{sym!r}: exe}})")
-    feeds = [ShapedType(tuple(ty.shape), ty.dtype) for ty in _callee_feed_types(exe)]
-    if [(t.shape, t.dtype) for t in feeds] != [(tuple(t.shape), t.dtype) for t in in_types]:
-        raise PlanError(f"{_label(op)}: the executable for symbol {sym!r} takes {[str(t) for t in feeds]}, but the "
-                        f"op passes {[str(t) for t in in_types]}")
-    outs = [ShapedType(tuple(s), d) for s, d in op.attrs["output_types"]]
-    got = _callee_result_types(exe)
-    if [(t.shape, t.dtype) for t in got] != [(t.shape, t.dtype) for t in outs]:
-        raise PlanError(f"{_label(op)}: the executable for symbol {sym!r} returns {[str(t) for t in got]}, but the "
-                        f"op declares output_types {[str(t) for t in outs]}")
-    return tuple(outs), (exe,)
-
-
-def _callee_feed_types(exe) -> list:
-    return [exe.feed_types[t] for t in exe.feed_tensors]
-
-
-def _callee_result_types(exe) -> list:
-    if exe.plan is not None:
-        return [exe.plan.types[s] for _, s in exe.plan.targets]
-    return [ShapedType(t.shape, t.dtype) for t in exe.target_tensors]
 
 
 def _feed_type(graph, dg: nx.DiGraph, op: Operation, fed: dict) -> ShapedType:

@@ -18,10 +18,12 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 from ..callsite import user_location
-from ..errors import DTypeError, NotDifferentiableError, ShapeError, TargetError
+from ..errors import DTypeError, NotDifferentiableError, PlanError, ShapeError, TargetError
 from ..ir import Block, Operation, Tensor
 from ..types import ShapedType, as_dtype, int32
 from .registry import defop, gradient
+
+TensorLike = Any  # a tensor, or a value that becomes a constant (op_builders.TensorLike)
 
 IF_URL = "https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/if(_:then:else:name:)"
 WHILE_URL = ("https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/"
@@ -133,10 +135,67 @@ def _call0(fn: Callable, args: list) -> Any:
     return fn()
 
 
+# ------------------------------------------------------------------------------ plan rules
+def _same_types(sp: Any, want: Sequence[ShapedType], what: str) -> None:
+    got = sp.result_types
+    if [(tuple(t.shape), t.dtype) for t in got] != [(tuple(t.shape), t.dtype) for t in want]:
+        raise PlanError(f"{sp.block.label} computes {[str(t) for t in got]} with these feeds, but {what} are "
+                        f"{[str(t) for t in want]}; a block's types must not change between iterations or branches")
+
+
+def _plan_if(op: Operation, in_types: tuple, planner: Any) -> tuple:
+    subs = tuple(planner.subplan(op, in_types, b, []) for b in op.blocks)
+    out = subs[0].result_types
+    if len(subs) > 1:
+        _same_types(subs[1], out, "the then block's results")
+    return out, subs
+
+
+def _plan_while(op: Operation, in_types: tuple, planner: Any) -> tuple:
+    n = int(op.attrs["num_inputs"])
+    before = planner.subplan(op, in_types, op.blocks[0], in_types[:n])
+    res = before.result_types
+    if tuple(res[0].shape) != ():
+        raise PlanError(f"the predicate of {before.block.label} has shape {list(res[0].shape)} with these feeds; "
+                        "it must be rank 0")
+    after = planner.subplan(op, in_types, op.blocks[1], res[1:])
+    _same_types(after, list(in_types[:n]), "the initial inputs")
+    return res[1:], (before, after)
+
+
+def _plan_for(op: Operation, in_types: tuple, planner: Any) -> tuple:
+    nb = 1 if op.attrs["form"] == "count" else 3
+    args = list(in_types[nb:nb + int(op.attrs["num_arguments"])])
+    body = planner.subplan(op, in_types, op.blocks[0], [ShapedType((), int32)] + args)
+    _same_types(body, args, "the initial body arguments")
+    return args, (body,)
+
+
+def _plan_call(op: Operation, in_types: tuple, planner: Any) -> tuple:
+    """The callee from the compilation descriptor's ``callables``, checked against the op."""
+    sym = op.attrs["symbol_name"]
+    exe = planner.callables.get(sym)
+    if exe is None:
+        raise PlanError(f"no executable for symbol {sym!r} in the compilation descriptor's callables "
+                        f"({sorted(planner.callables) or 'none given'}); compile with "
+                        f"mg.CompilationDescriptor(callables={{{sym!r}: executable}})")
+    feeds = [exe.feed_types[t] for t in exe.feed_tensors]
+    if [(tuple(t.shape), t.dtype) for t in feeds] != [(tuple(t.shape), t.dtype) for t in in_types]:
+        raise PlanError(f"the executable for symbol {sym!r} takes {[str(t) for t in feeds]}, but the op passes "
+                        f"{[str(t) for t in in_types]}")
+    outs = [ShapedType(tuple(s), d) for s, d in op.attrs["output_types"]]
+    got = [exe.plan.types[s] for _, s in exe.plan.targets] if exe.plan is not None else \
+        [ShapedType(t.shape, t.dtype) for t in exe.target_tensors]
+    if [(tuple(t.shape), t.dtype) for t in got] != [(t.shape, t.dtype) for t in outs]:
+        raise PlanError(f"the executable for symbol {sym!r} returns {[str(t) for t in got]}, but the op declares "
+                        f"output_types {[str(t) for t in outs]}")
+    return outs, (exe,)
+
+
 # ------------------------------------------------------------------------------ if
 @defop("if_then_else", swift="if(_:then:else:name:)", objc="ifWithPredicateTensor:thenBlock:elseBlock:name:",
        inputs=("tensors",), infer=_infer_if, family="control_flow", hidden_attrs=("blocks",),
-       since=("12.0", "15.0"), control_flow=True)
+       since=("12.0", "15.0"), control_flow=True, plan_rule=_plan_if)
 def if_then_else(g, predicate: "TensorLike", then_block: "Callable[[], Sequence[TensorLike]]",
                  else_block: "Optional[Callable[[], Sequence[TensorLike]]]" = None,
                  name: Optional[str] = None) -> "list":
@@ -179,7 +238,8 @@ def if_then_else(g, predicate: "TensorLike", then_block: "Callable[[], Sequence[
 # ------------------------------------------------------------------------------ while
 @defop("while_loop", swift="while(initialInputs:before:after:name:)", objc="whileWithInitialInputs:before:after:name:",
        inputs=("tensors",), infer=_infer_while, family="control_flow", attrs=("num_inputs",),
-       hidden_attrs=("blocks",), differentiable=False, since=("12.0", "15.0"), control_flow=True)
+       hidden_attrs=("blocks",), differentiable=False, since=("12.0", "15.0"), control_flow=True,
+       plan_rule=_plan_while)
 def while_loop(g, initial_inputs: "Sequence[TensorLike]",
                before: "Callable[[list[Tensor], list[Tensor]], TensorLike]",
                after: "Callable[[list[Tensor]], Sequence[TensorLike]]", name: Optional[str] = None) -> "list":
@@ -233,7 +293,7 @@ def _listed(values: Any, what: str, label: str) -> list:
 @defop("for_loop", swift="for(numberOfIterations:initialBodyArguments:body:name:)",
        objc="forLoopWithNumberOfIterations:initialBodyArguments:body:name:", inputs=("tensors",), infer=_infer_for,
        family="control_flow", attrs=("form", "num_arguments"), hidden_attrs=("blocks",), since=("12.0", "15.0"),
-       control_flow=True)
+       control_flow=True, plan_rule=_plan_for)
 def for_loop(g, number_of_iterations: "Optional[TensorLike]", initial_body_arguments: "Sequence[TensorLike]",
              body: "Callable[[Tensor, list[Tensor]], Sequence[TensorLike]]", name: Optional[str] = None, *,
              lower_bound: "Optional[TensorLike]" = None, upper_bound: "Optional[TensorLike]" = None,
@@ -295,7 +355,7 @@ def _bounds(g, count: Any, lower: Any, upper: Any, step: Any, label: str) -> lis
 # ------------------------------------------------------------------------------ call
 @defop("call", swift="call(symbolName:inputTensors:outputTypes:name:)", objc="callSymbolName:inputTensors:outputTypes:name:",
        inputs=("tensors",), infer=_infer_call, family="control_flow", attrs=("symbol_name", "output_types"),
-       differentiable=False, since=("15.0", "18.0"))
+       differentiable=False, since=("15.0", "18.0"), plan_rule=_plan_call)
 def call(g, symbol_name: str, input_tensors: "Sequence[TensorLike]", output_types: "Sequence[Any]",
          name: Optional[str] = None) -> "list":
     """Run another executable (MPSGraph ``call(symbolName:inputTensors:outputTypes:name:)``),

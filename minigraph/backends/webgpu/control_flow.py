@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import ExecutionError
 from ...types import ShapedType, int32
-from .buffers import Ref, device_nbytes, to_device
+from .buffers import Ref, _Buf, device_nbytes, to_device
 from .kernel_builder import Recorded, check_dtypes
 from .registry import webgpu_kernel
 from .runner import _MEMORY_ACTIONS, Runner
@@ -81,7 +81,8 @@ def _carry(results: list, targets: list, held: _Held, label: str) -> list:
     """``[(src, dst)]`` copies that put ``results[j]`` into ``targets[j]`` for every j, through
     temporaries where a result is another target's buffer (a body that swaps its arguments)."""
     tbufs = {id(t.buf) for t in targets}
-    staged, direct = [], []
+    staged: list = []
+    direct: list = []
     for r, t in zip(results, targets):
         if r.buf is t.buf:
             continue  # carried unchanged
@@ -119,7 +120,7 @@ class _ForLoop(HostAction):
         data = to_device(indices if indices.size else np.zeros(1, np.int32), "int32")
         buf = kb.ctx.device.create_buffer_with_data(data=data, usage=_usage())
         kb.keep_alive(buf)
-        return Ref(_Raw(buf), data.nbytes)
+        return Ref(_Buf(buf, data.nbytes, pooled=False), data.nbytes)
 
     def _run_indices(self, stream: Stream) -> tuple:
         vals = [int(stream.read(r, (), "int32")) for r in self.bounds]
@@ -130,7 +131,7 @@ class _ForLoop(HostAction):
         idx = np.arange(lo, hi, step, dtype=np.int32)
         data = to_device(idx if idx.size else np.zeros(1, np.int32), "int32")
         buf = stream.device.create_buffer_with_data(data=data, usage=_usage())
-        return idx, Ref(_Raw(buf), data.nbytes)
+        return idx, Ref(_Buf(buf, data.nbytes, pooled=False), data.nbytes)
 
     def run(self, stream: Stream) -> None:
         idx, buf = (self.indices, self.index_buf) if self.indices is not None else self._run_indices(stream)
@@ -142,13 +143,6 @@ class _ForLoop(HostAction):
         _copy_all(stream, self.out)
 
 
-class _Raw:
-    """A buffer of a host action's own (not pooled) where a ``Ref`` is expected."""
-
-    def __init__(self, buffer) -> None:
-        self.buffer, self.refs, self.pooled = buffer, 1, False
-
-
 def _usage() -> Any:
     import wgpu
 
@@ -157,10 +151,11 @@ def _usage() -> Any:
 
 def _constant_indices(st, runner: Runner) -> Optional[np.ndarray]:
     nb = 1 if st.op.attrs["form"] == "count" else 3
-    vals = [_known(runner, st.inputs[i]) for i in range(nb)]
-    if any(v is None for v in vals):
+    known = [_known(runner, st.inputs[i]) for i in range(nb)]
+    vals = [int(v) for v in known if v is not None]
+    if len(vals) != nb:
         return None
-    lo, hi, step = (0, int(vals[0]), 1) if nb == 1 else (int(v) for v in vals)
+    lo, hi, step = (0, vals[0], 1) if nb == 1 else vals
     if step <= 0:
         return None  # the run reports it
     return np.arange(lo, hi, step, dtype=np.int32)
