@@ -432,7 +432,7 @@ class GraphBuilder(OpBuilders):
                                     for i, ty in enumerate(arg_types))
             got = call(fn, list(block.arguments))
             block.results = tuple(self._block_results(block, got))
-        block.captures = tuple(_captures(block))
+        block.captures = tuple(block_captures(block))
         return block
 
     def _block_results(self, block: Block, got: Any) -> list:
@@ -514,7 +514,7 @@ class GraphBuilder(OpBuilders):
         self.variable_store.set(op, value)
 
 
-def _captures(block: Block) -> list:
+def block_captures(block: Block) -> list:
     """The tensors built outside ``block`` that its ops (or results) read, in first-use order."""
     seen: dict = {}
     for op in block.ops:

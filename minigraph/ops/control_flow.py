@@ -68,9 +68,9 @@ def _infer_call(in_types: list, attrs: dict) -> list:
     return [ShapedType(tuple(s), d) for s, d in attrs["output_types"]]
 
 
-@defop("block_argument", swift="(a block's argument)", objc="(a block's argument)", inputs=(), infer=_infer_argument,
+@defop("block_argument", swift="blockArgument(index:)", objc="blockArgument:", inputs=(), infer=_infer_argument,
        family="control_flow", kind="memory", differentiable=False, attrs=("shape", "dtype", "index"),
-       internal=True, since=("12.0", "15.0"))
+       internal=True)
 def block_argument(g, shape, dtype, index: int = 0, name: Optional[str] = None):
     """An argument of a control-flow block (the tensors MPSGraph passes to a loop's closures):
     placeholder-like, typed, built by the control-flow builders inside the block."""
