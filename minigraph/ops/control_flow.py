@@ -20,7 +20,8 @@ from typing import Any, Callable, Optional, Sequence
 from ..callsite import user_location
 from ..errors import DTypeError, NotDifferentiableError, PlanError, ShapeError, TargetError
 from ..ir import Block, Operation, Tensor
-from ..types import ShapedType, as_dtype, int32
+from ..types import ShapedType, as_dtype, int32, is_static
+from ._dynamic import zeros_like
 from .registry import defop, gradient
 
 TensorLike = Any  # a tensor, or a value that becomes a constant (op_builders.TensorLike)
@@ -440,12 +441,16 @@ def _vjp(g, outs: Sequence[Tensor], cots: Sequence[Optional[Tensor]], wrt: Seque
     if not wrt:
         return []
     if not terms:
-        return [g.constant(0.0, dtype=t.dtype, shape=t.shape) for t in wrt]
+        return [_zeros(g, t) for t in wrt]
     loss = terms[0]
     for t in terms[1:]:
         loss = g.addition(loss, t)
     grads = g.gradients(loss, list(wrt), name="vjp")
     return [grads[t] for t in wrt]
+
+
+def _zeros(g, t: Tensor) -> Tensor:
+    return g.constant(0.0, dtype=t.dtype, shape=t.shape) if is_static(t.shape) else zeros_like(g, t)
 
 
 def _dys(op: Operation, dy: Any) -> list:
@@ -469,7 +474,7 @@ def _if_gradient(g, op, dy, wanted):
     if len(blocks) > 1:
         got = g.if_then_else(op.inputs[0], branch(blocks[0]), branch(blocks[1]), name="gradient")
     else:  # no results, so no gradient: zeros
-        got = [g.constant(0.0, dtype=t.dtype, shape=t.shape) for t in caps]
+        got = [_zeros(g, t) for t in caps]
     by_id = {id(t): d for t, d in zip(caps, got)}
     return [None] + [by_id.get(id(t)) if w else None for t, w in zip(op.inputs[1:], wanted[1:])]
 
@@ -495,11 +500,10 @@ def _for_gradient(g, op, dy, wanted):
     caps = list(op.inputs[nb + na:])
     (body,) = op.blocks
     dys = _dys(op, dy)
-    cot0 = [d if d is not None else g.constant(0.0, dtype=t.dtype, shape=t.shape) if t.dtype.is_floating else None
-            for d, t in zip(dys, inits)]
+    cot0 = [d if d is not None else _zeros(g, t) if t.dtype.is_floating else None for d, t in zip(dys, inits)]
     fl = [i for i, t in enumerate(inits) if t.dtype.is_floating]
     wc = [c for c, w in zip(caps, wanted[nb + na:]) if w and c.dtype.is_floating]
-    start = [cot0[i] for i in fl] + [g.constant(0.0, dtype=c.dtype, shape=c.shape) for c in wc]
+    start = [cot0[i] for i in fl] + [_zeros(g, c) for c in wc]
 
     def back(j, carried):
         k = g.subtraction(g.constant(n - 1, dtype=int32), j)
