@@ -90,7 +90,7 @@ APPLE_DOCS = "https://developer.apple.com/documentation/metalperformanceshadersg
 
 # Ops whose Swift name is what they export to, not an MPSGraph op of their own
 NO_COUNTERPART = {"stop_gradient": "no MPSGraph counterpart; `g.to_swift()` writes an identity",
-                  "block_argument": "no MPSGraph op of its own: a parameter of the block's Swift closure"}
+                  "block_argument": "no MPSGraph counterpart; `g.to_swift()` writes a parameter of the block's closure"}
 
 
 def _apple_link(opdef) -> str:
