@@ -405,7 +405,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``(a block's argument)``).
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``blockArgument(index:)``).
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
