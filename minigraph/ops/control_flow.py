@@ -140,8 +140,8 @@ def _call0(fn: Callable, args: list) -> Any:
 def _same_types(sp: Any, want: Sequence[ShapedType], what: str) -> None:
     got = sp.result_types
     if [(tuple(t.shape), t.dtype) for t in got] != [(tuple(t.shape), t.dtype) for t in want]:
-        raise PlanError(f"{sp.block.label} computes {[str(t) for t in got]} with these feeds, but {what} are "
-                        f"{[str(t) for t in want]}; a block's types must not change between iterations or branches")
+        raise PlanError(f"{sp.block.label} computes {[_fmt(t) for t in got]} with these feeds, but {what} are "
+                        f"{[_fmt(t) for t in want]}; a block's types must not change between iterations or branches")
 
 
 def _plan_if(op: Operation, in_types: tuple, planner: Any) -> tuple:
@@ -182,14 +182,14 @@ def _plan_call(op: Operation, in_types: tuple, planner: Any) -> tuple:
                         f"mg.CompilationDescriptor(callables={{{sym!r}: executable}})")
     feeds = [exe.feed_types[t] for t in exe.feed_tensors]
     if [(tuple(t.shape), t.dtype) for t in feeds] != [(tuple(t.shape), t.dtype) for t in in_types]:
-        raise PlanError(f"the executable for symbol {sym!r} takes {[str(t) for t in feeds]}, but the op passes "
-                        f"{[str(t) for t in in_types]}")
+        raise PlanError(f"the executable for symbol {sym!r} takes {[_fmt(t) for t in feeds]}, but the op passes "
+                        f"{[_fmt(t) for t in in_types]}")
     outs = [ShapedType(tuple(s), d) for s, d in op.attrs["output_types"]]
     got = [exe.plan.types[s] for _, s in exe.plan.targets] if exe.plan is not None else \
         [ShapedType(t.shape, t.dtype) for t in exe.target_tensors]
     if [(tuple(t.shape), t.dtype) for t in got] != [(t.shape, t.dtype) for t in outs]:
-        raise PlanError(f"the executable for symbol {sym!r} returns {[str(t) for t in got]}, but the op declares "
-                        f"output_types {[str(t) for t in outs]}")
+        raise PlanError(f"the executable for symbol {sym!r} returns {[_fmt(t) for t in got]}, but the op declares "
+                        f"output_types {[_fmt(t) for t in outs]}")
     return outs, (exe,)
 
 
@@ -436,7 +436,9 @@ def leading_inputs(op: Operation) -> int:
 # ------------------------------------------------------------------------------ gradients
 def _vjp(g, outs: Sequence[Tensor], cots: Sequence[Optional[Tensor]], wrt: Sequence[Tensor]) -> list:
     """The vector-Jacobian product of ``outs`` with ``cots`` toward ``wrt`` (zeros where no path)."""
-    terms = [g.reduction_sum(g.multiplication(o, c), axes=None) for o, c in zip(outs, cots)
+    # the cotangents are constants here: a path through them (they may be computed from the
+    # forward op's own results) is not part of this product
+    terms = [g.reduction_sum(g.multiplication(o, g.stop_gradient(c)), axes=None) for o, c in zip(outs, cots)
              if c is not None and o.dtype.is_floating]
     if not wrt:
         return []
