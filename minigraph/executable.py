@@ -166,6 +166,10 @@ class Executable:
                 raise TargetError(f"Executable.profile: {what} must be an int >= {least}, got {n!r}")
         plan, runner, feed_values = self._feed_values(inputs if feeds is None else feeds)
         clocks = tuple(getattr(runner, "profile_clocks", ()))
+        if hasattr(runner, "profile") and not clocks:
+            raise BackendUnavailableError(f"backend {self.backend_name!r} cannot profile this plan: it has no fixed "
+                                          "dispatches to time (a loop or branch decides on the host as it runs); "
+                                          "profile it with backend='numpy'")
         if not hasattr(runner, "profile") or not clocks:
             raise BackendUnavailableError(f"backend {self.backend_name!r} cannot profile: its runner has no "
                                           "profile(feed_values, variables, clock) method (docs/performance.md)")

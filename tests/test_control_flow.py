@@ -492,3 +492,15 @@ def test_listings_show_the_blocks():
     assert "runs the before block of while_loop op 'count_up'" in text
     assert "loop/body/sin" in text
     assert "cluster" in g.to_dot() and "block_argument" in g.to_dot()
+
+
+def test_profiling_a_plan_with_control_flow(webgpu):
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    (y,) = g.for_loop(2, [x], lambda i, a: [a[0] + 1.0])
+    feeds = {x: np.zeros(3, F32)}
+    prof = g.compile({x: mg.ShapedType([3], mg.float32)}, [y]).profile(feeds, repeats=1)
+    assert any(r.type == "for_loop" for r in prof.records)
+    exe = g.compile({x: mg.ShapedType([3], mg.float32)}, [y], backend="webgpu")
+    with pytest.raises(mg.BackendUnavailableError, match="no fixed dispatches"):
+        exe.profile(feeds, repeats=1)
