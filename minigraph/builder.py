@@ -411,6 +411,18 @@ class GraphBuilder(OpBuilders):
             blocks.pop()
             control[:] = saved
 
+    def scoped_name(self, name: str) -> str:
+        """``name`` under the open name scopes (``block1/conv``), as an op built now asks for it."""
+        return self._scoped(name)
+
+    def reserve_name(self, type: str, name: Optional[str]) -> tuple:
+        """(the unique name an op about to be built will get, that name relative to the open name
+        scopes): a control-flow op's blocks are built before it, their ops named under it."""
+        with self._build_lock:
+            full = self._unique_name(self._scoped(name or type))
+        prefix = "/".join(self._stack("names"))
+        return full, full[len(prefix) + 1:] if prefix else full
+
     def check_visible(self, t: Tensor, label: str) -> None:
         """Refuse a tensor built inside a block that the op being built is not in: a block may
         read the tensors of the blocks around it, but nothing outside a block sees its tensors."""

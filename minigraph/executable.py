@@ -13,7 +13,7 @@ import numpy as np
 from . import recording
 from .backends import get_backend
 from .coerce import KNOWN_DTYPES, cast_hint, coerce_feed
-from .compiler.plan import build_plan, check_feed_type
+from .compiler.plan import build_plan, check_feed_type, every_step
 from .descriptors import CompilationDescriptor, compilation_key
 from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, FeedError, MiniGraphError,
                      MissingFeedError, TargetError)
@@ -185,7 +185,7 @@ class Executable:
     def _has_random(self, plan) -> bool:
         got = self._random_plans.get(id(plan))
         if got is None or got[0] is not plan:
-            got = self._random_plans[id(plan)] = (plan, any(st.op.opdef.family == "random" for st in plan.steps))
+            got = self._random_plans[id(plan)] = (plan, any(st.op.opdef.family == "random" for st in every_step(plan)))
         return got[1]
 
     @property

@@ -230,7 +230,7 @@ def to_json_dict(g) -> tuple:
     enc = _Encoder()
     ops = []
     block_key = {id(b): f"{op.name}#{i}" for op in g.operations for i, b in enumerate(op.blocks)}
-    for op in g.operations:
+    for op in _saved_ops(g, block_key):
         where = f"{op.type} op {op.name!r}"
         _check_saved_names(op, g.user_name_of(op), where)
         ops.append({
@@ -256,6 +256,20 @@ def to_json_dict(g) -> tuple:
     doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
            "ops": ops, "variables": variables}
     return doc, {k: a for k, (_, a) in enc.arrays.items()}
+
+
+def _saved_ops(g: Any, block_key: dict) -> list:
+    """The graph's ops but those left in a block whose control-flow op was never built (its
+    builder raised): nothing else can read them."""
+    owner = {id(b): op for op in g.operations for b in op.blocks}
+
+    def kept(op) -> bool:
+        while op.block is not None:
+            if id(op.block) not in block_key:
+                return False
+            op = owner[id(op.block)]
+        return True
+    return [op for op in g.operations if kept(op)]
 
 
 def _block_entry(b: Block) -> dict:

@@ -504,3 +504,29 @@ def test_profiling_a_plan_with_control_flow(webgpu):
     exe = g.compile({x: mg.ShapedType([3], mg.float32)}, [y], backend="webgpu")
     with pytest.raises(mg.BackendUnavailableError, match="no fixed dispatches"):
         exe.profile(feeds, repeats=1)
+
+
+def test_a_graph_saves_after_a_control_flow_op_failed_to_build(tmp_path):
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    with pytest.raises(mg.ShapeError):
+        g.for_loop(2, [x], lambda i, a: [g.reduction_sum(g.sin(a[0]), axes=None)], name="bad")
+    (y,) = g.for_loop(2, [x], lambda i, a: [g.sin(a[0])], name="good")
+    with g.name_scope("outer"):
+        (z,) = g.if_then_else(g.constant(True), lambda: [y], lambda: [x], name="pick")
+    assert g.operation("outer/pick").name == "outer/pick" and g.operation("good").name == "good"
+    h = mg.load(g.save(str(tmp_path / "g")))
+    assert "bad/body/sin" not in [o.name for o in h.operations]
+    xv = np.array([0.1, 0.2, 0.3], F32)
+    np.testing.assert_allclose(h.run({h.tensor("x"): xv}, [h.tensor("outer/pick")])[h.tensor("outer/pick")],
+                               np.sin(np.sin(xv)), rtol=1e-6)
+
+
+def test_random_ops_inside_a_block_draw_per_run():
+    g = mg.Graph()
+    g.random_seed = 7
+    (y,) = g.for_loop(2, [g.constant(np.zeros(4, F32))],
+                      lambda i, a: [a[0] + g.random_uniform_tensor([4], seed=None)], name="noise")
+    exe = g.compile({}, [y])
+    first, second = exe.run()[0], exe.run()[0]
+    assert first.shape == (4,) and not np.array_equal(first, second)

@@ -83,9 +83,7 @@ def block_argument(g, shape, dtype, index: int = 0, name: Optional[str] = None):
 def _reserve(g, type_: str, name: Optional[str]) -> tuple:
     """(the op's unique name, the scope its blocks' ops are named under): the blocks are built
     before the op, so their ops are named ``<op>/<block>/...`` with the name the op will get."""
-    full = g._unique_name(g._scoped(name or type_))
-    prefix = "/".join(g._stack("names"))
-    return full, full[len(prefix) + 1:] if prefix else full
+    return g.reserve_name(type_, name)
 
 
 def _block(g, rel: str, full: str, type_: str, which: str, arg_types: Sequence[ShapedType], fn: Any,
@@ -109,9 +107,14 @@ def _captures(blocks: Sequence[Block]) -> list:
 def _finish(g, type_: str, rel: str, leading: list, blocks: Sequence[Block], attrs: dict, name: Optional[str]) -> list:
     """Add the control-flow op: its leading inputs, then its blocks' captures."""
     attrs = {**attrs, "blocks": tuple(blocks)}
-    user = g._scoped(name) if name is not None else None
-    op = g.add_op(type_, leading + _captures(blocks), attrs, rel, requested_name=name or type_, user_name=user)
+    op = g.add_op(type_, leading + _captures(blocks), attrs, rel, requested_name=name or type_,
+                  user_name=_user_name(g, name))
     return list(op.outputs)
+
+
+def _user_name(g, name: Optional[str]) -> Optional[str]:
+    """The scoped name the user asked for (``g.operation(name)`` finds the op by it)."""
+    return None if name is None else g.scoped_name(name)
 
 
 def _scalar(g, value: Any, what: str, label: str, dtype=None) -> Tensor:
