@@ -530,3 +530,33 @@ def test_random_ops_inside_a_block_draw_per_run():
     exe = g.compile({}, [y])
     first, second = exe.run()[0], exe.run()[0]
     assert first.shape == (4,) and not np.array_equal(first, second)
+
+
+def _nested(g, x, w):
+    def outer(i, a):
+        (inner,) = g.for_loop(2, [a[0]], lambda j, b: [g.sin(b[0] * w) + g.cast(j, mg.float64) * 0.1], name="inner")
+        (p,) = g.if_then_else(g.equal(g.floor_modulo(i, 2), 0), lambda: [inner * w], lambda: [g.tanh(inner)])
+        return [p]
+    return g.for_loop(3, [x], outer, name="outer")[0]
+
+
+def _dependent_captures(g, x, w):
+    """Captures computed from each other (``s`` from ``w``): each gets its partial derivative once."""
+    s = g.sin(x * w)
+    (a,) = g.if_then_else(g.constant(True), lambda: [s * w], lambda: [s])
+    return g.for_loop(2, [a], lambda i, v: [v[0] * s + w])[0]
+
+
+@pytest.mark.parametrize("build", [_nested, _dependent_captures], ids=["nested", "dependent-captures"])
+def test_gradients_through_nested_blocks_and_dependent_captures(build):
+    rng = np.random.default_rng(6)
+    g = mg.Graph()
+    x = g.placeholder([3], mg.float64, name="x")
+    w = g.placeholder([3], mg.float64, name="w")
+    y = build(g, x, w)
+    loss = g.reduction_sum(y * y, axes=None)
+    grads = g.gradients(loss, [x, w])
+    feeds = {x: rng.uniform(-1, 1, 3), w: rng.uniform(-1, 1, 3)}
+    got = g.run(feeds, [grads[x], grads[w]])
+    for t, fd in zip((x, w), _fd(g, loss, feeds, [x, w])):
+        np.testing.assert_allclose(got[grads[t]], fd, rtol=1e-6, atol=1e-8, err_msg=t.name)

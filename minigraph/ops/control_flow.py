@@ -454,6 +454,13 @@ def _vjp(g, outs: Sequence[Tensor], cots: Sequence[Optional[Tensor]], wrt: Seque
     return [grads[t] for t in wrt]
 
 
+def _proxies(g, caps: Sequence[Tensor]) -> dict:
+    """A ``stop_gradient`` of each capture, for a replayed block to read instead: the partial
+    derivatives toward each capture as an independent input (a capture computed from another
+    gets the rest of its gradient from the graph around the block, not twice)."""
+    return {id(c): g.stop_gradient(c) for c in caps}
+
+
 def _zeros(g, t: Tensor) -> Tensor:
     return g.constant(0.0, dtype=t.dtype, shape=t.shape) if is_static(t.shape) else zeros_like(g, t)
 
@@ -471,8 +478,9 @@ def _if_gradient(g, op, dy, wanted):
 
     def branch(block):
         def fn():
-            outs = replay(g, block, [])
-            return _vjp(g, outs, dys, caps)
+            proxies = _proxies(g, caps)
+            outs = replay(g, block, [], proxies)
+            return _vjp(g, outs, dys, [proxies[id(c)] for c in caps])
         return fn
 
     blocks = op.blocks
@@ -514,11 +522,12 @@ def _for_gradient(g, op, dy, wanted):
         k = g.subtraction(g.constant(n - 1, dtype=int32), j)
         again = g.for_loop(k, inits, lambda i, a: replay(g, body, [_index(g, i, lo, step), *a]), name="recompute")
         at = [g.stop_gradient(t) for t in again]
-        outs = replay(g, body, [_index(g, k, lo, step), *at])
+        proxies = _proxies(g, caps)
+        outs = replay(g, body, [_index(g, k, lo, step), *at], proxies)
         cots: list = [None] * na
         for pos, i in enumerate(fl):
             cots[i] = carried[pos]
-        grads = _vjp(g, outs, cots, [at[i] for i in fl] + wc)
+        grads = _vjp(g, outs, cots, [at[i] for i in fl] + [proxies[id(c)] for c in wc])
         acc = [g.addition(carried[len(fl) + p], grads[len(fl) + p]) for p in range(len(wc))]
         return grads[:len(fl)] + acc
 
