@@ -560,3 +560,13 @@ def test_gradients_through_nested_blocks_and_dependent_captures(build):
     got = g.run(feeds, [grads[x], grads[w]])
     for t, fd in zip((x, w), _fd(g, loss, feeds, [x, w])):
         np.testing.assert_allclose(got[grads[t]], fd, rtol=1e-6, atol=1e-8, err_msg=t.name)
+
+
+def test_webgpu_knows_a_captured_constant_count(webgpu):
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    n = g.constant(3, dtype=mg.int32, name="n")  # built outside, read inside the outer body
+    (y,) = g.for_loop(2, [x], lambda i, a: [g.for_loop(n, [a[0]], lambda j, b: [b[0] + 1.0])[0] * 2.0])
+    exe = g.compile({x: mg.ShapedType([3], mg.float32)}, [y], backend="webgpu")
+    np.testing.assert_array_equal(exe.run([np.zeros(3, F32)])[0], np.full(3, 18.0))
+    assert exe._runner.readbacks == 0

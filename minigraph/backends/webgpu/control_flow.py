@@ -33,14 +33,14 @@ class Nested(Runner):
     per-run callbacks; its inputs (arguments, then captures) bound to ``input_refs``; its work in
     ``items`` and its results' buffers in ``results``."""
 
-    def __init__(self, sp, parent: Runner, input_refs: list) -> None:  # noqa: D107
+    def __init__(self, sp, parent: Runner, input_refs: list, known: Optional[dict] = None) -> None:  # noqa: D107
         self.ctx, self.name, self.plan = parent.ctx, parent.name, sp.plan
         self.slot_ref: dict = {}
         self.buffers = parent.buffers
         self.recorded = Recorded()
         self.recorded.keep = parent.recorded.keep
         self.recorded.before_run = parent.recorded.before_run
-        self.constants: dict = {}
+        self.constants: dict = dict(known or {})  # inputs the parent knows the value of (a captured constant)
         self._pending: dict = {}
         for s, ref in zip(sp.plan.inputs, input_refs):
             self._bind(s, ref)
@@ -106,6 +106,15 @@ def _inputs(kb, sp) -> list:
     return [kb.input(p) for p in sp.capture_positions]
 
 
+def _nested(kb, sp, args: list) -> Nested:
+    """The block's runner, its inputs ``args`` then the captures; a captured constant stays known
+    (a loop inside the block whose count is an outer constant reads nothing back)."""
+    runner, n = kb.runner, len(args)
+    known = {sp.plan.inputs[n + j]: runner.constants[kb.step.inputs[p]]
+             for j, p in enumerate(sp.capture_positions) if kb.step.inputs[p] in runner.constants}
+    return Nested(sp, runner, [*args, *_inputs(kb, sp)], known)
+
+
 # ------------------------------------------------------------------------------ for
 class _ForLoop(HostAction):
     def __init__(self, st, kb, body: Nested, index: Ref, init: list, carry: list, out: list, indices) -> None:
@@ -169,7 +178,7 @@ def _for_loop(st, kb) -> None:
     index = held.take(ShapedType((), int32), kb.label)
     args = [held.take(ty, kb.label) for ty in st.in_types[nb:nb + na]]
     (sp,) = st.blocks
-    body = Nested(sp, runner, [index, *args, *_inputs(kb, sp)])
+    body = _nested(kb, sp, [index, *args])
     carry = _carry(body.results, args, held, kb.label)
     init = [(kb.input(nb + j), a) for j, a in enumerate(args)]
     out = [(a, kb.output(j)) for j, a in enumerate(args)]
@@ -202,8 +211,8 @@ def _while_loop(st, kb) -> None:
     n = int(st.op.attrs["num_inputs"])
     state = [held.take(ty, kb.label) for ty in st.in_types[:n]]
     sp_before, sp_after = st.blocks
-    before = Nested(sp_before, runner, [*state, *_inputs(kb, sp_before)])
-    after = Nested(sp_after, runner, [*before.results[1:], *_inputs(kb, sp_after)])
+    before = _nested(kb, sp_before, state)
+    after = _nested(kb, sp_after, before.results[1:])
     carry = _carry(after.results, state, held, kb.label)
     init = [(kb.input(j), s) for j, s in enumerate(state)]
     out = [(r, kb.output(j)) for j, r in enumerate(before.results[1:])]
@@ -235,7 +244,7 @@ class _IfThenElse(HostAction):
 @webgpu_kernel("if_then_else")
 def _if_then_else(st, kb) -> None:
     runner = kb.runner
-    branches = [Nested(sp, runner, _inputs(kb, sp)) for sp in st.blocks]
+    branches = [_nested(kb, sp, []) for sp in st.blocks]
     known = _known(runner, st.inputs[0])
     fixed = None if known is None else (0 if bool(known) else 1)
     runner.recorded.dispatches.append(_IfThenElse(st, kb, branches, fixed))
