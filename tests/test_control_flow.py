@@ -247,6 +247,8 @@ def test_a_blocks_tensors_are_not_visible_outside_it():
     with pytest.raises(mg.TargetError, match=r"reads 'loop/body/multiplication', a tensor built inside the body "
                                              r"block of for_loop op 'loop'"):
         g.addition(inside[0], x)
+    with pytest.raises(mg.TargetError, match=r"target 'loop/body/multiplication' was built inside the body block"):
+        g.run({x: np.zeros(3, F32)}, [inside[0]])
     with pytest.raises(mg.TargetError, match="cannot be built inside the body block"):
         g.for_loop(2, [x], lambda i, a: [a[0] + g.variable(np.zeros(3, F32))])
 

@@ -428,6 +428,13 @@ def _check_target_tensor(graph, t: Any) -> None:
         raise TargetError(f"target_tensors must hold tensors, got {t!r}"
                           + (" (an operation: pass it in target_operations)" if isinstance(t, Operation) else ""))
     graph.check_same_graph(t, "target_tensors")
+    _check_outside_blocks(t.operation, f"target {t.name!r}")
+
+
+def _check_outside_blocks(op: Operation, what: str) -> None:
+    if op.block is not None:
+        raise TargetError(f"{what} was built inside {op.block.label} (at {op.location}); a block's tensors exist "
+                          "only while it runs: return it from the block and run the control-flow op's result")
 
 
 def _check_target_operation(graph, o: Any) -> None:
@@ -437,6 +444,7 @@ def _check_target_operation(graph, o: Any) -> None:
     if not isinstance(o, Operation):
         raise TargetError(f"target_operations must hold operations, got {o!r}")
     graph.check_same_graph(o, "target_operations")
+    _check_outside_blocks(o, f"target operation {o.name!r}")
 
 
 def _check_feed_key(graph, t: Any) -> None:
