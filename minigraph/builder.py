@@ -399,8 +399,13 @@ class GraphBuilder(OpBuilders):
 
     @contextlib.contextmanager
     def open_block(self, block: Block) -> Iterator[Block]:
-        """Build ops into ``block`` inside the ``with`` (the thread's innermost block); the open
-        control-dependency blocks do not reach into it (the control-flow op itself gets them)."""
+        """Build ops into ``block`` inside the ``with`` (the thread's innermost block), as an MPSGraph
+        closure builds a block's ops; the open control-dependency blocks do not reach into it (the
+        control-flow op itself gets them).
+
+        Args:
+            block: The ``ir.Block`` the ops built inside belong to.
+        """
         blocks, control = self._stack("blocks"), self._stack("control")
         saved = list(control)
         blocks.append(block)
@@ -412,12 +417,23 @@ class GraphBuilder(OpBuilders):
             control[:] = saved
 
     def scoped_name(self, name: str) -> str:
-        """``name`` under the open name scopes (``block1/conv``), as an op built now asks for it."""
+        """``name`` under the open name scopes (``block1/conv``), as an op built now asks for it (not
+        in MPSGraph, which has no name scopes).
+
+        Args:
+            name: A name, without the scopes.
+        """
         return self._scoped(name)
 
     def reserve_name(self, type: str, name: Optional[str]) -> tuple:
         """(the unique name an op about to be built will get, that name relative to the open name
-        scopes): a control-flow op's blocks are built before it, their ops named under it."""
+        scopes): a control-flow op's blocks (MPSGraph's closures) are built before it, their ops
+        named under it.
+
+        Args:
+            type: The op type (the name when ``name`` is None).
+            name: The requested name, or None.
+        """
         with self._build_lock:
             full = self._unique_name(self._scoped(name or type))
         prefix = "/".join(self._stack("names"))
@@ -425,7 +441,13 @@ class GraphBuilder(OpBuilders):
 
     def check_visible(self, t: Tensor, label: str) -> None:
         """Refuse a tensor built inside a block that the op being built is not in: a block may
-        read the tensors of the blocks around it, but nothing outside a block sees its tensors."""
+        read the tensors of the blocks around it, but nothing outside a block sees its tensors (in
+        MPSGraph, a closure's tensors).
+
+        Args:
+            t: A tensor the op being built reads.
+            label: The op being built, for the message.
+        """
         inner = t.operation.block
         if inner is None or inner.encloses(self.current_block()):
             return
@@ -435,8 +457,18 @@ class GraphBuilder(OpBuilders):
 
     def build_block(self, block: Block, arg_types: Sequence[ShapedType], fn: Any, call: Any) -> Block:
         """Open ``block``, make one ``block_argument`` tensor per type, run ``call(fn, arguments)``
-        (the user's callable) inside it and record what it returns as the results, and the outer
-        tensors its ops read as its captures."""
+        (the user's callable, MPSGraph's closure) inside it and record what it returns as the
+        results, and the outer tensors its ops read as its captures.
+
+        Args:
+            block: The new, empty ``ir.Block``.
+            arg_types: The ``ShapedType`` of each of its arguments.
+            fn: The user's callable.
+            call: ``call(fn, arguments) -> tensors``: how ``fn`` is called with the arguments.
+
+        Returns:
+            The block, filled.
+        """
         with self.open_block(block):
             block.arguments = tuple(self.add_op("block_argument", [], {"shape": tuple(ty.shape), "dtype": ty.dtype,
                                                                         "index": i},
