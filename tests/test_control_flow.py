@@ -572,3 +572,15 @@ def test_webgpu_knows_a_captured_constant_count(webgpu):
     exe = g.compile({x: mg.ShapedType([3], mg.float32)}, [y], backend="webgpu")
     np.testing.assert_array_equal(exe.run([np.zeros(3, F32)])[0], np.full(3, 18.0))
     assert exe._runner.readbacks == 0
+
+
+def test_call_of_an_executable_with_a_dynamic_batch():
+    f = mg.Graph()
+    u = f.placeholder([-1, 2], name="u")
+    callee = f.compile({u: mg.ShapedType([-1, 2], mg.float32)}, [f.square(u)])
+    g = mg.Graph()
+    x = g.placeholder([3, 2], name="x")
+    (y,) = g.call("sq", [x], [mg.ShapedType([3, 2], mg.float32)])
+    xv = np.arange(6, dtype=F32).reshape(3, 2)
+    got = g.run({x: xv}, [y], compilation_descriptor=mg.CompilationDescriptor(callables={"sq": callee}))
+    np.testing.assert_array_equal(got[y], xv * xv)

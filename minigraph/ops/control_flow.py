@@ -175,6 +175,13 @@ def _plan_for(op: Operation, in_types: tuple, planner: Any) -> tuple:
     return args, (body,)
 
 
+def _fit(declared: Sequence[ShapedType], given: Sequence[ShapedType]) -> bool:
+    """Types that agree one by one (dtype, rank, sizes; a -1 of ``declared`` matches any size)."""
+    return len(declared) == len(given) and all(
+        d.dtype == g.dtype and len(d.shape) == len(g.shape) and all(a in (-1, b) for a, b in zip(d.shape, g.shape))
+        for d, g in zip(declared, given))
+
+
 def _plan_call(op: Operation, in_types: tuple, planner: Any) -> tuple:
     """The callee from the compilation descriptor's ``callables``, checked against the op."""
     sym = op.attrs["symbol_name"]
@@ -184,13 +191,13 @@ def _plan_call(op: Operation, in_types: tuple, planner: Any) -> tuple:
                         f"({sorted(planner.callables) or 'none given'}); compile with "
                         f"mg.CompilationDescriptor(callables={{{sym!r}: executable}})")
     feeds = [exe.feed_types[t] for t in exe.feed_tensors]
-    if [(tuple(t.shape), t.dtype) for t in feeds] != [(tuple(t.shape), t.dtype) for t in in_types]:
+    if not _fit(feeds, in_types):
         raise PlanError(f"the executable for symbol {sym!r} takes {[_fmt(t) for t in feeds]}, but the op passes "
                         f"{[_fmt(t) for t in in_types]}")
     outs = [ShapedType(tuple(s), d) for s, d in op.attrs["output_types"]]
     got = [exe.plan.types[s] for _, s in exe.plan.targets] if exe.plan is not None else \
         [ShapedType(t.shape, t.dtype) for t in exe.target_tensors]
-    if [(tuple(t.shape), t.dtype) for t in got] != [(t.shape, t.dtype) for t in outs]:
+    if not _fit(got, outs):
         raise PlanError(f"the executable for symbol {sym!r} returns {[_fmt(t) for t in got]}, but the op declares "
                         f"output_types {[_fmt(t) for t in outs]}")
     return outs, (exe,)
