@@ -584,3 +584,24 @@ def test_call_of_an_executable_with_a_dynamic_batch():
     xv = np.arange(6, dtype=F32).reshape(3, 2)
     got = g.run({x: xv}, [y], compilation_descriptor=mg.CompilationDescriptor(callables={"sq": callee}))
     np.testing.assert_array_equal(got[y], xv * xv)
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda ops: ops[3].update(block=5), "block must be"),
+    (lambda ops: ops[-1]["blocks"][0].update(results=[["nowhere", 0]]), "not earlier ops of the block"),
+    (lambda ops: ops[-1]["blocks"][0].update(arguments=["x"]), "block_argument ops built in it"),
+], ids=["bad-block-key", "dangling-result", "argument-not-in-block"])
+def test_a_file_with_broken_blocks_is_refused(tmp_path, edit, match):
+    import json
+
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    g.for_loop(2, [x], lambda i, a: [g.sin(a[0])], name="loop")
+    path = g.save(str(tmp_path / "g"))
+    doc = json.loads(open(path).read())
+    assert [o["name"] for o in doc["ops"]][:4] == ["x", "constant", "loop/body/arg0", "loop/body/arg1"]
+    edit(doc["ops"])
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    with pytest.raises(mg.SerializationError, match=match):
+        mg.load(path)
