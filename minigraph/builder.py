@@ -17,7 +17,7 @@ from .coerce import as_ndarray, exact_array, is_array
 from .errors import (AmbiguousNameError, DTypeError, GraphMismatchError, MiniGraphError, NameLookupError, ShapeError,
                      TargetError)
 from .callsite import user_location
-from .ir import OPS, OpDef, Operation, Tensor
+from .ir import OPS, Block, OpDef, Operation, Tensor
 from .limits import MAX_RANK
 from .op_builders import OpBuilders
 from .types import DataType, ShapedType
@@ -333,10 +333,7 @@ class GraphBuilder(OpBuilders):
             raise NameLookupError(f"{type}: name must be a string or None, got {name!r}")
         label = op_label(type, name or type)
         inputs, attrs = _checked_signature(opdef, inputs, attrs, label)
-        for t in inputs:
-            if not isinstance(t, Tensor):
-                raise TargetError(f"{label}: inputs must be tensors, got {t!r}")
-            self.check_same_graph(t, label)
+        block = self._check_inputs(opdef, inputs, label, control_dependencies is not None)
         in_types = [ShapedType.__new__(ShapedType) for _ in inputs]
         for st, t in zip(in_types, inputs):
             object.__setattr__(st, "shape", t.shape)
@@ -361,6 +358,9 @@ class GraphBuilder(OpBuilders):
                            location or user_location(), requested_name or name or type,
                            bool(self._stack("gradient")) if from_gradients is None else from_gradients)
             op.outputs = tuple(Tensor(self, op, i, ot.shape, ot.dtype) for i, ot in enumerate(out_types))
+            if block is not None:
+                op.block = block
+                block.ops.append(op)
             self._ops.append(op)
             self._by_name[full] = op
             if user_name:
@@ -375,6 +375,126 @@ class GraphBuilder(OpBuilders):
         if "initial_value" in attrs:
             self.variable_store.set(op, attrs["initial_value"])
         return op
+
+    def _check_inputs(self, opdef: OpDef, inputs: Sequence[Tensor], label: str, rebuilding: bool) -> Optional[Block]:
+        """Tensors of this graph that the op may see; the block it is built in (None: the graph)."""
+        for t in inputs:
+            if not isinstance(t, Tensor):
+                raise TargetError(f"{label}: inputs must be tensors, got {t!r}")
+            self.check_same_graph(t, label)
+        block = self.current_block()
+        if not rebuilding:
+            for t in inputs:
+                self.check_visible(t, label)
+        if block is not None and opdef.type in ("variable", "assign", "placeholder"):
+            raise TargetError(f"{label}: a {opdef.type} op cannot be built inside {block.label} (built at "
+                              f"{block.location}); build it outside the block (a block may read outer tensors)")
+        return block
+
+    # ---------------------------------------------------------------- control-flow blocks
+    def current_block(self) -> Optional[Block]:
+        """The control-flow block being built on this thread (innermost), or None (not in MPSGraph)."""
+        blocks = self._stack("blocks")
+        return blocks[-1] if blocks else None
+
+    @contextlib.contextmanager
+    def open_block(self, block: Block) -> Iterator[Block]:
+        """Build ops into ``block`` inside the ``with`` (the thread's innermost block), as an MPSGraph
+        closure builds a block's ops; the open control-dependency blocks do not reach into it (the
+        control-flow op itself gets them).
+
+        Args:
+            block: The ``ir.Block`` the ops built inside belong to.
+        """
+        blocks, control = self._stack("blocks"), self._stack("control")
+        saved = list(control)
+        blocks.append(block)
+        control.clear()
+        try:
+            yield block
+        finally:
+            blocks.pop()
+            control[:] = saved
+
+    def scoped_name(self, name: str) -> str:
+        """``name`` under the open name scopes (``block1/conv``), as an op built now asks for it (not
+        in MPSGraph, which has no name scopes).
+
+        Args:
+            name: A name, without the scopes.
+        """
+        return self._scoped(name)
+
+    def reserve_name(self, type: str, name: Optional[str]) -> tuple:
+        """(the unique name an op about to be built will get, that name relative to the open name
+        scopes): a control-flow op's blocks (MPSGraph's closures) are built before it, their ops
+        named under it.
+
+        Args:
+            type: The op type (the name when ``name`` is None).
+            name: The requested name, or None.
+        """
+        with self._build_lock:
+            full = self._unique_name(self._scoped(name or type))
+        prefix = "/".join(self._stack("names"))
+        return full, full[len(prefix) + 1:] if prefix else full
+
+    def check_visible(self, t: Tensor, label: str) -> None:
+        """Refuse a tensor built inside a block that the op being built is not in: a block may
+        read the tensors of the blocks around it, but nothing outside a block sees its tensors (in
+        MPSGraph, a closure's tensors).
+
+        Args:
+            t: A tensor the op being built reads.
+            label: The op being built, for the message.
+        """
+        inner = t.operation.block
+        if inner is None or inner.encloses(self.current_block()):
+            return
+        raise TargetError(f"{label}: reads {t.name!r}, a tensor built inside {inner.label} (at "
+                          f"{t.operation.location}); a block's tensors exist only while it runs: return "
+                          "it from the block and use the control-flow op's result")
+
+    def build_block(self, block: Block, arg_types: Sequence[ShapedType], fn: Any, call: Any) -> Block:
+        """Open ``block``, make one ``block_argument`` tensor per type, run ``call(fn, arguments)``
+        (the user's callable, MPSGraph's closure) inside it and record what it returns as the
+        results, and the outer tensors its ops read as its captures.
+
+        Args:
+            block: The new, empty ``ir.Block``.
+            arg_types: The ``ShapedType`` of each of its arguments.
+            fn: The user's callable.
+            call: ``call(fn, arguments) -> tensors``: how ``fn`` is called with the arguments.
+
+        Returns:
+            The block, filled.
+        """
+        with self.open_block(block):
+            block.arguments = tuple(self.add_op("block_argument", [], {"shape": tuple(ty.shape), "dtype": ty.dtype,
+                                                                        "index": i},
+                                                f"arg{i}").outputs[0]
+                                    for i, ty in enumerate(arg_types))
+            got = call(fn, list(block.arguments))
+            block.results = tuple(self._block_results(block, got))
+        block.captures = tuple(block_captures(block))
+        return block
+
+    def _block_results(self, block: Block, got: Any) -> list:
+        if isinstance(got, Tensor):
+            got = [got]
+        if got is None or isinstance(got, (str, bytes)) or not isinstance(got, Sequence):
+            raise TargetError(f"{block.label} (built at {block.location}) returned "
+                              f"{'nothing' if got is None else type(got).__name__}; a block returns a list of tensors")
+        out = []
+        for i, t in enumerate(got):
+            t = self.as_tensor(t, f"{block.label} result {i}") if not isinstance(t, Tensor) else t
+            self.check_same_graph(t, block.label)
+            inner = t.operation.block
+            if inner is not None and inner is not block and not inner.encloses(block):
+                raise TargetError(f"{block.label} (built at {block.location}): result {i} {t.name!r} was built "
+                                  f"inside {inner.label}, which the block does not see")
+            out.append(t)
+        return out
 
     # ---------------------------------------------------------------- variables
     def variable_operation(self, variable: Any, label: str) -> Operation:
@@ -436,6 +556,19 @@ class GraphBuilder(OpBuilders):
         value = np.array(arr, dtype=t.dtype.np_dtype, copy=True)
         value.setflags(write=False)
         self.variable_store.set(op, value)
+
+
+def block_captures(block: Block) -> list:
+    """The tensors built outside ``block`` that its ops (or results) read, in first-use order."""
+    seen: dict = {}
+    for op in block.ops:
+        for t in op.inputs:
+            if t.operation.block is not block and id(t) not in seen:
+                seen[id(t)] = t
+    for t in block.results:
+        if t.operation.block is not block and id(t) not in seen:
+            seen[id(t)] = t
+    return list(seen.values())
 
 
 def type_of(e: MiniGraphError) -> type:

@@ -13,7 +13,7 @@ import copy as _copy
 import enum
 import math
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional, cast
 
 from .errors import DescriptorError
@@ -493,12 +493,17 @@ class CompilationDescriptor:
     ``fusion``: whether chains of elementwise ops become one step on backends that can run them
     fused (``fusible_ops``). It has no MPSGraph counterpart, since MPSGraph always fuses;
     ``fusion=False`` gives one step per op, the plan to read when learning or diffing.
+    ``callables``: ``{symbol name: Executable}``, what ``g.call`` ops run (MPSGraph's
+    ``callables``, macOS 15 / iOS 18:
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphcompilationdescriptor/callables),
+    resolved when the plan is built.
     Mutable, like MPSGraph's; ``compile`` reads it once (``key()``), so later edits change nothing
     already compiled.
     """
 
     optimization_level: OptimizationLevel = OptimizationLevel.LEVEL1
     fusion: bool = True
+    callables: dict = field(default_factory=dict)
 
     def validate(self) -> None:
         """Raise ``DescriptorError`` naming the field and its valid values."""
@@ -513,24 +518,32 @@ class CompilationDescriptor:
                                   f"valid: {', '.join(OptimizationLevel.__members__)}") from None
         if not isinstance(self.fusion, bool):
             raise DescriptorError(f"CompilationDescriptor.fusion={self.fusion!r} must be a bool (True or False)")
+        if not isinstance(self.callables, dict):
+            raise DescriptorError(f"CompilationDescriptor.callables must be a dict {{symbol name: Executable}}, "
+                                  f"got {type(self.callables).__name__}")
+        for k, v in self.callables.items():
+            if not isinstance(k, str) or not (hasattr(v, "run") and hasattr(v, "feed_tensors")):
+                raise DescriptorError(f"CompilationDescriptor.callables[{k!r}] must map a symbol name (str) to an "
+                                      f"Executable (g.compile(...)), got {type(v).__name__}")
 
     def __post_init__(self) -> None:
         self.validate()
 
     def copy(self) -> "CompilationDescriptor":
         """An independent copy (MPSGraph's descriptor is ``NSCopying``)."""
-        return CompilationDescriptor(self.optimization_level, self.fusion)
+        return CompilationDescriptor(self.optimization_level, self.fusion, dict(self.callables))
 
     def key(self) -> tuple:
-        """``(optimization_level, fusion)``, validated: what the plan depends on (a cache key)."""
+        """``(optimization_level, fusion, callables)``, validated: what the plan depends on (a cache
+        key; ``callables`` as sorted ``(name, executable)`` pairs, executables by identity)."""
         self.validate()
-        return (int(self.optimization_level), self.fusion)
+        return (int(self.optimization_level), self.fusion, tuple(sorted(self.callables.items(), key=lambda kv: kv[0])))
 
 
 def compilation_key(desc: Any) -> tuple:
     """The validated key of ``desc`` (None: the default ``CompilationDescriptor()``)."""
     if desc is None:
-        return (int(OptimizationLevel.LEVEL1), True)
+        return (int(OptimizationLevel.LEVEL1), True, ())
     if not isinstance(desc, CompilationDescriptor):
         raise DescriptorError(f"compilation_descriptor must be a CompilationDescriptor, got "
                               f"{type(desc).__name__}; valid fields: optimization_level "

@@ -11,7 +11,7 @@ from .listing import fmt_type, is_gradient_op, is_leaf
 
 # fill colours: memory ops by kind, forward ops white, gradient ops red
 COLORS = {"placeholder": "#dbeafe", "constant": "#f3f4f6", "variable": "#fef3c7",
-          "forward": "#ffffff", "gradient": "#fecaca", "assign": "#e9d5ff"}
+          "forward": "#ffffff", "gradient": "#fecaca", "assign": "#e9d5ff", "block_argument": "#e0f2fe"}
 
 
 def _kind(op) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 from . import recording
 from .backends import get_backend
 from .coerce import KNOWN_DTYPES, cast_hint, coerce_feed
-from .compiler.plan import build_plan, check_feed_type
+from .compiler.plan import build_plan, check_feed_type, every_step
 from .descriptors import CompilationDescriptor, compilation_key
 from .errors import (BackendUnavailableError, ExecutionError, FeedDTypeError, FeedError, MiniGraphError,
                      MissingFeedError, TargetError)
@@ -46,8 +46,9 @@ class Executable:
     def __init__(self, graph, feed_types: Mapping[Tensor, ShapedType], target_tensors: Sequence[Tensor],
                  target_operations: Sequence[Operation], backend: str = "numpy",
                  compilation_descriptor: Optional[CompilationDescriptor] = None):
-        level, fusion = compilation_key(compilation_descriptor)
-        self.compilation_descriptor = CompilationDescriptor(level, fusion)  # a copy: later edits change nothing
+        level, fusion, callables = compilation_key(compilation_descriptor)
+        # a copy: later edits change nothing
+        self.compilation_descriptor = CompilationDescriptor(level, fusion, dict(callables))
         self.graph = graph
         self.backend = get_backend(backend)
         self.backend_name = backend
@@ -84,7 +85,8 @@ class Executable:
                               fusible_ops=frozenset(getattr(self.backend, "fusible_ops", frozenset())),
                               epilogue_ops=frozenset(getattr(self.backend, "epilogue_ops", frozenset())),
                               memory_facts=getattr(self.backend, "memory_facts", None) or MemoryFacts(),
-                              optimization_level=desc.optimization_level, fusion=desc.fusion)
+                              optimization_level=desc.optimization_level, fusion=desc.fusion,
+                              callables=desc.callables)
             runner = self.backend.prepare(plan)
         finally:
             if was:
@@ -164,6 +166,10 @@ class Executable:
                 raise TargetError(f"Executable.profile: {what} must be an int >= {least}, got {n!r}")
         plan, runner, feed_values = self._feed_values(inputs if feeds is None else feeds)
         clocks = tuple(getattr(runner, "profile_clocks", ()))
+        if hasattr(runner, "profile") and not clocks:
+            raise BackendUnavailableError(f"backend {self.backend_name!r} cannot profile this plan: it has no fixed "
+                                          "dispatches to time (a loop or branch decides on the host as it runs); "
+                                          "profile it with backend='numpy'")
         if not hasattr(runner, "profile") or not clocks:
             raise BackendUnavailableError(f"backend {self.backend_name!r} cannot profile: its runner has no "
                                           "profile(feed_values, variables, clock) method (docs/performance.md)")
@@ -179,7 +185,7 @@ class Executable:
     def _has_random(self, plan) -> bool:
         got = self._random_plans.get(id(plan))
         if got is None or got[0] is not plan:
-            got = self._random_plans[id(plan)] = (plan, any(st.op.opdef.family == "random" for st in plan.steps))
+            got = self._random_plans[id(plan)] = (plan, any(st.op.opdef.family == "random" for st in every_step(plan)))
         return got[1]
 
     @property

@@ -330,7 +330,7 @@ class Graph(GraphBuilder):
             self._last_compile_reason = reason
             _log.info("run compiles for backend %r: %s", backend, reason)
             exe = self.compile(types, target_tensors, target_operations, backend,
-                               compilation_descriptor=CompilationDescriptor(*ckey))
+                               compilation_descriptor=CompilationDescriptor(ckey[0], ckey[1], dict(ckey[2])))
             with self._lock:
                 self._cache_misses += 1
                 self._cache[key] = exe

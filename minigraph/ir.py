@@ -58,6 +58,10 @@ class OpDef:
     attrs: tuple = ()  # attribute names shown in listings and docs
     hidden_attrs: tuple = ()  # attribute names not shown (arrays such as a constant's value)
     since: tuple = ("11.0", "14.0")  # (macOS, iOS)
+    control_flow: bool = False  # runs the blocks in its ``blocks`` attribute (ops/control_flow.py)
+    # (op, in_types, planner) -> (out types, Step.blocks): how the compiler specialises an op that
+    # runs blocks or another executable (planner.subplan(block, arg_types), planner.callables)
+    plan_rule: Optional[Callable] = None
 
     @property
     def attr_names(self) -> tuple:
@@ -220,7 +224,7 @@ class Operation:
     """
 
     __slots__ = ("graph", "name", "type", "inputs", "outputs", "control_dependencies",
-                 "attrs", "index", "location", "requested_name", "from_gradients")
+                 "attrs", "index", "location", "requested_name", "from_gradients", "block")
 
     def __init__(self, graph: Graph, type: str, name: str, inputs: tuple, attrs: Mapping,
                  control_dependencies: tuple, index: int, location: str, requested_name: str,
@@ -236,6 +240,12 @@ class Operation:
         self.requested_name = requested_name
         self.from_gradients = from_gradients  # built by Graph.gradients
         self.outputs: tuple = ()
+        self.block: Optional[Block] = None  # the control-flow block the op was built in; None: the graph
+
+    @property
+    def blocks(self) -> tuple:
+        """The blocks a control-flow op runs (``if_then_else``'s then and else, a loop's), else ()."""
+        return tuple(self.attrs.get("blocks", ())) if self.opdef.control_flow else ()
 
     def __repr__(self) -> str:
         return f"<Operation {self.name!r} type={self.type}>"
@@ -249,6 +259,37 @@ class Operation:
     def output(self) -> "Tensor":
         """The first output tensor (most ops have exactly one): ``outputTensors[0]`` in MPSGraph."""
         return self.outputs[0]
+
+
+class Block:
+    """The ops of one block of a control-flow op (an MPSGraph then/else, before/after or body
+    closure): its ``arguments`` (``block_argument`` tensors, placeholder-like, typed), the ops
+    built inside (``ops``, creation order, arguments included), its ``results`` and the
+    ``captures``, the tensors built outside the block that its ops read (the control-flow op
+    takes them as inputs, so that a plan computes them before it runs the block)."""
+
+    __slots__ = ("name", "label", "arguments", "ops", "results", "captures", "parent", "location")
+
+    def __init__(self, name: str, label: str, parent: Optional["Block"], location: str):
+        self.name = name  # "then", "else", "before", "after", "body"
+        self.label = label  # the control-flow op and block, for messages
+        self.arguments: tuple = ()
+        self.ops: list = []
+        self.results: tuple = ()
+        self.captures: tuple = ()
+        self.parent = parent
+        self.location = location
+
+    def encloses(self, other: Optional["Block"]) -> bool:
+        """Whether ``other`` is this block or one nested in it."""
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent
+        return False
+
+    def __repr__(self) -> str:
+        return f"<Block {self.label} ({len(self.ops)} ops, {len(self.results)} results)>"
 
 
 def _binary(fname: str, reverse: bool = False):

@@ -236,9 +236,10 @@ def _nbytes(t) -> int:
     return n
 
 
-def describe_plan(plan, backend_name: str = "") -> list:
-    """Lines for one concrete plan: steps with concrete types and the buffer plan."""
-    name_of = {}
+def describe_plan(plan, backend_name: str = "", given: tuple = ()) -> list:
+    """Lines for one concrete plan: steps with concrete types and the buffer plan; then, for each
+    control-flow step, the steps of its blocks' sub-plans (``given``: a sub-plan's input tensors)."""
+    name_of = {s: escape(t.name) for s, t in zip(plan.inputs, given)}
     for st in plan.steps:
         for t, s in zip(st.op.outputs, st.outputs):
             name_of[s] = escape(t.name)
@@ -256,6 +257,13 @@ def describe_plan(plan, backend_name: str = "") -> list:
         prefix.append(f"  {i:>3}  ")
     lines = [f"steps ({len(plan.steps)}), in execution order; 'free:' lists the buffers whose last use is that step:"]
     lines += _table(rows, prefix)
+    for i, st in enumerate(plan.steps):
+        for sp in st.blocks:
+            if getattr(sp, "plan", None) is not None:  # a SubPlan (a call's callee is an Executable)
+                block = sp.block
+                lines.append(f"  step {i} runs {escape(block.label)}:")
+                lines += ["        " + x for x in describe_plan(sp.plan, backend_name,
+                                                                 tuple(block.arguments) + tuple(block.captures))[:-1]]
     kept = [escape(t.name) for t, _ in plan.targets]
     lines.append(f"buffers: {plan.num_slots} tensors, peak {peak} bytes live; kept for the caller: "
                  + (", ".join(kept) if kept else "none"))

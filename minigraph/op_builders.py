@@ -418,6 +418,24 @@ class OpBuilders:
         """
         return _builder('bitwise_xor')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def block_argument(self, shape: Any, dtype: Any, index: int = 0, name: Optional[str] = None) -> Tensor:
+        """An argument of a control-flow block (the tensors MPSGraph passes to a loop's closures):
+        placeholder-like, typed, built by the control-flow builders inside the block.
+
+        Args:
+            shape: A shape, as a list of ints (``-1`` marks a dimension known only at run time, where the op allows it).
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
+            index: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``blockArgument(index:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('block_argument')(self, shape, dtype, index, name)  # type: ignore[no-any-return]
+
     def bottom_k(self, tensor: TensorLike, axis: int, k: int, name: Optional[str] = None) -> tuple[Tensor, ...]:
         """The ``k`` smallest values along ``axis``, smallest first, and their int32 indices:
         ``(values, indices)``, the first k of sort's ascending order (NaN largest, so last; ties to the
@@ -474,6 +492,26 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('broadcast')(self, tensor, shape, name)  # type: ignore[no-any-return]
+
+    def call(self, symbol_name: str, input_tensors: 'Sequence[TensorLike]', output_types: 'Sequence[Any]', name: Optional[str] = None) -> Tensor:
+        """Run another executable (MPSGraph ``call(symbolName:inputTensors:outputTypes:name:)``),
+        found at compile time in ``CompilationDescriptor(callables={symbol_name: executable})``; its
+        results must have ``output_types``.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/call(symbolname:inputtensors:outputtypes:name:)
+
+        Args:
+            symbol_name: The key of the executable in the compilation descriptor's ``callables``.
+            input_tensors: Its inputs, in its ``feed_tensors`` order.
+            output_types: ``ShapedType``s (or ``(shape, dtype)`` pairs) of its results.
+            name: The op's name.
+
+        Returns:
+            list[Tensor]: the executable's results.
+
+        Raises:
+            TargetError: an empty symbol name; compiling without the callable (a PlanError there).
+        """
+        return _builder('call')(self, symbol_name, input_tensors, output_types, name)  # type: ignore[no-any-return]
 
     def cast(self, tensor: TensorLike, to_type: Any = None, name: Optional[str] = None, *, to: Any = None, dtype: Any = None) -> Tensor:
         """Convert to another dtype (MPSGraph ``cast(_:to:name:)``, Objective-C ``castTensor:toType:name:``).
@@ -1369,6 +1407,34 @@ class OpBuilders:
         """
         return _builder('floor_modulo')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
+    def for_loop(self, number_of_iterations: 'Optional[TensorLike]', initial_body_arguments: 'Sequence[TensorLike]', body: 'Callable[[Tensor, list[Tensor]], Sequence[TensorLike]]', name: Optional[str] = None, *, lower_bound: 'Optional[TensorLike]' = None, upper_bound: 'Optional[TensorLike]' = None, step: 'Optional[TensorLike]' = None) -> Tensor:
+        """A for loop (MPSGraph ``for(numberOfIterations:initialBodyArguments:body:name:)``, or with
+        ``lower_bound``, ``upper_bound`` and ``step`` ``for(lowerBound:upperBound:step:...)``, the
+        half-open range): ``body(index, args)`` returns the next args, of the types of
+        ``initial_body_arguments``; the index (int32, rank 0) goes 0 .. N-1, or lower, lower + step, ...
+        below upper.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/for(numberofiterations:initialbodyarguments:body:name:)
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/for(lowerbound:upperbound:step:initialbodyarguments:body:name:)
+
+        Args:
+            number_of_iterations: A rank-0 int32 tensor or int; None with the bounds form.
+            initial_body_arguments: The first iteration's arguments (a list of tensors).
+            body: ``(index, args) -> next args``.
+            name: The op's name; the body's ops are named ``<name>/body/...``.
+            lower_bound: The first index (rank 0, int32), with ``upper_bound`` and ``step``.
+            upper_bound: The index the loop stops before.
+            step: The index's increment (positive).
+
+        Returns:
+            list[Tensor]: the arguments after the last iteration (the initial ones if none runs).
+
+        Raises:
+            ShapeError: a count or bound that is not rank 0; a body result of another shape.
+            DTypeError: a count or bound that is not int32; a body result of another dtype.
+            TargetError: a body that returns nothing or another number of tensors; both forms given.
+        """
+        return _builder('for_loop')(self, number_of_iterations, initial_body_arguments, body, name, lower_bound=lower_bound, upper_bound=upper_bound, step=step)  # type: ignore[no-any-return]
+
     def gather(self, updates: TensorLike, indices: TensorLike, axis: int, batch_dimensions: int = 0, name: Optional[str] = None) -> Tensor:
         """Slices of ``updates`` along ``axis`` at ``indices``; the result's shape is
         ``updates.shape[:axis] + indices.shape[batch_dimensions:] + updates.shape[axis+1:]``. With
@@ -1554,6 +1620,29 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('identity')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def if_then_else(self, predicate: 'TensorLike', then_block: 'Callable[[], Sequence[TensorLike]]', else_block: 'Optional[Callable[[], Sequence[TensorLike]]]' = None, name: Optional[str] = None) -> Tensor:
+        """Run ``then_block`` when the rank-0 ``predicate`` is true (non-zero), else ``else_block``
+        (MPSGraph ``if(_:then:else:name:)``); only the taken branch runs. Both return lists of tensors
+        of the same shapes and dtypes; without ``else_block`` the then block returns no tensors.
+        Blocks may read tensors built outside them.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/if(_:then:else:name:)
+
+        Args:
+            predicate: A rank-0 tensor (bool or a number; non-zero is true).
+            then_block: ``() -> [tensors]``, built once, run when the predicate is true.
+            else_block: ``() -> [tensors]``, run when it is false; None: nothing runs then.
+            name: The op's name; the blocks' ops are named ``<name>/then/...`` and ``<name>/else/...``.
+
+        Returns:
+            list[Tensor]: the taken branch's results.
+
+        Raises:
+            ShapeError: a predicate that is not rank 0, or branches whose results differ in shape.
+            DTypeError: branches whose results differ in dtype.
+            TargetError: a block that returns nothing or a different number of tensors.
+        """
+        return _builder('if_then_else')(self, predicate, then_block, else_block, name)  # type: ignore[no-any-return]
 
     def im_to_col(self, source: TensorLike, descriptor: ImToColOpDescriptor, name: Optional[str] = None) -> Tensor:
         """Every ``kernel_height`` x ``kernel_width`` window of a rank-4 image as one column (MPSGraph
@@ -3746,3 +3835,26 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('variance')(self, tensor, axes, name)  # type: ignore[no-any-return]
+
+    def while_loop(self, initial_inputs: 'Sequence[TensorLike]', before: 'Callable[[list[Tensor], list[Tensor]], TensorLike]', after: 'Callable[[list[Tensor]], Sequence[TensorLike]]', name: Optional[str] = None) -> Tensor:
+        """A while loop (MPSGraph ``while(initialInputs:before:after:name:)``): ``before(inputs,
+        results)`` returns a rank-0 predicate and appends the values passed on to ``results``; while
+        the predicate is true, ``after(results)`` returns the next inputs (the types of
+        ``initial_inputs``); when it is false the loop returns ``results``.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/while(initialinputs:before:after:name:)
+
+        Args:
+            initial_inputs: The first iteration's inputs (a list of tensors).
+            before: ``(inputs, results) -> predicate``; appends tensors to ``results``.
+            after: ``(results) -> next inputs``.
+            name: The op's name; the blocks' ops are named ``<name>/before/...`` and ``<name>/after/...``.
+
+        Returns:
+            list[Tensor]: the before block's results of the last iteration.
+
+        Raises:
+            ShapeError: a predicate that is not rank 0; next inputs of other shapes than the initial ones.
+            DTypeError: next inputs of other dtypes.
+            TargetError: a block that returns nothing.
+        """
+        return _builder('while_loop')(self, initial_inputs, before, after, name)  # type: ignore[no-any-return]

@@ -35,7 +35,8 @@ import numpy as np
 from . import descriptors as _descriptors
 from . import limits
 from .errors import MiniGraphError, SerializationError
-from .ir import OPS
+from .builder import block_captures
+from .ir import OPS, Block
 from .limits import MAX_ELEMENTS, MAX_RANK
 from .listing import UNSAFE_CHARS, escape
 from .ops.memory import filled_scalar, variable_operand_problem
@@ -228,7 +229,8 @@ def to_json_dict(g) -> tuple:
     """(the JSON document without the npz checksum, {key: array}) for a graph."""
     enc = _Encoder()
     ops = []
-    for op in g.operations:
+    block_key = {id(b): f"{op.name}#{i}" for op in g.operations for i, b in enumerate(op.blocks)}
+    for op in _saved_ops(g, block_key):
         where = f"{op.type} op {op.name!r}"
         _check_saved_names(op, g.user_name_of(op), where)
         ops.append({
@@ -240,7 +242,9 @@ def to_json_dict(g) -> tuple:
             "inputs": [[t.operation.name, t.index] for t in op.inputs],
             "control_dependencies": [d.name for d in op.control_dependencies],
             "attrs": {k: enc.constant_value(v, f"{where} attribute {k!r}") if (op.type, k) == ("constant", "value")
-                      else enc.value(v, f"{where} attribute {k!r}") for k, v in op.attrs.items()},
+                      else enc.value(v, f"{where} attribute {k!r}") for k, v in op.attrs.items() if k != "blocks"},
+            **({"block": block_key[id(op.block)]} if op.block is not None else {}),
+            **({"blocks": [_block_entry(b) for b in op.blocks]} if op.blocks else {}),
             "outputs": [{"shape": list(t.shape), "dtype": t.dtype.name} for t in op.outputs],
             "location": escape(op.location) if isinstance(op.location, str) else op.location,  # informative only
             **({"trainable": False} if op.type == "variable" and not _trainable(g, op) else {}),  # optimizer state
@@ -252,6 +256,27 @@ def to_json_dict(g) -> tuple:
     doc = {"format": FORMAT, "version": VERSION, "cache_size": cache_size,
            "ops": ops, "variables": variables}
     return doc, {k: a for k, (_, a) in enc.arrays.items()}
+
+
+def _saved_ops(g: Any, block_key: dict) -> list:
+    """The graph's ops but those left in a block whose control-flow op was never built (its
+    builder raised): nothing else can read them."""
+    owner = {id(b): op for op in g.operations for b in op.blocks}
+
+    def kept(op) -> bool:
+        while op.block is not None:
+            if id(op.block) not in block_key:
+                return False
+            op = owner[id(op.block)]
+        return True
+    return [op for op in g.operations if kept(op)]
+
+
+def _block_entry(b: Block) -> dict:
+    """A control-flow block as saved: its name, argument ops and result tensors (its ops say
+    which block they are in; its captures are found again from them)."""
+    return {"name": b.name, "arguments": [a.operation.name for a in b.arguments],
+            "results": [[t.operation.name, t.index] for t in b.results]}
 
 
 def _trainable(g: Any, op: Any) -> bool:
@@ -844,7 +869,7 @@ def _check_entry(i: int, e: Any, ops: list, seen: dict, dec: _Decoder, where: st
     w = f"{where}: op #{i}"
     _want(e, dict, w, "op entry")
     _keys(e, {"name", "type", "inputs", "control_dependencies", "attrs", "outputs"},
-          {"requested_name", "user_name", "location", "from_gradients", "trainable"}, w)
+          {"requested_name", "user_name", "location", "from_gradients", "trainable", "block", "blocks"}, w)
     if "trainable" in e and not isinstance(e["trainable"], bool):
         _fail(w, f"trainable must be true or false, got {e['trainable']!r:.40}")
     name, typ, w = _check_name_and_type(e, seen, w, where, i)
@@ -1002,10 +1027,42 @@ def rebuild(g: Any, doc: Document) -> None:
     """Add the document's ops to the empty graph ``g`` through ``add_op``, which re-infers and
     re-checks every op, then set the variables' saved values."""
     by_name: dict = {}
+    blocks: dict = {}  # "<control-flow op>#<i>" -> its Block, opened by the first op built in it
     for i, entry in enumerate(doc.entries):
-        by_name[entry.name] = _rebuild_op(g, entry, by_name, doc.arrays, f"{doc.where}: {entry.type} op #{i} {entry.name!r}")
+        w = f"{doc.where}: {entry.type} op #{i} {entry.name!r}"
+        key = entry.raw.get("block")
+        if key is not None and (not isinstance(key, str) or "#" not in key):
+            _fail(w, f"block must be '<control-flow op name>#<index>', got {_short(key)}")
+        block = None if key is None else blocks.setdefault(key, Block("", key, None, str(entry.raw.get("location"))))
+        with g.open_block(block) if block is not None else contextlib.nullcontext():
+            if entry.raw.get("blocks") is not None:
+                entry = entry._replace(attrs={**entry.attrs, "blocks": _rebuilt_blocks(g, entry, blocks, by_name, w)})
+            by_name[entry.name] = _rebuild_op(g, entry, by_name, doc.arrays, w)
     for vname, key in doc.var_keys.items():
         g.variable_store.set(by_name[vname], doc.arrays[key])
+
+
+def _rebuilt_blocks(g: Any, entry: _Entry, blocks: dict, by_name: dict, w: str) -> tuple:
+    """A control-flow op's blocks as saved, their ops rebuilt already (earlier in the file)."""
+    out = []
+    for i, b in enumerate(_want(entry.raw["blocks"], list, w, "blocks")):
+        _want(b, dict, w, f"block {i}")
+        _keys(b, {"name", "arguments", "results"}, set(), f"{w} block {i}")
+        key = f"{entry.name}#{i}"
+        block = blocks.pop(key, None) or Block("", key, None, str(entry.raw.get("location")))
+        block.name = _want(b["name"], str, w, f"block {i} name")
+        block.parent = g.current_block()
+        block.label = f"the {block.name} block of {entry.type} op {entry.name!r}"
+        try:
+            block.arguments = tuple(by_name[n].outputs[0] for n in _want(b["arguments"], list, w, "arguments"))
+            block.results = tuple(by_name[n].outputs[k] for n, k in _want(b["results"], list, w, "results"))
+        except (KeyError, IndexError, TypeError, ValueError):
+            _fail(w, f"block {i} names arguments or results that are not earlier ops of the block")
+        if any(a.operation.block is not block or a.operation.type != "block_argument" for a in block.arguments):
+            _fail(w, f"block {i}: its arguments must be block_argument ops built in it")
+        block.captures = tuple(block_captures(block))
+        out.append(block)
+    return tuple(out)
 
 
 def _rebuild_op(g: Any, entry: _Entry, by_name: dict, arrays: dict, w: str) -> Any:

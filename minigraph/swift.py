@@ -59,7 +59,7 @@ _AXIS_LABELS = ("axis", "dimension", "withDimension")
 # ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
 _RESULT_AXIS_OPS = ("stack", "flatten_2d", "one_hot")
 # ops whose MPSGraph method returns an array of tensors even when it holds one
-_LIST_RESULT_OPS = ("split",)
+_LIST_RESULT_OPS = ("split", "if_then_else", "while_loop", "for_loop", "call")
 _SWIFT_KEYWORDS = {"as", "break", "case", "catch", "class", "continue", "default", "defer", "do",
                    "else", "enum", "extension", "fallthrough", "false", "for", "func", "guard", "if",
                    "import", "in", "init", "inout", "internal", "is", "let", "nil", "operator",
@@ -398,6 +398,62 @@ class _Exporter:
             self.lines.append("    return []")
             self.lines.append(f"}}, name: {swift_string(op.name + '/control_dependency')})")
 
+    # control flow: each block a Swift closure, built before the op that takes it
+    def _closure(self, op: Operation, block, params: str, ret: str, names: list) -> str:
+        """A ``let`` closure holding the block's ops (its arguments named by ``names``); its name."""
+        var = self.ident(op, f"_{block.name}")
+        for a, expr in zip(block.arguments, names):
+            self.var_of[a.operation.index] = expr
+        saved, self.lines = self.lines, []
+        for o in block.ops:
+            if o.type != "block_argument":
+                self.emit(o)
+        body, self.lines = self.lines, saved
+        results = [self.tensor(t) for t in block.results]
+        if op.type == "while_loop" and block.name == "before":
+            body += [f"{names[-1]}.addObjects(from: [{', '.join(results[1:])}])", f"return {results[0]}"]
+        else:
+            body.append(f"return [{', '.join(results)}]")
+        self.lines.append(f"let {var} = {{ ({params}) -> {ret} in")
+        self.lines += ["    " + x for x in body]
+        self.lines.append("}")
+        return var
+
+    def if_then_else(self, op):
+        blocks = [self._closure(op, b, "", "[MPSGraphTensor]", []) for b in op.blocks]
+        other = blocks[1] if len(blocks) > 1 else "nil"
+        return (f"graph.if({self.tensor(op.inputs[0])}, then: {blocks[0]}, else: {other}, "
+                f"name: {swift_string(op.name)})")
+
+    def while_loop(self, op):
+        n = int(op.attrs["num_inputs"])
+        ins, res, args = (self.ident(op, s) for s in ("_inputs", "_results", "_args"))
+        before = self._closure(op, op.blocks[0], f"{ins}: [MPSGraphTensor], {res}: NSMutableArray", "MPSGraphTensor",
+                               [f"{ins}[{i}]" for i in range(n)] + [res])
+        after = self._closure(op, op.blocks[1], f"{args}: [MPSGraphTensor]", "[MPSGraphTensor]",
+                              [f"{args}[{i}]" for i in range(len(op.blocks[1].arguments))])
+        inits = "[" + ", ".join(self.tensor(t) for t in op.inputs[:n]) + "]"
+        return f"graph.while(initialInputs: {inits}, before: {before}, after: {after}, name: {swift_string(op.name)})"
+
+    def for_loop(self, op):
+        nb = 1 if op.attrs["form"] == "count" else 3
+        na = int(op.attrs["num_arguments"])
+        index, args = self.ident(op, "_index"), self.ident(op, "_args")
+        body = self._closure(op, op.blocks[0], f"{index}: MPSGraphTensor, {args}: [MPSGraphTensor]", "[MPSGraphTensor]",
+                             [index] + [f"{args}[{i}]" for i in range(na)])
+        inits = "[" + ", ".join(self.tensor(t) for t in op.inputs[nb:nb + na]) + "]"
+        t = self.tensor
+        head = f"numberOfIterations: {t(op.inputs[0])}" if nb == 1 else \
+            f"lowerBound: {t(op.inputs[0])}, upperBound: {t(op.inputs[1])}, step: {t(op.inputs[2])}"
+        return f"graph.for({head}, initialBodyArguments: {inits}, body: {body}, name: {swift_string(op.name)})"
+
+    def call_op(self, op):
+        types = ", ".join(f"MPSGraphShapedType(shape: {_numbers(s)}, dataType: {swift_dtype(d, self.where(op))})"
+                          for s, d in op.attrs["output_types"])
+        ins = "[" + ", ".join(self.tensor(t) for t in op.inputs) + "]"
+        return (f"graph.call(symbolName: {swift_string(op.attrs['symbol_name'])}, inputTensors: {ins}, "
+                f"outputTypes: [{types}], name: {swift_string(op.name)})")
+
     def _op_ref(self, op: Operation) -> str:
         v = self.var_of[op.index]
         if not op.outputs:
@@ -408,7 +464,8 @@ class _Exporter:
 SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
            "slice_gradient": "slice_gradient", "slice_gradient_tensor": "slice_gradient_tensor",
            "gather_along_axis": "along_axis",
-           "scatter_along_axis": "along_axis"}
+           "scatter_along_axis": "along_axis", "if_then_else": "if_then_else", "while_loop": "while_loop",
+           "for_loop": "for_loop", "call": "call_op", "block_argument": "block_argument"}
 # Padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation; an op's
 # first OS versions are its OpDef's ``since``
 PADDING_NEEDS = {"ONNX_SAME_LOWER": ("13.0", "16.0")}
@@ -446,7 +503,7 @@ def _default_targets(g) -> tuple:
     consumed |= {d.index for op in g.operations for d in op.control_dependencies}
     tensors, ops = [], []
     for op in g.operations:
-        if op.index in consumed or is_leaf(op):
+        if op.index in consumed or is_leaf(op) or op.block is not None:
             continue
         if op.outputs:
             tensors.extend(op.outputs)
@@ -508,6 +565,8 @@ def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Op
             "let graph = MPSGraph()",
             ""]
     for op in g.operations:
+        if op.block is not None:  # emitted inside its control-flow op's closure
+            continue
         try:
             ex.emit(op)
         except SwiftExportError:

@@ -90,7 +90,8 @@ def _kernel(opdef, table) -> str:
 APPLE_DOCS = "https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/"
 
 # Ops whose Swift name is what they export to, not an MPSGraph op of their own
-NO_COUNTERPART = {"stop_gradient": "no MPSGraph counterpart; `g.to_swift()` writes an identity"}
+NO_COUNTERPART = {"stop_gradient": "no MPSGraph counterpart; `g.to_swift()` writes an identity",
+                  "block_argument": "no MPSGraph counterpart; `g.to_swift()` writes a parameter of the block's closure"}
 
 
 def _apple_link(opdef) -> str:

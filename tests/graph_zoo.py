@@ -208,6 +208,17 @@ def every_op_graph(seed: int = 0):
         outs += [g.dequantize_lut(codes, g.constant(np.linspace(-1, 1, 256).astype(f32), name="lut")),
                  g.dequantize_vector_lut(codes, g.constant(rng.standard_normal((256, 2)).astype(f32), name="vlut"), 0)]
 
+    with g.name_scope("control_flow"):  # a branch, a loop with its gradient, a while loop, a call
+        c0 = g.squeeze(g.reduction_sum(m, axes=None))
+        (branch,) = g.if_then_else(g.greater_than(c0, 0.0), lambda: [g.tanh(m)], lambda: [g.square(m)], name="branch")
+        (looped,) = g.for_loop(3, [m], lambda i, a: [g.sin(a[0]) + g.cast(i, mg.float32)], name="loop")
+        (halved, steps) = g.while_loop([c0, g.constant(0, dtype=mg.int32)],
+                                       lambda ins, res: (res.extend(ins), g.greater_than(g.absolute(ins[0]), 0.5))[1],
+                                       lambda a: [a[0] * 0.5, a[1] + 1], name="halve")
+        cf_loss = g.reduction_sum(g.multiplication(branch, looped))
+        outs += [branch, looped, halved, steps, g.gradients(cf_loss, [m], name="grad")[m]]
+        g.call("callee", [m], [mg.ShapedType(m.shape, m.dtype)], name="call")  # not a target: needs callables
+
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)
     assert not missing, (f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph "

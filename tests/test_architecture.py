@@ -194,7 +194,8 @@ def test_every_op_declares_its_facts():
         if d.role != "forward":
             assert d.forward in OPS and OPS[d.forward].role == "forward", t
         assert d.grad is None or d.differentiable, t  # a rule on a non-differentiable op is never used
-    assert {t for t, d in OPS.items() if d.internal} == {"placeholder", "constant", "variable", "read", "assign"}
+    assert {t for t, d in OPS.items() if d.internal} == {"placeholder", "constant", "variable", "read", "assign",
+                                                        "block_argument"}
     assert {t for t, d in OPS.items() if d.kind == "view"} >= {"reshape", "expand_dims", "squeeze", "identity"}
     roles = {t: d.role for t, d in OPS.items() if d.family == "convolution"}
     assert roles["depthwise_convolution_2d_weights_gradient"] == "weights_gradient"

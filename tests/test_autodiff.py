@@ -187,6 +187,11 @@ CASES = {
     "gru": (lambda g, x, r, w, b, h0, b2: g.gru(x, r, w, b, h0, None, b2,
                                                descriptor=mg.GRUDescriptor(reset_after=True, flip_z=True))[0],
             [(3, 2, 2), (6, 2), (6, 2), (6,), (2, 2), (2,)], (-1, 1)),
+    # control flow (tests/test_control_flow.py has the other branch, the bounds form, nesting)
+    "if_then_else": (lambda g, a, b: g.if_then_else(g.constant(True), lambda: [g.sin(a) * b], lambda: [a * a])[0],
+                     [(2, 3), (3,)], (-2, 2)),
+    "for_loop": (lambda g, a, b: g.for_loop(3, [a], lambda i, s: [g.tanh(s[0] * b) + g.cast(i, mg.float64)])[0],
+                 [(2, 3), (3,)], (-1, 1)),
 }
 
 

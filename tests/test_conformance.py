@@ -29,7 +29,8 @@ from conftest import ALL_BACKENDS
 from op_cases import BINARY, BITWISE, COMPARE, ELEMENTWISE, LOGICAL, UNARY, input_domains
 
 F32, F16 = np.float32, np.float16
-SPECIAL = {"placeholder", "constant", "variable", "read", "assign"}
+SPECIAL = {"placeholder", "constant", "variable", "read", "assign",
+           "block_argument", "call"}  # block arguments and call (it needs callables): tests/test_control_flow.py
 OURS = {"webgpu", "metal"}  # minigraph's own backends: they must have every kernel
 
 
@@ -653,6 +654,36 @@ def _(g, rng):
     with g.control_dependencies([a]):
         r2 = g.read(v)  # sees the assignment made earlier in the same run
     return [r1, r2, g.addition(v, c)], fx
+
+
+# ----------------------------------------------------------------------------- control flow
+for _pred in (True, False):
+    def _b(g, rng, pred=_pred):
+        x, fx = feed(g, uniform(rng, (3, 4)))
+        p, fp = feed(g, np.array(pred))
+        return g.if_then_else(p, lambda: [g.exponent(x), g.reduction_sum(x, axes=[1])],
+                              lambda: [g.tanh(x) * 2.0, g.reduction_maximum(x, axes=[1])]), {**fx, **fp}
+    case("if_then_else", f"pred-{_pred}")(_b)
+
+
+@case("for_loop", "count-and-range")
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (2, 3)))
+    w, fw = feed(g, uniform(rng, (3, 3), -0.5, 0.5))
+    a = g.for_loop(4, [x, g.constant(0.0)], lambda i, s: [g.tanh(g.matrix_multiplication(s[0], w)),
+                                                         s[1] + g.cast(i, mg.float32)])
+    b = g.for_loop(None, [x], lambda i, s: [s[0] * g.cast(i, mg.float32)], lower_bound=1, upper_bound=8, step=3)
+    return a + b, {**fx, **fw}
+
+
+@case("while_loop", "halve-until-small")
+def _(g, rng):
+    x, fx = feed(g, uniform(rng, (4,), 1.0, 4.0))
+
+    def before(ins, res):
+        res.extend(ins)
+        return g.greater_than(g.squeeze(g.reduction_maximum(ins[0], axes=None)), 0.1)
+    return g.while_loop([x, g.constant(0, dtype=mg.int32)], before, lambda a: [a[0] * 0.5, a[1] + 1]), fx
 
 
 # ----------------------------------------------------------------------------- the tests

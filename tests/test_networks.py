@@ -415,3 +415,73 @@ def test_transformer_encoder_trains_in_one_executable_like_torch(backend):
     for k, w in v.items():
         np.testing.assert_allclose(g.value_of(w), after[k], rtol=1e-4, atol=1e-5,
                                    err_msg=f"{k} after {STEPS} SGD steps on {backend}")
+
+
+# ----------------------------------------------------------------------------- control flow
+def _mlp_params(seed=0):
+    rng = np.random.default_rng(seed)
+    f = np.float32
+    return {"w1": (rng.standard_normal((4, 6)) * 0.5).astype(f), "b1": (rng.standard_normal(6) * 0.1).astype(f),
+            "w2": (rng.standard_normal((6, 2)) * 0.5).astype(f)}, rng.standard_normal((16, 4)).astype(f), \
+        rng.standard_normal((16, 2)).astype(f)
+
+
+def _mlp_step(g, x, y, w1, b1, w2, lr):
+    """One SGD step of a tanh MLP's mean squared error, from ops (its gradient from g.gradients)."""
+    pred = g.matrix_multiplication(g.tanh(g.matrix_multiplication(x, w1) + b1), w2)
+    loss = g.mean(g.square(pred - y), axes=None)
+    grads = g.gradients(loss, [w1, b1, w2])
+    return [w1 - grads[w1] * lr, b1 - grads[b1] * lr, w2 - grads[w2] * lr], loss
+
+
+def test_for_loop_runs_sgd_steps_inside_one_graph(backend):
+    """Five SGD steps as one for_loop (each step's gradient built inside the body) give the weights of
+    the same five steps unrolled in a graph, and of PyTorch's SGD."""
+    steps, lr = 5, 0.1
+    params, xv, yv = _mlp_params()
+    g = mg.Graph()
+    x, y = g.placeholder([16, 4], name="x"), g.placeholder([16, 2], name="y")
+    init = [g.constant(params[k], name=k) for k in ("w1", "b1", "w2")]
+    trained = g.for_loop(steps, init, lambda i, a: _mlp_step(g, x, y, *a, lr)[0], name="sgd")
+    got = g.run({x: xv, y: yv}, trained, backend=backend)
+    h = mg.Graph()
+    hx, hy = h.placeholder([16, 4]), h.placeholder([16, 2])
+    cur = [h.constant(params[k]) for k in ("w1", "b1", "w2")]
+    for _ in range(steps):
+        cur, _ = _mlp_step(h, hx, hy, *cur, lr)
+    unrolled = h.run({hx: xv, hy: yv}, cur)
+    tp = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}
+    opt = torch.optim.SGD(list(tp.values()), lr=lr)
+    tx, ty = torch.tensor(xv), torch.tensor(yv)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((torch.tanh(tx @ tp["w1"] + tp["b1"]) @ tp["w2"] - ty) ** 2).mean()
+        loss.backward()
+        opt.step()
+    for t, u, k in zip(trained, cur, ("w1", "b1", "w2")):
+        np.testing.assert_allclose(got[t], unrolled[u], rtol=1e-4, atol=1e-5, err_msg=k)
+        np.testing.assert_allclose(got[t], tp[k].detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=k)
+    assert not np.allclose(got[trained[0]], params["w1"])
+
+
+def test_while_loop_runs_newtons_method_to_a_tolerance(backend):
+    """sqrt(a) by Newton's iteration x <- (x + a / x) / 2 from x = a, until every |x^2 - a| <= 1e-5 a:
+    the values of np.sqrt and the iteration count of the same loop in Python."""
+    a = np.array([2.0, 10.0, 0.25, 1234.5, 1.0], np.float32)
+    g = mg.Graph()
+    at = g.placeholder([5], name="a")
+
+    def before(inputs, results):
+        x, k = inputs
+        results.extend([x, k])
+        err = g.reduction_maximum(g.absolute(x * x - at) / at, axes=None)
+        return g.greater_than(g.squeeze(err), 1e-5)
+
+    root, count = g.while_loop([at, g.constant(0, dtype=mg.int32)], before,
+                               lambda r: [(r[0] + at / r[0]) * 0.5, r[1] + 1], name="newton")
+    got = g.run({at: a}, [root, count], backend=backend)
+    x, k = a.copy(), 0
+    while np.max(np.abs(x * x - a) / a) > 1e-5:
+        x, k = ((x + a / x) * np.float32(0.5)).astype(np.float32), k + 1
+    np.testing.assert_allclose(got[root], np.sqrt(a.astype(np.float64)), rtol=1e-5)
+    assert int(got[count]) == k and k > 3

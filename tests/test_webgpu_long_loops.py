@@ -61,6 +61,8 @@ BOUNDED: dict[str, str] = {
 }
 
 # op -> why it refuses, and the case that must raise ResourceLimitError rather than compute wrongly
+BOUNDED["call"] = "no shader of its own: the host reads the inputs back, runs the callee and writes its results"
+
 REFUSED: dict[str, str] = {
     "resize_gradient": "one input element gathers the gradient of every result that reads it in one "
                        "loop; more than loops.LOOP_MAX such results is refused at compile time",
@@ -116,6 +118,19 @@ for _op, _v in [("reduction_sum", _row()), ("mean", _row(100.0)), ("reduction_ma
                 ("reduction_product", _last(1.0, 3.0)), ("reduction_and", _last(1.0, 0.0)),
                 ("reduction_or", _last(0.0, 1.0))]:
     long_case(_op)(_reduction(_op, _v))
+
+
+@long_case("for_loop", "while_loop", "if_then_else")
+def _control_flow(g):
+    """Blocks over a long row: their kernels are the ordinary ones, encoded per iteration."""
+    v = _row(100.0)
+    x = _ph(g, v, "x")
+    (looped,) = g.for_loop(3, [x], lambda i, a: [a[0] * 0.5 + g.cast(i, mg.float32)])
+    (halved,) = g.while_loop([x], lambda ins, res: (res.extend(ins), g.greater_than(
+        g.squeeze(g.reduction_maximum(g.absolute(ins[0]), axes=None)), 1.0))[1], lambda a: [a[0] * 0.5])
+    (picked,) = g.if_then_else(g.greater_than(g.squeeze(g.reduction_sum(x, axes=None)), 0.0),
+                               lambda: [g.negative(x)], lambda: [x + 1.0])
+    return {x: v}, [looped, halved, picked]
 
 
 @long_case("variance")

@@ -43,9 +43,10 @@ def _rewired(st, alias: dict):
 
 
 def _pure(op: Operation) -> bool:
-    """A compute or view op without control dependencies, not random, not run by the executor."""
+    """A compute or view op without control dependencies, not random, not run by the executor,
+    not a control-flow op or a call (their blocks and callees are not attributes to compare)."""
     d = op.opdef
-    return (d.kind in ("compute", "view") and d.family != "random" and not d.internal
+    return (d.kind in ("compute", "view") and d.family not in ("random", "control_flow") and not d.internal
             and not op.control_dependencies)
 
 

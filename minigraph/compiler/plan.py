@@ -55,6 +55,7 @@ class Step:
     program: tuple = ()  # a fused step's (op, args, out_type) per op of ops; () otherwise
     memory: str = ""  # what a backend does for it, one of MEMORY_ACTIONS (buffers.py)
     source: Optional[int] = None  # a read's: the slot an earlier assign of this run wrote; None: the variable's value
+    blocks: tuple = ()  # a control-flow step's SubPlan per block (a call step's: the callee Executable)
 
     def __post_init__(self) -> None:
         if not self.ops:
@@ -107,6 +108,7 @@ class Plan:
     passes: tuple = ()  # the names of the passes that built it, in order
     folded: dict = field(default_factory=dict)  # constant op of a folded step -> the op it replaces
     merged: dict = field(default_factory=dict)  # slot dropped by CSE -> the slot that holds its value
+    inputs: tuple = ()  # a sub-plan's slots given from outside (block arguments, then captures)
 
     def check(self) -> None:
         """Verify the step contract (as torch.fx's ``Graph.lint``), before a backend sees the plan.
@@ -123,7 +125,7 @@ class Plan:
         Raises:
             PlanError: naming the step and the broken rule.
         """
-        written: dict = {}
+        written: dict = {s: -1 for s in self.inputs}
         freed: dict = {}
         targets = {s for _, s in self.targets}
         latest: dict = {}
@@ -199,6 +201,17 @@ def _check_memory(st, where: str, latest: dict, freed: dict) -> None:
         if not ok:
             raise PlanError(f"{where}: reuse={st.reuse!r} must name an input of the result's shape and dtype "
                             "that dies at this kernel step")
+
+
+def every_step(plan) -> list:
+    """The plan's steps and, after each control-flow step, those of its sub-plans (nested too)."""
+    out = []
+    for st in plan.steps:
+        out.append(st)
+        for sp in st.blocks:
+            if isinstance(sp, SubPlan):
+                out.extend(every_step(sp.plan))
+    return out
 
 
 def start_env(plan, feed_values: Sequence) -> list:
@@ -312,10 +325,39 @@ def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Seque
     return dg
 
 
+@dataclass(frozen=True)
+class Options:
+    """What the passes are told: the backend's fusible and epilogue ops and memory facts, the
+    level, fusion, and the compilation descriptor's ``callables`` (for ``call`` steps)."""
+
+    fusible_ops: frozenset = frozenset()
+    epilogue_ops: frozenset = frozenset()
+    memory_facts: MemoryFacts = MemoryFacts()
+    optimization_level: int = OptimizationLevel.LEVEL1
+    fusion: bool = True
+    callables: Any = None
+
+
+@dataclass
+class SubPlan:
+    """A control-flow block compiled: ``plan`` (a ``Plan`` whose ``inputs`` are the block's
+    arguments, then its captures; its ``targets`` the block's results) and, for each capture, the
+    position of the control-flow op's input that holds it."""
+
+    block: Any
+    plan: Plan
+    capture_positions: tuple
+
+    @property
+    def result_types(self) -> list:
+        return [self.plan.types[s] for _, s in self.plan.targets]
+
+
 def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                target_operations: Sequence[Operation], *, fusible_ops: frozenset = frozenset(),
                epilogue_ops: frozenset = frozenset(), memory_facts: MemoryFacts = MemoryFacts(),
-               optimization_level: int = OptimizationLevel.LEVEL1, fusion: bool = True) -> Plan:
+               optimization_level: int = OptimizationLevel.LEVEL1, fusion: bool = True,
+               callables: Any = None) -> Plan:
     """The plan for running ``target_tensors`` and ``target_operations`` with feeds of
     ``feed_types``: check the targets, order the ops they need, specialise the types with the
     feed shapes, then run the passes (docs/compiler.md): at ``LEVEL1`` common-subexpression
@@ -323,35 +365,48 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
     types in ``fusible_ops`` (the backend's; none: no fusion) and epilogue fusion into the op
     types in ``epilogue_ops`` when ``fusion``, and buffer planning, which lets a step write into a
     dying input only where the backend's kernels declared it safe (``memory_facts``; none: no
-    reuse). ``Plan.check`` verifies the result."""
+    reuse). A control-flow step's blocks are compiled the same way into sub-plans
+    (``Step.blocks``); a ``call`` step finds its executable in ``callables``. ``Plan.check``
+    verifies the result."""
+    opts = Options(frozenset(fusible_ops), frozenset(epilogue_ops), memory_facts, optimization_level, fusion,
+                   dict(callables or {}))
     _check_targets(graph, feed_types, target_tensors, target_operations)
     dg, order = _order(graph, target_tensors, target_operations)
-    steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types)
+    steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types, opts)
     for t, ty in feed_types.items():  # feeds the targets don't need are allowed (as in MPSGraph), but checked
         check_feed_type(t, ty)
     target_slots = [slot_of[id(t)] for t in target_tensors]
+    steps, target_slots, names, folded, alias = _passes(steps, target_slots, target_operations, opts, set())
+    pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)]
+              if op.index not in dg and op.block is None]
+    plan = Plan(graph, steps, feeds, list(zip(target_tensors, target_slots)),
+                list(target_operations), len(slot_of), dg, pruned, types, tuple(names), folded, alias)
+    plan.check()
+    return plan
+
+
+def _passes(steps: list, target_slots: list, target_operations: Sequence[Operation], opts: Options,
+            inputs: set) -> tuple:
+    """(steps, target slots, pass names, folded, alias) after the passes and buffer planning; the
+    slots in ``inputs`` (a sub-plan's, owned by the step that runs it) are never freed."""
     names = ["dead_code_elimination"]  # the needed_ops walk of _order
     alias: dict = {}
     folded: dict = {}
-    if int(optimization_level) >= OptimizationLevel.LEVEL1:
+    if int(opts.optimization_level) >= OptimizationLevel.LEVEL1:
         steps, alias = common_subexpression_elimination(steps, target_slots)
         target_slots = [alias.get(s, s) for s in target_slots]
         steps, folded = constant_folding(steps, target_slots)
         steps = dead_code_elimination(steps, target_slots, target_operations)
         names += ["common_subexpression_elimination", "constant_folding", "dead_code_elimination"]
-    if fusion and fusible_ops:
-        steps = elementwise_fusion(steps, target_slots, frozenset(fusible_ops))
+    if opts.fusion and opts.fusible_ops:
+        steps = elementwise_fusion(steps, target_slots, opts.fusible_ops)
         names.append("elementwise_fusion")
-        if epilogue_ops:
-            steps = epilogue_fusion(steps, target_slots, frozenset(epilogue_ops), frozenset(fusible_ops))
+        if opts.epilogue_ops:
+            steps = epilogue_fusion(steps, target_slots, opts.epilogue_ops, opts.fusible_ops)
             names.append("epilogue_fusion")
-    plan_buffers(steps, set(target_slots), memory_facts)
+    plan_buffers(steps, set(target_slots) | inputs, opts.memory_facts)
     names.append("plan_buffers")
-    pruned = [op for op in graph.operations[: (order[-1].index + 1 if order else 0)] if op.index not in dg]
-    plan = Plan(graph, steps, feeds, list(zip(target_tensors, target_slots)),
-                list(target_operations), len(slot_of), dg, pruned, types, tuple(names), folded, alias)
-    plan.check()
-    return plan
+    return steps, target_slots, names, folded, alias
 
 
 # ------------------------------------------------------------------------------- check targets
@@ -373,6 +428,13 @@ def _check_target_tensor(graph, t: Any) -> None:
         raise TargetError(f"target_tensors must hold tensors, got {t!r}"
                           + (" (an operation: pass it in target_operations)" if isinstance(t, Operation) else ""))
     graph.check_same_graph(t, "target_tensors")
+    _check_outside_blocks(t.operation, f"target {t.name!r}")
+
+
+def _check_outside_blocks(op: Operation, what: str) -> None:
+    if op.block is not None:
+        raise TargetError(f"{what} was built inside {op.block.label} (at {op.location}); a block's tensors exist "
+                          "only while it runs: return it from the block and run the control-flow op's result")
 
 
 def _check_target_operation(graph, o: Any) -> None:
@@ -382,6 +444,7 @@ def _check_target_operation(graph, o: Any) -> None:
     if not isinstance(o, Operation):
         raise TargetError(f"target_operations must hold operations, got {o!r}")
     graph.check_same_graph(o, "target_operations")
+    _check_outside_blocks(o, f"target operation {o.name!r}")
 
 
 def _check_feed_key(graph, t: Any) -> None:
@@ -401,7 +464,7 @@ def _order(graph, target_tensors: Sequence[Tensor], target_operations: Sequence[
 
 
 # ------------------------------------------------------------------------------- specialise types
-def _specialise(graph, dg: nx.DiGraph, order: list, feed_types: dict) -> tuple:
+def _specialise(graph, dg: nx.DiGraph, order: list, feed_types: dict, opts: Options) -> tuple:
     """(steps, feeds, {id(tensor): slot}, {slot: ShapedType}): one step per op, its output types
     inferred again from the concrete feed types, a slot for every output."""
     slot_of: dict[int, int] = {}  # id(tensor) -> slot
@@ -410,24 +473,95 @@ def _specialise(graph, dg: nx.DiGraph, order: list, feed_types: dict) -> tuple:
     feeds = []
     fed = {id(t): ty for t, ty in feed_types.items()}
     for op in order:
-        ins = tuple(slot_of[id(t)] for t in op.inputs)
-        in_types = tuple(types[s] for s in ins)
         if op.type == "placeholder":
-            out_types: tuple = (_feed_type(graph, dg, op, fed),)
+            st = _step(op, slot_of, types, (_feed_type(graph, dg, op, fed),), ())
+            feeds.append((op.outputs[0], st.outputs[0], st.out_types[0]))
         else:
-            out_types = _infer(op, in_types)
-        for ot in out_types:
-            _check_output_type(op, ot)
-        outs = []
-        for t, ot in zip(op.outputs, out_types):
-            s = len(slot_of)
-            slot_of[id(t)] = s
-            types[s] = ot
-            outs.append(s)
-        if op.type == "placeholder":
-            feeds.append((op.outputs[0], outs[0], out_types[0]))
-        steps.append(Step(op, ins, tuple(outs), in_types, out_types))
+            st = _specialised_step(op, slot_of, types, opts)
+        steps.append(st)
     return steps, feeds, slot_of, types
+
+
+def _specialised_step(op: Operation, slot_of: dict, types: dict, opts: Options) -> Step:
+    """The step of a non-placeholder op: its types inferred again (an op with a ``plan_rule``, a
+    control-flow op or a call, by that rule, with its blocks' sub-plans or its callee)."""
+    in_types = tuple(types[slot_of[id(t)]] for t in op.inputs)
+    blocks: tuple = ()
+    if op.opdef.plan_rule is not None:
+        try:
+            out, blocks = op.opdef.plan_rule(op, in_types, _Planner(opts))
+        except MiniGraphError as e:
+            raise type(e)(f"{_label(op)}: {e}") from None
+        out_types = tuple(out)
+    else:
+        out_types = _infer(op, in_types)
+    return _step(op, slot_of, types, out_types, tuple(blocks))
+
+
+def _step(op: Operation, slot_of: dict, types: dict, out_types: tuple, blocks: tuple) -> Step:
+    ins = tuple(slot_of[id(t)] for t in op.inputs)
+    for ot in out_types:
+        _check_output_type(op, ot)
+    outs = []
+    for t, ot in zip(op.outputs, out_types):
+        s = len(slot_of)
+        slot_of[id(t)] = s
+        types[s] = ot
+        outs.append(s)
+    return Step(op, ins, tuple(outs), tuple(types[s] for s in ins), tuple(out_types), blocks=blocks)
+
+
+# ------------------------------------------------------------------------------- control flow
+class _Planner:
+    """What an op's ``plan_rule`` may ask of the compiler: a block's sub-plan for given argument
+    types (its captures typed from the op's inputs), and the descriptor's ``callables``."""
+
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
+        self.callables = dict(opts.callables or {})
+
+    def subplan(self, op: Operation, in_types: tuple, block, arg_types: Sequence) -> "SubPlan":
+        position = {id(t): i for i, t in enumerate(op.inputs)}
+        caps = tuple(position[id(c)] for c in block.captures)
+        return _subplan(block, list(arg_types), [in_types[p] for p in caps], caps, self.opts)
+
+
+def _block_order(block) -> list:
+    """The block's ops its results need (its own ops only; arguments and captures are inputs)."""
+    own = {id(o) for o in block.ops}
+    need: dict = {}
+    stack = [t.operation for t in block.results if id(t.operation) in own]
+    while stack:
+        op = stack.pop()
+        if id(op) in need or op.type == "block_argument":
+            continue
+        need[id(op)] = op
+        stack.extend(t.operation for t in op.inputs if id(t.operation) in own)
+        stack.extend(d for d in op.control_dependencies if id(d) in own)
+    return sorted(need.values(), key=lambda o: o.index)
+
+
+def _subplan(block, arg_types: list, capture_types: list, capture_positions: tuple, opts: Options) -> SubPlan:
+    """A block's sub-plan: its arguments and captures are slots given from outside (``Plan.inputs``),
+    its ops specialised and passed over as a plan's, its results the targets."""
+    slot_of: dict = {}
+    types: dict = {}
+    given = list(block.arguments) + list(block.captures)
+    for t, ty in zip(given, arg_types + capture_types):
+        slot_of[id(t)] = len(slot_of)
+        types[slot_of[id(t)]] = ty
+    for a, ty in zip(block.arguments, arg_types):
+        if tuple(a.shape) != tuple(ty.shape) and -1 not in a.shape or a.dtype != ty.dtype:
+            raise PlanError(f"{block.label}: argument {a.name!r} is {a.dtype.name}{list(a.shape)}, but the plan "
+                            f"gives it {ty}")
+    steps = [_specialised_step(op, slot_of, types, opts) for op in _block_order(block)]
+    inputs = tuple(range(len(given)))
+    targets = [slot_of[id(t)] for t in block.results]
+    steps, targets, names, folded, alias = _passes(steps, targets, (), opts, set(inputs))
+    plan = Plan(None, steps, [], list(zip(block.results, targets)), [], len(slot_of), None, [], types,
+                tuple(names), folded, alias, inputs)
+    plan.check()
+    return SubPlan(block, plan, capture_positions)
 
 
 def _feed_type(graph, dg: nx.DiGraph, op: Operation, fed: dict) -> ShapedType:

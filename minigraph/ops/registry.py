@@ -31,7 +31,8 @@ from ..types import ShapedType
 def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, family: str,
           kind: Kind = "compute", role: Role = "forward", forward: Optional[str] = None,
           differentiable: bool = True, attrs: tuple = (), hidden_attrs: tuple = (),
-          internal: bool = False, since: tuple = ("11.0", "14.0"), elementwise: bool = False) -> Callable:
+          internal: bool = False, since: tuple = ("11.0", "14.0"), elementwise: bool = False,
+          control_flow: bool = False, plan_rule: Optional[Callable] = None) -> Callable:
     """Declare an op type; the decorated function is its builder. ``attrs`` and ``hidden_attrs``
     name every attribute its ops may have (``hidden_attrs`` are left out of listings); ``since``
     is the first (macOS, iOS) with the MPSGraph op, from Apple's documentation."""
@@ -42,7 +43,7 @@ def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, 
                                   differentiable=differentiable, internal=internal, builder=builder,
                                   elementwise=elementwise,
                                   attrs=tuple(attrs), hidden_attrs=tuple(hidden_attrs),
-                                  since=tuple(since)))
+                                  since=tuple(since), control_flow=control_flow, plan_rule=plan_rule))
         builder.__doc__ = _with_sections(builder, opdef)
         return builder
 

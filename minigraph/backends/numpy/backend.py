@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import recording
-from ...compiler.plan import run_memory_action
+from ...compiler.plan import every_step, run_memory_action
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
 from .fused import EPILOGUE_OPS, FUSIBLE_OPS, fused_kernel
 from .registry import KERNELS
@@ -26,7 +26,7 @@ class NumpyBackend:
         return True, "always available"
 
     def prepare(self, plan):
-        every = [o for s in plan.steps for o in s.ops]
+        every = [o for s in every_step(plan) for o in s.ops]
         missing = sorted({o.type for o in every if not o.opdef.internal and o.type not in KERNELS})
         if missing:
             ops = [next(o for o in every if o.type == t) for t in missing]
@@ -79,7 +79,7 @@ class _Runner:
     def __init__(self, plan):
         self.plan = plan
         self.num_slots = plan.num_slots
-        self.feed_slots = [slot for _, slot, _ in plan.feeds]
+        self.feed_slots = [slot for _, slot, _ in plan.feeds] + list(plan.inputs)  # a sub-plan's: its inputs
         self.target_slots = [slot for _, slot in plan.targets]
         self.const_slots = []  # (slot, value, the op if filled from a scalar), loaded at the start of each run
         self.var_slots = []  # (slot, variable op)
@@ -107,7 +107,7 @@ class _Runner:
                 raise
             except Exception as e:  # a kernel factory bug must still name the op
                 raise ExecutionError(f"{st.kernel} op {st.op.name!r}: could not prepare its kernel: {e}") from e
-            if len(st.outputs) > 1:
+            if len(st.outputs) != 1:
                 self.steps.append((_bind_several(fn, st.inputs, st.outputs, st.free), st.op))
             else:
                 self.steps.append((_bind(fn, st.inputs, st.outputs[0], st.free), st.op))

@@ -13,6 +13,7 @@ import sys
 import threading
 
 from ...errors import BackendUnavailableError, KernelMissingError
+from ...compiler.plan import every_step
 from ...ir import OPS
 from .device import GPU_LOCK, get_context
 from .epilogue import EPILOGUE_FACTORIES
@@ -94,7 +95,7 @@ class WebGPUBackend:
 
     def prepare(self, plan):
         ctx = self.context
-        kernel_steps = [s for s in plan.steps if s.memory == "kernel"]  # the rest the runner does itself
+        kernel_steps = [s for s in every_step(plan) if s.memory == "kernel"]  # the rest the runner does itself
         missing = sorted({s.op.type for s in kernel_steps if s.op.type not in self.supported_ops()})
         if missing:
             ops = [next(s.op for s in kernel_steps if s.op.type == t) for t in missing]

@@ -86,6 +86,7 @@ class KernelBuilder:
         self._pool = pool
         self._recorded = recorded
         self.scratch_bufs: list = []
+        self.runner: Any = None  # the Runner preparing the step (control-flow kernels nest runners)
 
     def input(self, i: int) -> Ref:
         return self._slot_ref[self.step.inputs[i]]

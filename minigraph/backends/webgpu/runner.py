@@ -25,12 +25,11 @@ from . import resident
 from .buffers import Pool, Ref, device_nbytes, from_device, to_device
 from .device import GPU_LOCK
 from .fused import fused_elementwise
-from .kernel_builder import KernelBuilder, Recorded, check_dtypes, encode, op_label
+from .kernel_builder import Dispatch, KernelBuilder, Recorded, check_dtypes, op_label
 from .profilers import Timestamps, host_spans
 from .registry import KERNELS
+from .stream import Stream
 from .uploads import Uploads
-
-SUBMIT_EVERY = 24  # dispatches per command buffer: encoding on the host overlaps the GPU's work
 FILL_CHUNK = 1 << 20  # elements of a filled constant written at a time
 
 
@@ -51,6 +50,7 @@ class Runner:
         self._feed_index = {slot: i for i, (_, slot, _) in enumerate(plan.feeds)}
         self.resident = resident.RESIDENT["enabled"]  # assigned values stay on the device
         self.on_device = resident.DeviceVariables(ctx)  # what the variables' buffers hold, reused buffers
+        self.constants: dict = {}  # slot -> the value of a constant step (control flow decides on them at prepare)
 
         for st in plan.steps:
             check_dtypes(st, ctx, backend_name)
@@ -102,6 +102,7 @@ class Runner:
 
     def _constant(self, st) -> None:
         ref, ty = self._source(st)
+        self.constants[st.outputs[0]] = np.asarray(st.op.attrs["value"])
         self._upload(ref, np.asarray(st.op.attrs["value"]), ty.dtype.name)
 
     def _filled_constant(self, st) -> None:
@@ -158,7 +159,9 @@ class Runner:
         self.buffers.give_back(kb.scratch_bufs)
 
     def _builder(self, st) -> KernelBuilder:
-        return KernelBuilder(st, self.ctx, self.slot_ref, self.buffers, self.recorded)
+        kb = KernelBuilder(st, self.ctx, self.slot_ref, self.buffers, self.recorded)
+        kb.runner = self  # control-flow kernels prepare their blocks' sub-plans with it (control_flow.py)
+        return kb
 
     def _alloc_slot(self, st, i) -> Ref:
         ty = st.out_types[i]
@@ -233,17 +236,10 @@ class Runner:
 
     def _run(self, feed_values, variables):
         self._begin(feed_values, variables)
-        dev = self.ctx.device
-        enc = dev.create_command_encoder()
-        dispatches = self.recorded.dispatches
-        for k in range(0, len(dispatches), SUBMIT_EVERY):
-            if k:  # the GPU starts on what is encoded while the rest is encoded (queue order is kept)
-                dev.queue.submit([enc.finish()])
-                enc = dev.create_command_encoder()
-            cp = enc.begin_compute_pass()
-            encode(cp, dispatches[k:k + SUBMIT_EVERY])
-            cp.end()
-        return self._finish(enc)
+        stream = Stream(self.ctx)
+        stream.run(self.recorded.dispatches)
+        self.readbacks = stream.readbacks
+        return self._finish(stream.finish())
 
     def _begin(self, feed_values, variables) -> None:
         """Upload the feeds, bring in the variables whose value changed (``DeviceVariables``:
@@ -294,6 +290,8 @@ class Runner:
     @property
     def profile_clocks(self) -> tuple:
         """The clocks ``profile`` can time with, best first."""
+        if any(not isinstance(d, Dispatch) for d in self.recorded.dispatches):
+            return ()  # a loop or branch decides on the host as it runs: no fixed dispatches to time
         return ("gpu-timestamps", "host") if self.ctx.has_timestamps else ("host",)
 
     def profile(self, feed_values, variables, clock_name: str = "host"):
