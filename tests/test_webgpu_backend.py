@@ -844,3 +844,36 @@ def test_a_probe_interrupted_by_ctrl_c_is_no_verdict(gpu, monkeypatch):
     c = WebGPUBackend()  # without an interruption, a failure is the verdict
     calls[:] = [1]
     assert not c.available()[0] and not c.available()[0] and len(calls) == 2
+
+
+def test_a_ctrl_c_during_a_run_waits_for_its_end_and_leaves_variables_as_they_were(gpu):
+    """A SIGINT while a run talks to the device is raised when the run has finished (a
+    KeyboardInterrupt inside wgpu can abort the process); the run's assigns are not committed."""
+    import _thread
+
+    from minigraph.backends.webgpu import runner as webgpu_runner
+
+    g = mg.Graph()
+    v = g.variable(np.zeros(4, np.float32), name="v")
+    step = g.assign(v, g.read(v) + 1.0)
+    exe = g.compile({}, [g.read(v)], [step], backend="webgpu")
+    exe.run({})
+    real = webgpu_runner.Runner._run
+
+    def interrupted(self, *a, **k):
+        _thread.interrupt_main()  # lands in the middle of the run: noted, raised at its end
+        out = real(self, *a, **k)
+        interrupted.finished = True
+        return out
+
+    interrupted.finished = False
+    webgpu_runner.Runner._run = interrupted
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            exe.run({})
+    finally:
+        webgpu_runner.Runner._run = real
+    assert interrupted.finished
+    np.testing.assert_array_equal(g.value_of(v), [1.0] * 4)  # the interrupted run's assign is not kept
+    exe.run({})
+    np.testing.assert_array_equal(g.value_of(v), [2.0] * 4)

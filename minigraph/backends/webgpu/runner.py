@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError, PlanError
-from . import resident
+from . import interrupts, resident
 from .buffers import Pool, Ref, device_nbytes, from_device, to_device
 from .device import GPU_LOCK
 from .fused import fused_elementwise
@@ -227,7 +227,11 @@ class Runner:
     def __call__(self, feed_values, variables):
         with self._run_lock, GPU_LOCK:
             try:
-                return self._run(feed_values, variables)
+                with interrupts.deferred():  # Ctrl-C lands after the run, not inside wgpu
+                    return self._run(feed_values, variables)
+            except KeyboardInterrupt:  # the run's assigns are not committed: re-upload next time
+                self.on_device.forget()
+                raise
             except MiniGraphError:
                 raise
             except Exception as e:
