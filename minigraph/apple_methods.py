@@ -211,9 +211,6 @@ _NO_OP_YET = {
     """,
     "the learning rate already bias-corrected; minigraph's adam takes beta1Power and beta2Power":
         "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)",
-    "`values - learningRate * gradient`, which `g.subtraction` and `g.multiplication` build":
-        "stochasticGradientDescent(learningRate:values:gradient:name:)",
-    "`concat` has no `interleave`": "concatTensors(_:dimension:interleave:name:)",
     "resize needs a layout": "resize(_:sizeTensor:mode:centerResult:alignCorners:name:) "
                              "resizeBilinear(_:sizeTensor:centerResult:alignCorners:name:)",
     "resize's NEAREST rounds half up only; this form takes a rounding mode": """

@@ -3587,6 +3587,26 @@ class OpBuilders:
         """
         return _builder('stack')(self, tensors, axis, name)  # type: ignore[no-any-return]
 
+    def stochastic_gradient_descent(self, learning_rate: TensorLike, values: TensorLike, gradient: TensorLike, name: Optional[str] = None) -> Tensor:
+        """One SGD step as a new tensor, ``values - learning_rate * gradient`` (MPSGraph
+        ``stochasticGradientDescent(learningRate:values:gradient:name:)``; ``apply_stochastic_gradient_descent``
+        writes it to a variable). ``learning_rate`` may be a number. Not differentiable.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/stochasticgradientdescent(learningrate:values:gradient:name:)
+
+        Args:
+            learning_rate: A tensor of this graph (the op's ``learning_rate`` input).
+            values: A tensor of this graph (the op's ``values`` input).
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stochasticGradientDescent(learningRate:values:gradient:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('stochastic_gradient_descent')(self, learning_rate, values, gradient, name)  # type: ignore[no-any-return]
+
     def stop_gradient(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Identity in the forward pass that blocks gradients.
 

@@ -110,6 +110,7 @@ def every_op_graph(seed: int = 0):
         bn = g.normalize(x, g.mean(x, [0, 2, 3]), g.variance(x, [0, 2, 3]), bn_gamma, None, 1e-5, name="bn")
         outs += [bn, g.gradients(g.reduction_sum(g.square(bn)), [x], name="grad")[x]]
     with g.name_scope("optimizer"):
+        outs.append(g.stochastic_gradient_descent(0.01, m, g.square(m)))
         outs += g.adam(0.01, 0.9, 0.999, 1e-8, 0.9, 0.999, m, g.constant(np.zeros((3, 4), f32), name="momentum"),
                        g.constant(np.ones((3, 4), f32), name="velocity"), None, b)
     with g.name_scope("reduction_scan_sort"):

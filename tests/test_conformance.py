@@ -1056,6 +1056,17 @@ for _ams in (False, True):
     case("adam", "amsgrad" if _ams else "plain", tol=(1e-5, 1e-6))(_b)
 
 
+@case("stochastic_gradient_descent", "f32-f16-broadcast-rate", tol=(2e-3, "scaled"))
+def _(g, rng):
+    w, fw = feed(g, with_nan(uniform(rng, (3, 5)), 4))
+    grad, fg = feed(g, uniform(rng, (3, 5)))
+    rate, fr = feed(g, uniform(rng, (1, 5), 0.01, 0.5))
+    h, fh = feed(g, uniform(rng, (7,), dtype=F16))
+    hg, fhg = feed(g, uniform(rng, (7,), dtype=F16))
+    return [g.stochastic_gradient_descent(0.1, w, grad), g.stochastic_gradient_descent(rate, w, grad),
+            g.stochastic_gradient_descent(0.25, h, hg)], {**fw, **fg, **fr, **fh, **fhg}
+
+
 @case("adam", "f16", tol=(4e-3, 1e-3))
 def _(g, rng):
     w, fw = feed(g, uniform(rng, (7,), dtype=F16))

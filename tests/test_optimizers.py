@@ -175,3 +175,24 @@ def test_adam_with_zero_epsilon_matches_pytorch(rng):
         opt.step()
         g.run(target_operations=[step])
         np.testing.assert_allclose(g.value_of(w), tw.detach().numpy(), rtol=1e-12)
+
+
+def test_stochastic_gradient_descent_op_is_values_minus_rate_times_gradient(backend):
+    """MPSGraph's stochasticGradientDescent: a new tensor (no variable is written), the product
+    rounded in the values' type, then the difference; the rate broadcasts; no gradient."""
+    rng = np.random.default_rng(3)
+    w, grad = (rng.standard_normal((4, 3)).astype(np.float32) for _ in range(2))
+    g = mg.Graph()
+    wp, gp = g.placeholder(w.shape, name="w"), g.placeholder(grad.shape, name="g")
+    rate = g.constant(np.array([0.5, 0.25, 0.125], np.float32))
+    a = g.stochastic_gradient_descent(0.1, wp, gp)
+    b = g.stochastic_gradient_descent(rate, wp, gp)
+    r = g.run({wp: w, gp: grad}, [a, b], backend=backend)
+    np.testing.assert_allclose(r[a], w - np.float32(0.1) * grad, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(r[b], w - np.array([0.5, 0.25, 0.125], np.float32) * grad, rtol=1e-6, atol=1e-7)
+    with pytest.raises(mg.NotDifferentiableError):
+        g.gradients(g.reduction_sum(a, axes=None), [wp])
+    with pytest.raises(mg.ShapeError, match="stochastic_gradient_descent op.*gradient has shape"):
+        g.stochastic_gradient_descent(0.1, wp, g.placeholder([3], name="short"))
+    with pytest.raises(mg.DTypeError, match="stochastic_gradient_descent op.*floating-point"):
+        g.stochastic_gradient_descent(1, g.constant(np.ones(2, np.int32)), g.constant(np.ones(2, np.int32)))

@@ -46,6 +46,7 @@ BOUNDED: dict[str, str] = {
     "one_hot": "one element per invocation",
     "normalize": "an elementwise map of x, mean, variance, gamma, beta",
     "adam": "elementwise maps, one element per invocation",
+    "stochastic_gradient_descent": "an elementwise map, one element per invocation",
     "dropout": "Philox 4x32-10 per element: 10 rounds", "random_tensor": "Philox 4x32-10 per element: 10 rounds",
     "random_uniform_tensor": "Philox 4x32-10 per element: 10 rounds",
     "band_part": "one masked copy, one element per invocation",

@@ -1,4 +1,7 @@
-"""MPSGraph's Adam op (MPSGraphOptimizerOps): one step of the update as new tensors.
+"""MPSGraph's optimizer ops (MPSGraphOptimizerOps): one step of SGD or Adam as new tensors.
+
+``stochasticGradientDescent(learningRate:values:gradient:name:)`` is ``values - learningRate *
+gradient``.
 
 Apple documents ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:
 velocity:maximumVelocity:gradient:name:)`` as, with ``beta1Power = beta1^t``, ``beta2Power =
@@ -84,3 +87,40 @@ def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, valu
         ins.append(g.as_tensor(maximum_velocity, label, like=values))
     ins.append(g.as_tensor(gradient, label, like=values))
     return list(g.add_op("adam", ins, attrs, name).outputs)
+
+
+def _infer_sgd(in_types, attrs):
+    lr, values, grad = in_types
+    for t, n in zip(in_types, ("learning_rate", "values", "gradient")):
+        if not t.dtype.is_floating:
+            raise DTypeError(f"{n} has dtype {t.dtype.name}; it needs a floating-point tensor; cast it first")
+        if t.dtype != values.dtype:
+            raise DTypeError(f"values are {values.dtype.name} but {n} is {t.dtype.name}; all operands need one "
+                             "dtype (cast one with g.cast)")
+    shape = tuple(values.shape)
+    if tuple(grad.shape) != shape:
+        raise ShapeError(f"gradient has shape {grad.shape} but values have {shape}; they need one shape")
+    try:
+        ok = broadcast_shapes(lr.shape, shape) == shape
+    except ShapeError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"learning_rate has shape {lr.shape}, which does not broadcast to the values' shape "
+                         f"{shape}; give a scalar")
+    return [ShapedType(shape, values.dtype)]
+
+
+@defop("stochastic_gradient_descent", swift="stochasticGradientDescent(learningRate:values:gradient:name:)",
+       objc="stochasticGradientDescentWithLearningRateTensor:valuesTensor:gradientTensor:name:",
+       inputs=("learning_rate", "values", "gradient"), infer=_infer_sgd, family="optimizer",
+       differentiable=False)
+def stochastic_gradient_descent(g, learning_rate, values, gradient, name: Optional[str] = None):
+    """One SGD step as a new tensor, ``values - learning_rate * gradient`` (MPSGraph
+    ``stochasticGradientDescent(learningRate:values:gradient:name:)``; ``apply_stochastic_gradient_descent``
+    writes it to a variable). ``learning_rate`` may be a number. Not differentiable.
+    https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/stochasticgradientdescent(learningrate:values:gradient:name:)
+    """
+    label = f"stochastic_gradient_descent op {name or 'stochastic_gradient_descent'!r}"
+    values = g.as_tensor(values, label)
+    ins = [g.as_tensor(learning_rate, label, like=values), values, g.as_tensor(gradient, label, like=values)]
+    return g.add_op("stochastic_gradient_descent", ins, {}, name).output

@@ -128,3 +128,13 @@ def _adam(step):
         outs = [w_new, m_new, v_new] + ([vmax_new] if amsgrad else [])
         return tuple(np.asarray(np.broadcast_to(o, w.shape), dt) for o in outs)
     return run
+
+
+@numpy_kernel("stochastic_gradient_descent")
+def _sgd(step):
+    dt = _out(step)
+
+    def run(lr, values, grad):  # in the values' type: the product rounds, then the difference
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.asarray(values - np.asarray(lr, dt) * grad, dt)
+    return run

@@ -152,3 +152,11 @@ def _adam(step, kb):
     for i, key in enumerate(("w", "m", "v", "vmax")[:len(step.out_types)]):
         _map(kb, ins, kb.output(i), step.out_types[i].dtype.name, shape,
              lambda v, key=key: _adam_terms(v, amsgrad)[key])
+
+
+@webgpu_kernel("stochastic_gradient_descent")
+def _sgd(step, kb):
+    out = step.out_types[0]
+    if num_elements(tuple(out.shape)):
+        _map(kb, _operands(step, kb), kb.output(), out.dtype.name, tuple(out.shape),
+             lambda v: f"({v[1]} - {v[0]} * {v[2]})")
