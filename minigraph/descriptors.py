@@ -271,6 +271,19 @@ class DepthwiseConvolution3DOpDescriptor(_Descriptor):
         self.channel_dimension_index = int(c)
 
 
+# the fields of a 2-D window (pooling, im_to_col) that must be >= 1 and >= 0
+_WINDOW_STRIDES = ("kernel_width", "kernel_height", "stride_in_x", "stride_in_y",
+                   "dilation_rate_in_x", "dilation_rate_in_y")
+_WINDOW_PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom")
+
+
+def _image_layout(d) -> None:
+    """A 2-D window's ``data_layout``: NCHW or NHWC (normalised to the enum)."""
+    d.data_layout = _enum(TensorNamedDataLayout, d.data_layout, "data_layout")
+    if d.data_layout not in (TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC):
+        raise DescriptorError(f"data_layout {d.data_layout.name} is not supported; use NCHW or NHWC")
+
+
 @dataclass
 class Pooling2DOpDescriptor(_Descriptor):
     """MPSGraphPooling2DOpDescriptor: window, strides, dilations, padding, style, layout.
@@ -294,9 +307,8 @@ class Pooling2DOpDescriptor(_Descriptor):
     ceil_mode: bool = False
     include_zero_pad_to_average: bool = False
 
-    _STRIDES = ("kernel_width", "kernel_height", "stride_in_x", "stride_in_y",
-                "dilation_rate_in_x", "dilation_rate_in_y")
-    _PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom")
+    _STRIDES = _WINDOW_STRIDES
+    _PADDINGS = _WINDOW_PADDINGS
 
     def _required(self) -> dict:
         return {"kernel_width": self.kernel_width, "kernel_height": self.kernel_height}
@@ -316,9 +328,7 @@ class Pooling2DOpDescriptor(_Descriptor):
 
     def validate(self) -> None:
         super().validate()
-        self.data_layout = _enum(TensorNamedDataLayout, self.data_layout, "data_layout")
-        if self.data_layout not in (TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC):
-            raise DescriptorError(f"data_layout {self.data_layout.name} is not supported; use NCHW or NHWC")
+        _image_layout(self)
         if self.padding_style == PaddingStyle.EXPLICIT_OFFSET:
             raise DescriptorError("padding_style EXPLICIT_OFFSET is not supported for pooling; use EXPLICIT, "
                                   "TF_VALID, TF_SAME or ONNX_SAME_LOWER")
@@ -344,9 +354,8 @@ class ImToColOpDescriptor(_Descriptor):
     padding_bottom: int = 0
     data_layout: TensorNamedDataLayout = TensorNamedDataLayout.NCHW
 
-    _STRIDES = ("kernel_width", "kernel_height", "stride_in_x", "stride_in_y",
-                "dilation_rate_in_x", "dilation_rate_in_y")
-    _PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom")
+    _STRIDES = _WINDOW_STRIDES
+    _PADDINGS = _WINDOW_PADDINGS
     padding_style = PaddingStyle.EXPLICIT  # no field: the padding is always explicit
 
     def set_explicit_padding(self, left: int, right: int, top: int, bottom: int) -> None:
@@ -362,13 +371,8 @@ class ImToColOpDescriptor(_Descriptor):
         self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
 
     def validate(self) -> None:
-        for f in self._STRIDES:
-            _count(getattr(self, f), f, 1)
-        for f in self._PADDINGS:
-            _count(getattr(self, f), f, 0)
-        self.data_layout = _enum(TensorNamedDataLayout, self.data_layout, "data_layout")
-        if self.data_layout not in (TensorNamedDataLayout.NCHW, TensorNamedDataLayout.NHWC):
-            raise DescriptorError(f"data_layout {self.data_layout.name} is not supported; use NCHW or NHWC")
+        super().validate()
+        _image_layout(self)
 
 
 @dataclass

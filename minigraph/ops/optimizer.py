@@ -32,16 +32,32 @@ _SCALARS = ("learning_rate", "beta1", "beta2", "epsilon", "beta1_power", "beta2_
 _STATE = ("values", "momentum", "velocity", "maximum_velocity", "gradient")
 
 
+def _check_dtypes(types, names, values, pre: str = "") -> None:
+    """Every operand floating point, of the values' dtype."""
+    for t, n in zip(types, names):
+        if not t.dtype.is_floating:
+            raise DTypeError(f"{pre}{n} has dtype {t.dtype.name}; it needs a floating-point tensor; cast it first")
+        if t.dtype != values.dtype:
+            raise DTypeError(f"{pre}values are {values.dtype.name} but {n} is {t.dtype.name}; all operands "
+                             "need one dtype (cast one with g.cast)")
+
+
+def _check_scalar_operand(t, name: str, shape: tuple, pre: str = "") -> None:
+    """A rate or coefficient broadcasts to the values' shape."""
+    try:
+        ok = broadcast_shapes(t.shape, shape) == shape
+    except ShapeError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"{pre}{name} has shape {t.shape}, which does not broadcast to the values' shape "
+                         f"{shape}; give a scalar")
+
+
 def _infer_adam(in_types, attrs):
     names = _SCALARS + _STATE
     nil = tuple(attrs.get("nil_inputs", ()))
     first = in_types[6]
-    for t, n in zip(in_types, names):
-        if not t.dtype.is_floating:
-            raise DTypeError(f"adam: {n} has dtype {t.dtype.name}; it needs a floating-point tensor; cast it first")
-        if t.dtype != first.dtype:
-            raise DTypeError(f"adam: values are {first.dtype.name} but {n} is {t.dtype.name}; all operands "
-                             "need one dtype (cast one with g.cast)")
+    _check_dtypes(in_types, names, first, "adam: ")
     shape = tuple(first.shape)
     for t, n in zip(in_types, names):
         if n in nil:
@@ -51,13 +67,7 @@ def _infer_adam(in_types, attrs):
                 raise ShapeError(f"adam: {n} has shape {t.shape} but values have {shape}; "
                                  "momentum, velocity, maximum_velocity and gradient need the values' shape")
         else:
-            try:
-                ok = broadcast_shapes(t.shape, shape) == shape
-            except ShapeError:
-                ok = False
-            if not ok:
-                raise ShapeError(f"adam: {n} has shape {t.shape}, which does not broadcast to the values' "
-                                 f"shape {shape}; give a scalar")
+            _check_scalar_operand(t, n, shape, "adam: ")
     count = 3 if "maximum_velocity" in nil else 4
     return [ShapedType(shape, first.dtype) for _ in range(count)]
 
@@ -91,22 +101,11 @@ def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, valu
 
 def _infer_sgd(in_types, attrs):
     lr, values, grad = in_types
-    for t, n in zip(in_types, ("learning_rate", "values", "gradient")):
-        if not t.dtype.is_floating:
-            raise DTypeError(f"{n} has dtype {t.dtype.name}; it needs a floating-point tensor; cast it first")
-        if t.dtype != values.dtype:
-            raise DTypeError(f"values are {values.dtype.name} but {n} is {t.dtype.name}; all operands need one "
-                             "dtype (cast one with g.cast)")
+    _check_dtypes(in_types, ("learning_rate", "values", "gradient"), values)
     shape = tuple(values.shape)
     if tuple(grad.shape) != shape:
         raise ShapeError(f"gradient has shape {grad.shape} but values have {shape}; they need one shape")
-    try:
-        ok = broadcast_shapes(lr.shape, shape) == shape
-    except ShapeError:
-        ok = False
-    if not ok:
-        raise ShapeError(f"learning_rate has shape {lr.shape}, which does not broadcast to the values' shape "
-                         f"{shape}; give a scalar")
+    _check_scalar_operand(lr, "learning_rate", shape)
     return [ShapedType(shape, values.dtype)]
 
 

@@ -26,14 +26,7 @@ import numpy as np
 from ..errors import DescriptorError, ShapeError
 from ..types import ShapedType
 from .registry import defop, gradient
-
-def _label(type: str, name) -> str:
-    return f"{type} op {(name or type)!r}"
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
+from .shape import _int_list, _is_int, _label
 
 def _axis(v, rank: int, what: str, label: str) -> int:
     if not _is_int(v):
@@ -42,19 +35,6 @@ def _axis(v, rank: int, what: str, label: str) -> int:
         raise ShapeError(f"{label}: {what} {v} is out of range for a tensor of rank {rank} "
                          f"(valid: {-rank} to {rank - 1})")
     return int(v) % rank
-
-
-def _ints(v, what: str, label: str) -> tuple:
-    if hasattr(v, "shape") and hasattr(v, "graph"):
-        raise ShapeError(f"{label}: {what} must be a list of ints, not a tensor")
-    items = [v] if _is_int(v) else v
-    try:
-        items = list(items)
-    except TypeError:
-        items = None
-    if items is None or isinstance(v, (str, bytes)) or not all(_is_int(x) for x in items):
-        raise ShapeError(f"{label}: {what} must be an int or a list of ints, got {v!r}")
-    return tuple(int(x) for x in items)
 
 
 def _flag(v, label: str) -> bool:
@@ -239,9 +219,9 @@ def _attrs_nd(g, tensor, spatial_axes, batch_axis, block_dimensions, use_pixel_s
     r = len(tensor.shape)
     if r == 0:
         raise ShapeError(f"{label}: needs a tensor with axes, got a scalar")
-    spatial = tuple(_axis(a, r, "spatial axis", label) for a in _ints(spatial_axes, "spatial_axes", label))
+    spatial = tuple(_axis(a, r, "spatial axis", label) for a in _int_list(spatial_axes, "spatial_axes", label))
     batch = _axis(batch_axis, r, "batch_axis", label)
-    blocks = _ints(block_dimensions, "block_dimensions", label)
+    blocks = _int_list(block_dimensions, "block_dimensions", label)
     shuffle = _flag(use_pixel_shuffle_order, label)
     _check_axes(spatial, batch, blocks, shuffle, label)
     attrs = {"spatial_axes": spatial, "batch_axis": batch, "block_dimensions": blocks,

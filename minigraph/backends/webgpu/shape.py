@@ -89,8 +89,7 @@ def _slice_gradient(step, kb):
     oshape, dt = out.shape, out.dtype.name
     d, start = _window(oshape, step.attrs)
     ref = kb.output()
-    words = ref.nbytes // 4
-    kb.dispatch(render("fill"), [("u", [words]), ("rw", ref)], -(-words // 256))
+    _fill_zero(kb, ref)
     gshape = step.in_types[0].shape
     ost = contiguous_strides(oshape)
     strided_copy(kb, kb.input(0), ref, dt, gshape, contiguous_strides(gshape), ost, dst_off=start * ost[d])

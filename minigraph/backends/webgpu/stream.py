@@ -4,6 +4,7 @@ encodes), buffer copies between them, and the host actions of control flow (``Ho
 loops and branches, which may copy, submit and read a scalar back in the middle of a run)."""
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import numpy as np
@@ -14,14 +15,15 @@ from .kernel_builder import Dispatch, encode
 SUBMIT_EVERY = 24  # dispatches per command buffer: encoding on the host overlaps the GPU's work
 
 
-class HostAction:
+class HostAction(abc.ABC):
     """An entry of the recorded work that the host runs while encoding (``run(stream)``); ``op``
     names the op it belongs to."""
 
     op: Any = None
 
-    def run(self, stream: "Stream") -> None:  # pragma: no cover - every action overrides it
-        raise NotImplementedError
+    @abc.abstractmethod
+    def run(self, stream: "Stream") -> None:
+        """Encode, submit or read back what the action needs, on ``stream``."""
 
 
 class Stream:
