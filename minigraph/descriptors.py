@@ -1,5 +1,5 @@
 """MPSGraph's enums (PaddingStyle, TensorNamedDataLayout, PaddingMode, ScatterMode, ResizeMode,
-RandomDistribution, RandomNormalSamplingMethod, OptimizationLevel), its op descriptors and the
+PoolingReturnIndicesMode, RandomDistribution, RandomNormalSamplingMethod, OptimizationLevel), its op descriptors and the
 compilation descriptor.
 
 Descriptors are mutable, like MPSGraph's; ops copy them when built, so later changes do not
@@ -78,6 +78,23 @@ class ResizeMode(enum.IntEnum):
 
     NEAREST = 0
     BILINEAR = 1
+
+
+class PoolingReturnIndicesMode(enum.IntEnum):
+    """MPSGraphPoolingReturnIndicesMode (macOS 12.2 / iOS 15.3): how max pooling's returned
+    indices are flattened (raw values as in MPSGraphPoolingOps.h). GLOBAL_FLATTEN_kD: the position
+    of the maximum in the source, flattened over the k innermost axes; LOCAL_FLATTEN_kD: its tap
+    within the pooling window, flattened over the window's k innermost axes."""
+
+    NONE = 0
+    GLOBAL_FLATTEN_1D = 1
+    GLOBAL_FLATTEN_2D = 2
+    GLOBAL_FLATTEN_3D = 3
+    GLOBAL_FLATTEN_4D = 4
+    LOCAL_FLATTEN_1D = 5
+    LOCAL_FLATTEN_2D = 6
+    LOCAL_FLATTEN_3D = 7
+    LOCAL_FLATTEN_4D = 8
 
 
 class RandomDistribution(enum.IntEnum):
@@ -306,6 +323,8 @@ class Pooling2DOpDescriptor(_Descriptor):
     data_layout: TensorNamedDataLayout = TensorNamedDataLayout.NCHW
     ceil_mode: bool = False
     include_zero_pad_to_average: bool = False
+    return_indices_mode: PoolingReturnIndicesMode = PoolingReturnIndicesMode.NONE
+    return_indices_data_type: Any = "int32"
 
     _STRIDES = _WINDOW_STRIDES
     _PADDINGS = _WINDOW_PADDINGS
@@ -329,9 +348,65 @@ class Pooling2DOpDescriptor(_Descriptor):
     def validate(self) -> None:
         super().validate()
         _image_layout(self)
-        if self.padding_style == PaddingStyle.EXPLICIT_OFFSET:
-            raise DescriptorError("padding_style EXPLICIT_OFFSET is not supported for pooling; use EXPLICIT, "
-                                  "TF_VALID, TF_SAME or ONNX_SAME_LOWER")
+        _pooling_common(self)
+
+
+def _pooling_common(d) -> None:
+    """The padding style, flags and return-indices fields every pooling descriptor shares."""
+    if d.padding_style == PaddingStyle.EXPLICIT_OFFSET:
+        raise DescriptorError("padding_style EXPLICIT_OFFSET is not supported for pooling; use EXPLICIT, "
+                              "TF_VALID, TF_SAME or ONNX_SAME_LOWER")
+    d.ceil_mode, d.include_zero_pad_to_average = bool(d.ceil_mode), bool(d.include_zero_pad_to_average)
+    d.return_indices_mode = _enum(PoolingReturnIndicesMode, d.return_indices_mode, "return_indices_mode")
+    try:
+        dt: DataType = as_dtype(d.return_indices_data_type)
+    except Exception:
+        dt = None  # type: ignore[assignment]
+    if dt is None or dt.name != "int32":
+        raise DescriptorError(f"return_indices_data_type={d.return_indices_data_type!r} is not supported; "
+                              "MPSGraph supports int32 indices only")
+    d.return_indices_data_type = dt
+
+
+@dataclass
+class Pooling4DOpDescriptor(_Descriptor):
+    """MPSGraphPooling4DOpDescriptor (macOS 12.0 / iOS 15.0): a window over the four innermost
+    axes of the source.
+
+    ``kernel_sizes``, ``strides``, ``dilation_rates``: four numbers, one per pooled axis, fastest
+    running (last) axis last; ``padding_values``: eight numbers, (before, after) per axis, slowest
+    first (used with ``padding_style`` EXPLICIT). ``ceil_mode``, ``include_zero_pad_to_average``
+    and the return-indices fields as in ``Pooling2DOpDescriptor``. Defaults: kernel 1, strides and
+    dilations 1, no padding, EXPLICIT (Apple's
+    ``descriptorWithKernelSizes:strides:dilationRates:paddingValues:paddingStyle:`` takes them all).
+    """
+
+    kernel_sizes: tuple = (1, 1, 1, 1)
+    strides: tuple = (1, 1, 1, 1)
+    dilation_rates: tuple = (1, 1, 1, 1)
+    padding_values: tuple = (0, 0, 0, 0, 0, 0, 0, 0)
+    padding_style: PaddingStyle = PaddingStyle.EXPLICIT
+    ceil_mode: bool = False
+    include_zero_pad_to_average: bool = False
+    return_indices_mode: PoolingReturnIndicesMode = PoolingReturnIndicesMode.NONE
+    return_indices_data_type: Any = "int32"
+
+    def _required(self) -> dict:
+        return {"kernel_sizes": self.kernel_sizes}
+
+    def validate(self) -> None:
+        super().validate()
+        for fname, n, minimum in (("kernel_sizes", 4, 1), ("strides", 4, 1), ("dilation_rates", 4, 1),
+                                  ("padding_values", 8, 0)):
+            v = getattr(self, fname)
+            try:
+                v = tuple(v)
+            except TypeError:
+                raise DescriptorError(f"{fname} must be a sequence of {n} ints, got {v!r}") from None
+            if len(v) != n:
+                raise DescriptorError(f"{fname} must have {n} values, got {len(v)}: {list(v)}")
+            setattr(self, fname, tuple(_count(x, f"{fname}[{i}]", minimum) for i, x in enumerate(v)))
+        _pooling_common(self)
 
 
 @dataclass

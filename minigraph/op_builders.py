@@ -265,6 +265,39 @@ class OpBuilders:
         """
         return _builder('avg_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
 
+    def avg_pooling_4d(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+        """Mean over each window of the four innermost axes: sum / number of input elements, or / taps in the padded extent with include_zero_pad_to_average (MPSGraph ``avgPooling4D(_:descriptor:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``avgPooling4D(_:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('avg_pooling_4d')(self, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def avg_pooling_4d_gradient(self, gradient: TensorLike, source: TensorLike, descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Gradient of avg_pooling_4d: each window's gradient spread evenly over the elements it averaged (MPSGraph ``avgPooling4DGradient(_:source:descriptor:name:)``).
+
+        Args:
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``avgPooling4DGradient(_:source:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('avg_pooling_4d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
+
     def band_part(self, tensor: TensorLike, num_lower: int, num_upper: int, name: Optional[str] = None) -> Tensor:
         """The band of each matrix in the last two axes: ``num_lower`` diagonals below the main one and
         ``num_upper`` above it (negative: all of them); everything else 0, as ``tf.linalg.band_part``
@@ -1724,6 +1757,39 @@ class OpBuilders:
         """
         return _builder('is_nan')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def l2_norm_pooling_4d(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+        """``sqrt(sum x**2)`` over each window of the four innermost axes (padding adds nothing), PyTorch's lp_pool with p=2 (MPSGraph ``L2NormPooling4D(_:descriptor:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``L2NormPooling4D(_:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('l2_norm_pooling_4d')(self, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def l2_norm_pooling_4d_gradient(self, gradient: TensorLike, source: TensorLike, descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Gradient of l2_norm_pooling_4d: ``x * sum(gradient / y)`` over the windows holding x, a window with y = 0 adding nothing (MPSGraph ``L2NormPooling4DGradient(_:source:descriptor:name:)``). Not differentiable.
+
+        Args:
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``L2NormPooling4DGradient(_:source:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('l2_norm_pooling_4d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
+
     def leaky_relu(self, tensor: TensorLike, alpha: Any, name: Optional[str] = None) -> Tensor:
         """``tensor`` where it is >= 0, else ``alpha * tensor`` (MPSGraph ``leakyReLU(with:alpha:name:)``).
 
@@ -2065,6 +2131,107 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('max_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def max_pooling_2d_gradient_with_indices(self, gradient: TensorLike, indices: TensorLike, output_shape: Sequence[int], descriptor: Any, name: Optional[str] = None) -> Tensor:
+        """Gradient of max_pooling_2d_return_indices from its indices: each window's gradient goes to the element its index names, in a result of ``output_shape`` (the source's shape); the descriptor's return_indices_mode must be the forward one (MPSGraph ``maxPooling2DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)``). Not differentiable.
+
+        Args:
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling2DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_2d_gradient_with_indices')(self, gradient, indices, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def max_pooling_2d_return_indices(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+        """max_pooling_2d and the int32 index of each window's first maximal element, flattened as the descriptor's return_indices_mode says: ``(values, indices)`` (MPSGraph ``maxPooling2DReturnIndices(_:descriptor:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling2DReturnIndices(_:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_2d_return_indices')(self, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def max_pooling_4d(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+        """Maximum over each window of the four innermost axes, padding ignored; NaN propagates (MPSGraph ``maxPooling4D(_:descriptor:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling4D(_:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_4d')(self, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def max_pooling_4d_gradient(self, gradient: TensorLike, source: TensorLike, descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """Gradient of max_pooling_4d: each window's gradient goes to its first maximal element (row-major tap order), overlaps add up (MPSGraph ``maxPooling4DGradient(_:source:descriptor:name:)``). Not differentiable.
+
+        Args:
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling4DGradient(_:source:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_4d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def max_pooling_4d_gradient_with_indices(self, gradient: TensorLike, indices: TensorLike, output_shape: Sequence[int], descriptor: Any, name: Optional[str] = None) -> Tensor:
+        """Gradient of max_pooling_4d_return_indices from its indices: each window's gradient goes to the element its index names, in a result of ``output_shape`` (the source's shape); the descriptor's return_indices_mode must be the forward one (MPSGraph ``maxPooling4DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)``). Not differentiable.
+
+        Args:
+            gradient: A tensor of this graph (the op's ``gradient`` input).
+            indices: A tensor of this graph (the op's ``indices`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling4DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_4d_gradient_with_indices')(self, gradient, indices, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def max_pooling_4d_return_indices(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+        """max_pooling_4d and the int32 index of each window's first maximal element, flattened as the descriptor's return_indices_mode says: ``(values, indices)`` (MPSGraph ``maxPooling4DReturnIndices(_:descriptor:name:)``).
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``maxPooling4DReturnIndices(_:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('max_pooling_4d_return_indices')(self, source, descriptor, name)  # type: ignore[no-any-return]
 
     def maximum(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise max ignoring NaN: max(NaN, 1) = 1, NaN only where both are NaN (MPSGraph ``maximum(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
