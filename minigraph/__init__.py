@@ -4,6 +4,7 @@ from .backends.numpy.threads import ThreadCountError, get_num_threads, set_num_t
 from .compare import compare_backends
 from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, OptimizationLevel, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
+                          Pooling4DOpDescriptor, PoolingReturnIndicesMode,
                           RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
                           ScatterMode, TensorNamedDataLayout)
 from .descriptors import GRUDescriptor, LSTMDescriptor, RNNActivation, SingleGateRNNDescriptor
@@ -30,7 +31,7 @@ __all__ = [
     "DataType", "DepthwiseConvolution2DOpDescriptor", "DepthwiseConvolution3DOpDescriptor", "DescriptorError",
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
-    "NotDifferentiableError", "ImToColOpDescriptor", "OpRecord", "Operation", "OptimizationLevel", "PaddingMode", "PaddingStyle", "PlanError", "Pooling2DOpDescriptor", "Profile", "RegistrationError",
+    "NotDifferentiableError", "ImToColOpDescriptor", "OpRecord", "Operation", "OptimizationLevel", "PaddingMode", "PaddingStyle", "PlanError", "Pooling2DOpDescriptor", "Pooling4DOpDescriptor", "PoolingReturnIndicesMode", "Profile", "RegistrationError",
     "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",

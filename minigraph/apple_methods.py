@@ -134,8 +134,6 @@ EXPLICIT: dict[str, Row] = {
 _NO_OP_YET = {
     "": """
         HermiteanToRealFFT(_:axes:descriptor:name:) HermiteanToRealFFT(_:axesTensor:descriptor:name:)
-        L2NormPooling4D(_:descriptor:name:) L2NormPooling4DGradient(_:source:descriptor:name:)
-        avgPooling4D(_:descriptor:name:) avgPooling4DGradient(_:source:descriptor:name:)
         bottomK(_:axis:k:name:) bottomK(_:axisTensor:kTensor:name:)
         bottomKGradient(_:source:axis:k:name:) bottomKGradient(_:source:axisTensor:kTensor:name:)
         call(symbolName:inputTensors:outputTypes:name:) colToIm(_:outputShape:descriptor:name:)
@@ -163,13 +161,6 @@ _NO_OP_YET = {
         for(lowerBound:upperBound:step:initialBodyArguments:body:name:)
         for(numberOfIterations:initialBodyArguments:body:name:)
         if(_:then:else:name:) while(initialInputs:before:after:name:)
-        maxPooling2DReturnIndices(_:descriptor:name:)
-        maxPooling2DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)
-        maxPooling2DGradient(withGradientTensor:indicesTensor:outputShapeTensor:descriptor:name:)
-        maxPooling4D(_:descriptor:name:) maxPooling4DGradient(_:source:descriptor:name:)
-        maxPooling4DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)
-        maxPooling4DGradient(withGradientTensor:indicesTensor:outputShapeTensor:descriptor:name:)
-        maxPooling4DReturnIndices(_:descriptor:name:)
         nonMaximumSuppression(withBoxesTensor:scoresTensor:classIndicesTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonMaximumSuppression(withBoxesTensor:scoresTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonZeroIndices(_:name:)

@@ -10,7 +10,8 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor)
+                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
+                          Pooling4DOpDescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -265,7 +266,7 @@ class OpBuilders:
         """
         return _builder('avg_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
 
-    def avg_pooling_4d(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+    def avg_pooling_4d(self, source: TensorLike, descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> Tensor:
         """Mean over each window of the four innermost axes: sum / number of input elements, or / taps in the padded extent with include_zero_pad_to_average (MPSGraph ``avgPooling4D(_:descriptor:name:)``).
 
         Args:
@@ -1757,7 +1758,7 @@ class OpBuilders:
         """
         return _builder('is_nan')(self, tensor, name)  # type: ignore[no-any-return]
 
-    def l2_norm_pooling_4d(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+    def l2_norm_pooling_4d(self, source: TensorLike, descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> Tensor:
         """``sqrt(sum x**2)`` over each window of the four innermost axes (padding adds nothing), PyTorch's lp_pool with p=2 (MPSGraph ``L2NormPooling4D(_:descriptor:name:)``).
 
         Args:
@@ -2132,7 +2133,7 @@ class OpBuilders:
         """
         return _builder('max_pooling_2d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
 
-    def max_pooling_2d_gradient_with_indices(self, gradient: TensorLike, indices: TensorLike, output_shape: Sequence[int], descriptor: Any, name: Optional[str] = None) -> Tensor:
+    def max_pooling_2d_gradient_with_indices(self, gradient: TensorLike, indices: TensorLike, output_shape: Sequence[int], descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> Tensor:
         """Gradient of max_pooling_2d_return_indices from its indices: each window's gradient goes to the element its index names, in a result of ``output_shape`` (the source's shape); the descriptor's return_indices_mode must be the forward one (MPSGraph ``maxPooling2DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)``). Not differentiable.
 
         Args:
@@ -2150,7 +2151,7 @@ class OpBuilders:
         """
         return _builder('max_pooling_2d_gradient_with_indices')(self, gradient, indices, output_shape, descriptor, name)  # type: ignore[no-any-return]
 
-    def max_pooling_2d_return_indices(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+    def max_pooling_2d_return_indices(self, source: TensorLike, descriptor: Pooling2DOpDescriptor, name: Optional[str] = None) -> tuple[Tensor, ...]:
         """max_pooling_2d and the int32 index of each window's first maximal element, flattened as the descriptor's return_indices_mode says: ``(values, indices)`` (MPSGraph ``maxPooling2DReturnIndices(_:descriptor:name:)``).
 
         Args:
@@ -2166,7 +2167,7 @@ class OpBuilders:
         """
         return _builder('max_pooling_2d_return_indices')(self, source, descriptor, name)  # type: ignore[no-any-return]
 
-    def max_pooling_4d(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+    def max_pooling_4d(self, source: TensorLike, descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> Tensor:
         """Maximum over each window of the four innermost axes, padding ignored; NaN propagates (MPSGraph ``maxPooling4D(_:descriptor:name:)``).
 
         Args:
@@ -2199,7 +2200,7 @@ class OpBuilders:
         """
         return _builder('max_pooling_4d_gradient')(self, gradient, source, descriptor, name)  # type: ignore[no-any-return]
 
-    def max_pooling_4d_gradient_with_indices(self, gradient: TensorLike, indices: TensorLike, output_shape: Sequence[int], descriptor: Any, name: Optional[str] = None) -> Tensor:
+    def max_pooling_4d_gradient_with_indices(self, gradient: TensorLike, indices: TensorLike, output_shape: Sequence[int], descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> Tensor:
         """Gradient of max_pooling_4d_return_indices from its indices: each window's gradient goes to the element its index names, in a result of ``output_shape`` (the source's shape); the descriptor's return_indices_mode must be the forward one (MPSGraph ``maxPooling4DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)``). Not differentiable.
 
         Args:
@@ -2217,7 +2218,7 @@ class OpBuilders:
         """
         return _builder('max_pooling_4d_gradient_with_indices')(self, gradient, indices, output_shape, descriptor, name)  # type: ignore[no-any-return]
 
-    def max_pooling_4d_return_indices(self, source: TensorLike, descriptor: Any, name: Optional[str] = None) -> Tensor:
+    def max_pooling_4d_return_indices(self, source: TensorLike, descriptor: Pooling4DOpDescriptor, name: Optional[str] = None) -> tuple[Tensor, ...]:
         """max_pooling_4d and the int32 index of each window's first maximal element, flattened as the descriptor's return_indices_mode says: ``(values, indices)`` (MPSGraph ``maxPooling4DReturnIndices(_:descriptor:name:)``).
 
         Args:

@@ -158,6 +158,23 @@ CASES = {
         lambda g, dy, x: g.avg_pooling_2d_gradient(dy, x, P2(kernel_width=3, kernel_height=2, stride_in_x=2,
                                                               padding_left=1, padding_right=1)),
         [(2, 2, 3, 3), (2, 2, 4, 5)], (-2, 2)),
+    "max_pooling_4d": (lambda g, x: g.max_pooling_4d(x, mg.Pooling4DOpDescriptor(
+        kernel_sizes=(1, 2, 2, 2), strides=(1, 1, 2, 1), padding_values=(0, 0, 1, 0, 0, 1, 1, 0))),
+        [(2, 2, 3, 4, 3)], (-2, 2)),
+    "avg_pooling_4d": (lambda g, x: g.avg_pooling_4d(x, mg.Pooling4DOpDescriptor(
+        kernel_sizes=(2, 1, 2, 3), strides=(1, 1, 2, 2), padding_style=S.TF_SAME)), [(2, 3, 4, 5)], (-2, 2)),
+    "avg_pooling_4d_gradient": (lambda g, dy, x: g.avg_pooling_4d_gradient(dy, x, mg.Pooling4DOpDescriptor(
+        kernel_sizes=(1, 2, 2, 3), strides=(1, 1, 2, 2), padding_values=(0, 0, 0, 1, 1, 0, 1, 1),
+        include_zero_pad_to_average=True)), [(2, 3, 2, 3), (2, 3, 4, 5)], (-2, 2)),
+    "l2_norm_pooling_4d": (lambda g, x: g.l2_norm_pooling_4d(x, mg.Pooling4DOpDescriptor(
+        kernel_sizes=(1, 2, 3, 2), strides=(1, 1, 2, 1), dilation_rates=(1, 1, 1, 2), padding_values=(0, 0, 1, 0, 1, 1, 0, 1))),
+        [(2, 2, 3, 4, 3)], (-2, 2)),
+    "max_pooling_2d_return_indices": (lambda g, x: g.max_pooling_2d_return_indices(x, P2(
+        kernel_width=2, kernel_height=3, stride_in_x=2, padding_top=1, return_indices_mode="GLOBAL_FLATTEN_2D"))[0],
+        [(2, 2, 4, 5)], (-2, 2)),
+    "max_pooling_4d_return_indices": (lambda g, x: g.max_pooling_4d_return_indices(x, mg.Pooling4DOpDescriptor(
+        kernel_sizes=(1, 2, 2, 2), strides=(1, 2, 1, 2), return_indices_mode="LOCAL_FLATTEN_3D"))[0],
+        [(2, 2, 4, 3, 4)], (-2, 2)),
     # gather / scatter: constant indices with repeats, negatives (and one skipped for the scatters)
     "gather": (lambda g, u: g.gather(u, g.constant(np.array([[2, -1, 0, 2], [1, 1, -3, 0]], np.int32)), 2,
                                      batch_dimensions=1), [(2, 3, 3)], (-2, 2)),

@@ -22,7 +22,8 @@ import pytest
 
 import minigraph as mg
 from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                                   DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor)
+                                   DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor,
+                                   Pooling4DOpDescriptor)
 from minigraph.ops import OPS
 
 from conftest import ALL_BACKENDS
@@ -634,6 +635,56 @@ for _dl, _st, _ceil, _inc, _k, _s, _d in POOL:
             x, fx = feed(g, _src(rng, xs))
             return [getattr(g, f"{kind}_pooling_2d_gradient")(dy, x, desc)], {**fd, **fx}
         case(f"{_kind}_pooling_2d_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+
+# 4-D pooling: the window over the four innermost axes (a batch axis before them), and max pooling
+# with indices; the gradients from indices take the forward op's indices
+POOL4 = [("k1222-s1212-pad", (1, 2, 2, 2), (1, 2, 1, 2), (1, 1, 1, 1), (0, 0, 1, 0, 0, 1, 1, 1), "EXPLICIT",
+          False, False, "GLOBAL_FLATTEN_3D"),
+         ("k2223-dil-ceil-incl", (2, 2, 2, 3), (2, 1, 2, 2), (1, 2, 1, 1), (1, 0, 0, 1, 1, 0, 0, 1), "EXPLICIT",
+          True, True, "LOCAL_FLATTEN_4D"),
+         ("same", (1, 3, 1, 2), (1, 2, 1, 2), (1, 1, 1, 1), (0,) * 8, "TF_SAME", False, False, "GLOBAL_FLATTEN_4D")]
+for _cid, _k, _s, _d, _p, _st, _ceil, _inc, _mode in POOL4:
+    _desc4 = Pooling4DOpDescriptor(kernel_sizes=_k, strides=_s, dilation_rates=_d, padding_values=_p, padding_style=_st,
+                                   ceil_mode=_ceil, include_zero_pad_to_average=_inc, return_indices_mode=_mode)
+    _xs4 = (2, 3, 4, 5, 6)
+
+    def _src4(rng, xs):
+        return with_nan(np.round(uniform(rng, xs, -3, 3)), 13)
+    for _kind in ("max", "avg", "l2_norm"):
+        def _b(g, rng, desc=_desc4, kind=_kind):
+            x, fx = feed(g, _src4(rng, _xs4) if kind == "max" else uniform(rng, _xs4))
+            return [getattr(g, f"{kind}_pooling_4d")(x, desc)], fx
+        case(f"{_kind}_pooling_4d", _cid, tol=(1e-5, 1e-6))(_b)
+
+        def _b(g, rng, desc=_desc4, kind=_kind):
+            ys = _out_shape(lambda g, x: getattr(g, f"{kind}_pooling_4d")(x, desc), _xs4)
+            dy, fd = feed(g, uniform(rng, ys))
+            x, fx = feed(g, _src4(rng, _xs4) if kind == "max" else uniform(rng, _xs4))
+            return [getattr(g, f"{kind}_pooling_4d_gradient")(dy, x, desc)], {**fd, **fx}
+        case(f"{_kind}_pooling_4d_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc4):
+        x, fx = feed(g, _src4(rng, (3, 4, 5, 6)))
+        y, i = g.max_pooling_4d_return_indices(x, desc)
+        dy, fd = feed(g, uniform(rng, y.shape))
+        return [y, i, g.max_pooling_4d_gradient_with_indices(dy, i, x.shape, desc)], {**fx, **fd}
+    case("max_pooling_4d_return_indices", _cid)(_b)
+    case("max_pooling_4d_gradient_with_indices", _cid, tol=(1e-5, "scaled"))(_b)
+
+for _dl, _mode in (("NCHW", "GLOBAL_FLATTEN_2D"), ("NHWC", "GLOBAL_FLATTEN_3D"), ("NCHW", "LOCAL_FLATTEN_2D"),
+                   ("NHWC", "LOCAL_FLATTEN_4D")):
+    _desc2 = Pooling2DOpDescriptor(kernel_width=3, kernel_height=2, stride_in_x=2, stride_in_y=1, padding_left=1,
+                                   padding_right=1, padding_top=1, data_layout=_dl, ceil_mode=True,
+                                   return_indices_mode=_mode)
+
+    def _b(g, rng, desc=_desc2, dl=_dl):
+        x, fx = feed(g, with_nan(np.round(uniform(rng, (2, 3, 6, 7) if dl == "NCHW" else (2, 6, 7, 3), -3, 3)), 11))
+        y, i = g.max_pooling_2d_return_indices(x, desc)
+        dy, fd = feed(g, uniform(rng, y.shape))
+        return [y, i, g.max_pooling_2d_gradient_with_indices(dy, i, x.shape, desc)], {**fx, **fd}
+    case("max_pooling_2d_return_indices", f"{_dl}-{_mode}")(_b)
+    case("max_pooling_2d_gradient_with_indices", f"{_dl}-{_mode}", tol=(1e-5, "scaled"))(_b)
 
 
 @case("max_pooling_2d", "f16")

@@ -232,6 +232,8 @@ def _fwd_builder(type: str, cls: type, doc: str, pair: bool = False):
         return (op.outputs[0], op.outputs[1]) if pair else op.output
 
     builder.__name__ = builder.__qualname__ = type
+    builder.__annotations__ = dict(builder.__annotations__, descriptor=cls.__name__,
+                                   **{"return": "tuple" if pair else "Tensor"})
     builder.__doc__ = doc
     return builder
 
@@ -264,6 +266,7 @@ def _indices_grad_builder(type: str, cls: type, rank: Optional[int], doc: str):
         return g.add_op(type, [gradient, indices], {"output_shape": shp, "descriptor": desc}, name).output
 
     builder.__name__ = builder.__qualname__ = type
+    builder.__annotations__ = dict(builder.__annotations__, descriptor=cls.__name__)
     builder.__doc__ = doc
     return builder
 
