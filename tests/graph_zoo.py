@@ -88,6 +88,19 @@ def every_op_graph(seed: int = 0):
                           g.reduction_sum(g.square(z)), name="loss")
     grads = g.gradients(loss, [x, wv, wc, w3], name="grad")
     outs += [loss] + [grads[t] for t in (x, wv, wc, w3)]
+    with g.name_scope("pool4d"):
+        d4 = mg.Pooling4DOpDescriptor(kernel_sizes=(1, 2, 2, 3), strides=(1, 1, 1, 2),
+                                      padding_values=(0, 0, 0, 1, 1, 0, 0, 1), ceil_mode=True,
+                                      return_indices_mode=mg.PoolingReturnIndicesMode.LOCAL_FLATTEN_3D)
+        for kind in ("max", "avg", "l2_norm"):
+            y4 = getattr(g, f"{kind}_pooling_4d")(x5, d4)
+            outs += [y4, getattr(g, f"{kind}_pooling_4d_gradient")(y4, x5, d4)]
+        v4, i4 = g.max_pooling_4d_return_indices(x5, d4)
+        outs += [v4, i4, g.max_pooling_4d_gradient_with_indices(v4, i4, x5.shape, d4)]
+        d2i = mg.Pooling2DOpDescriptor(kernel_width=2, kernel_height=3, stride_in_x=2, data_layout="NHWC",
+                                       return_indices_mode=mg.PoolingReturnIndicesMode.GLOBAL_FLATTEN_3D)
+        v2i, i2i = g.max_pooling_2d_return_indices(x, d2i)
+        outs += [v2i, i2i, g.max_pooling_2d_gradient_with_indices(v2i, i2i, x.shape, d2i)]
     with g.name_scope("train"):
         upd = g.apply_stochastic_gradient_descent(0.05, wv, grads[wv], name="sgd")
         v2 = g.variable(np.arange(4, dtype=np.int32), name="counter")

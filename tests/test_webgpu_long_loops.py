@@ -230,6 +230,27 @@ def _pooling(g):
                               g.avg_pooling_2d_gradient(dy, x, d), g.max_pooling_2d_gradient(dy, x, d)]
 
 
+@long_case("avg_pooling_4d", "max_pooling_4d", "l2_norm_pooling_4d", "avg_pooling_4d_gradient",
+           "max_pooling_4d_gradient", "l2_norm_pooling_4d_gradient", "max_pooling_4d_return_indices",
+           "max_pooling_4d_gradient_with_indices", "max_pooling_2d_return_indices",
+           "max_pooling_2d_gradient_with_indices")
+def _pooling_4d(g):
+    d = mg.Pooling4DOpDescriptor(kernel_sizes=(1, 1, 1, N), return_indices_mode="GLOBAL_FLATTEN_1D")
+    d2 = Pooling2DOpDescriptor(kernel_width=N, kernel_height=1, return_indices_mode="LOCAL_FLATTEN_2D")
+    xv = _ramp(N).reshape(1, 1, 1, 1, N)
+    xv[..., -1] = 9.0
+    dyv = np.full((1, 1, 1, 1, 1), 2.0, np.float32)
+    x, dy = _ph(g, xv, "x"), _ph(g, dyv, "dy")
+    x4, dy4 = g.reshape(x, [1, 1, 1, N]), g.reshape(dy, [1, 1, 1, 1])
+    v, i = g.max_pooling_4d_return_indices(x, d)
+    v2, i2 = g.max_pooling_2d_return_indices(x4, d2)
+    return {x: xv, dy: dyv}, [g.avg_pooling_4d(x, d), g.max_pooling_4d(x, d), g.l2_norm_pooling_4d(x, d),
+                              g.avg_pooling_4d_gradient(dy, x, d), g.max_pooling_4d_gradient(dy, x, d),
+                              g.l2_norm_pooling_4d_gradient(dy, x, d), v, i,
+                              g.max_pooling_4d_gradient_with_indices(dy, i, x.shape, d), v2, i2,
+                              g.max_pooling_2d_gradient_with_indices(dy4, i2, x4.shape, d2)]
+
+
 def _conv_feeds(g, **shapes):
     feeds, ts = {}, {}
     for k, (name, shape) in enumerate(shapes.items()):
