@@ -1,4 +1,5 @@
-"""2D max and average pooling and their gradients (semantics: minigraph/ops/pooling.py).
+"""2D max and average pooling and their gradients (semantics: minigraph/ops/pooling.py); at the
+end, 4-D pooling, max pooling returning indices and the gradients from indices (ops/pooling_4d.py).
 
 References: ``naive_conv.pool2d`` (forward) and the gradient loops of ``naive_conv3d_pool``, the
 adjoint identity of the average-pooling pair, finite differences, and PyTorch ``max_pool2d`` /
@@ -496,6 +497,415 @@ ERRORS = [
 
 @pytest.mark.parametrize("op_type,build,err,parts", [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
 def test_validation_errors(op_type, build, err, parts):
+    with pytest.raises(err) as info:
+        build()
+    msg = str(info.value)
+    assert f"{op_type} op 'bad'" in msg, msg
+    for p in parts:
+        assert p in msg, (p, msg)
+
+
+# ============================================================================= 4-D pooling and indices
+# (semantics: minigraph/ops/pooling_4d.py). References: the naive loops below, straight from the
+# window formula, PyTorch's max_pool3d/max_pool2d (return_indices), avg_pool3d and lp_pool3d (p=2)
+# with autograd, and finite differences (tests/test_autodiff.py).
+P4 = mg.Pooling4DOpDescriptor
+M = mg.PoolingReturnIndicesMode
+
+
+def naive4(kind, x, kernel, strides, dil, pads, ceil_mode=False, include_pad=False, dy=None):
+    """(y, flat argmax tap, dx) of pooling the four innermost axes of ``x``, one window and one tap at
+    a time; pads = 8 numbers, (before, after) per axis; explicit padding only."""
+    lead, sizes = x.shape[:-4], x.shape[-4:]
+    xb = x.reshape((-1,) + sizes)
+    outs = [n3.pool_out_size(n, k, s, d, pads[2 * a], pads[2 * a + 1], ceil_mode)
+            for a, (n, k, s, d) in enumerate(zip(sizes, kernel, strides, dil))]
+    y = np.zeros((xb.shape[0],) + tuple(outs))
+    arg = np.full(y.shape, -1)
+    dx = np.zeros(xb.shape)
+    dyb = None if dy is None else dy.reshape(y.shape)
+    taps = list(np.ndindex(*kernel))
+    for b in range(xb.shape[0]):
+        for o in np.ndindex(*outs):
+            vals, where, count = [], [], 0
+            for t, i in enumerate(taps):
+                p = [o[a] * strides[a] - pads[2 * a] + i[a] * dil[a] for a in range(4)]
+                inside_pad = all(-pads[2 * a] <= p[a] < sizes[a] + pads[2 * a + 1] for a in range(4))
+                count += inside_pad
+                if all(0 <= p[a] < sizes[a] for a in range(4)):
+                    vals.append(xb[(b, *p)])
+                    where.append((t, tuple(p)))
+            if kind == "max":
+                best = None
+                for j, v in enumerate(vals):
+                    if best is None or v > vals[best] or (np.isnan(v) and not np.isnan(vals[best])):
+                        best = j
+                y[(b, *o)] = vals[best]
+                arg[(b, *o)] = where[best][0]
+                if dyb is not None:
+                    dx[(b, *where[best][1])] += dyb[(b, *o)]
+            elif kind == "avg":
+                n = count if include_pad else len(vals)
+                y[(b, *o)] = sum(vals) / n
+                if dyb is not None:
+                    for _, p in where:
+                        dx[(b, *p)] += dyb[(b, *o)] / n
+            else:
+                y[(b, *o)] = np.sqrt(sum(v * v for v in vals))
+                if dyb is not None and y[(b, *o)] > 0:
+                    for _, p in where:
+                        dx[(b, *p)] += dyb[(b, *o)] * xb[(b, *p)] / y[(b, *o)]
+    return y.reshape(lead + tuple(outs)), arg.reshape(lead + tuple(outs)), dx.reshape(x.shape)
+
+
+def run4(kind, x, dy, desc, backend, dtype=None):
+    """The 4-D op and its gradient op in one graph."""
+    dtype = dtype or precision(backend)[0]
+    g = mg.Graph()
+    xp, dyp = g.placeholder(x.shape, dtype), g.placeholder(dy.shape, dtype)
+    y = getattr(g, f"{kind}_pooling_4d")(xp, desc)
+    dx = getattr(g, f"{kind}_pooling_4d_gradient")(dyp, xp, desc)
+    r = g.run({xp: x.astype(dtype.np_dtype), dyp: dy.astype(dtype.np_dtype)}, [y, dx], backend=backend)
+    return r[y], r[dx]
+
+
+# (source shape, kernel, strides, dilations, paddings, ceil_mode, include_pad)
+GEOMETRIES_4D = {
+    "plain": ((2, 4, 5, 4, 5), (2, 2, 2, 2), (2, 2, 2, 2), (1, 1, 1, 1), (0,) * 8, False, False),
+    "pad_dilated": ((3, 5, 4, 6), (2, 3, 1, 2), (1, 2, 1, 2), (2, 1, 1, 2), (1, 0, 1, 1, 0, 0, 0, 1), False, False),
+    "ceil_incl": ((2, 1, 4, 5, 6), (1, 2, 3, 2), (1, 2, 2, 3), (1, 1, 1, 1), (0, 0, 1, 0, 0, 1, 1, 0), True, True),
+    "stride_gt_kernel": ((2, 5, 3, 7), (1, 2, 1, 2), (1, 3, 2, 3), (1, 1, 1, 1), (0, 0, 0, 1, 0, 0, 1, 0), False, True),
+}
+
+
+@pytest.mark.parametrize("kind", ["max", "avg", "l2_norm"])
+@pytest.mark.parametrize("geo", list(GEOMETRIES_4D))
+def test_pooling_4d_matches_naive_loops(backend, kind, geo):
+    shape, k, s, d, p, ceil_mode, incl = GEOMETRIES_4D[geo]
+    rng = np.random.default_rng(abs(hash((kind, geo))) % 2**32)
+    x = rng.standard_normal(shape)
+    desc = P4(kernel_sizes=k, strides=s, dilation_rates=d, padding_values=p, ceil_mode=ceil_mode,
+              include_zero_pad_to_average=incl)
+    y_ref, _, _ = naive4(kind[:3], x, k, s, d, p, ceil_mode, incl)
+    dy = rng.standard_normal(y_ref.shape)
+    _, _, dx_ref = naive4(kind[:3], x, k, s, d, p, ceil_mode, incl, dy)
+    y, dx = run4(kind, x, dy, desc, backend)
+    tol = precision(backend)[1]
+    np.testing.assert_allclose(y, y_ref, **tol)
+    np.testing.assert_allclose(dx, dx_ref, **tol)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_pooling_4d_padding_styles_match_the_2d_ops(backend, style):
+    """A window of 1 on N and C is the 2-D op: sizes, SAME paddings and values agree."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 7, 8))
+    d2 = make_desc((3, 2), (2, 3), (1, 2), (1, 0, 2, 1), style=style, ceil_mode=style == "EXPLICIT")
+    d4 = P4(kernel_sizes=(1, 1, 3, 2), strides=(1, 1, 2, 3), dilation_rates=(1, 1, 1, 2),
+            padding_values=(0, 0, 0, 0, 1, 0, 2, 1), padding_style=style, ceil_mode=style == "EXPLICIT")
+    dtype = precision(backend)[0]
+    for kind in ("max", "avg"):
+        g = mg.Graph()
+        xp = g.placeholder(x.shape, dtype)
+        a, b = getattr(g, f"{kind}_pooling_2d")(xp, d2), getattr(g, f"{kind}_pooling_4d")(xp, d4)
+        r = g.run({xp: x.astype(dtype.np_dtype)}, [a, b], backend=backend)
+        np.testing.assert_allclose(r[b], r[a], **precision(backend)[1])
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_pooling_4d_against_pytorch_3d(backend, ceil_mode):
+    """A 5-D NCDHW source with the window [1, kD, kH, kW] is PyTorch's 3-D pooling; LOCAL and
+    GLOBAL_FLATTEN_3D indices; gradients through autograd."""
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
+    F = torch.nn.functional
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((2, 3, 6, 7, 8))
+    k, s, pad, dil = (2, 3, 2), (2, 2, 3), (1, 1, 0), (1, 1, 2)
+    desc = P4(kernel_sizes=(1,) + k, strides=(1,) + s, dilation_rates=(1,) + dil,
+              padding_values=(0, 0) + sum(((q, q) for q in pad), ()), ceil_mode=ceil_mode,
+              return_indices_mode=M.GLOBAL_FLATTEN_3D)
+    tol = precision(backend)[1]
+    tx = torch.tensor(x, requires_grad=True)
+    ty, ti = F.max_pool3d(tx, k, s, pad, dil, ceil_mode=ceil_mode, return_indices=True)
+    dy = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(dy))
+    y, dx = run4("max", x, dy, desc, backend)
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tol)
+    g = mg.Graph()
+    dtype = precision(backend)[0]
+    xp, dyp = g.placeholder(x.shape, dtype), g.placeholder(dy.shape, dtype)
+    v, i = g.max_pooling_4d_return_indices(xp, desc)
+    dxi = g.max_pooling_4d_gradient_with_indices(dyp, i, x.shape, desc)
+    r = g.run({xp: x.astype(dtype.np_dtype), dyp: dy.astype(dtype.np_dtype)}, [v, i, dxi], backend=backend)
+    assert r[i].dtype == np.int32
+    np.testing.assert_array_equal(r[i], ti.numpy())
+    np.testing.assert_allclose(r[dxi], tx.grad.numpy(), **tol)
+    for incl in (False, True):
+        d = P4(kernel_sizes=(1,) + k, strides=(1,) + s, padding_values=(0, 0) + sum(((q, q) for q in pad), ()),
+               ceil_mode=ceil_mode, include_zero_pad_to_average=incl)
+        tx = torch.tensor(x, requires_grad=True)
+        ty = F.avg_pool3d(tx, k, s, pad, ceil_mode=ceil_mode, count_include_pad=incl)
+        dy2 = rng.standard_normal(tuple(ty.shape))
+        ty.backward(torch.tensor(dy2))
+        y, dx = run4("avg", x, dy2, d, backend)
+        np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+        np.testing.assert_allclose(dx, tx.grad.numpy(), **tol)
+
+
+def test_l2_norm_pooling_4d_against_pytorch_lp_pool(backend):
+    """PyTorch's lp_pool3d with p=2 (no padding: lp_pool has none; no ceil mode: its divisor differs)."""
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
+    rng = np.random.default_rng(29)
+    x = rng.standard_normal((2, 3, 5, 7, 6))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.lp_pool3d(tx, 2, (2, 3, 2), (1, 2, 2))
+    dy = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(dy))
+    y, dx = run4("l2_norm", x, dy, P4(kernel_sizes=(1, 2, 3, 2), strides=(1, 1, 2, 2)), backend)
+    tol = precision(backend)[1]
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tol)
+
+
+def test_l2_norm_pooling_zero_window_and_padding(backend):
+    """Zeros give a norm of 0 and a gradient of 0 (PyTorch's lp_pool gives NaN there); zero padding
+    adds nothing, and a window of padding only is allowed (its norm is 0)."""
+    x = np.zeros((1, 1, 1, 4))
+    x[..., 2:] = [3.0, 4.0]
+    desc = P4(kernel_sizes=(1, 1, 1, 2), strides=(1, 1, 1, 2), padding_values=(0, 0, 0, 0, 0, 0, 2, 0))
+    y, dx = run4("l2_norm", x, np.ones((1, 1, 1, 3)), desc, backend)
+    np.testing.assert_allclose(y.ravel(), [0, 0, 5], atol=1e-6)
+    np.testing.assert_allclose(dx.ravel(), [0, 0, 0.6, 0.8], rtol=1e-6)
+
+
+def test_max_pooling_2d_return_indices_against_pytorch(backend):
+    """NCHW with GLOBAL_FLATTEN_2D is PyTorch's max_pool2d(return_indices=True): h * W + w in the
+    unpadded source; with stride = kernel, max_unpool2d is the gradient from the indices."""
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
+    F = torch.nn.functional
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, 3, 9, 8))
+    dtype, tol = precision(backend)
+    for k, s, pad, dil, ceil_mode in (((3, 2), (2, 3), (1, 1), (2, 1), True), ((2, 2), (2, 2), (0, 0), (1, 1), False)):
+        tx = torch.tensor(x, requires_grad=True)
+        ty, ti = F.max_pool2d(tx, k, s, pad, dil, ceil_mode=ceil_mode, return_indices=True)
+        dy = rng.standard_normal(tuple(ty.shape))
+        ty.backward(torch.tensor(dy))
+        d = make_desc(k, s, dil, (pad[0], pad[0], pad[1], pad[1]), ceil_mode=ceil_mode)
+        d.return_indices_mode = M.GLOBAL_FLATTEN_2D
+        g = mg.Graph()
+        xp, dyp = g.placeholder(x.shape, dtype), g.placeholder(dy.shape, dtype)
+        v, i = g.max_pooling_2d_return_indices(xp, d)
+        dxi = g.max_pooling_2d_gradient_with_indices(dyp, i, x.shape, d)
+        r = g.run({xp: x.astype(dtype.np_dtype), dyp: dy.astype(dtype.np_dtype)}, [v, i, dxi], backend=backend)
+        np.testing.assert_allclose(r[v], ty.detach().numpy(), **tol)
+        np.testing.assert_array_equal(r[i], ti.numpy())
+        np.testing.assert_allclose(r[dxi], tx.grad.numpy(), **tol)
+        if k == s:
+            unpool = F.max_unpool2d(torch.tensor(dy), ti, k, s, output_size=x.shape[2:])
+            np.testing.assert_allclose(r[dxi], unpool.numpy(), **tol)
+
+
+def _expected_index(mode, x_shape, kernel, strides, dil, pads, arg):
+    """Each window's index of ``mode``, from its flat argmax tap (the formula, one window at a time)."""
+    n = covered_axes(mode)
+    out = np.zeros(arg.shape, np.int64)
+    for o in np.ndindex(*arg.shape):
+        tap = np.unravel_index(arg[o], kernel)
+        if mode >= M.LOCAL_FLATTEN_1D:
+            coords, sizes = tap, kernel
+        else:
+            coords = [o[a] * strides[a] - pads[2 * a] + tap[a] * dil[a] for a in range(4)]
+            sizes = x_shape
+        v = 0
+        for a in range(4 - n, 4):
+            v = v * sizes[a] + coords[a]
+        out[o] = v
+    return out
+
+
+def covered_axes(mode):
+    return (int(mode) - 1) % 4 + 1
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_every_return_indices_mode(backend, layout):
+    """The eight modes, on the 2-D op (both layouts: NHWC GLOBAL_FLATTEN_3D is TensorFlow's
+    (h * W + w) * C + c) and the 4-D op; each gradient from indices is the source-based one."""
+    rng = np.random.default_rng(37)
+    x = np.round(rng.uniform(-3, 3, (2, 3, 6, 7)))  # ties: the first maximal tap wins
+    x.reshape(-1)[::17] = np.nan
+    nchw = layout == "NCHW"
+    xa = x if nchw else x.transpose(0, 2, 3, 1).copy()
+    kernel = (1, 1, 3, 2) if nchw else (1, 3, 2, 1)
+    strides = (1, 1, 2, 2) if nchw else (1, 2, 2, 1)
+    dil = (1, 1, 1, 2) if nchw else (1, 1, 2, 1)
+    pads = (0, 0, 0, 0, 1, 1, 1, 0) if nchw else (0, 0, 1, 1, 1, 0, 0, 0)
+    _, arg, _ = naive4("max", xa, kernel, strides, dil, pads)
+    dtype, tol = precision(backend)
+    for mode in list(M)[1:]:
+        d2 = make_desc((3, 2), (2, 2), (1, 2), (1, 1, 1, 0), layout=layout)
+        d2.return_indices_mode = mode
+        d4 = P4(kernel_sizes=kernel, strides=strides, dilation_rates=dil, padding_values=pads, return_indices_mode=mode)
+        g = mg.Graph()
+        xp = g.placeholder(xa.shape, dtype)
+        (v2, i2), (v4, i4) = g.max_pooling_2d_return_indices(xp, d2), g.max_pooling_4d_return_indices(xp, d4)
+        dyp = g.placeholder(v2.shape, dtype)
+        outs = [v2, i2, v4, i4, g.max_pooling_2d_gradient(dyp, xp, d2)]
+        usable = covered_axes(mode) >= (2 if nchw else 3)
+        if usable:
+            outs += [g.max_pooling_2d_gradient_with_indices(dyp, i2, xa.shape, d2),
+                     g.max_pooling_4d_gradient_with_indices(dyp, i4, xa.shape, d4)]
+        dy = rng.standard_normal(v2.shape)
+        r = g.run({xp: xa.astype(dtype.np_dtype), dyp: dy.astype(dtype.np_dtype)}, outs, backend=backend)
+        want = _expected_index(mode, xa.shape, kernel, strides, dil, pads, arg)
+        np.testing.assert_array_equal(r[i2], want, err_msg=mode.name)
+        np.testing.assert_array_equal(r[i4], want, err_msg=mode.name)
+        np.testing.assert_array_equal(r[v2], r[v4])
+        if usable:
+            np.testing.assert_allclose(r[outs[5]], r[outs[4]], **tol)
+            np.testing.assert_allclose(r[outs[6]], r[outs[4]], **tol)
+        else:
+            with pytest.raises(mg.DescriptorError, match=f"{mode.name} names the {covered_axes(mode)} innermost"):
+                g.max_pooling_2d_gradient_with_indices(dyp, i2, xa.shape, d2)
+
+
+def test_return_indices_nan_and_minus_inf(backend):
+    """The first NaN of a window is its maximum and index; a window of -inf and padding picks its
+    first -inf element, never the padding."""
+    x = np.array([[[[1.0, np.nan, 5.0, np.nan], [-np.inf, -np.inf, 2.0, 3.0]]]])
+    d = P4(kernel_sizes=(1, 1, 2, 2), strides=(1, 1, 2, 2), padding_values=(0, 0, 0, 0, 0, 0, 1, 1),
+           return_indices_mode=M.GLOBAL_FLATTEN_2D)
+    dtype = precision(backend)[0]
+    g = mg.Graph()
+    xp = g.placeholder(x.shape, dtype)
+    v, i = g.max_pooling_4d_return_indices(xp, d)
+    grad = g.max_pooling_4d_gradient_with_indices(g.constant(np.ones((1, 1, 1, 3), dtype.np_dtype)), i, x.shape, d)
+    r = g.run({xp: x.astype(dtype.np_dtype)}, [v, i, grad], backend=backend)
+    np.testing.assert_array_equal(r[v].ravel(), [1.0, np.nan, np.nan])
+    np.testing.assert_array_equal(r[i].ravel(), [0, 1, 3])
+    np.testing.assert_array_equal(r[grad].ravel(), [1, 1, 0, 1, 0, 0, 0, 0])
+    x2 = np.full((1, 1, 1, 3), -np.inf)
+    d2 = P4(kernel_sizes=(1, 1, 1, 3), padding_values=(0, 0, 0, 0, 0, 0, 2, 0), return_indices_mode=M.LOCAL_FLATTEN_1D)
+    g = mg.Graph()
+    xp = g.placeholder(x2.shape, dtype)
+    v, i = g.max_pooling_4d_return_indices(xp, d2)
+    r = g.run({xp: x2.astype(dtype.np_dtype)}, [v, i], backend=backend)
+    np.testing.assert_array_equal(r[i].ravel(), [2, 1, 0])
+    assert np.all(np.isneginf(r[v]))
+
+
+def test_gradient_with_indices_drops_indices_outside_their_window(backend):
+    """An index naming an element outside its own window (or the source) adds nothing."""
+    d = P4(kernel_sizes=(1, 1, 1, 2), strides=(1, 1, 1, 2), return_indices_mode=M.GLOBAL_FLATTEN_1D)
+    dtype = precision(backend)[0]
+    g = mg.Graph()
+    idx = g.constant(np.array([1, 0, 5, -1, 9, 12], np.int32).reshape(1, 1, 1, 6))  # windows [0,1], [2,3], ...
+    dy = g.constant(np.arange(1, 7, dtype=dtype.np_dtype).reshape(1, 1, 1, 6))
+    dx = g.max_pooling_4d_gradient_with_indices(dy, idx, (1, 1, 1, 12), d)
+    r = g.run({}, [dx], backend=backend)
+    np.testing.assert_array_equal(r[dx].ravel(), [0, 1, 0, 0, 0, 3, 0, 0, 0, 5, 0, 0])
+
+
+def test_return_indices_gradient_rule_uses_the_indices(backend):
+    """Autodiff through the values of max_pooling_*_return_indices emits the gradient from indices
+    when the mode names the whole window, the source-based gradient otherwise; both equal PyTorch's
+    tie rule (first maximal element)."""
+    rng = np.random.default_rng(41)
+    x = np.round(rng.uniform(-2, 2, (2, 2, 5, 6)))
+    dtype, tol = precision(backend)
+    results = []
+    for mode, op in ((M.LOCAL_FLATTEN_2D, "max_pooling_2d_gradient_with_indices"),
+                     (M.GLOBAL_FLATTEN_1D, "max_pooling_2d_gradient")):
+        d = make_desc((2, 3), (1, 2), pads=(0, 1, 1, 1))
+        d.return_indices_mode = mode
+        g = mg.Graph()
+        xp = g.placeholder(x.shape, dtype)
+        v, _ = g.max_pooling_2d_return_indices(xp, d)
+        loss = g.reduction_sum(g.square(v), axes=None)
+        gx = g.gradients(loss, [xp])[xp]
+        assert any(o.type == op for o in g.operations), op
+        results.append(g.run({xp: x.astype(dtype.np_dtype)}, [gx], backend=backend)[gx])
+    np.testing.assert_allclose(results[0], results[1], **tol)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg", "l2_norm"])
+def test_pooling_4d_float16_close_to_float32(backend, kind):
+    rng = np.random.default_rng(43)
+    x = rng.uniform(-2, 2, (2, 3, 4, 5, 6))
+    desc = P4(kernel_sizes=(1, 2, 2, 3), strides=(1, 1, 2, 2), padding_values=(0, 0, 1, 0, 0, 1, 1, 1))
+    g = mg.Graph()
+    ys = g.max_pooling_4d(g.placeholder(x.shape), desc).shape
+    dy = rng.uniform(-1, 1, ys)
+    y16, dx16 = run4(kind, x, dy, desc, backend, mg.float16)
+    y32, dx32 = run4(kind, x, dy, desc, backend, mg.float32)
+    assert y16.dtype == np.float16 and dx16.dtype == np.float16
+    np.testing.assert_allclose(y16.astype(np.float32), y32, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(dx16.astype(np.float32), dx32, rtol=2e-2, atol=2e-2)
+
+
+def test_pooling_4d_descriptor_defaults_and_copy():
+    d = P4(kernel_sizes=[1, 1, 2, 2])
+    assert d.strides == (1, 1, 1, 1) and d.padding_values == (0,) * 8 and d.padding_style == P.EXPLICIT
+    assert d.return_indices_mode == M.NONE and not d.ceil_mode and not d.include_zero_pad_to_average
+    assert [m.value for m in M] == list(range(9))
+    assert P2().return_indices_mode == M.NONE and P2().return_indices_data_type == mg.int32
+    g = mg.Graph()
+    x = g.constant(np.arange(16.).reshape(1, 1, 4, 4))
+    y = g.max_pooling_4d(x, d)
+    d.kernel_sizes = (1, 1, 1, 1)
+    assert y.shape == (1, 1, 3, 3)
+
+
+def _p4(op, shape, desc, dtype=mg.float32):
+    g = mg.Graph()
+    return getattr(g, op)(g.placeholder(shape, dtype), desc, name="bad")
+
+
+def _gi(shape, desc, dy_shape, idx_dtype=mg.int32, op="max_pooling_4d_gradient_with_indices"):
+    g = mg.Graph()
+    return getattr(g, op)(g.placeholder(dy_shape), g.placeholder(dy_shape, idx_dtype), shape, desc, name="bad")
+
+
+K4 = P4(kernel_sizes=(1, 1, 2, 2), strides=(1, 1, 2, 2), return_indices_mode=M.GLOBAL_FLATTEN_2D)
+ERRORS_4D = [
+    ("rank3", "max_pooling_4d", lambda: _p4("max_pooling_4d", [4, 4, 4], K4), mg.ShapeError, ["rank >= 4", "(4, 4, 4)"]),
+    ("int_dtype", "l2_norm_pooling_4d", lambda: _p4("l2_norm_pooling_4d", [1, 1, 4, 4], K4, mg.int32), mg.DTypeError,
+     ["int32"]),
+    ("kernel_len", "avg_pooling_4d", lambda: _p4("avg_pooling_4d", [1, 1, 4, 4], P4(kernel_sizes=(2, 2))),
+     mg.DescriptorError, ["kernel_sizes must have 4 values"]),
+    ("padding_len", "avg_pooling_4d", lambda: _p4("avg_pooling_4d", [1, 1, 4, 4], P4(padding_values=(1,) * 6)),
+     mg.DescriptorError, ["padding_values must have 8 values"]),
+    ("stride_zero", "max_pooling_4d", lambda: _p4("max_pooling_4d", [1, 1, 4, 4], P4(strides=(1, 0, 1, 1))),
+     mg.DescriptorError, ["strides[1]=0"]),
+    ("wrong_class", "max_pooling_4d", lambda: _p4("max_pooling_4d", [1, 1, 4, 4], P2()), mg.DescriptorError,
+     ["Pooling4DOpDescriptor"]),
+    ("only_padding", "max_pooling_4d", lambda: _p4("max_pooling_4d", [1, 1, 4, 4], P4(
+        kernel_sizes=(1, 1, 2, 1), padding_values=(0, 0, 0, 0, 2, 0, 0, 0))), mg.ShapeError, ["axis 2", "window 0"]),
+    ("indices_none", "max_pooling_4d_return_indices", lambda: _p4("max_pooling_4d_return_indices", [1, 1, 4, 4],
+                                                                  P4(kernel_sizes=(1, 1, 2, 2))),
+     mg.DescriptorError, ["return_indices_mode is NONE"]),
+    ("indices_dtype", "max_pooling_4d", lambda: _p4("max_pooling_4d", [1, 1, 4, 4], P4(return_indices_data_type=mg.int64)),
+     mg.DescriptorError, ["int32 indices only"]),
+    ("mode_too_narrow", "max_pooling_4d_gradient_with_indices", lambda: _gi((1, 1, 4, 4), P4(
+        kernel_sizes=(1, 1, 2, 2), strides=(1, 1, 2, 2), return_indices_mode=M.LOCAL_FLATTEN_1D), (1, 1, 2, 2)),
+     mg.DescriptorError, ["LOCAL_FLATTEN_1D", "LOCAL_FLATTEN_2D"]),
+    ("indices_wrong_type", "max_pooling_4d_gradient_with_indices", lambda: _gi((1, 1, 4, 4), K4, (1, 1, 2, 2), mg.float32),
+     mg.DTypeError, ["float32", "int32"]),
+    ("grad_shape", "max_pooling_2d_gradient_with_indices", lambda: _gi((1, 1, 4, 4), make_desc((2, 2), (2, 2)), (1, 1, 3, 2),
+                                                                       op="max_pooling_2d_gradient_with_indices"),
+     mg.DescriptorError, ["NONE"]),
+    ("grad_shape_4d", "max_pooling_4d_gradient_with_indices", lambda: _gi((1, 1, 4, 4), K4, (1, 1, 3, 2)),
+     mg.ShapeError, ["(1, 1, 3, 2)", "(1, 1, 2, 2)"]),
+    ("output_shape_rank", "max_pooling_2d_gradient_with_indices", lambda: _gi((1, 4, 4), make_desc((2, 2)), (1, 2, 2),
+                                                                              op="max_pooling_2d_gradient_with_indices"),
+     mg.ShapeError, ["output_shape"]),
+]
+
+
+@pytest.mark.parametrize("op_type,build,err,parts", [e[1:] for e in ERRORS_4D], ids=[e[0] for e in ERRORS_4D])
+def test_pooling_4d_validation_errors(op_type, build, err, parts):
     with pytest.raises(err) as info:
         build()
     msg = str(info.value)
