@@ -49,7 +49,10 @@ SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     ("ScatterMode", "SET"): ".set",
                     ("RNNActivation", "NONE"): ".none", ("RNNActivation", "RELU"): ".relu",
                     ("RNNActivation", "TANH"): ".tanh", ("RNNActivation", "SIGMOID"): ".sigmoid",
-                    ("RNNActivation", "HARD_SIGMOID"): ".hardSigmoid"}
+                    ("RNNActivation", "HARD_SIGMOID"): ".hardSigmoid",
+                    ("PoolingReturnIndicesMode", "NONE"): ".none",
+                    **{("PoolingReturnIndicesMode", f"{kind.upper()}_FLATTEN_{k}D"): f".{kind}Flatten{k}D"
+                       for kind in ("global", "local") for k in range(1, 5)}}
 LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
@@ -183,6 +186,13 @@ def _data(arr: np.ndarray) -> str:
 def _enum(v: enum.Enum) -> str:
     """The Swift case: the table's, else the name as it is (MPSGraph's ``.NCHW``, ``.ONNX_SAME_LOWER``)."""
     return SWIFT_ENUM_CASES.get((type(v).__name__, v.name), "." + v.name)
+
+
+def _unset_return_indices(d) -> tuple:
+    """A pooling descriptor's return-indices fields when unused (mode NONE): left out, so the
+    program also builds for systems before macOS 12.2 / iOS 15.3, where they do not exist."""
+    mode = getattr(d, "return_indices_mode", None)
+    return ("return_indices_mode", "return_indices_data_type") if mode is not None and int(mode) == 0 else ()
 
 
 def _scalar_value(v: Any, where: str) -> str:
@@ -328,8 +338,9 @@ class _Exporter:
         """A descriptor variable with every field set; equal descriptors share one (MPSGraph ops
         copy their descriptor when created, so sharing is safe)."""
         cls = "MPSGraph" + type(d).__name__
+        skip = _unset_return_indices(d)
         values = [(camel(f.name), _scalar_value(getattr(d, f.name), f"{self.where(op)} descriptor.{f.name}"))
-                  for f in dataclasses.fields(d)]
+                  for f in dataclasses.fields(d) if f.name not in skip]
         key = (cls, tuple(values))
         var = self.descriptors.get(key)
         if var is not None and not op.control_dependencies:
