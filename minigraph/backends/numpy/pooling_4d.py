@@ -19,9 +19,9 @@ from .conv import compute_dtype
 from .registry import numpy_kernel
 
 
-def _window(step, shape=None) -> Window:
-    d = step.attrs["descriptor"]
-    return window_of(d, step.attrs.get("output_shape") or shape or step.in_types[-1].shape)
+def _window(step) -> Window:
+    """The window of the step's op: over its ``output_shape`` (gradients from indices) or its source."""
+    return window_of(step.attrs["descriptor"], step.attrs.get("output_shape") or step.in_types[-1].shape)
 
 
 def _padded_shape(w: Window) -> tuple:
