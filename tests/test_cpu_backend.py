@@ -133,6 +133,71 @@ def test_depthwise_bits_do_not_depend_on_the_thread_count(numba, rng, threads_re
             assert np.array_equal(a, b)
 
 
+# (batch, in channels, out channels, height, width, groups, layout, dtype)
+POINTWISE = [
+    (2, 6, 4, 5, 3, 1, "NCHW", np.float32),
+    (3, 8, 6, 4, 4, 2, "NCHW", np.float32),
+    (2, 5, 7, 3, 600, 1, "NCHW", np.float32),  # rows longer than one pass of pointwise.COLUMNS
+    (2, 6, 9, 3, 6, 3, "NHWC", np.float32),
+    (1, 4, 4, 1, 1, 4, "NCHW", np.float64),
+    (2, 4, 5, 3, 3, 1, "NHWC", np.float16),
+]
+
+
+@pytest.mark.parametrize("n,cin,cout,h,w,groups,layout,dtype", POINTWISE)
+def test_pointwise_convolution_trio_matches_einsum(numba, rng, n, cin, cout, h, w, groups, layout, dtype):
+    """The compiled 1x1 forward, data and weights gradients, any groups and layout, against the
+    products written out in float64."""
+    from minigraph.descriptors import Convolution2DOpDescriptor
+
+    desc = Convolution2DOpDescriptor(groups=groups, data_layout=TensorNamedDataLayout[layout])
+    x = rng.standard_normal((n, cin, h, w))
+    wt = rng.standard_normal((cout, cin // groups, 1, 1))
+    dy = rng.standard_normal((n, cout, h, w))
+    nhwc = (lambda a: a.transpose(0, 2, 3, 1)) if layout == "NHWC" else (lambda a: a)
+    xs, dys = np.ascontiguousarray(nhwc(x)).astype(dtype), np.ascontiguousarray(nhwc(dy)).astype(dtype)
+    ws = wt.astype(dtype)
+    g = mg.Graph()
+    px, pw, pd = (g.placeholder(a.shape, dtype=a.dtype) for a in (xs, ws, dys))
+    targets = [g.convolution_2d(px, pw, desc), g.convolution_2d_data_gradient(pd, pw, xs.shape, desc),
+               g.convolution_2d_weights_gradient(pd, px, ws.shape, desc)]
+    (y, dx, dw), exe = _run(g, {px: xs, pw: ws, pd: dys}, targets, "cpu")
+    assert {"convolution_2d", "convolution_2d_data_gradient", "convolution_2d_weights_gradient"} <= set(exe._runner.compiled)
+    # float64 references from the rounded inputs, per group
+    xr, wr, dr = (a.astype(np.float64) for a in (nhwc(x).astype(dtype), ws, nhwc(dy).astype(dtype)))
+    if layout == "NHWC":
+        xr, dr = xr.transpose(0, 3, 1, 2), dr.transpose(0, 3, 1, 2)
+    ig, og = cin // groups, cout // groups
+    xg, dg = xr.reshape(n, groups, ig, h, w), dr.reshape(n, groups, og, h, w)
+    wg = wr[:, :, 0, 0].reshape(groups, og, ig)
+    want_y = np.einsum("goi,ngihw->ngohw", wg, xg).reshape(n, cout, h, w)
+    want_dx = np.einsum("goi,ngohw->ngihw", wg, dg).reshape(n, cin, h, w)
+    want_dw = np.einsum("ngohw,ngihw->goi", dg, xg).reshape(cout, ig, 1, 1)
+    tol = 4e-3 if dtype == np.float16 else 1e-5 if dtype == np.float32 else 1e-12
+    for got, want in ((y, nhwc(want_y)), (dx, nhwc(want_dx)), (dw, want_dw)):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max())))
+
+
+def test_pointwise_bits_do_not_depend_on_the_thread_count(numba, rng, threads_restored):
+    from minigraph.descriptors import Convolution2DOpDescriptor
+
+    x = rng.standard_normal((4, 16, 9, 9)).astype(np.float32)
+    wt = rng.standard_normal((24, 16, 1, 1)).astype(np.float32)
+    g = mg.Graph()
+    px, pw = g.placeholder(x.shape), g.placeholder(wt.shape)
+    y = g.convolution_2d(px, pw, Convolution2DOpDescriptor())
+    targets = [y, *g.gradients(g.reduction_sum(g.relu(y), None), [px, pw]).values()]
+    exe = _compile(g, {px: x, pw: wt}, targets, "cpu")
+    runs = []
+    for t in (1, 2, 1, 2):
+        mg.set_num_threads(t)
+        runs.append([np.asarray(r).copy() for r in exe.run({px: x, pw: wt})])
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            assert np.array_equal(a, b)
+
+
 SPECIAL = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-38, -1e-38, 3.5, -2.25, 7.0], np.float32)
 
 
