@@ -127,7 +127,7 @@ def test_input_sizes_from_output_sizes():
 def test_grouped_convolution_2d():
     desc = mg.Convolution2DOpDescriptor(groups=2, stride_in_x=2, padding_style=P.TF_SAME,
                                         data_layout=L.NHWC, weights_layout=L.HWIO)
-    geo = ConvGeometry.for_convolution_2d(desc, (3, 9, 8, 6), (3, 2, 3, 4))  # NHWC x, HWIO [kH, kW, Cin/g, Cout]
+    geo = ConvGeometry.for_convolution(desc, (3, 9, 8, 6), (3, 2, 3, 4))  # NHWC x, HWIO [kH, kW, Cin/g, Cout]
     assert (geo.batch, geo.in_channels, geo.out_channels, geo.groups) == (3, 6, 4, 2)
     assert (geo.in_per_group, geo.out_per_group) == (3, 2)
     assert geo.input_size == (9, 8) and geo.kernel_size == (3, 2) and geo.output_size == (9, 4)

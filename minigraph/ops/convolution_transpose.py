@@ -5,7 +5,7 @@ weights and source "are interpreted as they are" there. So the descriptor is the
 forward convolution whose data gradient it is, the weights are that convolution's weights
 (OIHW ``[O, I/groups, kH, kW]`` or HWIO ``[kH, kW, I/groups, O]``, where **O is the
 transpose's source channels** and ``I`` its result channels), and the geometry is
-``ConvGeometry.for_convolution_2d(descriptor, result_shape, weights_shape)``: the forward
+``ConvGeometry.for_convolution(descriptor, result_shape, weights_shape)``: the forward
 convolution maps the transpose's result back to its source.
 
 With stride s > 1, ``s`` result sizes map to the same source size, hence ``output_shape``
@@ -187,7 +187,7 @@ def _infer_data_gradient(in_types, attrs):
         raise ShapeError(f"incoming_gradient {dy.shape} has {c} channels but the transpose's result has I = "
                          f"{i} * groups {d.groups} = {i * d.groups} (weights {w.shape}, {d.weights_layout.name})")
     _channels(d, o, i, -1, w.shape, "")
-    geo = ConvGeometry.for_convolution_2d(d, dy.shape, w.shape)
+    geo = ConvGeometry.for_convolution(d, dy.shape, w.shape)
     want = geo.result_shape
     if any(mismatch(a, b) for a, b in zip(shape, want)):
         raise ShapeError(f"output_shape {list(shape)} must be the transpose's source shape; the forward "
@@ -244,7 +244,7 @@ def _infer_weights_gradient(in_types, attrs):
                          f"groups={d.groups} give the transpose's result I = {i * d.groups}")
     if mismatch(dn, xn):
         raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but source {x.shape} has batch {xn}")
-    geo = ConvGeometry.for_convolution_2d(d, dy.shape, tuple(wshape))
+    geo = ConvGeometry.for_convolution(d, dy.shape, tuple(wshape))
     if any(mismatch(a, b) for a, b in zip(geo.output_size, x_spatial)):
         raise ShapeError(f"incoming_gradient {dy.shape} convolves to spatial size {geo.output_size} but the "
                          f"source {x.shape} has {tuple(x_spatial)}; incoming_gradient must have the "
@@ -287,7 +287,7 @@ def transpose_geometry(step: Any) -> ConvGeometry:
     role = step.op.opdef.role
     source = result if role == "forward" else inputs[0]
     weights = result if role == "weights_gradient" else inputs[1]
-    return ConvGeometry.for_convolution_2d(step.attrs["descriptor"], source, weights)
+    return ConvGeometry.for_convolution(step.attrs["descriptor"], source, weights)
 
 
 @gradient("convolution_transpose_2d")

@@ -267,18 +267,18 @@ def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
     return run
 
 
-@numpy_kernel("convolution_2d", fresh=True)
-def _conv2d(step):
+@numpy_kernel("convolution_2d", "convolution_3d", fresh=True)
+def _conv(step):
     return forward_kernel(*setup(step))
 
 
-@numpy_kernel("convolution_2d_data_gradient", fresh=True)
-def _conv2d_data_grad(step):
+@numpy_kernel("convolution_2d_data_gradient", "convolution_3d_data_gradient", fresh=True)
+def _conv_data_grad(step):
     return data_gradient_kernel(*setup(step))
 
 
-@numpy_kernel("convolution_2d_weights_gradient", fresh=True)
-def _conv2d_weights_grad(step):
+@numpy_kernel("convolution_2d_weights_gradient", "convolution_3d_weights_gradient", fresh=True)
+def _conv_weights_grad(step):
     return weights_gradient_kernel(*setup(step))
 
 
