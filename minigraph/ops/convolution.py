@@ -63,7 +63,8 @@ def mismatch(a: int, b: int) -> bool:
     return a != -1 and b != -1 and a != b
 
 
-def _kernel_positive(kernel: Sequence[int], wshape: Sequence[int]) -> None:
+def check_kernel_positive(kernel: Sequence[int], wshape: Sequence[int]) -> None:
+    """A ShapeError when a kernel size (2 or 3 of them, slowest axis first) is 0."""
     if 0 in kernel:
         axes = ", ".join("k" + a for a in "DHW"[3 - len(kernel):])
         raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; {axes} must be >= 1")
@@ -120,7 +121,7 @@ def infer_convolution(in_types, attrs):
     _check_ranks(in_types, ("source", "weights"), d)
     geo = ConvGeometry.for_convolution(d, x.shape, w.shape)
     o, i = _weights_channels(geo, w.shape)
-    _kernel_positive(geo.kernel_size, w.shape)
+    check_kernel_positive(geo.kernel_size, w.shape)
     _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", w.shape,
                   d.weights_layout)
     return [ShapedType(geo.result_shape, x.dtype)]
@@ -152,7 +153,7 @@ def infer_data_gradient(in_types, attrs):
     _check_ranks(in_types, ("incoming_gradient", "weights"), d)
     declared = ConvGeometry.for_convolution(d, shape, w.shape)
     o, i = _weights_channels(declared, w.shape)
-    _kernel_positive(declared.kernel_size, w.shape)
+    check_kernel_positive(declared.kernel_size, w.shape)
     dn, do, *dy_spatial = declared.data_sizes(dy.shape)
     n, c, *spatial = declared.data_sizes(shape)
     n = merge(n, dn)
@@ -213,7 +214,7 @@ def infer_weights_gradient(in_types, attrs):
     o = merge(o, do)
     if i == -1 and geo.in_channels != -1 and geo.in_channels % d.groups == 0:
         i = geo.in_channels // d.groups
-    _kernel_positive(geo.kernel_size, shape)
+    check_kernel_positive(geo.kernel_size, shape)
     wshape = list(shape)
     wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]] = o, i
     _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", tuple(shape),
