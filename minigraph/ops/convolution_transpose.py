@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ..descriptors import Convolution2DOpDescriptor, PaddingStyle, TensorNamedDataLayout, frozen_copy
-from ..errors import DescriptorError, ShapeError
+from ..descriptors import Convolution2DOpDescriptor, PaddingStyle, TensorNamedDataLayout
+from ..errors import ShapeError
 from ..types import ShapedType
-from .convolution import check_float, check_rank, merge, mismatch, parse_output_shape
+from .convolution import check_float, check_rank, conv_desc, merge, mismatch, parse_output_shape
 from .geometry import ConvGeometry
 from .registry import defop, gradient
 
@@ -48,12 +48,6 @@ def transpose_sizes(source: int, kernel: int, stride: int, dilation: int, style:
         lo = (source - 1) * stride + dilated - before - after
         hi = lo + stride - 1
     return max(lo, 1), hi
-
-
-def _descriptor(descriptor: Any, label: str, forward: Any = None) -> Convolution2DOpDescriptor:
-    if descriptor is not None and forward is not None:
-        raise DescriptorError(f"{label}: give descriptor or forward_convolution_descriptor, not both")
-    return frozen_copy(descriptor if descriptor is not None else forward, Convolution2DOpDescriptor, label)
 
 
 def _shape(output_shape: Any, label: str) -> tuple:
@@ -167,7 +161,7 @@ def convolution_transpose_2d(g, source, weights, output_shape: Sequence[int],
     result's shape, which picks one of the ``stride`` sizes that convolve back to ``source``'s.
     """
     label = f"convolution_transpose_2d op {name or 'convolution_transpose_2d'!r}"
-    desc = _descriptor(descriptor, label)
+    desc = conv_desc(descriptor, label)
     shp = _shape(output_shape, label)
     source = g.as_tensor(source, label)
     weights = g.as_tensor(weights, label, like=source)
@@ -211,7 +205,7 @@ def convolution_transpose_2d_data_gradient(g, incoming_gradient, weights, output
     ``output_shape`` is the transpose's source shape (checked: the convolution gives it).
     """
     label = f"convolution_transpose_2d_data_gradient op {name or 'convolution_transpose_2d_data_gradient'!r}"
-    desc = _descriptor(descriptor, label, forward_convolution_descriptor)
+    desc = conv_desc(descriptor, label, forward_convolution_descriptor)
     shp = _shape(output_shape, label)
     dy = g.as_tensor(incoming_gradient, label)
     weights = g.as_tensor(weights, label, like=dy)
@@ -269,7 +263,7 @@ def convolution_transpose_2d_weights_gradient(g, incoming_gradient, source, outp
     ``output_shape`` is the weights shape. Not differentiable, as in MPSGraph.
     """
     label = f"convolution_transpose_2d_weights_gradient op {name or 'convolution_transpose_2d_weights_gradient'!r}"
-    desc = _descriptor(descriptor, label, forward_convolution_descriptor)
+    desc = conv_desc(descriptor, label, forward_convolution_descriptor)
     shp = _shape(output_shape, label)
     dy = g.as_tensor(incoming_gradient, label)
     source = g.as_tensor(source, label, like=dy)
