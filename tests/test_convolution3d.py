@@ -315,3 +315,13 @@ def test_data_gradient_infers_sizes_known_only_at_run_time():
     dx = g.convolution_3d_data_gradient(g.placeholder((2, 3, 4, 4, 4)), g.placeholder((3, 2, 2, 1, 1)),
                                         output_shape=[-1, -1, -1, 4, 4])
     assert dx.shape == (2, 2, 5, 4, 4)
+
+
+def test_descriptor_of_the_other_rank_is_refused():
+    g = mg.Graph()
+    with pytest.raises(mg.DescriptorError, match=r"convolution_3d op 'c'.*must be a Convolution3DOpDescriptor"):
+        g.convolution_3d(g.placeholder((1, 1, 4, 4, 4)), g.placeholder((1, 1, 1, 1, 1)),
+                         descriptor=mg.Convolution2DOpDescriptor(), name="c")
+    with pytest.raises(mg.DescriptorError, match=r"convolution_2d op 'c'.*must be a Convolution2DOpDescriptor"):
+        g.convolution_2d(g.placeholder((1, 1, 4, 4)), g.placeholder((1, 1, 1, 1)),
+                         descriptor=mg.Convolution3DOpDescriptor(), name="c")
