@@ -325,3 +325,19 @@ def test_descriptor_of_the_other_rank_is_refused():
     with pytest.raises(mg.DescriptorError, match=r"convolution_2d op 'c'.*must be a Convolution2DOpDescriptor"):
         g.convolution_2d(g.placeholder((1, 1, 4, 4)), g.placeholder((1, 1, 1, 1)),
                          descriptor=mg.Convolution3DOpDescriptor(), name="c")
+
+
+def test_elementwise_tail_fuses_on_numpy():
+    """A relu tail runs in the convolution's step on numpy (epilogue fusion), with the same values."""
+    rng = np.random.default_rng(4)
+    g = mg.Graph()
+    x = g.placeholder((1, 2, 4, 4, 4), mg.float32, name="x")
+    w = g.constant(rng.standard_normal((3, 2, 2, 2, 2)).astype(np.float32))
+    y = g.relu(g.convolution_3d(x, w, descriptor=make_desc("TF_SAME")))
+    feeds = {x: rng.standard_normal((1, 2, 4, 4, 4)).astype(np.float32)}
+    exe = g.compile({x: mg.ShapedType(x.shape, mg.float32)}, [y])
+    fused = [s for s in exe.plan.steps if s.anchor is not None]
+    assert len(fused) == 1 and fused[0].anchor.type == "convolution_3d" and [o.type for o in fused[0].ops] == [
+        "convolution_3d", "relu"]
+    ref = F.conv3d(F.pad(torch.tensor(feeds[x]), (0, 1, 0, 1, 0, 1)), torch.tensor(np.asarray(w.operation.attrs["value"])))
+    np.testing.assert_allclose(exe.run(feeds)[0], np.maximum(ref.numpy(), 0), rtol=1e-5, atol=1e-5)
