@@ -2,7 +2,8 @@
 from .backends import available_backends, get_backend, register_backend
 from .backends.numpy.threads import ThreadCountError, get_num_threads, set_num_threads
 from .compare import compare_backends
-from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, Convolution3DOpDescriptor,
+                          DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, OptimizationLevel, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
                           Pooling4DOpDescriptor, PoolingReturnIndicesMode,
                           RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
@@ -27,7 +28,8 @@ bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
 
 
 __all__ = [
-    "AmbiguousNameError", "AxisError", "BackendUnavailableError", "CompilationDescriptor", "Convolution2DOpDescriptor", "DTypeError",
+    "AmbiguousNameError", "AxisError", "BackendUnavailableError", "CompilationDescriptor", "Convolution2DOpDescriptor",
+    "Convolution3DOpDescriptor", "DTypeError",
     "DataType", "DepthwiseConvolution2DOpDescriptor", "DepthwiseConvolution3DOpDescriptor", "DescriptorError",
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",

@@ -288,6 +288,67 @@ class DepthwiseConvolution3DOpDescriptor(_Descriptor):
         self.channel_dimension_index = int(c)
 
 
+@dataclass
+class Convolution3DOpDescriptor(_Descriptor):
+    """MPSGraphConvolution3DOpDescriptor: strides, dilations and padding per axis, layouts, groups.
+
+    x, y and z are the W, H and D axes: ``padding_left``/``padding_right`` pad W,
+    ``padding_top``/``padding_bottom`` pad H and ``padding_front``/``padding_back`` pad D. Data is
+    NCDHW or NDHWC (rank 5); weights are OIDHW ``[Cout, Cin/groups, kD, kH, kW]`` or DHWIO
+    ``[kD, kH, kW, Cin/groups, Cout]``.
+    """
+
+    stride_in_x: int = 1
+    stride_in_y: int = 1
+    stride_in_z: int = 1
+    dilation_rate_in_x: int = 1
+    dilation_rate_in_y: int = 1
+    dilation_rate_in_z: int = 1
+    padding_left: int = 0
+    padding_right: int = 0
+    padding_top: int = 0
+    padding_bottom: int = 0
+    padding_front: int = 0
+    padding_back: int = 0
+    padding_style: PaddingStyle = PaddingStyle.EXPLICIT
+    data_layout: TensorNamedDataLayout = TensorNamedDataLayout.NCDHW
+    weights_layout: TensorNamedDataLayout = TensorNamedDataLayout.OIDHW
+    groups: int = 1
+
+    _STRIDES = ("stride_in_x", "stride_in_y", "stride_in_z", "dilation_rate_in_x", "dilation_rate_in_y",
+                "dilation_rate_in_z", "groups")
+    _PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom", "padding_front", "padding_back")
+
+    def set_explicit_padding(self, left: int, right: int, top: int, bottom: int, front: int, back: int) -> None:
+        """Set the six paddings and force ``padding_style = EXPLICIT`` (as the 2-D descriptor does).
+
+        Args:
+            left: Zeros before the input along W (>= 0).
+            right: Zeros after the input along W (>= 0).
+            top: Zeros before the input along H (>= 0).
+            bottom: Zeros after the input along H (>= 0).
+            front: Zeros before the input along D (>= 0).
+            back: Zeros after the input along D (>= 0).
+        """
+        self.padding_left, self.padding_right, self.padding_top, self.padding_bottom = left, right, top, bottom
+        self.padding_front, self.padding_back = front, back
+        self.padding_style = PaddingStyle.EXPLICIT
+
+    def validate(self) -> None:
+        super().validate()
+        self.data_layout = _enum(TensorNamedDataLayout, self.data_layout, "data_layout")
+        self.weights_layout = _enum(TensorNamedDataLayout, self.weights_layout, "weights_layout")
+        if self.data_layout not in (TensorNamedDataLayout.NCDHW, TensorNamedDataLayout.NDHWC):
+            raise DescriptorError(f"data_layout {self.data_layout.name} is not supported by a 3-D convolution; "
+                                  "use NCDHW or NDHWC")
+        if self.weights_layout not in (TensorNamedDataLayout.OIDHW, TensorNamedDataLayout.DHWIO):
+            raise DescriptorError(f"weights_layout {self.weights_layout.name} is not supported by a 3-D "
+                                  "convolution; use OIDHW or DHWIO")
+        if self.padding_style == PaddingStyle.EXPLICIT_OFFSET:
+            raise DescriptorError("padding_style EXPLICIT_OFFSET is not valid for convolutions; use EXPLICIT, "
+                                  "TF_VALID, TF_SAME or ONNX_SAME_LOWER")
+
+
 # the fields of a 2-D window (pooling, im_to_col) that must be >= 1 and >= 0
 _WINDOW_STRIDES = ("kernel_width", "kernel_height", "stride_in_x", "stride_in_y",
                    "dilation_rate_in_x", "dilation_rate_in_y")

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
                           Pooling4DOpDescriptor)
 from .ir import OPS, Operation, Tensor
@@ -733,6 +733,75 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('convolution_2d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
+
+    def convolution_3d(self, source: TensorLike, weights: TensorLike, descriptor: Optional[Convolution3DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """Grouped 3D convolution (cross-correlation) of ``source`` with ``weights``
+        (MPSGraph ``convolution3D(_:weights:descriptor:name:)``).
+
+        ``y[n, o, od, oh, ow] = sum_{ci, a, i, j} x[n, grp(o)*Cin/g + ci, od*sZ + a*dZ - pFront,
+        oh*sY + i*dY - pTop, ow*sX + j*dX - pLeft] * W[o, ci, a, i, j]`` (NCDHW/OIDHW), zero outside
+        the input. The descriptor is copied.
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolution3D(_:weights:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_3d')(self, source, weights, descriptor, name)  # type: ignore[no-any-return]
+
+    def convolution_3d_data_gradient(self, incoming_gradient: TensorLike, weights: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution3DOpDescriptor] = None, name: Optional[str] = None, *, forward_convolution_descriptor: Any = None) -> Tensor:
+        """Gradient of ``convolution_3d`` with respect to its source: the transposed convolution
+        (MPSGraph ``convolution3DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        ``output_shape`` is the forward **source** shape (5 numbers in the data layout): with a stride
+        above 1 several source sizes give the same output. ``descriptor`` is the forward descriptor
+        (``forward_convolution_descriptor`` is accepted as MPSGraph's label).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            forward_convolution_descriptor: The descriptor of the forward op this gradient belongs to (copied when the op is built).
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolution3DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_3d_data_gradient')(self, incoming_gradient, weights, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
+
+    def convolution_3d_weights_gradient(self, incoming_gradient: TensorLike, source: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution3DOpDescriptor] = None, name: Optional[str] = None, *, forward_convolution_descriptor: Any = None) -> Tensor:
+        """Gradient of ``convolution_3d`` with respect to its weights
+        (MPSGraph ``convolution3DWeightsGradient(_:source:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        ``output_shape`` is the forward **weights** shape (5 numbers in the weights layout): the only
+        source of the kernel size. Not differentiable, as in MPSGraph.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            forward_convolution_descriptor: The descriptor of the forward op this gradient belongs to (copied when the op is built).
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``convolution3DWeightsGradient(_:source:outputShape:forwardConvolutionDescriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('convolution_3d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name, forward_convolution_descriptor=forward_convolution_descriptor)  # type: ignore[no-any-return]
 
     def convolution_transpose_2d(self, source: TensorLike, weights: TensorLike, output_shape: Sequence[int], descriptor: Optional[Convolution2DOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
         """Transposed 2D convolution: the data gradient of the forward convolution that ``descriptor``

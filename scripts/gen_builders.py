@@ -32,7 +32,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
                           Pooling4DOpDescriptor)
 from .ir import OPS, Operation, Tensor

@@ -84,10 +84,16 @@ def every_op_graph(seed: int = 0):
         d3 = mg.DepthwiseConvolution3DOpDescriptor(strides=(1, 1, 2), padding_values=(0, 1, 1, 0, 1, 1))
         w3 = g.constant(rng.uniform(-1, 1, (6, 2, 2, 3)).astype(f32), name="w3")
         z = g.depthwise_convolution_3d(x5, w3, descriptor=d3, name="dw3")
+        c3desc = mg.Convolution3DOpDescriptor(groups=3, stride_in_x=2, dilation_rate_in_y=2,
+                                              padding_style=mg.PaddingStyle.TF_SAME,
+                                              data_layout=mg.TensorNamedDataLayout.NDHWC,
+                                              weights_layout=mg.TensorNamedDataLayout.DHWIO)
+        w33 = g.constant(rng.uniform(-1, 1, (2, 2, 2, 1, 6)).astype(f32), name="w_conv3d")
+        c3 = g.convolution_3d(g.reshape(x, [2, 2, 3, 6, 3]), w33, descriptor=c3desc, name="conv3d")
         loss = g.addition(g.addition(g.reduction_sum(p), g.reduction_sum(q)),
-                          g.reduction_sum(g.square(z)), name="loss")
-    grads = g.gradients(loss, [x, wv, wc, w3], name="grad")
-    outs += [loss] + [grads[t] for t in (x, wv, wc, w3)]
+                          g.addition(g.reduction_sum(g.square(z)), g.reduction_sum(g.square(c3))), name="loss")
+    grads = g.gradients(loss, [x, wv, wc, w3, w33], name="grad")
+    outs += [loss] + [grads[t] for t in (x, wv, wc, w3, w33)]
     with g.name_scope("pool4d"):
         d4 = mg.Pooling4DOpDescriptor(kernel_sizes=(1, 2, 2, 3), strides=(1, 1, 1, 2),
                                       padding_values=(0, 0, 0, 1, 1, 0, 0, 1), ceil_mode=True,

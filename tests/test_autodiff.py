@@ -15,6 +15,7 @@ from op_cases import ELEMENTWISE, fd_domain
 D = mg.DepthwiseConvolution2DOpDescriptor
 C2 = mg.Convolution2DOpDescriptor
 D3 = mg.DepthwiseConvolution3DOpDescriptor
+C3 = mg.Convolution3DOpDescriptor
 P2 = mg.Pooling2DOpDescriptor
 S = mg.PaddingStyle
 
@@ -119,6 +120,12 @@ CASES = {
         lambda g, dy, w: g.convolution_2d_data_gradient(dy, w, output_shape=[2, 4, 5, 5],
                                                         descriptor=C2(groups=2, stride_in_y=2, padding_left=1)),
         [(2, 6, 2, 4), (6, 2, 2, 3)], (-1, 1)),
+    "convolution_3d": (lambda g, x, w: g.convolution_3d(x, w, descriptor=C3(groups=2, stride_in_y=2, padding_left=1)),
+                       [(1, 4, 3, 5, 5), (6, 2, 2, 2, 3)], (-1, 1)),
+    "convolution_3d_data_gradient": (
+        lambda g, dy, w: g.convolution_3d_data_gradient(dy, w, output_shape=[1, 4, 3, 5, 5],
+                                                        descriptor=C3(groups=2, stride_in_y=2, padding_left=1)),
+        [(1, 6, 2, 2, 4), (6, 2, 2, 2, 3)], (-1, 1)),
     "convolution_transpose_2d": (
         lambda g, x, w: g.convolution_transpose_2d(x, w, [2, 4, 6, 5],
                                                    C2(groups=2, stride_in_y=2, stride_in_x=2, padding_left=1)),
@@ -365,7 +372,7 @@ def test_chained_gradient_rules_match_finite_differences(rule):
 
 def test_weights_gradient_ops_are_not_differentiable():
     for t in ("depthwise_convolution_2d_weights_gradient", "convolution_2d_weights_gradient",
-              "depthwise_convolution_3d_weights_gradient"):
+              "convolution_3d_weights_gradient", "depthwise_convolution_3d_weights_gradient"):
         if t in OPS:
             assert not OPS[t].differentiable, t
     g = mg.Graph()

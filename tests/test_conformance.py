@@ -21,9 +21,8 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                                   DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor,
-                                   Pooling4DOpDescriptor)
+from minigraph.descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+                                   DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor, Pooling4DOpDescriptor)
 from minigraph.ops import OPS
 
 from conftest import ALL_BACKENDS
@@ -571,6 +570,37 @@ for _dl, _wl, _st, _gr in CONV2D:
         x, fx = feed(g, uniform(rng, xs))
         return [g.convolution_2d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
     case("convolution_2d_weights_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+CONV3D = [("NCDHW", "OIDHW", "EXPLICIT", 1), ("NDHWC", "DHWIO", "TF_SAME", 2), ("NCDHW", "DHWIO", "TF_VALID", 4),
+          ("NDHWC", "OIDHW", "ONNX_SAME_LOWER", 1)]
+for _dl, _wl, _st, _gr in CONV3D:
+    _desc = Convolution3DOpDescriptor(stride_in_z=1, stride_in_y=2, stride_in_x=1, dilation_rate_in_z=2,
+                                      dilation_rate_in_x=2, padding_front=1, padding_back=0, padding_top=1,
+                                      padding_bottom=0, padding_left=2, padding_right=1, padding_style=_st,
+                                      data_layout=_dl, weights_layout=_wl, groups=_gr)
+    _xs = (2, 4, 5, 7, 6) if _dl == "NCDHW" else (2, 5, 7, 6, 4)
+    _ws = (8, 4 // _gr, 2, 3, 2) if _wl == "OIDHW" else (2, 3, 2, 4 // _gr, 8)
+    _cid = f"{_dl}-{_wl}-{_st}-g{_gr}"
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        x, fx = feed(g, uniform(rng, xs))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.convolution_3d(x, w, desc)], {**fx, **fw}
+    case("convolution_3d", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        ys = _out_shape(lambda g, x, w: g.convolution_3d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        w, fw = feed(g, uniform(rng, ws))
+        return [g.convolution_3d_data_gradient(dy, w, xs, desc)], {**fd, **fw}
+    case("convolution_3d_data_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
+    def _b(g, rng, desc=_desc, xs=_xs, ws=_ws):
+        ys = _out_shape(lambda g, x, w: g.convolution_3d(x, w, desc), xs, ws)
+        dy, fd = feed(g, uniform(rng, ys))
+        x, fx = feed(g, uniform(rng, xs))
+        return [g.convolution_3d_weights_gradient(dy, x, ws, desc)], {**fd, **fx}
+    case("convolution_3d_weights_gradient", _cid, tol=(1e-5, "scaled"))(_b)
 
 DW3D = [(-4, "EXPLICIT", 1, ()), (-1, "TF_SAME", 2, (2,)), (-3, "TF_VALID", 1, (2, 1)), (-2, "ONNX_SAME_LOWER", 2, ())]
 for _cdi, _st, _m, _lead in DW3D:

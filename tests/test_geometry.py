@@ -127,13 +127,32 @@ def test_input_sizes_from_output_sizes():
 def test_grouped_convolution_2d():
     desc = mg.Convolution2DOpDescriptor(groups=2, stride_in_x=2, padding_style=P.TF_SAME,
                                         data_layout=L.NHWC, weights_layout=L.HWIO)
-    geo = ConvGeometry.for_convolution_2d(desc, (3, 9, 8, 6), (3, 2, 3, 4))  # NHWC x, HWIO [kH, kW, Cin/g, Cout]
+    geo = ConvGeometry.for_convolution(desc, (3, 9, 8, 6), (3, 2, 3, 4))  # NHWC x, HWIO [kH, kW, Cin/g, Cout]
     assert (geo.batch, geo.in_channels, geo.out_channels, geo.groups) == (3, 6, 4, 2)
     assert (geo.in_per_group, geo.out_per_group) == (3, 2)
     assert geo.input_size == (9, 8) and geo.kernel_size == (3, 2) and geo.output_size == (9, 4)
     assert geo.padding_before == (1, 0) and geo.padding_after == (1, 0)
     assert geo.source_shape == (3, 9, 8, 6) and geo.result_shape == (3, 9, 4, 4) and geo.weights_shape == (3, 2, 3, 4)
     assert geo.data_sizes((3, 9, 4, 4)) == (3, 4, 9, 4)
+
+
+def test_grouped_convolution_3d():
+    """x, y, z are W, H, D: strides, dilations and paddings land on the axis they name."""
+    desc = mg.Convolution3DOpDescriptor(groups=2, stride_in_x=2, stride_in_z=3, dilation_rate_in_y=2,
+                                        padding_front=1, padding_back=2, padding_top=0, padding_bottom=1,
+                                        padding_left=3, padding_right=0, data_layout=L.NDHWC,
+                                        weights_layout=L.DHWIO)
+    geo = ConvGeometry.for_convolution(desc, (2, 7, 9, 8, 6), (2, 3, 2, 3, 4))  # DHWIO [kD, kH, kW, Cin/g, Cout]
+    assert (geo.batch, geo.in_channels, geo.out_channels, geo.groups) == (2, 6, 4, 2)
+    assert geo.input_size == (7, 9, 8) and geo.kernel_size == (2, 3, 2)
+    assert geo.strides == (3, 1, 2) and geo.dilations == (1, 2, 1)
+    assert geo.padding_before == (1, 0, 3) and geo.padding_after == (2, 1, 0)
+    assert geo.output_size == ((7 + 3 - 2) // 3 + 1, 9 + 1 - 5 + 1, (8 + 3 - 2) // 2 + 1)
+    assert geo.weights_shape == (2, 3, 2, 3, 4) and geo.result_shape == (2, 3, 6, 5, 4)
+    oidhw = mg.Convolution3DOpDescriptor(padding_style=P.TF_SAME)
+    geo = ConvGeometry.for_convolution(oidhw, (1, 3, 4, 5, 6), (5, 3, 2, 2, 3))
+    assert geo.output_size == (4, 5, 6) and geo.padding_before == (0, 0, 1) and geo.padding_after == (1, 1, 1)
+    assert ConvGeometry.of(oidhw, (1, 3, 4, 5, 6), (5, 3, 2, 2, 3)) == geo
 
 
 def test_depthwise_2d_is_groups_equal_channels():

@@ -281,6 +281,25 @@ def test_depthwise_3d_and_its_gradients(small_blocks, rng, batch):
     _check_exact(g.compile({t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}, targets), feeds)
 
 
+@pytest.mark.parametrize("batch", [1, 3])
+def test_convolution_3d_and_its_gradients(small_blocks, rng, batch):
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
+    g = mg.Graph()
+    x = g.placeholder((batch, 4, 5, 6, 7), mg.float32, name="x")
+    w = g.placeholder((6, 2, 3, 2, 3), mg.float32, name="w")  # OIDHW, groups = 2
+    desc = mg.Convolution3DOpDescriptor(stride_in_y=2, padding_front=1, padding_back=1, padding_left=1, groups=2)
+    targets = _with_gradients(g, g.convolution_3d(x, w, desc), [x, w], rng)
+    feeds = {x: rng.standard_normal(x.shape).astype(np.float32), w: rng.standard_normal(w.shape).astype(np.float32)}
+    exe = g.compile({t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}, targets)
+
+    def reference(feeds):
+        xt, wt = (torch.tensor(v, requires_grad=True) for v in feeds.values())
+        y = torch.nn.functional.conv3d(torch.nn.functional.pad(xt, (1, 0, 0, 0, 1, 1)), wt, stride=(1, 2, 1), groups=2)
+        y.backward(torch_r(y, exe, feeds))
+        return [y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()]
+    _check_exact(exe, feeds, reference)
+
+
 @pytest.mark.parametrize("batch", [1, 5])
 @pytest.mark.parametrize("kind", ["max", "avg"])
 @pytest.mark.parametrize("padded", [False, True])

@@ -18,7 +18,7 @@ import pytest
 import minigraph as mg
 from minigraph.backends.webgpu import loops
 from minigraph.backends.webgpu.registry import KERNELS
-from minigraph.descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
+from minigraph.descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                                    DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor, ScatterMode)
 
 N = 70_000  # iterations of a loop over the long axis, past llvmpipe's 65,535
@@ -269,6 +269,18 @@ def _conv2d(g):
     return feeds, [g.convolution_2d(t["x"], t["w"], d),
                    g.convolution_2d_data_gradient(t["dy"], t["wt"], [1, 1, 1, 1], d),
                    g.convolution_2d_weights_gradient(t["dys"], t["xs"], [1, 1, 1, 1], d)]
+
+
+@long_case("convolution_3d", "convolution_3d_data_gradient", "convolution_3d_weights_gradient")
+def _conv3d(g):
+    """Forward: a kernel of N taps along D; data gradient: N output channels; weights gradient: N
+    positions along D."""
+    d = Convolution3DOpDescriptor()
+    feeds, t = _conv_feeds(g, x=(1, 1, N, 1, 1), w=(1, 1, N, 1, 1), dy=(1, N, 1, 1, 1), wt=(N, 1, 1, 1, 1),
+                           xs=(1, 1, N, 1, 1), dys=(1, 1, N, 1, 1))
+    return feeds, [g.convolution_3d(t["x"], t["w"], d),
+                   g.convolution_3d_data_gradient(t["dy"], t["wt"], [1, 1, 1, 1, 1], d),
+                   g.convolution_3d_weights_gradient(t["dys"], t["xs"], [1, 1, 1, 1, 1], d)]
 
 
 @long_case("convolution_transpose_2d", "convolution_transpose_2d_data_gradient",

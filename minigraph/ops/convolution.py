@@ -1,8 +1,11 @@
-"""Regular (grouped) 2D convolution and its data and weights gradients (MPSGraphConvolutionOps).
+"""Regular (grouped) 2D convolution and its data and weights gradients (MPSGraphConvolutionOps),
+and the infer rules every regular convolution shares, for any number of spatial axes.
 
 Weights are OIHW ``[Cout, Cin/groups, kH, kW]`` or HWIO ``[kH, kW, Cin/groups, Cout]``; data is
 NCHW or NHWC. Output channel ``o`` belongs to group ``o // (Cout/groups)`` and reads the input
-channels of that group (spec §6). Sizes and padding come from ``ConvGeometry`` (``geometry.py``).
+channels of that group (spec §6). Sizes and padding come from ``ConvGeometry`` (``geometry.py``);
+the infer rules below read the rank and the layouts from the descriptor, so ``convolution3d.py``
+declares its ops on the same rules.
 
 The validation helpers at the top (dtypes, ranks, output-shape parsing, sizes known only at
 run time) are shared with ``depthwise.py``, ``depthwise3d.py`` and ``pooling.py``.
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ..descriptors import Convolution2DOpDescriptor, TensorNamedDataLayout, frozen_copy
+from ..descriptors import Convolution2DOpDescriptor, Convolution3DOpDescriptor, TensorNamedDataLayout, frozen_copy
 from ..errors import DescriptorError, DTypeError, ShapeError
 from ..ir import Tensor
 from ..types import ShapedType, as_shape
@@ -60,27 +63,39 @@ def mismatch(a: int, b: int) -> bool:
     return a != -1 and b != -1 and a != b
 
 
-def _kernel_positive(kernel: Sequence[int], wshape: Sequence[int]) -> None:
+def check_kernel_positive(kernel: Sequence[int], wshape: Sequence[int]) -> None:
+    """A ShapeError when a kernel size (2 or 3 of them, slowest axis first) is 0."""
     if 0 in kernel:
-        raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; kH and kW must be >= 1")
+        axes = ", ".join("k" + a for a in "DHW"[3 - len(kernel):])
+        raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; {axes} must be >= 1")
 
 
-def _desc(descriptor, label: str, forward: Any = None):
+def conv_desc(descriptor, label: str, forward: Any = None, cls: type = Convolution2DOpDescriptor):
+    """A frozen copy of the descriptor (or of MPSGraph's ``forward_convolution_descriptor``)."""
     if descriptor is not None and forward is not None:
         raise DescriptorError(f"{label}: give descriptor or forward_convolution_descriptor, not both")
-    return frozen_copy(descriptor if descriptor is not None else forward, Convolution2DOpDescriptor, label)
+    return frozen_copy(descriptor if descriptor is not None else forward, cls, label)
 
 
-def _label(type: str, name: Optional[str]) -> str:
+
+def conv_rank(d: Any) -> int:
+    """The rank of the data and weights of a regular convolution: 4 (2D) or 5 (3D)."""
+    return 5 if isinstance(d, Convolution3DOpDescriptor) else 4
+
+
+def _weights_form(layout: TensorNamedDataLayout) -> str:
+    """The weights shape a layout names, e.g. ``[Cout, Cin/groups, kH, kW]`` for OIHW."""
+    return "[" + ", ".join({"O": "Cout", "I": "Cin/groups"}.get(a, "k" + a) for a in layout.name) + "]"
+
+
+def op_label(type: str, name: Optional[str]) -> str:
     return f"{type} op {name or type!r}"
 
 
 def _groups_check(c_in: int, i: int, o: int, groups: int, src_what: str, wshape: tuple, wlayout) -> None:
     if c_in != -1 and i != -1 and c_in != i * groups:
-        oihw = wlayout == TensorNamedDataLayout.OIHW
         raise ShapeError(f"{src_what} has {c_in} channels but weights {wshape} ({wlayout.name}, Cin/groups={i}) "
-                         f"with groups={groups} need {i * groups}; weights must be "
-                         f"{'[Cout, Cin/groups, kH, kW]' if oihw else '[kH, kW, Cin/groups, Cout]'}")
+                         f"with groups={groups} need {i * groups}; weights must be {_weights_form(wlayout)}")
     if o != -1 and o % groups:
         raise ShapeError(f"weights {wshape} have Cout={o} output channels, which groups={groups} does not "
                          f"divide; Cout must be a multiple of groups")
@@ -93,20 +108,20 @@ def _weights_channels(geo: ConvGeometry, wshape: Sequence[int]) -> tuple:
     return wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]]
 
 
-def _check_rank_4(types: Sequence[ShapedType], names: Sequence[str], d) -> None:
+def _check_ranks(types: Sequence[ShapedType], names: Sequence[str], d) -> None:
     check_float(types, names)
     for t, what in zip(types, names):
-        check_rank(t, 4, what, (d.weights_layout if what == "weights" else d.data_layout).name)
+        check_rank(t, conv_rank(d), what, (d.weights_layout if what == "weights" else d.data_layout).name)
 
 
 # ------------------------------------------------------------------ forward
-def _infer_conv(in_types, attrs):
+def infer_convolution(in_types, attrs):
     x, w = in_types
     d = attrs["descriptor"]
-    _check_rank_4(in_types, ("source", "weights"), d)
-    geo = ConvGeometry.for_convolution_2d(d, x.shape, w.shape)
+    _check_ranks(in_types, ("source", "weights"), d)
+    geo = ConvGeometry.for_convolution(d, x.shape, w.shape)
     o, i = _weights_channels(geo, w.shape)
-    _kernel_positive(geo.kernel_size, w.shape)
+    check_kernel_positive(geo.kernel_size, w.shape)
     _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", w.shape,
                   d.weights_layout)
     return [ShapedType(geo.result_shape, x.dtype)]
@@ -114,7 +129,7 @@ def _infer_conv(in_types, attrs):
 
 @defop("convolution_2d", swift="convolution2D(_:weights:descriptor:name:)",
        objc="convolution2DWithSourceTensor:weightsTensor:descriptor:name:",
-       inputs=("source", "weights"), infer=_infer_conv, family="convolution", attrs=("descriptor",))
+       inputs=("source", "weights"), infer=infer_convolution, family="convolution", attrs=("descriptor",))
 def convolution_2d(g, source, weights, descriptor: Optional[Convolution2DOpDescriptor] = None,
                    name: Optional[str] = None):
     """Grouped 2D convolution (cross-correlation) of ``source`` with ``weights``
@@ -123,22 +138,22 @@ def convolution_2d(g, source, weights, descriptor: Optional[Convolution2DOpDescr
     ``y[n, o, oh, ow] = sum_{ci, i, j} x[n, grp(o)*Cin/g + ci, oh*sY + i*dY - pT, ow*sX + j*dX - pL]
     * W[o, ci, i, j]`` (NCHW/OIHW), zero outside the input. The descriptor is copied.
     """
-    label = _label("convolution_2d", name)
-    desc = _desc(descriptor, label)
+    label = op_label("convolution_2d", name)
+    desc = conv_desc(descriptor, label)
     source = g.as_tensor(source, label)
     weights = g.as_tensor(weights, label, like=source)
     return g.add_op("convolution_2d", [source, weights], {"descriptor": desc}, name).output
 
 
 # ------------------------------------------------------------------ data gradient
-def _infer_data_grad(in_types, attrs):
+def infer_data_gradient(in_types, attrs):
     dy, w = in_types
     d = attrs["descriptor"]
     shape = attrs["output_shape"]
-    _check_rank_4(in_types, ("incoming_gradient", "weights"), d)
-    declared = ConvGeometry.for_convolution_2d(d, shape, w.shape)
+    _check_ranks(in_types, ("incoming_gradient", "weights"), d)
+    declared = ConvGeometry.for_convolution(d, shape, w.shape)
     o, i = _weights_channels(declared, w.shape)
-    _kernel_positive(declared.kernel_size, w.shape)
+    check_kernel_positive(declared.kernel_size, w.shape)
     dn, do, *dy_spatial = declared.data_sizes(dy.shape)
     n, c, *spatial = declared.data_sizes(shape)
     n = merge(n, dn)
@@ -152,7 +167,7 @@ def _infer_data_grad(in_types, attrs):
                          f"({d.weights_layout.name}) have Cout={o}; they must match")
     if mismatch(dn, n):
         raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but output_shape {list(shape)} has batch {n}")
-    geo = ConvGeometry.for_convolution_2d(d, declared.data_shape(c, spatial, (n,)), w.shape)
+    geo = ConvGeometry.for_convolution(d, declared.data_shape(c, spatial, (n,)), w.shape)
     if any(mismatch(a, b) for a, b in zip(dy_spatial, geo.output_size)):
         raise ShapeError(f"incoming_gradient {dy.shape} has spatial size {tuple(dy_spatial)} but the forward "
                          f"convolution of output_shape {list(shape)} with kernel {geo.kernel_size} "
@@ -164,7 +179,7 @@ def _infer_data_grad(in_types, attrs):
        swift="convolution2DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)",
        objc="convolution2DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:"
             "forwardConvolutionDescriptor:name:",
-       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, family="convolution", role="data_gradient", forward="convolution_2d",
+       inputs=("incoming_gradient", "weights"), infer=infer_data_gradient, family="convolution", role="data_gradient", forward="convolution_2d",
        attrs=("output_shape", "descriptor"))
 def convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape: Sequence[int],
                                  descriptor: Optional[Convolution2DOpDescriptor] = None,
@@ -176,8 +191,8 @@ def convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape: Se
     several source sizes give the same output, so it cannot be inferred. ``descriptor`` is the
     forward descriptor (``forward_convolution_descriptor`` is accepted as MPSGraph's label).
     """
-    label = _label("convolution_2d_data_gradient", name)
-    desc = _desc(descriptor, label, forward_convolution_descriptor)
+    label = op_label("convolution_2d_data_gradient", name)
+    desc = conv_desc(descriptor, label, forward_convolution_descriptor)
     try:
         shp = parse_output_shape(output_shape, 4)
     except ShapeError as e:
@@ -188,18 +203,18 @@ def convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape: Se
 
 
 # ------------------------------------------------------------------ weights gradient
-def _infer_weights_grad(in_types, attrs):
+def infer_weights_gradient(in_types, attrs):
     dy, x = in_types
     d = attrs["descriptor"]
     shape = attrs["output_shape"]
-    _check_rank_4(in_types, ("incoming_gradient", "source"), d)
-    geo = ConvGeometry.for_convolution_2d(d, x.shape, shape)
+    _check_ranks(in_types, ("incoming_gradient", "source"), d)
+    geo = ConvGeometry.for_convolution(d, x.shape, shape)
     dn, do, *dy_spatial = geo.data_sizes(dy.shape)
     o, i = _weights_channels(geo, shape)
     o = merge(o, do)
     if i == -1 and geo.in_channels != -1 and geo.in_channels % d.groups == 0:
         i = geo.in_channels // d.groups
-    _kernel_positive(geo.kernel_size, shape)
+    check_kernel_positive(geo.kernel_size, shape)
     wshape = list(shape)
     wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]] = o, i
     _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", tuple(shape),
@@ -221,7 +236,7 @@ def _infer_weights_grad(in_types, attrs):
        swift="convolution2DWeightsGradient(_:source:outputShape:forwardConvolutionDescriptor:name:)",
        objc="convolution2DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:"
             "forwardConvolutionDescriptor:name:",
-       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, family="convolution", role="weights_gradient", forward="convolution_2d",
+       inputs=("incoming_gradient", "source"), infer=infer_weights_gradient, family="convolution", role="weights_gradient", forward="convolution_2d",
        differentiable=False, attrs=("output_shape", "descriptor"))
 def convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
                                     descriptor: Optional[Convolution2DOpDescriptor] = None,
@@ -232,8 +247,8 @@ def convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape: 
     ``output_shape`` is the forward **weights** shape (the header's "source shape" is an erratum):
     it is the only source of kH and kW. Not differentiable, as in MPSGraph.
     """
-    label = _label("convolution_2d_weights_gradient", name)
-    desc = _desc(descriptor, label, forward_convolution_descriptor)
+    label = op_label("convolution_2d_weights_gradient", name)
+    desc = conv_desc(descriptor, label, forward_convolution_descriptor)
     try:
         shp = parse_output_shape(output_shape, 4)
     except ShapeError as e:

@@ -5,7 +5,7 @@ weights and source "are interpreted as they are" there. So the descriptor is the
 forward convolution whose data gradient it is, the weights are that convolution's weights
 (OIHW ``[O, I/groups, kH, kW]`` or HWIO ``[kH, kW, I/groups, O]``, where **O is the
 transpose's source channels** and ``I`` its result channels), and the geometry is
-``ConvGeometry.for_convolution_2d(descriptor, result_shape, weights_shape)``: the forward
+``ConvGeometry.for_convolution(descriptor, result_shape, weights_shape)``: the forward
 convolution maps the transpose's result back to its source.
 
 With stride s > 1, ``s`` result sizes map to the same source size, hence ``output_shape``
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ..descriptors import Convolution2DOpDescriptor, PaddingStyle, TensorNamedDataLayout, frozen_copy
-from ..errors import DescriptorError, ShapeError
+from ..descriptors import Convolution2DOpDescriptor, PaddingStyle, TensorNamedDataLayout
+from ..errors import ShapeError
 from ..types import ShapedType
-from .convolution import check_float, check_rank, merge, mismatch, parse_output_shape
+from .convolution import check_float, check_rank, conv_desc, merge, mismatch, parse_output_shape
 from .geometry import ConvGeometry
 from .registry import defop, gradient
 
@@ -48,12 +48,6 @@ def transpose_sizes(source: int, kernel: int, stride: int, dilation: int, style:
         lo = (source - 1) * stride + dilated - before - after
         hi = lo + stride - 1
     return max(lo, 1), hi
-
-
-def _descriptor(descriptor: Any, label: str, forward: Any = None) -> Convolution2DOpDescriptor:
-    if descriptor is not None and forward is not None:
-        raise DescriptorError(f"{label}: give descriptor or forward_convolution_descriptor, not both")
-    return frozen_copy(descriptor if descriptor is not None else forward, Convolution2DOpDescriptor, label)
 
 
 def _shape(output_shape: Any, label: str) -> tuple:
@@ -167,7 +161,7 @@ def convolution_transpose_2d(g, source, weights, output_shape: Sequence[int],
     result's shape, which picks one of the ``stride`` sizes that convolve back to ``source``'s.
     """
     label = f"convolution_transpose_2d op {name or 'convolution_transpose_2d'!r}"
-    desc = _descriptor(descriptor, label)
+    desc = conv_desc(descriptor, label)
     shp = _shape(output_shape, label)
     source = g.as_tensor(source, label)
     weights = g.as_tensor(weights, label, like=source)
@@ -187,7 +181,7 @@ def _infer_data_gradient(in_types, attrs):
         raise ShapeError(f"incoming_gradient {dy.shape} has {c} channels but the transpose's result has I = "
                          f"{i} * groups {d.groups} = {i * d.groups} (weights {w.shape}, {d.weights_layout.name})")
     _channels(d, o, i, -1, w.shape, "")
-    geo = ConvGeometry.for_convolution_2d(d, dy.shape, w.shape)
+    geo = ConvGeometry.for_convolution(d, dy.shape, w.shape)
     want = geo.result_shape
     if any(mismatch(a, b) for a, b in zip(shape, want)):
         raise ShapeError(f"output_shape {list(shape)} must be the transpose's source shape; the forward "
@@ -211,7 +205,7 @@ def convolution_transpose_2d_data_gradient(g, incoming_gradient, weights, output
     ``output_shape`` is the transpose's source shape (checked: the convolution gives it).
     """
     label = f"convolution_transpose_2d_data_gradient op {name or 'convolution_transpose_2d_data_gradient'!r}"
-    desc = _descriptor(descriptor, label, forward_convolution_descriptor)
+    desc = conv_desc(descriptor, label, forward_convolution_descriptor)
     shp = _shape(output_shape, label)
     dy = g.as_tensor(incoming_gradient, label)
     weights = g.as_tensor(weights, label, like=dy)
@@ -244,7 +238,7 @@ def _infer_weights_gradient(in_types, attrs):
                          f"groups={d.groups} give the transpose's result I = {i * d.groups}")
     if mismatch(dn, xn):
         raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but source {x.shape} has batch {xn}")
-    geo = ConvGeometry.for_convolution_2d(d, dy.shape, tuple(wshape))
+    geo = ConvGeometry.for_convolution(d, dy.shape, tuple(wshape))
     if any(mismatch(a, b) for a, b in zip(geo.output_size, x_spatial)):
         raise ShapeError(f"incoming_gradient {dy.shape} convolves to spatial size {geo.output_size} but the "
                          f"source {x.shape} has {tuple(x_spatial)}; incoming_gradient must have the "
@@ -269,7 +263,7 @@ def convolution_transpose_2d_weights_gradient(g, incoming_gradient, source, outp
     ``output_shape`` is the weights shape. Not differentiable, as in MPSGraph.
     """
     label = f"convolution_transpose_2d_weights_gradient op {name or 'convolution_transpose_2d_weights_gradient'!r}"
-    desc = _descriptor(descriptor, label, forward_convolution_descriptor)
+    desc = conv_desc(descriptor, label, forward_convolution_descriptor)
     shp = _shape(output_shape, label)
     dy = g.as_tensor(incoming_gradient, label)
     source = g.as_tensor(source, label, like=dy)
@@ -287,7 +281,7 @@ def transpose_geometry(step: Any) -> ConvGeometry:
     role = step.op.opdef.role
     source = result if role == "forward" else inputs[0]
     weights = result if role == "weights_gradient" else inputs[1]
-    return ConvGeometry.for_convolution_2d(step.attrs["descriptor"], source, weights)
+    return ConvGeometry.for_convolution(step.attrs["descriptor"], source, weights)
 
 
 @gradient("convolution_transpose_2d")

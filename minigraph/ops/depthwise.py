@@ -23,7 +23,7 @@ from ..errors import DescriptorError, DTypeError, ShapeError
 from ..ir import Tensor
 from ..types import ShapedType
 from .conv_gradients import register_convolution_gradients
-from .convolution import mismatch
+from .convolution import mismatch, op_label
 from .geometry import ConvGeometry
 from .registry import defop
 
@@ -181,10 +181,6 @@ def _infer_weights_grad(in_types, attrs):
 
 
 # ------------------------------------------------------------------------- builders
-def _label(type_: str, name: Optional[str]) -> str:
-    return f"{type_} op {name or type_!r}"
-
-
 def _descriptor(descriptor: Any, label: str) -> DepthwiseConvolution2DOpDescriptor:
     if isinstance(descriptor, Convolution2DOpDescriptor):
         raise DescriptorError(f"{label}: descriptor must be a DepthwiseConvolution2DOpDescriptor, got a "
@@ -229,7 +225,7 @@ def depthwise_convolution_2d(g, source, weights, descriptor: Optional[DepthwiseC
     ``y[n, c*M+m, oh, ow] = sum_{i,j} x[n, c, oh*sY + i*dY - pT, ow*sX + j*dX - pL] * W[m, c, i, j]``
     (NCHW/OIHW spelling; zero outside x). The descriptor is copied, so later edits change nothing.
     """
-    label = _label("depthwise_convolution_2d", name)
+    label = op_label("depthwise_convolution_2d", name)
     desc = _descriptor(descriptor, label)
     source = g.as_tensor(source, label)
     weights = g.as_tensor(weights, label, like=source)
@@ -250,7 +246,7 @@ def depthwise_convolution_2d_data_gradient(g, incoming_gradient, weights, output
     ``output_shape`` is the forward source's shape (4 ints, data layout): it fixes H and W,
     which dy alone does not (with stride > 1 several input sizes give one output size).
     """
-    label = _label("depthwise_convolution_2d_data_gradient", name)
+    label = op_label("depthwise_convolution_2d_data_gradient", name)
     desc = _descriptor(descriptor, label)
     shape = _output_shape(output_shape, label, "the forward source's shape in the data layout")
     incoming_gradient = g.as_tensor(incoming_gradient, label)
@@ -273,7 +269,7 @@ def depthwise_convolution_2d_weights_gradient(g, incoming_gradient, source, outp
     ``output_shape`` is the forward weights' shape (weights layout): the only source of kH, kW
     and M. Not differentiable (MPSGraph has no gradient rule for it).
     """
-    label = _label("depthwise_convolution_2d_weights_gradient", name)
+    label = op_label("depthwise_convolution_2d_weights_gradient", name)
     desc = _descriptor(descriptor, label)
     shape = _output_shape(output_shape, label, "the forward weights' shape in the weights layout")
     incoming_gradient = g.as_tensor(incoming_gradient, label)

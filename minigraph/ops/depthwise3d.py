@@ -13,7 +13,7 @@ from ..descriptors import DepthwiseConvolution3DOpDescriptor, PaddingStyle, froz
 from ..errors import ShapeError
 from ..types import ShapedType
 from .conv_gradients import register_convolution_gradients
-from .convolution import check_float, merge, mismatch, parse_output_shape
+from .convolution import check_float, check_kernel_positive, merge, mismatch, parse_output_shape
 from .geometry import ConvGeometry, conventional_input_size, unique_input_size
 from .registry import defop
 
@@ -51,11 +51,6 @@ def _spatial_check(dy_shape, geo: ConvGeometry, what: str) -> None:
                          f"convolution {what} gives {want}")
 
 
-def _kernel_positive(kernel, wshape) -> None:
-    if 0 in kernel:
-        raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; kernel D, H, W must be >= 1")
-
-
 # ------------------------------------------------------------------ forward
 def _infer_fwd(in_types, attrs):
     x, w = in_types
@@ -64,7 +59,7 @@ def _infer_fwd(in_types, attrs):
     _check_source_rank(x, "source")
     _check_weights_rank(w.shape, "weights")
     geo = ConvGeometry.for_depthwise_3d(d, x.shape, w.shape)
-    _kernel_positive(geo.kernel_size, w.shape)
+    check_kernel_positive(geo.kernel_size, w.shape)
     _multiplier(geo.in_channels, geo.out_channels, f"source {x.shape}", f"weights {w.shape}")
     return [ShapedType(geo.result_shape, x.dtype)]
 
@@ -109,7 +104,7 @@ def _infer_data_grad(in_types, attrs):
     # the axes, the kernel and the explicit padding; the source's sizes are not known yet
     layout = ConvGeometry.for_depthwise_3d(d, (-1,) * rank, w.shape)
     ca, sp = layout.data_axes[0], layout.data_axes[1:]
-    _kernel_positive(layout.kernel_size, w.shape)
+    check_kernel_positive(layout.kernel_size, w.shape)
     cw = layout.out_channels
     if mismatch(dy.shape[ca], cw):
         raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but the "
@@ -195,7 +190,7 @@ def _infer_weights_grad(in_types, attrs):
     ca, wa = geo.data_axes[0], geo.weights_axes[0]
     out = list(shp)
     out[wa] = merge(shp[wa], dy.shape[ca])
-    _kernel_positive(geo.kernel_size, shp)
+    check_kernel_positive(geo.kernel_size, shp)
     if mismatch(dy.shape[ca], out[wa]):
         raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but "
                          f"output_shape {list(shp)} has {out[wa]} weight channels; both must be C*M")

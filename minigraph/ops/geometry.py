@@ -6,7 +6,7 @@ the resolved padding. Depthwise is ``groups = in_channels`` with ``out_per_group
 multiplier M (output channel ``c*M + m``); pooling is depthwise with M = 1 and no weights.
 
 The geometry is computed once per op, from the descriptor and the forward op's source and
-weights shapes, by one constructor per family (``for_convolution_2d``, ``for_depthwise_2d``,
+weights shapes, by one constructor per family (``for_convolution`` (2D and 3D), ``for_depthwise_2d``,
 ``for_depthwise_3d``, ``for_pooling_2d``; ``of`` picks one by the descriptor's class). Infer
 rules use it at build time (sizes may be -1 there: known only at run time) and the kernels of
 every backend at compile time, through ``geometry_of(step)``.
@@ -24,18 +24,21 @@ from functools import cached_property
 from math import prod
 from typing import Any, Optional, Sequence
 
-from ..descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution3DOpDescriptor, PaddingStyle,
-                           Pooling2DOpDescriptor, TensorNamedDataLayout)
+from ..descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution3DOpDescriptor,
+                           PaddingStyle, Pooling2DOpDescriptor, TensorNamedDataLayout)
 from ..errors import DescriptorError, ShapeError
 
 _SAME_STYLES = (PaddingStyle.TF_SAME, PaddingStyle.ONNX_SAME_LOWER)
 _AXIS_NAMES = ("D", "H", "W")
 
-# (channel, H, W) axes of a rank-4 data tensor
-_DATA_AXES_2D = {TensorNamedDataLayout.NCHW: (1, 2, 3), TensorNamedDataLayout.NHWC: (3, 1, 2)}
-# (group, out_per_group, in_per_group, kH, kW) axes of 2D weights; None: the layout has no such axis
-_CONV_WEIGHTS_AXES = {TensorNamedDataLayout.OIHW: (0, 0, 1, 2, 3),   # [Cout, Cin/groups, kH, kW]
-                      TensorNamedDataLayout.HWIO: (3, 3, 2, 0, 1)}   # [kH, kW, Cin/groups, Cout]
+# (channel, *spatial) axes of a rank-4 (2D) or rank-5 (3D) data tensor
+_DATA_AXES = {TensorNamedDataLayout.NCHW: (1, 2, 3), TensorNamedDataLayout.NHWC: (3, 1, 2),
+              TensorNamedDataLayout.NCDHW: (1, 2, 3, 4), TensorNamedDataLayout.NDHWC: (4, 1, 2, 3)}
+# (group, out_per_group, in_per_group, *kernel) axes of convolution weights; None: the layout has no such axis
+_CONV_WEIGHTS_AXES = {TensorNamedDataLayout.OIHW: (0, 0, 1, 2, 3),         # [Cout, Cin/groups, kH, kW]
+                      TensorNamedDataLayout.HWIO: (3, 3, 2, 0, 1),         # [kH, kW, Cin/groups, Cout]
+                      TensorNamedDataLayout.OIDHW: (0, 0, 1, 2, 3, 4),     # [Cout, Cin/groups, kD, kH, kW]
+                      TensorNamedDataLayout.DHWIO: (4, 4, 3, 0, 1, 2)}     # [kD, kH, kW, Cin/groups, Cout]
 _DEPTHWISE_WEIGHTS_AXES = {TensorNamedDataLayout.OIHW: (1, 0, None, 2, 3),   # [M, C, kH, kW]
                            TensorNamedDataLayout.HWIO: (2, 3, None, 0, 1)}   # [kH, kW, C, M]
 
@@ -148,20 +151,23 @@ class ConvGeometry:
 
     # -------------------------------------------------------------- constructors
     @classmethod
-    def for_convolution_2d(cls, desc: Any, source_shape: Sequence[int], weights_shape: Sequence[int]) -> ConvGeometry:
-        """``convolution_2d`` and its gradients: weights OIHW ``[Cout, Cin/groups, kH, kW]`` or HWIO."""
+    def for_convolution(cls, desc: Any, source_shape: Sequence[int], weights_shape: Sequence[int]) -> ConvGeometry:
+        """``convolution_2d``, ``convolution_3d`` and their gradients: weights OIHW
+        ``[Cout, Cin/groups, kH, kW]`` or HWIO, OIDHW ``[Cout, Cin/groups, kD, kH, kW]`` or DHWIO."""
         weights_axes = _CONV_WEIGHTS_AXES[desc.weights_layout]
-        data_axes = _DATA_AXES_2D[desc.data_layout]
+        data_axes = _DATA_AXES[desc.data_layout]
+        spatial = _spatial_3d(desc) if isinstance(desc, Convolution3DOpDescriptor) else _spatial_2d(desc)
         return cls._resolve(desc, source_shape, data_axes, weights_axes, source_shape[data_axes[0]],
                             weights_shape[weights_axes[0]], desc.groups,
-                            tuple(weights_shape[a] for a in weights_axes[3:]), *_spatial_2d(desc))
+                            tuple(weights_shape[a] for a in weights_axes[3:]), *spatial)
+
 
     @classmethod
     def for_depthwise_2d(cls, desc: Any, source_shape: Sequence[int], weights_shape: Sequence[int]) -> ConvGeometry:
         """``depthwise_convolution_2d`` and its gradients: weights OIHW ``[M, C, kH, kW]`` or HWIO
         ``[kH, kW, C, M]``; the channel count comes from the weights when the source's is unknown."""
         weights_axes = _DEPTHWISE_WEIGHTS_AXES[desc.weights_layout]
-        data_axes = _DATA_AXES_2D[desc.data_layout]
+        data_axes = _DATA_AXES[desc.data_layout]
         channels = source_shape[data_axes[0]]
         if channels < 0:
             channels = weights_shape[weights_axes[0]]
@@ -189,7 +195,7 @@ class ConvGeometry:
     def for_pooling_2d(cls, desc: Any, source_shape: Sequence[int]) -> ConvGeometry:
         """``max_pooling_2d``, ``avg_pooling_2d`` and their gradients: the window comes from the
         descriptor (kernel size, strides, dilations, padding, ``ceil_mode``)."""
-        data_axes = _DATA_AXES_2D[desc.data_layout]
+        data_axes = _DATA_AXES[desc.data_layout]
         channels = source_shape[data_axes[0]]
         return cls._resolve(desc, source_shape, data_axes, (), channels, channels, channels,
                             (desc.kernel_height, desc.kernel_width), *_spatial_2d(desc), ceil_mode=desc.ceil_mode)
@@ -202,8 +208,8 @@ class ConvGeometry:
         assert weights_shape is not None, "a convolution needs its weights' shape"
         if isinstance(desc, DepthwiseConvolution3DOpDescriptor):
             return cls.for_depthwise_3d(desc, source_shape, weights_shape)
-        if isinstance(desc, Convolution2DOpDescriptor):
-            return cls.for_convolution_2d(desc, source_shape, weights_shape)
+        if isinstance(desc, (Convolution2DOpDescriptor, Convolution3DOpDescriptor)):
+            return cls.for_convolution(desc, source_shape, weights_shape)
         return cls.for_depthwise_2d(desc, source_shape, weights_shape)
 
     @classmethod
@@ -344,6 +350,14 @@ def _spatial_2d(desc: Any) -> tuple[tuple, tuple, tuple]:
     """(strides, dilations, explicit padding per axis) of a 2D descriptor, H before W."""
     return ((desc.stride_in_y, desc.stride_in_x), (desc.dilation_rate_in_y, desc.dilation_rate_in_x),
             ((desc.padding_top, desc.padding_bottom), (desc.padding_left, desc.padding_right)))
+
+
+def _spatial_3d(desc: Any) -> tuple[tuple, tuple, tuple]:
+    """(strides, dilations, explicit padding per axis) of a 3D convolution descriptor: z (D), y (H), x (W)."""
+    return ((desc.stride_in_z, desc.stride_in_y, desc.stride_in_x),
+            (desc.dilation_rate_in_z, desc.dilation_rate_in_y, desc.dilation_rate_in_x),
+            ((desc.padding_front, desc.padding_back), (desc.padding_top, desc.padding_bottom),
+             (desc.padding_left, desc.padding_right)))
 
 
 def _contiguous_strides(shape: Sequence[int]) -> tuple:

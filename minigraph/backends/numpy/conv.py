@@ -1,5 +1,6 @@
-"""NumPy kernels for grouped 2D convolution and its gradients, and the array helpers every NumPy
-convolution-family kernel shares.
+"""NumPy kernels for grouped convolution over any number of spatial axes (convolution_2d,
+convolution_3d, the depthwise 3D forward and data gradient) and its gradients, and the array
+helpers every NumPy convolution-family kernel shares.
 
 Kernels read their ``ConvGeometry`` from the step (``geometry_of``) and work on canonical views:
 data ``[N, C, *spatial]``, results ``[N, groups, out_per_group, *spatial]`` and weights
@@ -267,18 +268,19 @@ def weights_gradient_kernel(geo: ConvGeometry, out_dt: np.dtype, acc: np.dtype):
     return run
 
 
-@numpy_kernel("convolution_2d", fresh=True)
-def _conv2d(step):
+@numpy_kernel("convolution_2d", "convolution_3d", "depthwise_convolution_3d", fresh=True)
+def _conv(step):
     return forward_kernel(*setup(step))
 
 
-@numpy_kernel("convolution_2d_data_gradient", fresh=True)
-def _conv2d_data_grad(step):
+@numpy_kernel("convolution_2d_data_gradient", "convolution_3d_data_gradient",
+              "depthwise_convolution_3d_data_gradient", fresh=True)
+def _conv_data_grad(step):
     return data_gradient_kernel(*setup(step))
 
 
-@numpy_kernel("convolution_2d_weights_gradient", fresh=True)
-def _conv2d_weights_grad(step):
+@numpy_kernel("convolution_2d_weights_gradient", "convolution_3d_weights_gradient", fresh=True)
+def _conv_weights_grad(step):
     return weights_gradient_kernel(*setup(step))
 
 

@@ -46,6 +46,7 @@ FUSIBLE_OPS = frozenset({
 # the ops an elementwise tail may follow in one step (epilogue fusion): one output each
 EPILOGUE_OPS = frozenset({
     "convolution_2d", "convolution_2d_data_gradient", "convolution_2d_weights_gradient",
+    "convolution_3d", "convolution_3d_data_gradient", "convolution_3d_weights_gradient",
     "convolution_transpose_2d", "convolution_transpose_2d_data_gradient",
     "convolution_transpose_2d_weights_gradient", "depthwise_convolution_2d",
     "depthwise_convolution_2d_data_gradient", "depthwise_convolution_2d_weights_gradient",

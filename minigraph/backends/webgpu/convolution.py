@@ -1,4 +1,4 @@
-"""Convolution kernels: regular (grouped) 2D, depthwise 2D and depthwise 3D, each with its data
+"""Convolution kernels: regular (grouped) 2D and 3D, depthwise 2D and 3D, each with its data
 and weights gradients, as one family of three WGSL kernels over the op's ``ConvGeometry``.
 
 Every op is a grouped convolution: batch N; input channels C = G*CI; output channels O = G*OG;
@@ -94,7 +94,7 @@ _FWD_TERM = """      let kw = t % {KW}u;
       }}"""
 
 
-@webgpu_kernel("convolution_2d", "depthwise_convolution_2d", "depthwise_convolution_3d")
+@webgpu_kernel("convolution_2d", "convolution_3d", "depthwise_convolution_2d", "depthwise_convolution_3d")
 def _forward(step, kb):
     record_forward(kb, geometry_of(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
 
@@ -166,8 +166,8 @@ def _depthwise_epilogue(step, kb, epi) -> bool:
                              epi.anchor_type.dtype.name, epi)
 
 
-@webgpu_kernel("convolution_2d_data_gradient", "depthwise_convolution_2d_data_gradient",
-               "depthwise_convolution_3d_data_gradient")
+@webgpu_kernel("convolution_2d_data_gradient", "convolution_3d_data_gradient",
+               "depthwise_convolution_2d_data_gradient", "depthwise_convolution_3d_data_gradient")
 def _data_gradient(step, kb):
     record_data_gradient(kb, geometry_of(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
 
@@ -320,8 +320,8 @@ def record_weights_gradient(kb, geo: ConvGeometry, dy, x, dw, dtype: str, tuning
     return plan
 
 
-@webgpu_kernel("convolution_2d_weights_gradient", "depthwise_convolution_2d_weights_gradient",
-               "depthwise_convolution_3d_weights_gradient")
+@webgpu_kernel("convolution_2d_weights_gradient", "convolution_3d_weights_gradient",
+               "depthwise_convolution_2d_weights_gradient", "depthwise_convolution_3d_weights_gradient")
 def _weights_gradient(step, kb):
     record_weights_gradient(kb, geometry_of(step), kb.input(0), kb.input(1), kb.output(), step.out_types[0].dtype.name)
 
