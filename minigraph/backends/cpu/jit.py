@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-__all__ = ["kernel", "njit_inline", "parallel_kernel", "prange", "reassociating_kernel"]
+__all__ = ["kernel", "njit_inline", "parallel_kernel", "prange"]
 
 
 def kernel(fn):
@@ -21,13 +21,6 @@ def kernel(fn):
 def parallel_kernel(fn):
     """A compiled kernel whose ``prange`` loops split over Numba's threads (``numba.set_num_threads``)."""
     return njit(nogil=True, cache=True, parallel=True, error_model="numpy")(fn)
-
-
-def reassociating_kernel(fn):
-    """A ``parallel_kernel`` whose sums LLVM may reorder (``fastmath={"reassoc"}``), so that a dot
-    product vectorizes: the order is fixed by the machine code, the same at every thread count,
-    but it is not the loop's written order."""
-    return njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"reassoc"})(fn)
 
 
 def njit_inline(fn):

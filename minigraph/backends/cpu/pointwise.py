@@ -8,14 +8,13 @@ arrays of ``numpy/conv.py`` (data ``[N, groups, channels, P]``, weights ``[group
 
 * forward ``y[n, g, o, :] = sum_i w[g, o, i] * x[n, g, i, :]`` and data gradient (the same with
   ``w`` transposed): one (image, group, block of ``ROWS`` output rows) per iteration, each row a
-  sum of scaled input rows, four at a time, ``i`` in order (the rows are contiguous, so LLVM
-  vectorizes them);
+  sum of scaled input rows, ``i`` in order (the rows are contiguous, so LLVM vectorizes them);
 * weights gradient ``dw[g, o, i] = sum_n sum_p dy[n, g, o, p] * x[n, g, i, p]``: one (group,
-  4 x 4 block of ``dw``) per iteration, its 16 dot products kept in registers over the images in
-  order (the positions summed in the vectorized order of ``jit.reassociating_kernel``).
+  block of ``ROWS`` output channels) per iteration, summing scaled rows of the transposed source
+  over the images and positions in order.
 
-Every output element is summed by one iteration in an order fixed by the code, so the bits do not
-depend on the thread count; they differ from BLAS's (another summation order) within float rounding.
+Every output element is summed by one iteration in a fixed order, so the bits do not depend on
+the thread count; they differ from BLAS's (another summation order) within float rounding.
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ import numpy as np
 from ...ops.geometry import ConvGeometry, geometry_of
 from ..numpy.conv import (compute_dtype, finish, is_pointwise, result_view, source_view, to_data_layout,
                           to_weights_layout, weights_view)
-from .jit import parallel_kernel, prange, reassociating_kernel
+from .jit import parallel_kernel, prange
 
 FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 ROWS = 4  # output rows (channels) per iteration: each input row read once serves this many
@@ -35,12 +34,10 @@ COLUMNS = 512  # positions per pass over the rows, so a block's rows stay in the
 
 @parallel_kernel
 def _products(w, x, y):  # pragma: no cover - compiled
-    """``y[n, g] = w[g] @ x[n, g]`` for ``w [G, O, I]``, ``x [N, G, I, P]``, ``y [N, G, O, P]``; four
-    input rows at a time (a row of ``y`` is loaded and stored once per four)."""
+    """``y[n, g] = w[g] @ x[n, g]`` for ``w [G, O, I]``, ``x [N, G, I, P]``, ``y [N, G, O, P]``."""
     nb, ng, ni, p = x.shape
     no = w.shape[1]
     nob = (no + ROWS - 1) // ROWS
-    i4 = ni - ni % 4
     for t in prange(nb * ng * nob):
         n = t // (ng * nob)
         r = t - n * ng * nob
@@ -52,15 +49,7 @@ def _products(w, x, y):  # pragma: no cover - compiled
             for o in range(o0, o1):
                 yr = y[n, g, o, q0:q1]
                 yr[:] = 0
-            for i in range(0, i4, 4):
-                x0, x1 = x[n, g, i, q0:q1], x[n, g, i + 1, q0:q1]
-                x2, x3 = x[n, g, i + 2, q0:q1], x[n, g, i + 3, q0:q1]
-                for o in range(o0, o1):
-                    w0, w1, w2, w3 = w[g, o, i], w[g, o, i + 1], w[g, o, i + 2], w[g, o, i + 3]
-                    yr = y[n, g, o, q0:q1]
-                    for k in range(q1 - q0):
-                        yr[k] += (w0 * x0[k] + w1 * x1[k]) + (w2 * x2[k] + w3 * x3[k])
-            for i in range(i4, ni):
+            for i in range(ni):
                 xr = x[n, g, i, q0:q1]
                 for o in range(o0, o1):
                     wv = w[g, o, i]
@@ -69,59 +58,39 @@ def _products(w, x, y):  # pragma: no cover - compiled
                         yr[k] += wv * xr[k]
 
 
-@reassociating_kernel
-def _weights(dy, x, dw):  # pragma: no cover - compiled
-    """``dw[g, o, i] = sum_n dot(dy[n, g, o], x[n, g, i])`` for ``dy [N, G, O, P]``, ``x [N, G, I, P]``:
-    one (group, 4 output channels, 4 input channels) block per iteration, its 16 sums in registers
-    over the images in order."""
+@parallel_kernel
+def _transpose_rows(x, xt):  # pragma: no cover - compiled
+    """``xt[n, g, p, i] = x[n, g, i, p]``, one (image, group) per iteration."""
+    nb, ng, ni, p = x.shape
+    for t in prange(nb * ng):
+        n = t // ng
+        g = t - n * ng
+        for i in range(ni):
+            for q in range(p):
+                xt[n, g, q, i] = x[n, g, i, q]
+
+
+@parallel_kernel
+def _weights(dy, xt, dw):  # pragma: no cover - compiled
+    """``dw[g] = sum_n dy[n, g] @ xt[n, g]`` for ``dy [N, G, O, P]``, ``xt [N, G, P, I]``."""
     nb, ng, no, p = dy.shape
-    ni = x.shape[2]
-    nob = (no + 3) // 4
-    nib = (ni + 3) // 4
-    zero = dw.dtype.type(0)
-    for t in prange(ng * nob * nib):
-        g = t // (nob * nib)
-        r = t - g * nob * nib
-        ob = r // nib
-        o0, i0 = ob * 4, (r - ob * nib) * 4
-        if o0 + 4 <= no and i0 + 4 <= ni:
-            a00 = a01 = a02 = a03 = a10 = a11 = a12 = a13 = zero
-            a20 = a21 = a22 = a23 = a30 = a31 = a32 = a33 = zero
-            for n in range(nb):
-                d0, d1, d2, d3 = dy[n, g, o0], dy[n, g, o0 + 1], dy[n, g, o0 + 2], dy[n, g, o0 + 3]
-                x0, x1, x2, x3 = x[n, g, i0], x[n, g, i0 + 1], x[n, g, i0 + 2], x[n, g, i0 + 3]
-                for k in range(p):
-                    e0, e1, e2, e3 = d0[k], d1[k], d2[k], d3[k]
-                    f0, f1, f2, f3 = x0[k], x1[k], x2[k], x3[k]
-                    a00 += e0 * f0
-                    a01 += e0 * f1
-                    a02 += e0 * f2
-                    a03 += e0 * f3
-                    a10 += e1 * f0
-                    a11 += e1 * f1
-                    a12 += e1 * f2
-                    a13 += e1 * f3
-                    a20 += e2 * f0
-                    a21 += e2 * f1
-                    a22 += e2 * f2
-                    a23 += e2 * f3
-                    a30 += e3 * f0
-                    a31 += e3 * f1
-                    a32 += e3 * f2
-                    a33 += e3 * f3
-            dw[g, o0, i0], dw[g, o0, i0 + 1], dw[g, o0, i0 + 2], dw[g, o0, i0 + 3] = a00, a01, a02, a03
-            dw[g, o0 + 1, i0], dw[g, o0 + 1, i0 + 1], dw[g, o0 + 1, i0 + 2], dw[g, o0 + 1, i0 + 3] = a10, a11, a12, a13
-            dw[g, o0 + 2, i0], dw[g, o0 + 2, i0 + 1], dw[g, o0 + 2, i0 + 2], dw[g, o0 + 2, i0 + 3] = a20, a21, a22, a23
-            dw[g, o0 + 3, i0], dw[g, o0 + 3, i0 + 1], dw[g, o0 + 3, i0 + 2], dw[g, o0 + 3, i0 + 3] = a30, a31, a32, a33
-        else:  # an edge block: one sum at a time
-            for o in range(o0, min(no, o0 + 4)):
-                for i in range(i0, min(ni, i0 + 4)):
-                    s = zero
-                    for n in range(nb):
-                        dr, xr = dy[n, g, o], x[n, g, i]
-                        for k in range(p):
-                            s += dr[k] * xr[k]
-                    dw[g, o, i] = s
+    ni = xt.shape[3]
+    nob = (no + ROWS - 1) // ROWS
+    for t in prange(ng * nob):
+        g = t // nob
+        o0 = (t - g * nob) * ROWS
+        o1 = min(no, o0 + ROWS)
+        for o in range(o0, o1):
+            dr = dw[g, o]
+            dr[:] = 0
+        for n in range(nb):
+            for q in range(p):
+                xr = xt[n, g, q]
+                for o in range(o0, o1):
+                    dv = dy[n, g, o, q]
+                    dr = dw[g, o]
+                    for i in range(ni):
+                        dr[i] += dv * xr[i]
 
 
 def _geometry(step) -> Optional[tuple]:
@@ -189,10 +158,13 @@ def weights_gradient(step) -> Optional[Callable]:
     if got is None:
         return None
     geo, out_dt, cdt = got
+    p = int(np.prod(geo.input_size))
 
     def run(dy, x):
+        xt = np.empty((geo.batch, geo.groups, p, geo.in_per_group), cdt)
+        _transpose_rows(_rows(geo, x, False, cdt), xt)
         dw = np.empty((geo.groups, geo.out_per_group, geo.in_per_group), cdt)
-        _weights(_rows(geo, dy, True, cdt), _rows(geo, x, False, cdt), dw)
+        _weights(_rows(geo, dy, True, cdt), xt, dw)
         return finish(to_weights_layout(geo, dw.reshape(dw.shape + geo.kernel_size)), out_dt)
     return run
 
