@@ -3,9 +3,8 @@ Numba kernels that run without the GIL on Numba's threads (docs/cpu.md).
 
 ``prepare`` builds the NumPy backend's runner for the plan (memory ops, and every op without a
 compiled kernel here, keep its closures), then replaces the closure of each step it has a
-kernel for: the depthwise 2D trio (depthwise.py), pointwise convolutions and their gradients
-(pointwise.py), elementwise ops and fused elementwise steps (fused.py), and the tails of epilogue
-steps (the anchor's kernel, then the tail as one loop).
+kernel for: the depthwise 2D trio (depthwise.py), elementwise ops and fused elementwise steps
+(fused.py), and the tails of epilogue steps (the anchor's kernel, then the tail as one loop).
 Each run first gives Numba ``mg.get_num_threads()`` threads (at most the cores Numba started
 with). This module imports Numba only when a plan is prepared, so ``import minigraph`` works
 without the ``cpu`` extra; ``available()`` says what is missing.
@@ -29,12 +28,9 @@ EXTRA_HINT = "pip install numba (or, in a checkout, pip install -e '.[cpu]')"
 
 
 def _compiled() -> tuple:
-    """``(op kernel factories, fused)``: the factories of the depthwise.py and pointwise.py kernels
-    by op type, and the fused.py module, imported once a plan is prepared (they import Numba, the
-    optional extra, at their top; ``import minigraph`` must work without it)."""
-    factories = {**importlib.import_module(".depthwise", __package__).KERNELS,
-                 **importlib.import_module(".pointwise", __package__).KERNELS}
-    return factories, importlib.import_module(".fused", __package__)
+    """``(depthwise, fused)``: the modules of Numba kernels, imported once a plan is prepared (they
+    import Numba, the optional extra, at their top; ``import minigraph`` must work without it)."""
+    return (importlib.import_module(".depthwise", __package__), importlib.import_module(".fused", __package__))
 
 
 # Numba's OpenMP threads spin between kernels by default; on a step that also runs BLAS and the
@@ -136,22 +132,21 @@ class CpuBackend:
 
 def _kernel_for(step) -> Optional[Callable]:
     """The compiled kernel of one step, or None where the NumPy kernel stays."""
-    factories, fused = _compiled()
+    depthwise, fused = _compiled()
     if len(step.outputs) != 1:
         return None
     if step.program:
         anchor = step.anchor
         if anchor is None:
             return fused.step_kernel(step)
-        anchor_kernel, compiled = _anchor_kernel(step)
+        anchor_kernel = _anchor_kernel(step)
         got = fused.epilogue_kernel(step, anchor_kernel)
-        if got is None and compiled:  # the compiled anchor, NumPy's tail: the same anchor bits as unfused
-            got = fused.with_tail(step, anchor_kernel, _numpy_tail(step))
+        if got is None and anchor.type in depthwise.KERNELS:  # the compiled anchor, NumPy's tail: the
+            got = fused.with_tail(step, anchor_kernel, _numpy_tail(step))  # same anchor bits as unfused
         return got
-    factory = factories.get(step.op.type)
-    fn = factory(step) if factory is not None else None
-    if fn is not None:
-        return fn
+    factory = depthwise.KERNELS.get(step.op.type)
+    if factory is not None:
+        return factory(step)
     if step.op.opdef.elementwise and step.op.type in fused.SUPPORTED_OPS:
         return fused.step_kernel(step)
     return None
@@ -163,19 +158,19 @@ def _numpy_tail(step) -> Callable:
     return lambda *xs, out=None: tail(*xs)
 
 
-def _anchor_kernel(step) -> tuple:
-    """``(kernel, compiled)`` of an epilogue step's anchor: compiled here, else the NumPy backend's."""
-    factories, _ = _compiled()
+def _anchor_kernel(step) -> Callable:
+    """The kernel of an epilogue step's anchor: compiled here, else the NumPy backend's."""
+    depthwise, _ = _compiled()
     a_op, a_args, a_ty = step.program[0]
     sub = _OpStep(a_op, tuple(step.in_types[a] for a in a_args), a_ty)
-    factory = factories.get(a_op.type)
+    factory = depthwise.KERNELS.get(a_op.type)
     fn = factory(sub) if factory is not None else None
-    if fn is not None:
-        return fn, True
-    numpy_factory = KERNELS.get(a_op.type)
-    if numpy_factory is None:  # pragma: no cover - the NumPy runner's prepare checked every op
-        raise KernelMissingError(f"no kernel for the {a_op.type} op {a_op.name!r} of an epilogue step")
-    return numpy_factory(sub), False
+    if fn is None:
+        numpy_factory = KERNELS.get(a_op.type)
+        if numpy_factory is None:  # pragma: no cover - the NumPy runner's prepare checked every op
+            raise KernelMissingError(f"no kernel for the {a_op.type} op {a_op.name!r} of an epilogue step")
+        fn = numpy_factory(sub)
+    return fn
 
 
 def _compile_steps(plan, base) -> list:
