@@ -67,8 +67,8 @@ def _infer(type: str):
         last = axes[-1]
         n = shape[last]
         if n != -1:
-            if type == "hermitean_to_real_fft" and n < 1:
-                raise ShapeError(f"hermitean_to_real_fft needs at least one entry along axis {last}, got shape "
+            if type != "fast_fourier_transform" and n < 1:
+                raise ShapeError(f"{type} needs at least one entry along axis {last}, got shape "
                                  f"{tuple(t.shape)}")
             shape[last] = output_length(type, n, d.round_to_odd_hermitean)
             if shape[last] < 1 and type == "hermitean_to_real_fft":
