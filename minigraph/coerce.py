@@ -100,8 +100,8 @@ def _python_default(value: Any) -> Optional[np.dtype]:
         raw = np.asarray(value)
     except (TypeError, ValueError, OverflowError):
         return None  # the conversion itself reports it
-    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32)}.get(raw.dtype.kind) \
-        if raw.dtype in (np.float64, np.int64) else None
+    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "c": np.dtype(np.complex64)}.get(raw.dtype.kind) \
+        if raw.dtype in (np.float64, np.int64, np.complex128) else None
 
 
 def exact_array(value: Any, dtype: Any) -> np.ndarray:

@@ -52,13 +52,14 @@ class DataType:
 
     @property
     def is_complex(self) -> bool:
-        """True for complex64 and complex32 (MPSDataType's ``ComplexBit`` types: pairs of float32 / float16)."""
+        """True for complex64 and complex32 (MPSDataType's ``ComplexBit`` types: pairs of float32 / float16) and
+        the NumPy-only complex128."""
         return self.np_dtype.kind == "c"
 
     @property
     def real_dtype(self) -> "DataType":
         """The dtype of one part: float32 for complex64, float16 for complex32; a real dtype itself."""
-        return {"complex64": float32, "complex32": float16}.get(self.name, self)
+        return {"complex64": float32, "complex32": float16, "complex128": float64}.get(self.name, self)
 
     @property
     def is_bool(self) -> bool:
@@ -90,16 +91,17 @@ bool_ = DataType("bool", np.dtype(np.bool_), 0x80000008)
 # float16: complex32 values are held in complex64 arrays whose parts are rounded to float16.
 complex64 = DataType("complex64", np.dtype(np.complex64), 0x11000040)
 complex32 = DataType("complex32", np.dtype(np.complex64), 0x11000020, bytes=4)
+complex128 = DataType("complex128", np.dtype(np.complex128), 0)  # NumPy-only extension, as float64 (gradient checks)
 
 ALL_DTYPES = (float32, float16, float64, int8, int16, int32, int64,
-              uint8, uint16, uint32, uint64, bool_, complex64, complex32)
+              uint8, uint16, uint32, uint64, bool_, complex64, complex32, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d is not complex32}
 
 
 def complex_of(dtype: "DataType") -> "DataType":
     """The complex dtype whose parts are ``dtype``: complex64 for float32, complex32 for float16."""
-    return {"float32": complex64, "float16": complex32}.get(dtype.name, dtype)
+    return {"float32": complex64, "float16": complex32, "float64": complex128}.get(dtype.name, dtype)
 
 
 def round_complex32(a: np.ndarray) -> np.ndarray:

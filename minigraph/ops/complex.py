@@ -31,7 +31,7 @@ def _floating_or_complex(t: ShapedType, what: str) -> None:
 def _infer_complex_tensor(in_types, attrs):
     re, im = in_types
     same_dtype(in_types, "real_tensor and imaginary_tensor")
-    if re.dtype.name not in ("float32", "float16"):
+    if not re.dtype.is_floating:
         raise DTypeError(f"complex_tensor takes float32 or float16 parts, got {re.dtype.name}")
     return [ShapedType(broadcast_shapes(re.shape, im.shape), complex_of(re.dtype))]
 

@@ -50,7 +50,7 @@ def _infer(type: str):
         axes, d = attrs["axes"], attrs["descriptor"]
         dt = t.dtype
         if type == "real_to_hermitean_fft":
-            if dt.name not in ("float32", "float16"):
+            if not dt.is_floating:
                 raise DTypeError(f"real_to_hermitean_fft takes a float32 or float16 tensor, got {dt.name}")
             out_dt = complex_of(dt)
         elif type == "hermitean_to_real_fft":
@@ -59,7 +59,7 @@ def _infer(type: str):
                                  f"{dt.name}")
             out_dt = dt.real_dtype
         else:
-            if not (dt.is_complex or dt.name in ("float32", "float16")):
+            if not (dt.is_complex or dt.is_floating):
                 raise DTypeError(f"fast_fourier_transform takes a complex (complex64, complex32) or float32/float16 "
                                  f"tensor, got {dt.name}")
             out_dt = complex_of(dt)

@@ -38,8 +38,8 @@ def _parts(step):
         return lambda x: np.asarray(f(x), dt)
     if t == "planar_tensor":
         return lambda z: np.concatenate([z.real, z.imag], axis=-1).astype(dt)
-    if t == "absolute_square":  # in float32 for complex32 (a float16 square rounds once)
-        return lambda z: np.asarray(np.square(z.real.astype(np.float32)) + np.square(z.imag.astype(np.float32)), dt)
+    if t == "absolute_square":  # in float64, rounded once
+        return lambda z: np.asarray(np.square(z.real.astype(np.float64)) + np.square(z.imag.astype(np.float64)), dt)
     f = {"real_part_of_tensor": np.real, "imaginary_part_of_tensor": np.imag, "conjugate": np.conj}[t]
     return lambda z: np.array(f(z), dt)
 

@@ -20,7 +20,7 @@ from ...descriptors import FFTScalingMode
 from ...errors import ResourceLimitError
 from ...types import num_elements
 from .buffers import Ref, _Buf
-from .elementwise import elementwise_source
+from .elementwise import COMPLEX_EXPRESSIONS, elementwise_source
 from .kernel_builder import COMPLEX_OPS
 from .loops import long_loop
 from .registry import webgpu_kernel
@@ -29,7 +29,7 @@ from .wgsl import params_decl, render
 _PARTS = {"complex_tensor", "real_part_of_tensor", "imaginary_part_of_tensor", "conjugate", "absolute_square",
           "planar_tensor"}
 _FFTS = {"fast_fourier_transform", "real_to_hermitean_fft", "hermitean_to_real_fft"}
-COMPLEX_OPS.update(_PARTS | _FFTS)
+COMPLEX_OPS.update(_PARTS | _FFTS | set(COMPLEX_EXPRESSIONS) | {"cast"})
 MAX_AXIS = 32768  # the longest transformed axis (a direct DFT is O(n^2) work)
 
 
