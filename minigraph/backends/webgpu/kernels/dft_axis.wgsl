@@ -4,12 +4,13 @@
 // where tw is a host-made table of exp(s 2 pi i r / N) (float64 rounded to f32), x is read as
 // (re, 0) when the input is real, W(m) is 1, or for the Hermitean-to-real axis 2 except at m = 0
 // and m = N / 2, and then only the real part is kept. One pass sums m in [prm(0), prm(1))
-// (loops.long_loop), the running sum kept in state.
+// (loops.long_loop), the running sum kept in state. The terms are summed in blocks of 64 and the
+// blocks' sums added to the total, so rounding grows with 64 + n / 64, not n.
 {{PARAMS}}
 @group(0) @binding(1) var<storage, read> x: array<{{TIN}}>;
 @group(0) @binding(2) var<storage, read> tw: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> out: array<{{TOUT}}>;
-@group(0) @binding(4) var<storage, read_write> state: array<f32>;  // 2 words per invocation
+@group(0) @binding(4) var<storage, read_write> state: array<f32>;  // 4 words per invocation
 
 fn mulmod(a: u32, b: u32, n: u32) -> u32 {
   // (a * b) mod n without overflow (a, b < n < 2^31): double and add, 32 steps
@@ -37,14 +38,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let j0 = prm(0u);
   let j1 = prm(1u);
   var s = vec2<f32>(0.0, 0.0);
+  var b = vec2<f32>(0.0, 0.0);  // the current block's sum
   var r = 0u;
-  if (j0 > 0u) { s = vec2<f32>(state[2u * t], state[2u * t + 1u]); r = mulmod(j0, k, {{N}}u); }
+  if (j0 > 0u) {
+    s = vec2<f32>(state[4u * t], state[4u * t + 1u]);
+    b = vec2<f32>(state[4u * t + 2u], state[4u * t + 3u]);
+    r = mulmod(j0, k, {{N}}u);
+  }
   for (var m = j0; m < j1; m = m + 1u) {
     let v = {{LOAD}};
     let w = tw[r];
-    s = s + {{WEIGHT}} * vec2<f32>(v.x * w.x - v.y * w.y, v.x * w.y + v.y * w.x);
+    b = b + {{WEIGHT}} * vec2<f32>(v.x * w.x - v.y * w.y, v.x * w.y + v.y * w.x);
+    if ((m & 63u) == 63u) { s = s + b; b = vec2<f32>(0.0, 0.0); }
     r = r + k;
     if (r >= {{N}}u) { r = r - {{N}}u; }
   }
-  if (j1 == {{LEN_IN}}u) { out[t] = {{STORE}}; } else { state[2u * t] = s.x; state[2u * t + 1u] = s.y; }
+  if (j1 == {{LEN_IN}}u) { s = s + b; out[t] = {{STORE}}; } else {
+    state[4u * t] = s.x; state[4u * t + 1u] = s.y; state[4u * t + 2u] = b.x; state[4u * t + 3u] = b.y;
+  }
 }
