@@ -38,7 +38,7 @@ def _infer_complex_tensor(in_types, attrs):
 
 @defop("complex_tensor", swift="complexTensor(realTensor:imaginaryTensor:name:)",
        objc="complexTensorWithRealTensor:imaginaryTensor:name:", inputs=("real_tensor", "imaginary_tensor"),
-       infer=_infer_complex_tensor, family="complex", since=_SINCE, elementwise=True)
+       infer=_infer_complex_tensor, family="complex", since=_SINCE)
 def complex_tensor(g, real_tensor, imaginary_tensor, name: Optional[str] = None):
     """``real_tensor + i imaginary_tensor`` (MPSGraph ``complexTensor(realTensor:imaginaryTensor:name:)``):
     float32 parts give complex64, float16 parts complex32; the parts broadcast as NumPy."""
@@ -70,7 +70,7 @@ def _unary(type: str, swift: str, objc: str, doc: str, since: tuple = _SINCE):
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``)."
     defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_part(type), family="complex",
-          since=since, elementwise=type != "planar_tensor")(builder)
+          since=since)(builder)
     return builder
 
 
