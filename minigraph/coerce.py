@@ -175,6 +175,9 @@ def does_not_fit(value: Any, dt: np.dtype, became: Optional[np.ndarray] = None) 
 def cast_hint(got: Any, want: Any) -> str:
     """The fix for a feed of the wrong dtype, for its message: ``np.random.rand`` gives float64,
     and a float32 placeholder takes only float32 (no silent casts)."""
+    if getattr(want, "name", None) == "complex32":
+        return ("; NumPy has no complex32: feed a complex64 placeholder and convert it in the graph with "
+                "g.cast(x, mg.complex32)")
     try:
         got, want = np.dtype(getattr(got, "np_dtype", got)), np.dtype(getattr(want, "np_dtype", want))
     except TypeError:

@@ -133,6 +133,23 @@ def test_complex_parts_and_arithmetic(rng):
     assert outs["planar"].shape == (3, 8) and outs["abs2"].dtype == mg.float32
 
 
+def test_complex32_is_fed_through_a_cast(rng):
+    z = cplx(rng, (5,))
+    g = mg.Graph()
+    p = g.placeholder([5], mg.complex64)
+    half = g.cast(p, mg.complex32)
+    y = g.multiplication(half, half)
+    out = g.run({p: z}, [half, y])
+    z16 = (z.real.astype(np.float16) + 1j * z.imag.astype(np.float16)).astype(np.complex64)
+    assert y.dtype == mg.complex32 and out[y].dtype == np.complex64
+    np.testing.assert_array_equal(out[half], z16)
+    np.testing.assert_allclose(out[y], z16 * z16, rtol=2e-3, atol=2e-3)
+    assert np.array_equal(out[y].imag, out[y].imag.astype(np.float16).astype(np.float32))
+    q = g.placeholder([5], mg.complex32)
+    with pytest.raises(mg.FeedDTypeError, match="NumPy has no complex32"):
+        g.run({q: z}, [g.conjugate(q)])
+
+
 def test_complex_ops_of_real_tensors_and_refused_dtypes():
     g = mg.Graph()
     x = g.constant(np.array([-1.5, 2.0], np.float32))
@@ -239,12 +256,6 @@ def test_gradients_match_finite_differences(which, rng):
 
 
 # ----------------------------------------------------------------------------- webgpu
-@pytest.fixture
-def webgpu():
-    if "webgpu" not in mg.available_backends():
-        pytest.skip("no webgpu backend here")
-
-
 def _both(g, feeds, targets):
     return g.run(feeds, targets), g.run(feeds, targets, backend="webgpu")
 
@@ -323,3 +334,40 @@ def test_webgpu_complex_arithmetic_matches_numpy(webgpu, rng):
     for t in ts:
         assert got[t].dtype == want[t].dtype, t.operation.type
         np.testing.assert_allclose(got[t], want[t], rtol=1e-6, atol=1e-6, err_msg=t.operation.type)
+
+
+@pytest.mark.parametrize("axes", _axes_sets(3))
+@pytest.mark.parametrize("mode", list(FFTScalingMode))
+def test_hermitean_transforms_over_every_axis_set(axes, mode, rng):
+    x = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    n = int(np.prod([x.shape[a] for a in axes]))
+    c = SCALES[mode](n)
+    g = mg.Graph()
+    p = g.placeholder(x.shape)
+    h = g.real_to_hermitean_fft(p, axes, FFTDescriptor(scaling_mode=mode))
+    z = g.placeholder(h.shape, mg.complex64)
+    odd = x.shape[axes[-1]] % 2 == 1
+    y = g.hermitean_to_real_fft(z, axes, FFTDescriptor(inverse=True, scaling_mode=mode, round_to_odd_hermitean=odd))
+    zv = cplx(rng, tuple(h.shape))
+    out = g.run({p: x, z: zv}, [h, y])
+    want_h = np.fft.rfftn(x, axes=axes) * c
+    np.testing.assert_allclose(out[h], want_h, rtol=1e-5, atol=1e-5 * np.abs(want_h).max())
+    want_y = np.fft.irfftn(zv, s=[x.shape[a] for a in axes], axes=axes, norm="forward") * c
+    assert y.shape == x.shape
+    np.testing.assert_allclose(out[y], want_y, rtol=1e-5, atol=1e-5 * np.abs(want_y).max())
+
+
+def test_nan_inf_and_empty_axes(backend, rng):
+    z = cplx(rng, (2, 6))
+    z[0, 2] = np.nan
+    z[1, 3] = np.inf
+    g = mg.Graph()
+    p = g.placeholder(z.shape, mg.complex64)
+    e = g.placeholder([0, 4], mg.complex64)
+    f, fe = g.fast_fourier_transform(p, [1]), g.fast_fourier_transform(e, [1])
+    out = g.run({p: z, e: np.zeros((0, 4), np.complex64)}, [f, fe], backend=backend)
+    assert np.isnan(out[f][0]).all()  # one NaN reaches every frequency of its row
+    assert not np.isfinite(out[f][1]).all()
+    assert out[fe].shape == (0, 4) and out[fe].dtype == np.complex64
+    with pytest.raises(mg.ShapeError, match="real_to_hermitean_fft needs at least one entry"):
+        g.real_to_hermitean_fft(g.placeholder([3, 0]), [1])
