@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..errors import DTypeError
 from ..types import ShapedType, complex_of
-from ._util import broadcast_shapes, same_dtype
+from ._util import broadcast_shapes, same_dtype, unbroadcast
 from .registry import defop, gradient
 
 _SINCE = ("14.0", "17.0")
@@ -98,7 +98,6 @@ planar_tensor = _unary(
 # ------------------------------------------------------------------ gradient rules (JAX's)
 @gradient("complex_tensor")
 def _complex_tensor_gradient(g, op, dy, wanted):
-    from ._util import unbroadcast
     re, im = op.inputs
     return [unbroadcast(g, g.real_part_of_tensor(dy), re.shape) if wanted[0] else None,
             unbroadcast(g, g.negative(g.imaginary_part_of_tensor(dy)), im.shape) if wanted[1] else None]

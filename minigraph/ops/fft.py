@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import numpy as np
+
 from ..descriptors import FFTDescriptor, frozen_copy
 from ..errors import DTypeError, ShapeError
 from ..types import ShapedType, complex_of
@@ -165,8 +167,6 @@ def _r2c_gradient(g, op, dy, wanted):
 def _c2r_gradient(g, op, dy, wanted):
     """real_to_hermitean_fft of the cotangent (same sign and scale), the entries that stand for
     two (all but the first and, for an even length, the last) doubled."""
-    import numpy as np
-
     a = op.attrs
     last = a["axes"][-1]
     n = dy.shape[last]
