@@ -371,3 +371,11 @@ def test_nan_inf_and_empty_axes(backend, rng):
     assert out[fe].shape == (0, 4) and out[fe].dtype == np.complex64
     with pytest.raises(mg.ShapeError, match="real_to_hermitean_fft needs at least one entry"):
         g.real_to_hermitean_fft(g.placeholder([3, 0]), [1])
+
+
+def test_compare_backends_reads_both_parts(webgpu, rng):
+    g = mg.Graph()
+    z = g.placeholder([3, 16], mg.complex64)
+    y = g.fast_fourier_transform(z, [1])
+    report = mg.compare_backends(g, {z: cplx(rng, (3, 16))}, [y])
+    assert "0 over tolerance" in str(report)
