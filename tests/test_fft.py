@@ -297,12 +297,16 @@ def test_webgpu_gradient_of_a_transform_runs_there(webgpu, rng):
     np.testing.assert_allclose(got[dx], want[dx], rtol=1e-4, atol=1e-4 * np.abs(want[dx]).max())
 
 
-def test_webgpu_transform_in_many_passes(webgpu, monkeypatch, rng):
-    monkeypatch.setattr(loops, "LOOP_MAX", 3)
+@pytest.mark.parametrize("loop_max, n", [(3, 11), (50, 150)])
+def test_webgpu_transform_in_many_passes(webgpu, monkeypatch, rng, loop_max, n):
+    """Passes of 3 (dozens per sum) and of 50 over 150 terms (the blocks of 64 straddle passes)."""
+    monkeypatch.setattr(loops, "LOOP_MAX", loop_max)
     g = mg.Graph()
-    z = g.placeholder([3, 11], mg.complex64)
-    ts = [g.fast_fourier_transform(z, [0, 1], FFTDescriptor(True, "size")), g.hermitean_to_real_fft(z, [1])]
-    want, got = _both(g, {z: cplx(rng, (3, 11))}, ts)
+    z = g.placeholder([3, n], mg.complex64)
+    x = g.placeholder([2, n])
+    ts = [g.fast_fourier_transform(z, [0, 1], FFTDescriptor(True, "size")), g.hermitean_to_real_fft(z, [1]),
+          g.real_to_hermitean_fft(x, [1], FFTDescriptor(scaling_mode="unitary"))]
+    want, got = _both(g, {z: cplx(rng, (3, n)), x: rng.standard_normal((2, n)).astype(np.float32)}, ts)
     for t in ts:
         np.testing.assert_allclose(got[t], want[t], rtol=1e-5, atol=1e-5 * np.abs(want[t]).max())
 
