@@ -4,7 +4,7 @@ from .backends.numpy.threads import ThreadCountError, get_num_threads, set_num_t
 from .compare import compare_backends
 from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, Convolution3DOpDescriptor,
                           DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, OptimizationLevel, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
+                          DepthwiseConvolution3DOpDescriptor, FFTDescriptor, FFTScalingMode, ImToColOpDescriptor, OptimizationLevel, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
                           Pooling4DOpDescriptor, PoolingReturnIndicesMode,
                           RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
                           ScatterMode, TensorNamedDataLayout)
@@ -21,7 +21,7 @@ from .graph import Graph, load
 from .onnx_import import from_onnx
 from .ir import Operation, Tensor
 from .version import __version__
-from .types import (DataType, ShapedType, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
+from .types import (DataType, ShapedType, as_dtype, bool_, complex32, complex64, complex128, float16, float32, float64, int8, int16, int32,
                     int64, uint8, uint16, uint32, uint64)
 
 bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
@@ -40,4 +40,5 @@ __all__ = [
     "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
     "get_num_threads", "load", "register_backend", "set_num_threads", "uint16", "uint32", "uint64", "uint8", "__version__",
     "GRUDescriptor", "LSTMDescriptor", "RNNActivation", "SingleGateRNNDescriptor",
+    "FFTDescriptor", "FFTScalingMode", "complex32", "complex64", "complex128",
 ]

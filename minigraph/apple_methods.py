@@ -87,7 +87,6 @@ def _none(detail: str = "") -> Row:
 _QUEUE = "runs on the caller's MTLCommandQueue; `g.run` runs on the backend's own device"
 _RESULTS = "; results go into caller-allocated MPSGraphTensorData"
 _ENCODE = "encodes into the caller's MPSCommandBuffer, which the caller commits"
-_COMPLEX = "minigraph has no complex dtypes"
 
 # The methods the rules do not derive. A ``none`` entry gives way to an op that names the method
 # (or a rule that reaches one), so a newly declared op needs no edit here.
@@ -99,6 +98,10 @@ EXPLICIT: dict[str, Row] = {
     "dropout(_:rate:name:)-16cq4": _tensor("dropout", "the rate"),
     # other forms of an op
     "constant(_:dataType:)": _form("constant", "a scalar: `g.constant(value, dtype)`"),
+    "complexConstant(realPart:imaginaryPart:)": _form("constant", "`g.complex_constant(real_part, imaginary_part)`, complex64"),
+    "complexConstant(realPart:imaginaryPart:dataType:)": _form("constant", "`g.complex_constant(real_part, imaginary_part, dtype)`"),
+    "complexConstant(realPart:imaginaryPart:shape:dataType:)":
+        _form("constant", "`g.complex_constant(real_part, imaginary_part, dtype, shape)`, the value filled to the shape"),
     "concatTensor(_:with:dimension:name:)": _form("concat", "two tensors: `g.concat([a, b], dimension)`"),
     "reciprocalSquareRoot(_:name:)": _form("reverse_square_root", "the same function, 1 / sqrt(x), as reverseSquareRoot(with:name:)"),
     "reverse(_:name:)": _form("reverse", "every axis: `axes=None`"),
@@ -133,7 +136,6 @@ EXPLICIT: dict[str, Row] = {
 
 _NO_OP_YET = {
     "": """
-        HermiteanToRealFFT(_:axes:descriptor:name:) HermiteanToRealFFT(_:axesTensor:descriptor:name:)
         bottomK(_:axis:k:name:) bottomK(_:axisTensor:kTensor:name:)
         bottomKGradient(_:source:axis:k:name:) bottomKGradient(_:source:axisTensor:kTensor:name:)
         call(symbolName:inputTensors:outputTypes:name:) colToIm(_:outputShape:descriptor:name:)
@@ -151,8 +153,6 @@ _NO_OP_YET = {
         dequantize(_:scaleTensor:zeroPointTensor:dataType:name:)
         quantize(_:scale:zeroPoint:dataType:name:) quantize(_:scaleTensor:zeroPoint:dataType:axis:name:)
         quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)
-        fastFourierTransform(_:axes:descriptor:name:) fastFourierTransform(_:axesTensor:descriptor:name:)
-        realToHermiteanFFT(_:axes:descriptor:name:) realToHermiteanFFT(_:axesTensor:descriptor:name:)
         for(lowerBound:upperBound:step:initialBodyArguments:body:name:)
         for(numberOfIterations:initialBodyArguments:body:name:)
         if(_:then:else:name:) while(initialInputs:before:after:name:)
@@ -188,12 +188,6 @@ _NO_OP_YET = {
         topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
         variableFromTensor(_:name:)
         variance(of:mean:axes:name:)
-    """,
-    _COMPLEX: """
-        absoluteSquare(tensor:name:) complexConstant(realPart:imaginaryPart:)
-        complexConstant(realPart:imaginaryPart:dataType:) complexConstant(realPart:imaginaryPart:shape:dataType:)
-        complexTensor(realTensor:imaginaryTensor:name:) conjugate(tensor:name:)
-        imaginaryPartOfTensor(tensor:name:) planarTensor(tensor:name:) realPartOfTensor(tensor:name:)
     """,
     "the learning rate already bias-corrected; minigraph's adam takes beta1Power and beta2Power":
         "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)",

@@ -72,7 +72,7 @@ def _check_request(g: Any, of: Tensor, with_tensors: Any, label: str) -> list:
         if not isinstance(t, Tensor):
             raise TargetError(f"{label}: with_tensors must hold tensors, got {t!r}")
         g.check_same_graph(t, label)
-        if not t.dtype.is_floating:
+        if not (t.dtype.is_floating or t.dtype.is_complex):
             raise DTypeError(f"{label}: {t.name!r} is {t.dtype.name}; integer and bool tensors have no gradient")
     return with_tensors
 
@@ -80,7 +80,7 @@ def _check_request(g: Any, of: Tensor, with_tensors: Any, label: str) -> list:
 def _backward(g: Any, op: Operation, grads: dict, down: set, label: str, of: Tensor, with_tensors: list) -> None:
     """Ask ``op``'s rule for the gradients of its inputs on the path and record them."""
     outs = [t for t in op.outputs if id(t) in grads]
-    wanted = tuple(t.operation.index in down and t.dtype.is_floating for t in op.inputs)
+    wanted = tuple(t.operation.index in down and (t.dtype.is_floating or t.dtype.is_complex) for t in op.inputs)
     if not outs or not any(wanted):
         return
     opdef = OPS[op.type]

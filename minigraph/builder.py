@@ -20,7 +20,7 @@ from .callsite import user_location
 from .ir import OPS, Block, OpDef, Operation, Tensor
 from .limits import MAX_RANK
 from .op_builders import OpBuilders
-from .types import DataType, ShapedType
+from .types import DataType, ShapedType, as_dtype
 
 def op_label(type: str, name: str) -> str:
     return f"{type} op {name!r}"
@@ -260,6 +260,31 @@ class GraphBuilder(OpBuilders):
             control.pop()
 
     # ---------------------------------------------------------------- building
+    def complex_constant(self, real_part: float, imaginary_part: float, dtype: Any = "complex64",
+                         shape: Optional[Sequence[int]] = None, name: Optional[str] = None) -> Tensor:
+        """A complex constant ``real_part + i imaginary_part``, filled to ``shape`` when given (MPSGraph
+        ``complexConstant(realPart:imaginaryPart:)`` and its ``dataType:`` and ``shape:dataType:`` forms).
+        A ``constant`` op.
+
+        Args:
+            real_part: The real part (a Python number).
+            imaginary_part: The imaginary part (a Python number).
+            dtype: complex64 (the default, Apple's) or complex32.
+            shape: The shape to fill; None gives a scalar.
+            name: The op's name.
+        """
+        label = f"complex_constant {name or 'constant'!r}"
+        try:
+            dt = as_dtype(dtype)
+        except DTypeError as e:
+            raise type(e)(f"{label}: {e}") from None
+        if not dt.is_complex:
+            raise DTypeError(f"{label}: dtype must be complex64 or complex32, got {dt.name}")
+        for what, v in (("real_part", real_part), ("imaginary_part", imaginary_part)):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise DTypeError(f"{label}: {what} must be a real number, got {v!r}")
+        return self.constant(np.complex64(complex(float(real_part), float(imaginary_part))), dt, shape, name)
+
     def check_same_graph(self, x: Any, label: str) -> None:
         """Raise GraphMismatchError if the tensor or operation ``x`` belongs to another graph (MPSGraph does not check).
 

@@ -100,8 +100,8 @@ def _python_default(value: Any) -> Optional[np.dtype]:
         raw = np.asarray(value)
     except (TypeError, ValueError, OverflowError):
         return None  # the conversion itself reports it
-    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32)}.get(raw.dtype.kind) \
-        if raw.dtype in (np.float64, np.int64) else None
+    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "c": np.dtype(np.complex64)}.get(raw.dtype.kind) \
+        if raw.dtype in (np.float64, np.int64, np.complex128) else None
 
 
 def exact_array(value: Any, dtype: Any) -> np.ndarray:
@@ -175,6 +175,9 @@ def does_not_fit(value: Any, dt: np.dtype, became: Optional[np.ndarray] = None) 
 def cast_hint(got: Any, want: Any) -> str:
     """The fix for a feed of the wrong dtype, for its message: ``np.random.rand`` gives float64,
     and a float32 placeholder takes only float32 (no silent casts)."""
+    if getattr(want, "name", None) == "complex32":
+        return ("; NumPy has no complex32: feed a complex64 placeholder and convert it in the graph with "
+                "g.cast(x, mg.complex32)")
     try:
         got, want = np.dtype(getattr(got, "np_dtype", got)), np.dtype(getattr(want, "np_dtype", want))
     except TypeError:

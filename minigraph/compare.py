@@ -172,6 +172,8 @@ def reduction_length(op: Operation) -> int:
     sizes = [_numel(t.shape) for t in op.inputs]
     if op.type == "matrix_multiplication":
         return max(1, op.inputs[0].shape[-1])
+    if op.opdef.family == "fft":  # a sum over the transformed axes
+        return max(1, _numel([max(op.inputs[0].shape[a], op.outputs[0].shape[a]) for a in op.attrs["axes"]]))
     ratio = max(1, max(sizes) // out)
     if len(op.inputs) < 2 or op.opdef.family in ("arithmetic", "comparison", "memory", "shape", "activation", "gather"):
         return ratio
@@ -189,8 +191,11 @@ def default_tolerance(op: Operation, dtype: Any, ref: np.ndarray) -> tuple:
     """(rtol, atol) for one tensor: rtol = max(floor, 8 * u * sqrt(K)) with ``u`` the dtype's unit
     roundoff and K the op's ``reduction_length`` (random-walk growth of rounding in a sum of K
     terms), atol = rtol * max|reference| (the tensor's scale: a sum that cancels to ~0 keeps the
-    rounding of its terms). Integer and bool tensors must match exactly."""
-    np_dtype = np.dtype(dtype.np_dtype)
+    rounding of its terms). Integer and bool tensors must match exactly; a complex tensor takes the
+    tolerance of its parts' dtype."""
+    np_dtype = np.dtype(dtype.real_dtype.np_dtype if getattr(dtype, "is_complex", False) else dtype.np_dtype)
+    if dtype.name == "complex32":
+        np_dtype = np.dtype(np.float16)
     if np_dtype.kind != "f":
         return 0.0, 0.0
     u = float(np.finfo(np_dtype).eps) / 2
@@ -207,6 +212,8 @@ def _diff(a: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> tuple:
     note = "" if a.dtype == ref.dtype else f"dtype {a.dtype} vs reference {ref.dtype}"
     if a.size == 0:
         return 0.0, 0.0, not note, note, 0.0
+    if a.dtype.kind == "c" or ref.dtype.kind == "c":  # the parts, side by side
+        a, ref = np.stack([a.real, np.imag(a)], -1), np.stack([ref.real, np.imag(ref)], -1)
     x = a.astype(np.float64)
     r = ref.astype(np.float64)
     nan_x, nan_r = np.isnan(x), np.isnan(r)

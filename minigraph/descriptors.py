@@ -16,6 +16,8 @@ import warnings
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional, cast
 
+import numpy as np
+
 from .errors import DescriptorError
 from .types import DataType, as_dtype
 
@@ -608,6 +610,41 @@ def frozen_copy(desc: Any, cls: type, label: str):
         raise DescriptorError(f"{label}: {e}") from None
     return d
 
+
+
+class FFTScalingMode(enum.IntEnum):
+    """MPSGraphFFTScalingMode (raw values as in MPSGraph): ``NONE`` no scaling, ``SIZE`` times
+    1 / N, ``UNITARY`` times 1 / sqrt(N), N the product of the sizes of the transformed axes
+    (https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphfftscalingmode)."""
+
+    NONE = 0
+    SIZE = 1
+    UNITARY = 2
+
+
+@dataclass
+class FFTDescriptor(_Descriptor):
+    """MPSGraphFFTDescriptor (macOS 14.0 / iOS 17.0): the parameters of the three Fourier transforms
+    (https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphfftdescriptor).
+
+    ``inverse``: the phase factor's sign, ``exp(+i 2 pi mu nu / n)`` when True, ``exp(-i ...)``
+    when False (the default); it does not scale. ``scaling_mode``: an ``FFTScalingMode``,
+    independent of the sign (default ``NONE``). ``round_to_odd_hermitean``: for
+    ``hermitean_to_real_fft`` only, the last result axis is ``2 (n - 1) + 1`` instead of
+    ``2 (n - 1)`` (default False); the other two transforms ignore it.
+    """
+
+    inverse: bool = False
+    scaling_mode: FFTScalingMode = FFTScalingMode.NONE
+    round_to_odd_hermitean: bool = False
+
+    def validate(self) -> None:
+        for f in ("inverse", "round_to_odd_hermitean"):
+            v = getattr(self, f)
+            if not isinstance(v, (bool, np.bool_)):
+                raise DescriptorError(f"{f} must be True or False, got {v!r}")
+            setattr(self, f, bool(v))
+        self.scaling_mode = _enum(FFTScalingMode, self.scaling_mode, "scaling_mode")
 
 
 class OptimizationLevel(enum.IntEnum):

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
+                          DepthwiseConvolution3DOpDescriptor, FFTDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
                           Pooling4DOpDescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
@@ -44,6 +44,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('absolute')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def absolute_square(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """``|z|^2 = a^2 + b^2`` of each element, a real tensor of the parts' dtype; ``x^2`` for a real tensor (MPSGraph ``absoluteSquare(tensor:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``absoluteSquare(tensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('absolute_square')(self, tensor, name)  # type: ignore[no-any-return]
 
     def acos(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise arccosine, in [0, pi]; NaN outside [-1, 1]; webgpu: Cephes' acosf (2 asin(sqrt((1 - |x|) / 2)) near ±1, pi/2 - asin(x) between): 1.3 ulp at most (MPSGraph ``acos(with:name:)``).
@@ -624,6 +639,23 @@ class OpBuilders:
         """
         return _builder('col_to_im')(self, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
 
+    def complex_tensor(self, real_tensor: TensorLike, imaginary_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """``real_tensor + i imaginary_tensor`` (MPSGraph ``complexTensor(realTensor:imaginaryTensor:name:)``):
+        float32 parts give complex64, float16 parts complex32; the parts broadcast as NumPy.
+
+        Args:
+            real_tensor: A tensor of this graph (the op's ``real_tensor`` input).
+            imaginary_tensor: A tensor of this graph (the op's ``imaginary_tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``complexTensor(realTensor:imaginaryTensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('complex_tensor')(self, real_tensor, imaginary_tensor, name)  # type: ignore[no-any-return]
+
     def concat(self, tensors: Sequence[TensorLike], dimension: int, interleave: bool = False, name: Optional[str] = None) -> Tensor:
         """Join tensors along ``dimension`` (MPSGraph ``concatTensors(_:dimension:interleave:name:)``;
         without interleave, ``concatTensors(_:dimension:name:)``).
@@ -645,6 +677,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('concat')(self, tensors, dimension, interleave, name)  # type: ignore[no-any-return]
+
+    def conjugate(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The complex conjugate ``a - ib`` of each element; a real tensor is returned as it is (MPSGraph ``conjugate(tensor:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``conjugate(tensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('conjugate')(self, tensor, name)  # type: ignore[no-any-return]
 
     def constant(self, value: Any, dtype: Any = None, shape: Any = None, name: Optional[str] = None) -> Tensor:
         """A constant from a scalar or array (MPSGraph ``constant``).
@@ -1462,6 +1509,29 @@ class OpBuilders:
         """
         return _builder('exponent_base2')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def fast_fourier_transform(self, tensor: TensorLike, axes: Sequence[int], descriptor: Optional[FFTDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """The discrete Fourier transform over ``axes`` (MPSGraph ``fastFourierTransform(_:axes:descriptor:name:)``,
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/fastfouriertransform(_:axes:descriptor:name:)).
+
+        Complex to complex, the same shape: ``numpy.fft.fftn`` with the default descriptor, ``ifftn``
+        with ``inverse=True, scaling_mode=FFTScalingMode.SIZE``. A float32 / float16 input is read as
+        complex with zero imaginary parts. The axes must lie within the last four; None is a new
+        default descriptor.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``fastFourierTransform(_:axes:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('fast_fourier_transform')(self, tensor, axes, descriptor, name)  # type: ignore[no-any-return]
+
     def flatten_2d(self, tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
         """A rank-2 tensor: the dimensions before ``axis`` multiplied into the first, the others into the
         second; a shape ``[2, 3, 4]`` with axis 1 gives ``[2, 12]`` (MPSGraph ``flatten2D(_:axis:name:)``).
@@ -1709,6 +1779,26 @@ class OpBuilders:
         """
         return _builder('hamming_distance')(self, primary, secondary, result_data_type, name)  # type: ignore[no-any-return]
 
+    def hermitean_to_real_fft(self, tensor: TensorLike, axes: Sequence[int], descriptor: Optional[FFTDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """The real tensor whose Fourier transform has this non-redundant half (MPSGraph
+        ``HermiteanToRealFFT(_:axes:descriptor:name:)``): the last of ``axes`` (sorted), of ``h``
+        entries, becomes ``2 (h - 1)`` long, ``2 (h - 1) + 1`` with ``round_to_odd_hermitean``.
+        ``numpy.fft.irfftn(x, s)`` with ``inverse=True, scaling_mode=FFTScalingMode.SIZE``.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``HermiteanToRealFFT(_:axes:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('hermitean_to_real_fft')(self, tensor, axes, descriptor, name)  # type: ignore[no-any-return]
+
     def identity(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """The same values as ``tensor`` (MPSGraph ``identity(with:name:)``).
 
@@ -1765,6 +1855,21 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('im_to_col')(self, source, descriptor, name)  # type: ignore[no-any-return]
+
+    def imaginary_part_of_tensor(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The imaginary part of each element, a float32 (complex64) or float16 (complex32) tensor; zeros for a real tensor (MPSGraph ``imaginaryPartOfTensor(tensor:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``imaginaryPartOfTensor(tensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('imaginary_part_of_tensor')(self, tensor, name)  # type: ignore[no-any-return]
 
     def inverse(self, input: TensorLike, name: Optional[str] = None) -> Tensor:
         """The inverse of each square matrix in the last two axes, batch axes before them; an exactly
@@ -2638,6 +2743,21 @@ class OpBuilders:
         """
         return _builder('placeholder')(self, shape, dtype, name)  # type: ignore[no-any-return]
 
+    def planar_tensor(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The real parts then the imaginary parts along the last axis, which doubles: ``<3 x complex32>`` becomes ``<6 x float16>`` ``[re0, re1, re2, im0, im1, im2]`` (Apple: the real and imaginary planes separated); a real tensor is refused (MPSGraph ``planarTensor(tensor:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``planarTensor(tensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('planar_tensor')(self, tensor, name)  # type: ignore[no-any-return]
+
     def power(self, primary: TensorLike, secondary: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise a ** b (MPSGraph ``power(_:_:name:)``). Broadcasts as NumPy; operands need one dtype.
 
@@ -2770,6 +2890,40 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('read')(self, variable, name)  # type: ignore[no-any-return]
+
+    def real_part_of_tensor(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The real part of each element, a float32 (complex64) or float16 (complex32) tensor; a real tensor is returned as it is (MPSGraph ``realPartOfTensor(tensor:name:)``).
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``realPartOfTensor(tensor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('real_part_of_tensor')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def real_to_hermitean_fft(self, tensor: TensorLike, axes: Sequence[int], descriptor: Optional[FFTDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """The Fourier transform of a real tensor, only its non-redundant half (MPSGraph
+        ``realToHermiteanFFT(_:axes:descriptor:name:)``): the last of ``axes`` (sorted) becomes
+        ``n // 2 + 1`` long, as ``numpy.fft.rfftn``; float32 gives complex64, float16 complex32.
+
+        Args:
+            tensor: A tensor of this graph (the op's ``tensor`` input).
+            axes: Axes (ints; negative values count from the end).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``realToHermiteanFFT(_:axes:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('real_to_hermitean_fft')(self, tensor, axes, descriptor, name)  # type: ignore[no-any-return]
 
     def reciprocal(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
         """Elementwise 1 / x (MPSGraph ``reciprocal(with:name:)``).

@@ -126,7 +126,7 @@ class _Encoder:
     def constant_value(self, a: np.ndarray, where: str) -> dict:
         """A constant's value: its one element and shape if it was filled from a scalar, else an array."""
         x = filled_scalar(a)
-        if x is None:
+        if x is None or x.dtype.kind == "c":  # JSON has no complex numbers: a complex fill is stored whole
             return self.array(a, where)
         if x.dtype.name not in _DTYPES:
             raise SerializationError(f"{where}: arrays of dtype {x.dtype} cannot be saved")
@@ -1004,7 +1004,8 @@ def _check_source_attrs(typ: str, attrs: dict, dec: _Decoder, w: str) -> None:
     if not isinstance(ref, _ArrayRef):
         _fail(w, f"attribute {key!r} must be an array reference")
     dt, shp = dec.arrays[ref.key]
-    if dt != attrs["dtype"] or shp != attrs["shape"]:
+    held = attrs["dtype"].np_dtype if attrs["dtype"].name == "complex32" else attrs["dtype"]  # in complex64 arrays
+    if dt != held or shp != attrs["shape"]:
         _fail(w, f"array {ref.key!r} is declared {dt.name}{list(shp)} but the op is "
               f"{attrs['dtype'].name}{list(attrs['shape'])}")
 

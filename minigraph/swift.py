@@ -31,7 +31,8 @@ from .types import DataType
 
 SWIFT_DTYPES = {"float32": ".float32", "float16": ".float16", "int8": ".int8", "int16": ".int16",
                 "int32": ".int32", "int64": ".int64", "uint8": ".uInt8", "uint16": ".uInt16",
-                "uint32": ".uInt32", "uint64": ".uInt64", "bool": ".bool"}
+                "uint32": ".uInt32", "uint64": ".uInt64", "bool": ".bool", "complex64": ".complexFloat32",
+                "complex32": ".complexFloat16"}
 # Swift case names where they differ from the Python member name
 SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     ("PaddingMode", "CONSTANT"): ".constant", ("PaddingMode", "REFLECT"): ".reflect",
@@ -52,7 +53,9 @@ SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     ("RNNActivation", "HARD_SIGMOID"): ".hardSigmoid",
                     ("PoolingReturnIndicesMode", "NONE"): ".none",
                     **{("PoolingReturnIndicesMode", f"{kind.upper()}_FLATTEN_{k}D"): f".{kind}Flatten{k}D"
-                       for kind in ("global", "local") for k in range(1, 5)}}
+                       for kind in ("global", "local") for k in range(1, 5)},
+                    ("FFTScalingMode", "NONE"): ".none", ("FFTScalingMode", "SIZE"): ".size",
+                    ("FFTScalingMode", "UNITARY"): ".unitary"}
 LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
@@ -253,6 +256,8 @@ class _Exporter:
         a = op.attrs
         arr = np.asarray(a["value"])
         dt = swift_dtype(a["dtype"], self.where(op))
+        if arr.dtype.kind == "c":
+            return self.complex_constant(op, arr, dt)
         exact_double = arr.size and (arr.dtype.kind in "fb" or np.all(np.abs(arr.astype(np.float64)) < 2 ** 53))
         if arr.size and exact_double and np.all((arr == arr.flat[0]) | (np.isnan(arr) if arr.dtype.kind == "f" else False)):
             x = swift_double(float(arr.flat[0]))
@@ -260,6 +265,18 @@ class _Exporter:
                 return f"graph.constant({x}, dataType: {dt})"
             return f"graph.constant({x}, shape: {_numbers(arr.shape)}, dataType: {dt})"
         return f"graph.constant({_data(arr)}, shape: {_numbers(arr.shape)}, dataType: {dt})"
+
+    def complex_constant(self, op, arr: np.ndarray, dt: str) -> str:
+        """complexConstant(realPart:imaginaryPart:shape:dataType:) for one value, else the bytes:
+        (real, imaginary) pairs of float32 (complex64) or float16 (complex32)."""
+        if arr.size and np.all(arr == arr.flat[0]):
+            z = complex(arr.flat[0])
+            return (f"graph.complexConstant(realPart: {swift_double(z.real)}, imaginaryPart: {swift_double(z.imag)}, "
+                    f"shape: {_numbers(arr.shape)}, dataType: {dt})")
+        pairs = np.stack([arr.real, arr.imag], axis=-1)
+        if op.attrs["dtype"].name == "complex32":
+            pairs = pairs.astype(np.float16)
+        return f"graph.constant({_data(pairs)}, shape: {_numbers(arr.shape)}, dataType: {dt})"
 
     def variable(self, op):
         arr = self.g.variable_store.values.get(op, op.attrs["initial_value"])

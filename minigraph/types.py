@@ -20,6 +20,7 @@ class DataType:
     name: str
     np_dtype: np.dtype
     mps_value: int
+    bytes: int = 0  # bytes per element where it differs from np_dtype's (complex32: NumPy has no such type)
 
     def __eq__(self, other):
         if isinstance(other, DataType):
@@ -50,6 +51,17 @@ class DataType:
         return self.np_dtype.kind in "iu"
 
     @property
+    def is_complex(self) -> bool:
+        """True for complex64 and complex32 (MPSDataType's ``ComplexBit`` types: pairs of float32 / float16) and
+        the NumPy-only complex128."""
+        return self.np_dtype.kind == "c"
+
+    @property
+    def real_dtype(self) -> "DataType":
+        """The dtype of one part: float32 for complex64, float16 for complex32; a real dtype itself."""
+        return {"complex64": float32, "complex32": float16, "complex128": float64}.get(self.name, self)
+
+    @property
     def is_bool(self) -> bool:
         """True for bool (MPSDataType.bool, one byte per element)."""
         return self.np_dtype.kind == "b"
@@ -57,7 +69,7 @@ class DataType:
     @property
     def itemsize(self) -> int:
         """Bytes per element (the low bits of the MPSDataType raw value, divided by 8)."""
-        return self.np_dtype.itemsize
+        return self.bytes or self.np_dtype.itemsize
 
     def __repr__(self) -> str:
         return f"mg.{self.name}"
@@ -75,11 +87,31 @@ uint16 = DataType("uint16", np.dtype(np.uint16), 0x00000010)
 uint32 = DataType("uint32", np.dtype(np.uint32), 0x00000020)
 uint64 = DataType("uint64", np.dtype(np.uint64), 0x00000040)
 bool_ = DataType("bool", np.dtype(np.bool_), 0x80000008)
+# MPSDataTypeComplexFloat32 / ComplexFloat16 (FloatBit | ComplexBit | bits). NumPy has no pair of
+# float16: complex32 values are held in complex64 arrays whose parts are rounded to float16.
+complex64 = DataType("complex64", np.dtype(np.complex64), 0x11000040)
+complex32 = DataType("complex32", np.dtype(np.complex64), 0x11000020, bytes=4)
+complex128 = DataType("complex128", np.dtype(np.complex128), 0)  # NumPy-only extension, as float64 (gradient checks)
 
 ALL_DTYPES = (float32, float16, float64, int8, int16, int32, int64,
-              uint8, uint16, uint32, uint64, bool_)
+              uint8, uint16, uint32, uint64, bool_, complex64, complex32, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NP = {d.np_dtype: d for d in ALL_DTYPES}
+_BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d is not complex32}
+
+
+def complex_of(dtype: "DataType") -> "DataType":
+    """The complex dtype whose parts are ``dtype``: complex64 for float32, complex32 for float16."""
+    return {"float32": complex64, "float16": complex32, "float64": complex128}.get(dtype.name, dtype)
+
+
+def round_complex32(a: np.ndarray) -> np.ndarray:
+    """A complex64 array's parts rounded to float16, as complex32 stores them."""
+    a = np.asarray(a, np.complex64)
+    with np.errstate(over="ignore"):
+        out = np.empty(a.shape, np.complex64)
+        out.real = a.real.astype(np.float16)
+        out.imag = a.imag.astype(np.float16)
+    return out
 
 
 def as_dtype(value: Any) -> DataType:

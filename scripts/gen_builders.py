@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
+                          DepthwiseConvolution3DOpDescriptor, FFTDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
                           Pooling4DOpDescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)

@@ -2119,7 +2119,7 @@ def inv_expand_squeeze(p, d):
 
 def inv_cast(p, d):
     a = p.pick() or p.leaf((2,), "float32")
-    bad = d.choice(["'float128'", "'complex64'", "'foo'", "np.complex64", "object", "3.5", "None", "str"])
+    bad = d.choice(["'float128'", "'complex256'", "'foo'", "np.clongdouble", "object", "3.5", "None", "str"])
     nm = _name(d)
     _expect(p, f"g.cast({a.t}, {bad}, name={nm!r})", ["cast", nm], "mg.DTypeError", "bad cast dtype")
     return True
@@ -2133,7 +2133,7 @@ def inv_placeholder(p, d):
         call = f"g.placeholder({bad}, 'float32', name={nm!r})"
         cls = "mg.ShapeError"
     else:
-        bad = d.choice(["'float128'", "'foo'", "object", "np.complex64", "None", "str", "3"])
+        bad = d.choice(["'float128'", "'foo'", "object", "np.clongdouble", "None", "str", "3"])
         call = f"g.placeholder([2], {bad}, name={nm!r})"
         cls = "mg.DTypeError"
     _expect(p, call, ["placeholder", nm], cls, "bad placeholder " + case)
@@ -2146,7 +2146,7 @@ def inv_constant(p, d):
     call = {"str": f"g.constant('abc', name={nm!r})",
             "ragged": f"g.constant([[1, 2], [3]], name={nm!r})",
             "object": f"g.constant(np.array([object()]), name={nm!r})",
-            "complex": f"g.constant(1 + 2j, name={nm!r})",
+            "complex": f"g.constant(np.clongdouble(1 + 2j), name={nm!r})",
             "range": "g.constant(%d, dtype=mg.%s, name=%r)" % (d.choice([(300, "int8"), (256, "uint8"), (-1, "uint8"),
                 (-1, "uint16"), (70000, "int16"), (70000, "uint16"), (2 ** 40, "int32"), (-5, "uint32"),
                 (2 ** 64, "int64"), (2 ** 64, "uint64"), (-1, "uint64")]) + (nm,)),

@@ -239,6 +239,15 @@ def every_op_graph(seed: int = 0):
         outs += [branch, looped, halved, steps, g.gradients(cf_loss, [m], name="grad")[m]]
         g.call("callee", [m], [mg.ShapedType(m.shape, m.dtype)], name="call")  # not a target: needs callables
 
+    with g.name_scope("complex"):  # the complex ops, complex arithmetic and the three Fourier transforms
+        zc = g.complex_tensor(m, g.negative(m), name="z")
+        spec = g.fast_fourier_transform(g.multiplication(zc, g.complex_constant(0.5, 1.0)), [0, 1],
+                                        mg.FFTDescriptor(inverse=True, scaling_mode=mg.FFTScalingMode.UNITARY))
+        half = g.real_to_hermitean_fft(m, [1], mg.FFTDescriptor(scaling_mode=mg.FFTScalingMode.SIZE))
+        outs += [g.real_part_of_tensor(spec), g.imaginary_part_of_tensor(spec), g.absolute_square(g.conjugate(half)),
+                 g.planar_tensor(spec), g.hermitean_to_real_fft(half, [1], mg.FFTDescriptor(round_to_odd_hermitean=True)),
+                 g.cast(spec, mg.float32)]
+
     built = {op.type for op in g.operations}
     missing = sorted(set(OPS) - built)
     assert not missing, (f"tests/graph_zoo.py does not build op types {missing}: add them to every_op_graph "

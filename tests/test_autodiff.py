@@ -211,6 +211,23 @@ CASES = {
     "gru": (lambda g, x, r, w, b, h0, b2: g.gru(x, r, w, b, h0, None, b2,
                                                descriptor=mg.GRUDescriptor(reset_after=True, flip_z=True))[0],
             [(3, 2, 2), (6, 2), (6, 2), (6,), (2, 2), (2,)], (-1, 1)),
+    # complex numbers and Fourier transforms (JAX's convention; tests/test_fft.py has more)
+    "complex_tensor": (lambda g, a, b: g.planar_tensor(g.complex_tensor(a, b)), [(2, 3), (3,)], (-2, 2)),
+    "real_part_of_tensor": (lambda g, a, b: g.real_part_of_tensor(g.multiplication(g.complex_tensor(a, b),
+                                                                                   g.complex_tensor(b, a))),
+                            [(3,), (3,)], (-2, 2)),
+    "imaginary_part_of_tensor": (lambda g, a, b: g.imaginary_part_of_tensor(g.multiplication(
+        g.complex_tensor(a, b), g.complex_tensor(b, a))), [(3,), (3,)], (-2, 2)),
+    "conjugate": (lambda g, a, b: g.planar_tensor(g.conjugate(g.complex_tensor(a, b))), [(3,), (3,)], (-2, 2)),
+    "absolute_square": (lambda g, a, b: g.absolute_square(g.complex_tensor(a, b)), [(2, 3), (2, 3)], (-2, 2)),
+    "planar_tensor": (lambda g, a, b: g.planar_tensor(g.complex_tensor(g.square(a), b)), [(2, 3), (2, 3)], (-2, 2)),
+    "fast_fourier_transform": (lambda g, a, b: g.planar_tensor(g.fast_fourier_transform(
+        g.complex_tensor(a, b), [0, 1], mg.FFTDescriptor(inverse=True, scaling_mode="unitary"))),
+        [(3, 4), (3, 4)], (-2, 2)),
+    "real_to_hermitean_fft": (lambda g, a: g.planar_tensor(g.real_to_hermitean_fft(a, [0, 1])), [(3, 5)], (-2, 2)),
+    "hermitean_to_real_fft": (lambda g, a, b: g.hermitean_to_real_fft(g.complex_tensor(a, b), [0, 1],
+                                                                       mg.FFTDescriptor(scaling_mode="size")),
+                              [(3, 4), (3, 4)], (-2, 2)),
     # control flow (tests/test_control_flow.py has the other branch, the bounds form, nesting)
     "if_then_else": (lambda g, a, b: g.if_then_else(g.constant(True), lambda: [g.sin(a) * b], lambda: [a * a])[0],
                      [(2, 3), (3,)], (-2, 2)),

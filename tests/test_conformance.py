@@ -24,6 +24,7 @@ import minigraph as mg
 from minigraph.descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                                    DepthwiseConvolution3DOpDescriptor, Pooling2DOpDescriptor, Pooling4DOpDescriptor)
 from minigraph.ops import OPS
+from minigraph.ops.elementwise import COMPLEX_OPS
 
 from conftest import ALL_BACKENDS
 from op_cases import BINARY, BITWISE, COMPARE, ELEMENTWISE, LOGICAL, UNARY, input_domains
@@ -792,11 +793,12 @@ def _compare(got, want, tol, what):
     if want.dtype.kind in "biu" or (rtol == 0 and atol == 0):
         np.testing.assert_array_equal(got, want, err_msg=what)
         return
-    w = want.astype(np.float64)
+    wide = np.complex128 if want.dtype.kind == "c" else np.float64
+    w = want.astype(wide)
     if atol == "scaled":
         finite = np.abs(w[np.isfinite(w)])
         atol = rtol * (finite.max() if finite.size else 1.0)
-    np.testing.assert_allclose(got.astype(np.float64), w, rtol=rtol, atol=atol, err_msg=what)
+    np.testing.assert_allclose(got.astype(wide), w, rtol=rtol, atol=atol, err_msg=what)
 
 
 def pytest_generate_tests(metafunc):
@@ -1974,3 +1976,63 @@ def _(g, rng):
         h, z = g.gru(x, r, w, b, h0, m, b2, descriptor=d)
         outs += g.gru_gradients(x, r, dy, z, h, None, w, b, h0, m, b2, descriptor=d)
     return outs, {**fs, **fm}
+
+
+# ----------------------------------------------------------------------------- complex numbers, Fourier transforms
+def _cfeed(g, rng, shape):
+    return feed(g, (uniform(rng, shape) + 1j * uniform(rng, shape)).astype(np.complex64))
+
+
+@case("complex_tensor", "broadcast")
+def _(g, rng):
+    a, fa = feed(g, uniform(rng, (3, 4)))
+    b, fb = feed(g, uniform(rng, (4,)))
+    return [g.complex_tensor(a, b)], {**fa, **fb}
+
+
+for _op in ("real_part_of_tensor", "imaginary_part_of_tensor", "conjugate", "absolute_square", "planar_tensor"):
+    @case(_op, "complex64")
+    def _(g, rng, op=_op):
+        z, fz = _cfeed(g, rng, (2, 3, 4))
+        return [getattr(g, op)(z)], fz
+    if _op != "planar_tensor":
+        @case(_op, "float32")
+        def _(g, rng, op=_op):
+            x, fx = feed(g, uniform(rng, (5,)))
+            return [getattr(g, op)(x)], fx
+
+
+_FFT_DESCS = [mg.FFTDescriptor(), mg.FFTDescriptor(inverse=True, scaling_mode=mg.FFTScalingMode.SIZE),
+              mg.FFTDescriptor(scaling_mode=mg.FFTScalingMode.UNITARY, round_to_odd_hermitean=True)]
+for _k, _d in enumerate(_FFT_DESCS):
+    @case("fast_fourier_transform", f"desc{_k}", tol=(1e-5, "scaled"))
+    def _(g, rng, d=_d):
+        z, fz = _cfeed(g, rng, (2, 5, 6))
+        x, fx = feed(g, uniform(rng, (3, 7)))
+        return [g.fast_fourier_transform(z, [0, 2], d), g.fast_fourier_transform(x, [-1], d)], {**fz, **fx}
+
+    @case("real_to_hermitean_fft", f"desc{_k}", tol=(1e-5, "scaled"))
+    def _(g, rng, d=_d):
+        x, fx = feed(g, uniform(rng, (2, 5, 6)))
+        return [g.real_to_hermitean_fft(x, [1, 2], d), g.real_to_hermitean_fft(x, [1], d)], fx
+
+    @case("hermitean_to_real_fft", f"desc{_k}", tol=(1e-5, "scaled"))
+    def _(g, rng, d=_d):
+        z, fz = _cfeed(g, rng, (3, 4, 5))
+        return [g.hermitean_to_real_fft(z, [0, 2], d), g.hermitean_to_real_fft(z, [1], d)], fz
+
+
+for _op in sorted(COMPLEX_OPS):
+    @case(_op, "complex64")
+    def _(g, rng, op=_op):
+        a, fa = _cfeed(g, rng, (3, 4))
+        b, fb = _cfeed(g, rng, (4,))
+        unary = op in ("negative", "exponent", "square")
+        return [getattr(g, op)(a) if unary else getattr(g, op)(a, b)], {**fa, **fb}
+
+
+@case("cast", "complex64")
+def _(g, rng):
+    z, fz = _cfeed(g, rng, (3, 4))
+    x, fx = feed(g, uniform(rng, (4,)))
+    return [g.cast(z, mg.float32), g.cast(z, mg.bool), g.cast(z, mg.int32), g.cast(x, mg.complex64)], {**fz, **fx}

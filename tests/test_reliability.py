@@ -95,7 +95,7 @@ def _bad_calls():
         ("expand_axis", lambda: (lambda g, x: g.expand_dims(x, axes=9, name="ed"))(*_g()), ["ed"]),
         ("squeeze_non1", lambda: (lambda g, x: g.squeeze(x, axes=[0], name="sq"))(*_g()), ["sq"]),
         ("select_shapes", lambda: (lambda g, x: g.select(x > 0, x, g.placeholder([4]), name="sel"))(*_g()), ["sel"]),
-        ("cast_unknown", lambda: (lambda g, x: g.cast(x, "complex128", name="cst"))(*_g()), ["complex128"]),
+        ("cast_unknown", lambda: (lambda g, x: g.cast(x, "complex256", name="cst"))(*_g()), ["complex256"]),
         ("relu_int_string", lambda: (lambda g, x: g.relu("abc", name="r"))(*_g()), ["r"]),
         ("add_none", lambda: (lambda g, x: g.addition(x, None, name="add"))(*_g()), ["add"]),
         ("add_other_graph", lambda: (lambda g, x: g.addition(x, mg.Graph().placeholder([2, 3]), name="add"))(*_g()), ["add"]),

@@ -50,6 +50,9 @@ BOUNDED: dict[str, str] = {
     "dropout": "Philox 4x32-10 per element: 10 rounds", "random_tensor": "Philox 4x32-10 per element: 10 rounds",
     "random_uniform_tensor": "Philox 4x32-10 per element: 10 rounds",
     "band_part": "one masked copy, one element per invocation",
+    **{op: "an elementwise map, one element per invocation" for op in (
+        "complex_tensor", "real_part_of_tensor", "imaginary_part_of_tensor", "conjugate", "absolute_square",
+        "planar_tensor")},
     "reinterpret_cast": "a word copy, one word per invocation",
     "im_to_col": "one read (or a zero of the padding) per column element",
     "shape_of": "one invocation per axis writes a value from its parameters",
@@ -65,6 +68,9 @@ BOUNDED: dict[str, str] = {
 BOUNDED["call"] = "no shader of its own: the host reads the inputs back, runs the callee and writes its results"
 
 REFUSED: dict[str, str] = {
+    **{op: "a direct DFT sums each axis in loops.long_loop passes, O(n^2) work: an axis longer than "
+           "fft.MAX_AXIS (32,768) is refused at compile time (tests/test_fft.py)"
+       for op in ("fast_fourier_transform", "real_to_hermitean_fft", "hermitean_to_real_fft")},
     "resize_gradient": "one input element gathers the gradient of every result that reads it in one "
                        "loop; more than loops.LOOP_MAX such results is refused at compile time",
 }

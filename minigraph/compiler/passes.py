@@ -189,7 +189,8 @@ def dead_code_elimination(steps: list, targets: Iterable[int], target_operations
 def _fusible(st, fusible_ops: frozenset, controlled: set) -> bool:
     op = st.op
     return (op.type in fusible_ops and op.opdef.elementwise and len(st.outputs) == 1 and not st.program
-            and not op.control_dependencies and id(op) not in controlled)
+            and not op.control_dependencies and id(op) not in controlled
+            and not any(t.dtype.is_complex for t in (*st.in_types, *st.out_types)))  # complex runs unfused
 
 
 def elementwise_fusion(steps: list, targets: Iterable[int], fusible_ops: frozenset) -> list:

@@ -1,6 +1,6 @@
 """Op declarations, one module per family. Importing this package declares every op."""
 from ..ir import OPS, OpDef
-from . import (attention, control_flow, convolution, convolution3d, convolution_transpose, cumulative, depthwise, depthwise3d, elementwise, gather, linalg,  # noqa: F401
+from . import (attention, complex, control_flow, convolution, convolution3d, convolution_transpose, cumulative, depthwise, depthwise3d, elementwise, fft, gather, linalg,  # noqa: F401
                image, matmul, memory, movement, normalization, optimizer, padding, pooling, pooling_4d, quantization, random, reduction,
                resize, rnn, shape, sort, space)
 from .registry import defop, gradient

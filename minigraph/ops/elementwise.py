@@ -18,7 +18,7 @@ def _numeric(t: ShapedType, what: str) -> None:
 
 
 def _floating(t: ShapedType, what: str) -> None:
-    if not t.dtype.is_floating:
+    if not (t.dtype.is_floating or t.dtype.is_complex):
         raise DTypeError(f"{what} needs a floating-point tensor (float32, float16), got {t.dtype.name}; "
                          "cast it first")
 
@@ -49,8 +49,22 @@ def _check(kind: str, t: ShapedType, what: str) -> None:
         _integer(t, what)
 
 
-def _infer_binary(kind: str):
+# the elementwise ops that take complex64 / complex32 operands (docs/complex-fft.md)
+COMPLEX_OPS = frozenset({"addition", "subtraction", "multiplication", "division", "negative", "equal",
+                         "not_equal", "exponent", "square"})
+
+
+def _complex_check(type: str, in_types) -> None:
+    if type not in COMPLEX_OPS and any(t.dtype.is_complex for t in in_types):
+        dt = next(t.dtype.name for t in in_types if t.dtype.is_complex)
+        raise DTypeError(f"{type} does not take complex tensors (got {dt}); the elementwise ops that do: "
+                         f"{', '.join(sorted(COMPLEX_OPS))}; take the parts with real_part_of_tensor / "
+                         "imaginary_part_of_tensor")
+
+
+def _infer_binary(kind: str, type: str = ""):
     def infer(in_types, attrs):
+        _complex_check(type, in_types)
         if kind == "logical":  # a float operand of a logical op: say bool is needed, not "same dtype"
             for t in in_types:
                 _logical(t, "this op")
@@ -62,8 +76,9 @@ def _infer_binary(kind: str):
     return infer
 
 
-def _infer_unary(kind: str):
+def _infer_unary(kind: str, type: str = ""):
     def infer(in_types, attrs):
+        _complex_check(type, in_types)
         t = in_types[0]
         _check(kind, t, "this op")
         return [ShapedType(t.shape, bool_) if kind == "predicate" else t]
@@ -83,7 +98,7 @@ def _binary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple 
 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``). Broadcasts as NumPy; operands need one dtype."
-    defop(type, swift=swift, objc=objc, inputs=("primary", "secondary"), infer=_infer_binary(kind),
+    defop(type, swift=swift, objc=objc, inputs=("primary", "secondary"), infer=_infer_binary(kind, type),
           family="comparison" if kind == "compare" else "arithmetic", since=since,
           differentiable=kind not in ("logical", "integer"), elementwise=True)(builder)
     return builder
@@ -100,7 +115,7 @@ def _unary(type: str, swift: str, objc: str, kind: str, doc: str, since: tuple =
 
     builder.__name__ = builder.__qualname__ = type
     builder.__doc__ = f"{doc} (MPSGraph ``{swift}``)."
-    defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_unary(kind),
+    defop(type, swift=swift, objc=objc, inputs=("tensor",), infer=_infer_unary(kind, type),
           family="arithmetic", since=since, differentiable=kind not in ("predicate", "logical", "integer"),
           elementwise=True)(builder)
     return builder

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import DTypeError, ResourceLimitError, ShapeError
 from ..ir import Operation
-from ..types import ShapedType, as_dtype, as_shape, float32, num_elements
+from ..types import ShapedType, as_dtype, as_shape, float32, num_elements, round_complex32
 from ..coerce import frozen_array
 from ..limits import MAX_BYTES, MAX_ELEMENTS
 from .registry import defop, gradient
@@ -50,7 +50,17 @@ def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
     except ValueError as e:
         raise ShapeError(f"constant op {name or 'constant'!r}: cannot fill shape {shape} from a value "
                          f"of shape {np.shape(value)}: {e}") from None
-    return g.add_op("constant", [], {"shape": arr.shape, "dtype": as_dtype(arr.dtype), "value": arr}, name).output
+    dt = as_dtype(arr.dtype)
+    if dtype is not None and as_dtype(dtype).name == "complex32":  # held as complex64, parts rounded to float16
+        dt = as_dtype(dtype)
+        arr = _frozen(round_complex32(arr) if not arr.strides or any(arr.strides) else
+                      np.broadcast_to(round_complex32(arr.reshape(-1)[:1]).reshape(()), arr.shape))
+    return g.add_op("constant", [], {"shape": arr.shape, "dtype": dt, "value": arr}, name).output
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
 
 
 def _filled(arr: np.ndarray, shp: tuple) -> np.ndarray:

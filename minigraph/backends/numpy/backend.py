@@ -7,6 +7,7 @@ import numpy as np
 from ... import recording
 from ...compiler.plan import every_step, run_memory_action
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError
+from ...types import round_complex32
 from .fused import EPILOGUE_OPS, FUSIBLE_OPS, fused_kernel
 from .registry import KERNELS
 
@@ -33,6 +34,16 @@ class NumpyBackend:
             raise KernelMissingError(f"numpy backend has no kernel for op type(s) {missing}: " + ", ".join(
                 f"{o.type} op {o.name!r} (built at {o.location})" for o in ops))
         return _Runner(plan)
+
+
+def _complex32_rounded(fn, out_types):
+    """complex32 results are held in complex64 arrays: round their parts to float16 after the kernel."""
+    which = [t.dtype.name == "complex32" for t in out_types]
+    if not any(which):
+        return fn
+    if len(which) == 1:
+        return lambda *a: round_complex32(fn(*a))
+    return lambda *a: [round_complex32(v) if w else v for v, w in zip(fn(*a), which)]
 
 
 def _bind_several(fn, ins, outs, free):
@@ -107,6 +118,7 @@ class _Runner:
                 raise
             except Exception as e:  # a kernel factory bug must still name the op
                 raise ExecutionError(f"{st.kernel} op {st.op.name!r}: could not prepare its kernel: {e}") from e
+            fn = _complex32_rounded(fn, st.out_types)
             if len(st.outputs) != 1:
                 self.steps.append((_bind_several(fn, st.inputs, st.outputs, st.free), st.op))
             else:

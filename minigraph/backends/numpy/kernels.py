@@ -344,6 +344,10 @@ def _select(step):
 @_split
 def _cast(step):
     dt = step.out_types[0].dtype.np_dtype
+    if step.in_types[0].dtype.is_complex and not step.out_types[0].dtype.is_complex:
+        if dt.kind == "b":  # NumPy's rule: true where either part is nonzero
+            return lambda x: x != 0
+        return lambda x: x.real.astype(dt)  # NumPy's rule: the real part (without its ComplexWarning)
     return lambda x: x.astype(dt, copy=False)  # a cast to the same dtype is the tensor itself
 
 

@@ -38,7 +38,7 @@ class Ref(NamedTuple):
 
 def device_nbytes(shape, dtype_name: str) -> int:
     """Bytes a tensor takes on the device: bool widened to u32, padded to 4 bytes, at least 4."""
-    item = 2 if dtype_name == "float16" else 4
+    item = {"float16": 2, "complex64": 8}.get(dtype_name, 4)
     n = num_elements(shape) * item
     return max(4, (n + 3) // 4 * 4)
 

@@ -344,10 +344,51 @@ def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=()):
     return src, params
 
 
+def _cmul(a: str, b: str) -> str:
+    return f"vec2<f32>({a}.x * {b}.x - {a}.y * {b}.y, {a}.x * {b}.y + {a}.y * {b}.x)"
+
+
+def _cdiv(a: str, b: str) -> str:
+    """Smith's division (NumPy's): scale by the larger part of the divisor, so |b|^2 never overflows."""
+    r1, r2 = f"({b}.y / {b}.x)", f"({b}.x / {b}.y)"
+    d1, d2 = f"({b}.x + {b}.y * {r1})", f"({b}.x * {r2} + {b}.y)"
+    q1 = f"vec2<f32>(({a}.x + {a}.y * {r1}) / {d1}, ({a}.y - {a}.x * {r1}) / {d1})"
+    q2 = f"vec2<f32>(({a}.x * {r2} + {a}.y) / {d2}, ({a}.y * {r2} - {a}.x) / {d2})"
+    return f"select({q2}, {q1}, abs({b}.x) >= abs({b}.y))"
+
+
+# the elementwise ops on complex64 values (vec2<f32>: real, imaginary); ops/elementwise.py COMPLEX_OPS
+COMPLEX_EXPRESSIONS = {
+    "addition": lambda v: f"({v[0]} + {v[1]})", "subtraction": lambda v: f"({v[0]} - {v[1]})",
+    "multiplication": lambda v: _cmul(v[0], v[1]), "division": lambda v: _cdiv(v[0], v[1]),
+    "negative": lambda v: f"(-{v[0]})", "square": lambda v: _cmul(v[0], v[0]),
+    "exponent": lambda v: f"(mg_exp({v[0]}.x) * vec2<f32>(mg_cos({v[0]}.y), mg_sin({v[0]}.y)))",
+    "equal": lambda v: _b(f"all({v[0]} == {v[1]})"), "not_equal": lambda v: _b(f"any({v[0]} != {v[1]})"),
+}
+
+
+def _complex_expression(step):
+    """The expression of an op with a complex64 operand or result (cast: to and from complex, NumPy's rule)."""
+    t = step.op.type
+    src, dst = step.in_types[0].dtype.name, step.out_types[0].dtype.name
+    if t == "cast":
+        if src == dst:
+            return lambda v, ct, out: v[0]
+        if src == "complex64":
+            if dst == "bool":
+                return lambda v, ct, out: _b(f"any({v[0]} != vec2<f32>(0.0, 0.0))")
+            return lambda v, ct, out: f"{COMPUTE[dst]}({v[0]}.x)"
+        return lambda v, ct, out: f"vec2<f32>(f32({v[0]}), 0.0)"
+    fn = COMPLEX_EXPRESSIONS[t]
+    return lambda v, ct, out: fn(v)
+
+
 @webgpu_kernel(*EXPRESSIONS, "leaky_relu")
 def _elementwise(step, kb):
     extra: tuple = ()
-    if step.op.type == "leaky_relu":
+    if any(t.dtype.name == "complex64" for t in (*step.in_types, *step.out_types)):
+        fn = _complex_expression(step)
+    elif step.op.type == "leaky_relu":
         fn, extra = _leaky_relu, (alpha_word(step.attrs["alpha"]),)
     else:
         fn = EXPRESSIONS[step.op.type]

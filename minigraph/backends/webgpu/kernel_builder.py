@@ -23,6 +23,10 @@ SUPPORTED_DTYPES = ("float32", "float16", "int32", "uint32", "bool")
 NARROW_INTS = ("int8", "uint8")
 NARROW_INT_OPS: set = set()
 _NARROW_NOTE = " (int8 and uint8 only as feeds, constants, views and the quantization ops' operands)"
+# complex64, stored as (real, imaginary) f32 pairs, for the ops that declare it here (fft.py)
+COMPLEX_OPS: set = set()
+_COMPLEX_NOTE = (" (complex64 only as feeds, constants, views and the operands of the complex and Fourier-transform "
+                 "ops; complex32 not at all)")
 
 
 def op_label(op) -> str:
@@ -64,10 +68,13 @@ def check_dtypes(step, ctx, backend_name: str) -> None:
         if name in NARROW_INTS and (step.op.type in NARROW_INT_OPS or step.memory in ("feed", "constant",
                                                                                        "filled_constant", "view")):
             continue
+        if name == "complex64" and (step.op.type in COMPLEX_OPS or step.memory in ("feed", "constant",
+                                                                                  "filled_constant", "view")):
+            continue
         if name not in SUPPORTED_DTYPES:
             raise UnsupportedDTypeError(
                 f"{op_label(step.op)} (built at {step.op.location}): the {backend_name} backend has no kernel for dtype {name} "
-                f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either){_NARROW_NOTE if name in NARROW_INTS else ''}; "
+                f"(it runs {', '.join(SUPPORTED_DTYPES)}; MPSGraph has no float64 either){_NARROW_NOTE if name in NARROW_INTS else _COMPLEX_NOTE if 'complex' in name else ''}; "
                 "cast to a supported dtype with g.cast(...) or run with backend='numpy'")
         if name == "float16" and not ctx.has_f16:
             raise UnsupportedDTypeError(

@@ -111,7 +111,7 @@ class Runner:
         ref, ty = self._source(st)
         value = st.op.attrs["value"]
         fill, dtype = value.flat[0], ty.dtype.name
-        itemsize = 2 if dtype == "float16" else 4  # on the device (bool is 4 bytes)
+        itemsize = {"float16": 2, "complex64": 8}.get(dtype, 4)  # on the device (bool is 4 bytes)
         chunk = None
         for start in range(0, value.size, FILL_CHUNK):
             n = min(FILL_CHUNK, value.size - start)
