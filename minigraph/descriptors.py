@@ -1,6 +1,6 @@
 """MPSGraph's enums (PaddingStyle, TensorNamedDataLayout, PaddingMode, ScatterMode, ResizeMode,
-RandomDistribution, RandomNormalSamplingMethod, OptimizationLevel), its op descriptors and the
-compilation descriptor.
+ResizeNearestRoundingMode, RandomDistribution, RandomNormalSamplingMethod, OptimizationLevel), its
+op descriptors and the compilation descriptor.
 
 Descriptors are mutable, like MPSGraph's; ops copy them when built, so later changes do not
 affect ops already in the graph. Defaults are those of MPSGraph's
@@ -78,6 +78,18 @@ class ResizeMode(enum.IntEnum):
 
     NEAREST = 0
     BILINEAR = 1
+
+
+class ResizeNearestRoundingMode(enum.IntEnum):
+    """MPSGraphResizeNearestRoundingMode, how NEAREST resize and sample_grid round a source
+    coordinate (raw values as in MPSGraph; ROUND_TO_EVEN and ROUND_TO_ODD arrived in macOS 13.2)."""
+
+    ROUND_PREFER_CEIL = 0
+    ROUND_PREFER_FLOOR = 1
+    CEIL = 2
+    FLOOR = 3
+    ROUND_TO_EVEN = 4
+    ROUND_TO_ODD = 5
 
 
 class RandomDistribution(enum.IntEnum):
