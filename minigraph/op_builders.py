@@ -10,7 +10,8 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor)
+                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
+                          ResizeNearestRoundingMode)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -2787,32 +2788,40 @@ class OpBuilders:
         """
         return _builder('reshape')(self, tensor, shape, name)  # type: ignore[no-any-return]
 
-    def resize(self, tensor: TensorLike, size: Sequence[int], mode: Any, center_result: bool, align_corners: bool, layout: Any, name: Optional[str] = None) -> Tensor:
-        """Resample the images in ``tensor`` to ``size = [newHeight, newWidth]`` (MPSGraph
-        ``resize(_:size:mode:centerResult:alignCorners:layout:name:)``).
+    def resize(self, tensor: TensorLike, size: Sequence[int], mode: Any, center_result: bool = False, align_corners: bool = False, layout: Any = None, name: Optional[str] = None, *, nearest_rounding_mode: Any = ResizeNearestRoundingMode.ROUND_PREFER_CEIL, scale: Optional[Sequence[float]] = None, offset: Optional[Sequence[float]] = None) -> Tensor:
+        """Resample the images in ``tensor`` to ``size`` (MPSGraph
+        ``resize(_:size:mode:centerResult:alignCorners:layout:name:)`` and its ``resizeNearest``,
+        ``resizeBilinear``, ``scaleOffsetTensor:`` and ``scaleTensor:offsetTensor:`` forms).
 
         Args:
             tensor: The images (MPSGraph's ``imagesTensor``), float, in ``layout``.
-            size: ``[newHeight, newWidth]``, ints >= 1.
-            mode: ``mg.ResizeMode.NEAREST`` (rounds half up, MPSGraph's RoundPreferCeil) or ``BILINEAR``.
+            size: ``[newHeight, newWidth]`` with a layout, else the whole result shape; ints >= 1.
+            mode: ``mg.ResizeMode.NEAREST`` or ``BILINEAR``.
             center_result: Half-pixel centres (``src = (o + 0.5) * n / m - 0.5``) instead of top-left alignment.
             align_corners: Corner pixels of input and result coincide (``src = o * (n - 1) / (m - 1)``);
                 ``center_result`` then does nothing.
-            layout: ``mg.TensorNamedDataLayout`` NCHW, NHWC, CHW, HWC or HW.
+            layout: ``mg.TensorNamedDataLayout`` NCHW, NHWC, CHW, HWC or HW (H and W are resized), or
+                None: every axis is (Apple's forms without a layout).
             name: The op's name (MPSGraph's ``name:``).
+            nearest_rounding_mode: How NEAREST rounds the source coordinate, an
+                ``mg.ResizeNearestRoundingMode`` (MPSGraph's default ROUND_PREFER_CEIL: halves up).
+            scale: Per resized axis (``[scaleY, scaleX]`` with a layout); with ``offset``, result
+                index ``o`` reads ``src = (o - offset) / scale`` (Apple's ``dst = src * scale + offset``).
+            offset: Per resized axis, with ``scale``.
 
         Returns:
-            Tensor: ``tensor``'s shape with H and W replaced by ``size``.
+            Tensor: ``tensor``'s shape with the resized axes replaced by ``size``.
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
         """
-        return _builder('resize')(self, tensor, size, mode, center_result, align_corners, layout, name)  # type: ignore[no-any-return]
+        return _builder('resize')(self, tensor, size, mode, center_result, align_corners, layout, name, nearest_rounding_mode=nearest_rounding_mode, scale=scale, offset=offset)  # type: ignore[no-any-return]
 
-    def resize_gradient(self, incoming_gradient: TensorLike, input: TensorLike, mode: Any, center_result: bool, align_corners: bool, layout: Any, name: Optional[str] = None) -> Tensor:
+    def resize_gradient(self, incoming_gradient: TensorLike, input: TensorLike, mode: Any, center_result: bool = False, align_corners: bool = False, layout: Any = None, name: Optional[str] = None, *, nearest_rounding_mode: Any = ResizeNearestRoundingMode.ROUND_PREFER_CEIL, scale: Optional[Sequence[float]] = None, offset: Optional[Sequence[float]] = None) -> Tensor:
         """Gradient of ``resize`` with respect to its images (MPSGraph
-        ``resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)``): each
-        result element's gradient goes back to the source elements it read, with their weights.
+        ``resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)`` and its
+        ``resizeNearest``, ``resizeBilinear`` and scale-offset forms): each result element's gradient
+        goes back to the source elements it read, with their weights.
 
         Args:
             incoming_gradient: The gradient of the resize's result.
@@ -2822,6 +2831,9 @@ class OpBuilders:
             align_corners: As the forward op.
             layout: As the forward op.
             name: The op's name (MPSGraph's ``name:``).
+            nearest_rounding_mode: As the forward op.
+            scale: As the forward op.
+            offset: As the forward op.
 
         Returns:
             Tensor: the gradient, with ``input``'s shape.
@@ -2829,7 +2841,7 @@ class OpBuilders:
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
         """
-        return _builder('resize_gradient')(self, incoming_gradient, input, mode, center_result, align_corners, layout, name)  # type: ignore[no-any-return]
+        return _builder('resize_gradient')(self, incoming_gradient, input, mode, center_result, align_corners, layout, name, nearest_rounding_mode=nearest_rounding_mode, scale=scale, offset=offset)  # type: ignore[no-any-return]
 
     def reverse(self, tensor: TensorLike, axes: Any, name: Optional[str] = None) -> Tensor:
         """The elements in reverse order along each of ``axes`` (unique; None: every axis), as
