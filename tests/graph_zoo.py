@@ -161,9 +161,13 @@ def every_op_graph(seed: int = 0):
         up = g.convolution_transpose_2d(x, up_w, [2, 6, 12, 12], up_d)
         big = g.resize(up, [15, 9], mg.ResizeMode.BILINEAR, True, False, mg.TensorNamedDataLayout.NCHW)
         near = g.resize(x, [4, 9], mg.ResizeMode.NEAREST, False, False, mg.TensorNamedDataLayout.NCHW)
-        loss = g.reduction_sum(g.square(big)) + g.reduction_sum(near)
+        even = g.resize(x, [9, 4], mg.ResizeMode.NEAREST, True, False, mg.TensorNamedDataLayout.NCHW,
+                        nearest_rounding_mode=mg.ResizeNearestRoundingMode.ROUND_TO_EVEN)
+        placed = g.resize(x, [2, 3, 9, 4], mg.ResizeMode.BILINEAR, scale=[1.0, 1.0, 1.5, 0.75],
+                          offset=[0.0, 0.0, 0.25, -0.1])  # no layout: every axis, by scale and offset
+        loss = g.reduction_sum(g.square(big)) + g.reduction_sum(near) + g.reduction_sum(even * placed)
         gx = g.gradients(loss, [x], name="grad")[x]
-        outs += [big, gx, g.gradients(g.reduction_sum(g.square(gx)), [x], name="grad2")[x],
+        outs += [big, even, placed, gx, g.gradients(g.reduction_sum(g.square(gx)), [x], name="grad2")[x],
                  g.convolution_transpose_2d_weights_gradient(up, x, [3, 2, 3, 3], up_d)]
     with g.name_scope("movement"):  # reflect-pad, tile, split, stack, flatten, reverse, and their gradients
         padded = g.pad_tensor(x, mg.PaddingMode.REFLECT, [0, 0, 2, 1], [0, 0, 1, 2])

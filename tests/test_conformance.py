@@ -1371,6 +1371,36 @@ for _cid, _lay, _shape, _size, _mode, _cr, _ac in _RESIZES:
         return [g.resize_gradient(dy, x, mode, cr, ac, lay)], {**fx, **fd}
     case("resize_gradient", _cid, tol=(2e-3, 2e-3) if _dt == F16 else (1e-5, "scaled"))(_b)
 
+# the rounding-mode, scale-offset and no-layout forms: (id, shape, size, keywords of resize)
+_RN = mg.ResizeNearestRoundingMode
+_RESIZE_FORMS = [
+    ("nearest-round-to-even", (1, 5, 4, 2), (9, 7), dict(mode="NEAREST", layout="NHWC",
+                                                         nearest_rounding_mode=_RN.ROUND_TO_EVEN)),
+    ("nearest-floor-half", (2, 3, 4, 5), (7, 3), dict(mode="NEAREST", center_result=True, layout="NCHW",
+                                                      nearest_rounding_mode=_RN.FLOOR)),
+    ("bilinear-scale-offset", (1, 2, 5, 4), (7, 6), dict(mode="BILINEAR", layout="NCHW", scale=[1.5, 0.75],
+                                                         offset=[0.25, -0.1])),
+    ("nearest-scale-offset-no-layout", (2, 5, 4), (3, 7, 6), dict(mode="NEAREST", scale=[1.0, 1.25, 2.0],
+                                                                  offset=[0.5, 0.0, -0.75],
+                                                                  nearest_rounding_mode=_RN.ROUND_TO_ODD)),
+    ("bilinear-no-layout", (3, 4, 2), (5, 2, 3), dict(mode="BILINEAR", center_result=True)),
+]
+for _cid, _shape, _size, _kw in _RESIZE_FORMS:
+    def _b(g, rng, shape=_shape, size=_size, kw=_kw):
+        x, fx = feed(g, uniform(rng, shape))
+        return [g.resize(x, size, **kw)], fx
+    case("resize", _cid, tol=(1e-5, 1e-6))(_b)
+
+    def _b(g, rng, shape=_shape, size=_size, kw=_kw):
+        x, fx = feed(g, uniform(rng, shape))
+        out = list(shape)
+        axes = {"NCHW": (2, 3), "NHWC": (1, 2)}[kw["layout"]] if "layout" in kw else tuple(range(len(shape)))
+        for a, n in zip(axes, size):
+            out[a] = n
+        dy, fd = feed(g, uniform(rng, tuple(out)))
+        return [g.resize_gradient(dy, x, **kw)], {**fx, **fd}
+    case("resize_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
 
 # ----------------------------------------------------------------------------- padding, tile, split, stack, flatten_2d, reverse
 _PADS = {"CONSTANT": ([2, 0, 3], [1, 2, 4]), "ZERO": ([1, 1, 0], [0, 2, 5]), "CLAMP_TO_EDGE": ([3, 0, 6], [2, 5, 1]),
