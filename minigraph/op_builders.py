@@ -2905,6 +2905,35 @@ class OpBuilders:
         """
         return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def sample_grid(self, source: TensorLike, coordinates: TensorLike, layout: Any, normalize_coordinates: bool, relative_coordinates: bool, align_corners: bool, padding_mode: Any, sampling_mode: Any, constant_value: float = 0.0, name: Optional[str] = None, *, nearest_rounding_mode: Any = ResizeNearestRoundingMode.ROUND_PREFER_CEIL) -> Tensor:
+        """Sample ``source`` at ``coordinates`` (MPSGraph ``sampleGrid(withSourceTensor:coordinateTensor:
+        layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)``
+        and its ``nearestRoundingMode:`` form), like PyTorch's ``grid_sample``.
+
+        Args:
+            source: ``[N, H, W, C]`` or ``[N, C, H, W]`` (``layout``), float.
+            coordinates: ``[N, Hout, Wout, 2]``, float: per result pixel ``(x, y)``, x along W.
+            layout: ``mg.TensorNamedDataLayout.NHWC`` or ``NCHW``, of ``source`` and the result.
+            normalize_coordinates: Coordinates in ``[-1, 1]`` across the image, else in pixels.
+            relative_coordinates: Coordinates are offsets from each result pixel's position.
+            align_corners: With normalized coordinates, -1 and 1 are the centres of the edge pixels,
+                else their outer edges.
+            padding_mode: ``mg.PaddingMode`` CONSTANT, ZERO, REFLECT, SYMMETRIC or CLAMP_TO_EDGE: what
+                a sample outside the image reads.
+            sampling_mode: ``mg.ResizeMode.NEAREST`` or ``BILINEAR``.
+            constant_value: What a tap outside the image reads with CONSTANT padding.
+            name: The op's name (MPSGraph's ``name:``).
+            nearest_rounding_mode: How NEAREST rounds (an ``mg.ResizeNearestRoundingMode``; MPSGraph's
+                default ROUND_PREFER_CEIL; PyTorch's ``grid_sample`` rounds to even).
+
+        Returns:
+            Tensor: ``[N, Hout, Wout, C]`` or ``[N, C, Hout, Wout]``, the source's dtype.
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
+        """
+        return _builder('sample_grid')(self, source, coordinates, layout, normalize_coordinates, relative_coordinates, align_corners, padding_mode, sampling_mode, constant_value, name, nearest_rounding_mode=nearest_rounding_mode)  # type: ignore[no-any-return]
+
     def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: Optional[TensorLike] = None, scale: Optional[float] = None, name: Optional[str] = None) -> Tensor:
         """``softmax(scale * query @ key^T + mask) @ value`` over the last axis, max-subtracted
         (MPSGraph ``scaledDotProductAttention(query:key:value:mask:scale:name:)``; with ``mask=None``
