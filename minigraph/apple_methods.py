@@ -139,6 +139,9 @@ EXPLICIT: dict[str, Row] = {
         _form("resize_gradient", "`mode=ResizeMode.BILINEAR`"),
     "resizeBilinear(_:sizeTensor:centerResult:alignCorners:layout:name:)": _tensor("resize", "the size; `mode=ResizeMode.BILINEAR`"),
     **_resize_forms(),
+    "sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:"
+    "paddingMode:nearestRoundingMode:constantValue:name:)":
+        _form("sample_grid", "`sampling_mode=ResizeMode.NEAREST`, `nearest_rounding_mode=`"),
     "gatherAlongAxisTensor(_:updates:indices:name:)": _tensor("gather_along_axis", "the axis"),
     "scatterAlongAxisTensor(_:data:updates:indices:mode:name:)": _tensor("scatter_along_axis", "the axis"),
     "sliceTensor(_:start:end:strideTensor:startMask:endMask:squeezeMask:name:)": _tensor("slice_tensor", "starts, ends and strides"),
@@ -213,8 +216,6 @@ _NO_OP_YET = {
         softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)
         softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)
         reinterpretCast(_:to:name:)
-        sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:nearestRoundingMode:constantValue:name:)
-        sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)
         scaledDotProductAttention(query:key:value:descriptor:name:)
         scatterAlongAxis(_:updates:indices:shape:mode:name:) scatterAlongAxisTensor(_:updates:indices:shape:mode:name:)
         scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)

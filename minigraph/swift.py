@@ -340,6 +340,20 @@ class _Exporter:
             parts.append(f"layout: {_enum(lay)}")
         return f"graph.{method}({', '.join(parts)}, name: {swift_string(op.name)})"
 
+    def sample_grid(self, op):
+        """The samplingMode form, or the nearestRoundingMode form for a rounding other than the default."""
+        a = op.attrs
+        t = self.tensor
+        rounding = a.get("nearest_rounding_mode")
+        how = f"samplingMode: {_enum(a['sampling_mode'])}" if rounding is None or rounding.value == 0 else \
+            f"nearestRoundingMode: {_enum(rounding)}"
+        return (f"graph.sampleGrid(withSourceTensor: {t(op.inputs[0])}, coordinateTensor: {t(op.inputs[1])}, "
+                f"layout: {_enum(a['layout'])}, normalizeCoordinates: {_scalar_value(a['normalize_coordinates'], '')}, "
+                f"relativeCoordinates: {_scalar_value(a['relative_coordinates'], '')}, "
+                f"alignCorners: {_scalar_value(a['align_corners'], '')}, paddingMode: {_enum(a['padding_mode'])}, "
+                f"{how}, constantValue: {_scalar_value(float(a['constant_value']), '')}, "
+                f"name: {swift_string(op.name)})")
+
     def _int_tensor(self, values) -> str:
         v = np.asarray(list(values), np.int32)
         return f"graph.constant({_data(v)}, shape: [{len(v)}], dataType: .int32)"
@@ -511,7 +525,7 @@ class _Exporter:
 
 
 SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
-           "resize": "resize", "resize_gradient": "resize",
+           "resize": "resize", "resize_gradient": "resize", "sample_grid": "sample_grid",
            "slice_gradient": "slice_gradient", "slice_gradient_tensor": "slice_gradient_tensor",
            "gather_along_axis": "along_axis",
            "scatter_along_axis": "along_axis", "if_then_else": "if_then_else", "while_loop": "while_loop",
