@@ -153,6 +153,10 @@ def every_op_graph(seed: int = 0):
         idesc = mg.ImToColOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, padding_top=1)
         cols = g.im_to_col(x, idesc)
         outs += [cols, g.col_to_im(cols, x.shape, idesc)]
+        warp = g.constant(rng.uniform(-0.3, 0.3, (2, 5, 4, 2)).astype(f32), name="warp")  # offsets, normalized
+        sampled = g.sample_grid(x, warp, mg.TensorNamedDataLayout.NCHW, True, True, False, mg.PaddingMode.SYMMETRIC,
+                                mg.ResizeMode.BILINEAR)
+        outs += [sampled, g.gradients(g.reduction_sum(g.square(sampled)), [x], name="warp_grad")[x]]
 
     with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
         up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,

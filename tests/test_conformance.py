@@ -1643,6 +1643,29 @@ for _lay in ("NCHW", "NHWC"):
         return [g.col_to_im(c, shape, d), g.col_to_im(ci, shape, d)], {**fc, **fci}
 
 
+# sample_grid: (id, layout, normalize, relative, align_corners, padding, sampling, rounding)
+_PM, _RM = mg.PaddingMode, mg.ResizeMode
+_SAMPLE_GRIDS = [
+    ("nchw-bilinear-zero", "NCHW", True, False, False, _PM.ZERO, _RM.BILINEAR, None),
+    ("nhwc-bilinear-constant-relative", "NHWC", True, True, True, _PM.CONSTANT, _RM.BILINEAR, None),
+    ("nchw-bilinear-reflect-pixels", "NCHW", False, False, True, _PM.REFLECT, _RM.BILINEAR, None),
+    ("nhwc-bilinear-symmetric", "NHWC", True, False, False, _PM.SYMMETRIC, _RM.BILINEAR, None),
+    ("nchw-nearest-clamp-even", "NCHW", True, False, True, _PM.CLAMP_TO_EDGE, _RM.NEAREST,
+     mg.ResizeNearestRoundingMode.ROUND_TO_EVEN),
+    ("nhwc-nearest-constant-relative-pixels", "NHWC", False, True, False, _PM.CONSTANT, _RM.NEAREST, None),
+    ("f16-nhwc-bilinear", "NHWC", True, False, False, _PM.CLAMP_TO_EDGE, _RM.BILINEAR, None),
+]
+for _cid, _lay, _norm, _rel, _ac, _pad, _sm, _rnd in _SAMPLE_GRIDS:
+    _dt = F16 if "f16" in _cid else F32
+
+    def _b(g, rng, lay=_lay, norm=_norm, rel=_rel, ac=_ac, pad=_pad, sm=_sm, rnd=_rnd, dt=_dt):
+        s, fs = feed(g, rng.standard_normal((2, 5, 6, 3) if lay == "NHWC" else (2, 3, 5, 6)).astype(dt))
+        c, fc = feed(g, (rng.uniform(-1.4, 1.4, (2, 4, 7, 2)) * (1 if norm else 4)).astype(dt))
+        kw = {} if rnd is None else {"nearest_rounding_mode": rnd}
+        return [g.sample_grid(s, c, lay, norm, rel, ac, pad, sm, 0.75, **kw)], {**fs, **fc}
+    case("sample_grid", _cid, tol=(3e-3, 3e-3) if _dt == F16 else (1e-5, 1e-5))(_b)
+
+
 @case("band_part", "bands-batch-dtypes-special", tol=(0, 0))
 def _(g, rng):
     a, fa = feed(g, rng.standard_normal((2, 3, 5, 4)).astype(F32))

@@ -302,15 +302,15 @@ def _sample_grid_grad(g, op, dy, wanted):
 
 def source_gradient(g, op, dy):
     """Each result element's gradient added into the source pixels it read, with their weights
-    (``scatter_nd`` of the taps, built from graph ops)."""
+    (a ``scatter_nd`` per tap, batched over N, built from graph ops)."""
     src, coords = op.inputs
     attrs = op.attrs
     hx, wx, cx = spatial(attrs["layout"])
     n, hs, ws, cs = (src.shape[i] for i in (0, hx, wx, cx))
     _, ho, wo, _ = coords.shape
-    if -1 in (n, hs, ws, cs, ho, wo):
-        raise ShapeError(f"the gradient of sample_grid op {op.name!r} needs the static shapes of its source "
-                         f"{src.shape} and coordinates {coords.shape}")
+    if -1 in (hs, ws, cs, ho, wo):
+        raise ShapeError(f"the gradient of sample_grid op {op.name!r} needs the H, W and C of its source "
+                         f"{src.shape} and the Hout, Wout of its coordinates {coords.shape}")
     m = GraphMath(g)
     dt = dy.dtype
     if attrs["layout"] == TensorNamedDataLayout.NCHW:
@@ -320,7 +320,6 @@ def source_gradient(g, op, dy):
     for c, size, out_size, shape in ((cxy[0], ws, wo, (1, 1, wo, 1)), (cxy[1], hs, ho, (1, ho, 1, 1))):
         b = g.constant(base(size, out_size, attrs).reshape(shape).astype(dt.np_dtype), dt)
         per_axis.append(taps(m, pixel(m, c, size, b, attrs), attrs))
-    batch = g.constant(np.broadcast_to(np.arange(n, dtype=np.int32).reshape(n, 1, 1, 1), (n, ho, wo, 1)).copy())
     zero = g.constant(0.0, dt)
     total = None
     for iy, wy in per_axis[1]:
@@ -331,9 +330,8 @@ def source_gradient(g, op, dy):
             if w is not None:
                 ok = m.both(ok, g.not_equal(w, zero))
             wt = g.select(ok, w if w is not None else g.constant(1.0, dt), zero)
-            idx = g.concat([batch, g.cast(g.select(ok, iy, zero), int32),
-                             g.cast(g.select(ok, ix, zero), int32)], 3)
-            part = g.scatter_nd(dy * wt, idx, [n, hs, ws, cs])
+            idx = g.concat([g.cast(g.select(ok, iy, zero), int32), g.cast(g.select(ok, ix, zero), int32)], 3)
+            part = g.scatter_nd(dy * wt, idx, [n, hs, ws, cs], batch_dimensions=1)
             total = part if total is None else total + part
     if attrs["layout"] == TensorNamedDataLayout.NCHW:
         total = g.permute(total, [0, 3, 1, 2])
