@@ -2906,9 +2906,9 @@ class OpBuilders:
         return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
 
     def sample_grid(self, source: TensorLike, coordinates: TensorLike, layout: Any, normalize_coordinates: bool, relative_coordinates: bool, align_corners: bool, padding_mode: Any, sampling_mode: Any, constant_value: float = 0.0, name: Optional[str] = None, *, nearest_rounding_mode: Any = ResizeNearestRoundingMode.ROUND_PREFER_CEIL) -> Tensor:
-        """Sample ``source`` at ``coordinates`` (MPSGraph ``sampleGrid(withSourceTensor:coordinateTensor:
-        layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)``
-        and its ``nearestRoundingMode:`` form), like PyTorch's ``grid_sample``.
+        """Sample ``source`` at ``coordinates``, like PyTorch's ``grid_sample`` (MPSGraph
+        ``sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)``
+        and its ``nearestRoundingMode:`` form).
 
         Args:
             source: ``[N, H, W, C]`` or ``[N, C, H, W]`` (``layout``), float.

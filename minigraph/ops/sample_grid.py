@@ -242,9 +242,9 @@ def _layout(value: Any, label: str) -> TensorNamedDataLayout:
 def sample_grid(g, source, coordinates, layout, normalize_coordinates: bool, relative_coordinates: bool,
                 align_corners: bool, padding_mode, sampling_mode, constant_value: float = 0.0,
                 name: Optional[str] = None, *, nearest_rounding_mode=_R.ROUND_PREFER_CEIL):
-    """Sample ``source`` at ``coordinates`` (MPSGraph ``sampleGrid(withSourceTensor:coordinateTensor:
-    layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)``
-    and its ``nearestRoundingMode:`` form), like PyTorch's ``grid_sample``.
+    """Sample ``source`` at ``coordinates``, like PyTorch's ``grid_sample`` (MPSGraph
+    ``sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)``
+    and its ``nearestRoundingMode:`` form).
 
     Args:
         source: ``[N, H, W, C]`` or ``[N, C, H, W]`` (``layout``), float.
