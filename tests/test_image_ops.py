@@ -335,12 +335,34 @@ def test_sample_grid_source_gradient_finite_differences(layout):
                         [rng.uniform(-1, 1, shape)], rng)
 
 
-def test_sample_grid_has_no_coordinate_gradient():
-    g = mg.Graph()
-    s, c = g.placeholder([1, 3, 3, 1]), g.placeholder([1, 2, 2, 2])
-    y = g.sample_grid(s, c, L.NHWC, True, False, False, P.ZERO, R.BILINEAR, name="warp")
-    with pytest.raises(mg.NotDifferentiableError, match=r"'warp'.*coordinates \(input 1\)"):
-        g.gradients(g.reduction_sum(y, axes=None), [c])
+@needs_torch
+@pytest.mark.parametrize("tpad", list(TORCH_PAD))
+def test_sample_grid_coordinate_gradient_is_torch_autograd(tpad):
+    rng = np.random.default_rng(9)
+    x, grid, dy = rng.standard_normal((2, 3, 5, 7)), rng.uniform(-1.4, 1.4, (2, 4, 6, 2)), \
+        rng.standard_normal((2, 3, 4, 6))
+    for ac, (tmode, mode) in itertools.product((False, True), (("bilinear", R.BILINEAR), ("nearest", R.NEAREST))):
+        g = mg.Graph()
+        xp, gp, dyp = (g.placeholder(v.shape, mg.float64) for v in (x, grid, dy))
+        y = g.sample_grid(xp, gp, L.NCHW, True, False, ac, TORCH_PAD[tpad](ac), mode)
+        dg = g.gradients(g.reduction_sum(y * dyp, axes=None), [gp])[gp]
+        got = g.run({xp: x, gp: grid, dyp: dy}, [dg])[dg]
+        gt = torch.from_numpy(grid).requires_grad_()
+        F.grid_sample(torch.from_numpy(x), gt, mode=tmode, padding_mode=tpad,
+                      align_corners=ac).backward(torch.from_numpy(dy))
+        np.testing.assert_allclose(got, gt.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("pad", [P.CONSTANT, P.CLAMP_TO_EDGE, P.REFLECT, P.SYMMETRIC])
+def test_sample_grid_coordinate_gradient_finite_differences(pad):
+    """Pixel and relative coordinates too (away from the kinks at whole pixels and edges)."""
+    from gradcheck import check_gradients
+    rng = np.random.default_rng(10)
+    src = rng.standard_normal((1, 4, 5, 2))
+    coords = np.round(rng.uniform(-2, 6, (1, 3, 4, 2)) * 4) / 4 + 0.0625  # off whole and half pixels
+    for normalize, relative in ((False, False), (False, True)):
+        check_gradients(lambda g, c: g.sample_grid(g.constant(src), c, L.NHWC, normalize, relative, False, pad,
+                                                   R.BILINEAR, 0.5), [coords], rng)
 
 
 def test_sample_grid_declaration_and_swift_export():

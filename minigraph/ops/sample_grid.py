@@ -21,8 +21,9 @@ y) and result size ``O``, result index ``j`` turns its coordinate ``c`` into a p
    ``f``; a tap outside the image reads ``constant_value`` (CONSTANT) or 0 (ZERO), a tap of
    weight 0 reads nothing. A NaN position gives NaN.
 
-The per-axis steps are written once (``pixel``, ``taps``) over an array namespace, so the NumPy
-kernel and the gradient rule (built from graph ops) compute the same positions.
+The per-axis steps are written once (``pixel``, ``taps``, ``slope``) over an array namespace, so
+the NumPy kernel and the gradient rules (built from graph ops: a scatter per tap for the source,
+the taps' differences times ``dp / dc`` for the coordinates) compute the same positions.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..descriptors import PaddingMode, ResizeMode, ResizeNearestRoundingMode, TensorNamedDataLayout
-from ..errors import DescriptorError, NotDifferentiableError, ShapeError
+from ..errors import DescriptorError, ShapeError
 from ..types import ShapedType, int32
 from .convolution import check_float
 from .registry import defop, gradient
@@ -150,6 +151,35 @@ def pixel(m, c, size: int, out_base, attrs: dict):
         c = m.select(m.odd(flips), (extra * -1.0 + span) + lo, extra + lo)
         return m.clamp(c, 0.0, float(size - 1))
     return c
+
+
+def slope(m, c, size: int, out_base, attrs: dict):
+    """``dp / dc`` of ``pixel`` (PyTorch's ``grid_sampler_compute_source_index_set_grad``): the
+    normalization's factor, 0 where a clamp holds ``p`` at an edge, -1 where a reflection flips."""
+    if attrs["relative_coordinates"]:
+        c = c + out_base
+    a = 1.0
+    if attrs["normalize_coordinates"]:
+        a, o = _unnormalize(size, attrs["align_corners"])
+        c = c * a + o
+    pad = attrs["padding_mode"]
+    one = c * 0.0 + a
+    inside = None
+    if pad in (_P.REFLECT, _P.SYMMETRIC):
+        lo, span = (0.0, float(size - 1)) if pad == _P.REFLECT else (-0.5, float(size))
+        if span == 0:
+            return c * 0.0
+        sign = m.select(m.gt(c * -1.0 + lo, 0.0), one * -1.0, one)  # c < lo: |c - lo| flips
+        q = m.abs(c - lo)
+        flips = m.floor(q / span)
+        extra = q - flips * span
+        odd = m.odd(flips)
+        p = m.select(odd, (extra * -1.0 + span) + lo, extra + lo)
+        one = m.select(odd, sign * -1.0, sign)
+        inside = m.both(m.gt(p, 0.0), m.gt(p * -1.0 + float(size - 1), 0.0))
+    elif pad == _P.CLAMP_TO_EDGE:
+        inside = m.both(m.gt(c, 0.0), m.gt(c * -1.0 + float(size - 1), 0.0))
+    return one if inside is None else m.select(inside, one, c * 0.0)
 
 
 def rounded(m, p, rounding: ResizeNearestRoundingMode):
@@ -290,49 +320,79 @@ def sample_grid(g, source, coordinates, layout, normalize_coordinates: bool, rel
 # ------------------------------------------------------------------ gradient
 @gradient("sample_grid")
 def _sample_grid_grad(g, op, dy, wanted):
-    if wanted[1]:
-        raise NotDifferentiableError(
-            f"sample_grid op {op.name!r}: no gradient with respect to its coordinates (input 1); the gradient "
-            "with respect to the source (input 0) is available: stop the coordinates' gradient with "
-            "g.stop_gradient")
-    if not wanted[0]:
-        return [None, None]
-    return [source_gradient(g, op, dy), None]
+    plan = _GradientPlan(g, op, dy)
+    return [plan.source_gradient() if wanted[0] else None, plan.coordinate_gradient() if wanted[1] else None]
 
 
-def source_gradient(g, op, dy):
-    """Each result element's gradient added into the source pixels it read, with their weights
-    (a ``scatter_nd`` per tap, batched over N, built from graph ops)."""
-    src, coords = op.inputs
-    attrs = op.attrs
-    hx, wx, cx = spatial(attrs["layout"])
-    n, hs, ws, cs = (src.shape[i] for i in (0, hx, wx, cx))
-    _, ho, wo, _ = coords.shape
-    if -1 in (hs, ws, cs, ho, wo):
-        raise ShapeError(f"the gradient of sample_grid op {op.name!r} needs the H, W and C of its source "
-                         f"{src.shape} and the Hout, Wout of its coordinates {coords.shape}")
-    m = GraphMath(g)
-    dt = dy.dtype
-    if attrs["layout"] == TensorNamedDataLayout.NCHW:
-        dy = g.permute(dy, [0, 2, 3, 1])  # to [N, Ho, Wo, C]
-    cxy = g.split(coords, 2, 3)  # x, y: [N, Ho, Wo, 1]
-    per_axis = []
-    for c, size, out_size, shape in ((cxy[0], ws, wo, (1, 1, wo, 1)), (cxy[1], hs, ho, (1, ho, 1, 1))):
-        b = g.constant(base(size, out_size, attrs).reshape(shape).astype(dt.np_dtype), dt)
-        per_axis.append(taps(m, pixel(m, c, size, b, attrs), attrs))
-    zero = g.constant(0.0, dt)
-    total = None
-    for iy, wy in per_axis[1]:
-        for ix, wx_ in per_axis[0]:
-            w = wx_ if wy is None else (wy if wx_ is None else wx_ * wy)
-            ok = m.both(m.both(g.greater_than_or_equal_to(ix, zero), g.less_than_or_equal_to(ix, float(ws - 1))),
-                        m.both(g.greater_than_or_equal_to(iy, zero), g.less_than_or_equal_to(iy, float(hs - 1))))
-            if w is not None:
-                ok = m.both(ok, g.not_equal(w, zero))
-            wt = g.select(ok, w if w is not None else g.constant(1.0, dt), zero)
-            idx = g.concat([g.cast(g.select(ok, iy, zero), int32), g.cast(g.select(ok, ix, zero), int32)], 3)
-            part = g.scatter_nd(dy * wt, idx, [n, hs, ws, cs], batch_dimensions=1)
-            total = part if total is None else total + part
-    if attrs["layout"] == TensorNamedDataLayout.NCHW:
-        total = g.permute(total, [0, 3, 1, 2])
-    return total
+class _GradientPlan:
+    """The taps of a sample_grid op as graph ops, in NHWC: what both gradients are built from."""
+
+    def __init__(self, g, op, dy) -> None:
+        src, coords = op.inputs
+        self.g, self.op, self.attrs = g, op, op.attrs
+        hx, wx, cx = spatial(self.attrs["layout"])
+        self.n, self.hs, self.ws, self.cs = (src.shape[i] for i in (0, hx, wx, cx))
+        _, ho, wo, _ = coords.shape
+        if -1 in (self.hs, self.ws, self.cs, ho, wo):
+            raise ShapeError(f"the gradient of sample_grid op {op.name!r} needs the H, W and C of its source "
+                             f"{src.shape} and the Hout, Wout of its coordinates {coords.shape}")
+        self.nchw = self.attrs["layout"] == TensorNamedDataLayout.NCHW
+        self.m = GraphMath(g)
+        self.dt = dy.dtype
+        self.dy = g.permute(dy, [0, 2, 3, 1]) if self.nchw else dy  # [N, Ho, Wo, C]
+        self.zero = g.constant(0.0, self.dt)
+        cxy = g.split(coords, 2, 3)  # x, y: [N, Ho, Wo, 1]
+        self.axes = []  # per axis (x, y): (coordinate, size, base)
+        for c, size, out_size, shape in ((cxy[0], self.ws, wo, (1, 1, wo, 1)), (cxy[1], self.hs, ho, (1, ho, 1, 1))):
+            b = g.constant(base(size, out_size, self.attrs).reshape(shape).astype(self.dt.np_dtype), self.dt)
+            self.axes.append((c, size, b))
+        self.taps = [taps(self.m, pixel(self.m, c, size, b, self.attrs), self.attrs) for c, size, b in self.axes]
+
+    def _where(self, ix, iy, w=None):
+        """(inside the image and of nonzero weight, the [y, x] indices with 0 elsewhere)."""
+        g, m, zero = self.g, self.m, self.zero
+        ok = m.both(m.both(g.greater_than_or_equal_to(ix, zero), g.less_than_or_equal_to(ix, float(self.ws - 1))),
+                    m.both(g.greater_than_or_equal_to(iy, zero), g.less_than_or_equal_to(iy, float(self.hs - 1))))
+        if w is not None:
+            ok = m.both(ok, g.not_equal(w, zero))
+        idx = g.concat([g.cast(g.select(ok, iy, zero), int32), g.cast(g.select(ok, ix, zero), int32)], 3)
+        return ok, idx
+
+    def source_gradient(self):
+        """Each result element's gradient added into the source pixels it read, with their weights
+        (a ``scatter_nd`` per tap, batched over N)."""
+        g = self.g
+        total = None
+        for iy, wy in self.taps[1]:
+            for ix, wx in self.taps[0]:
+                w = wx if wy is None else (wy if wx is None else wx * wy)
+                ok, idx = self._where(ix, iy, w)
+                wt = g.select(ok, w if w is not None else g.constant(1.0, self.dt), self.zero)
+                part = g.scatter_nd(self.dy * wt, idx, [self.n, self.hs, self.ws, self.cs], batch_dimensions=1)
+                total = part if total is None else total + part
+        return g.permute(total, [0, 3, 1, 2]) if self.nchw else total
+
+    def coordinate_gradient(self):
+        """BILINEAR: the change of the mix with each position (the four taps' values, a tap outside
+        reading the padding constant) times ``dp / dc``; NEAREST: 0 (piecewise constant)."""
+        g, op = self.g, self.op
+        coords = op.inputs[1]
+        if self.attrs["sampling_mode"] == ResizeMode.NEAREST:
+            return g.multiplication(coords, self.zero)
+        src = g.permute(op.inputs[0], [0, 2, 3, 1]) if self.nchw else op.inputs[0]
+        fill = g.constant(self.attrs["constant_value"] if self.attrs["padding_mode"] == _P.CONSTANT else 0.0,
+                          self.dt)
+        (x0, wx0), (x1, wx1) = self.taps[0]
+        (y0, wy0), (y1, wy1) = self.taps[1]
+
+        def value(iy, ix):
+            ok, idx = self._where(ix, iy)
+            return g.select(ok, g.gather_nd(src, idx, batch_dimensions=1), fill)  # [N, Ho, Wo, C]
+
+        v00, v01, v10, v11 = value(y0, x0), value(y0, x1), value(y1, x0), value(y1, x1)
+        dpx = wy0 * (v01 - v00) + wy1 * (v11 - v10)
+        dpy = wx0 * (v10 - v00) + wx1 * (v11 - v01)
+        grads = []
+        for d, (c, size, b) in zip((dpx, dpy), self.axes):
+            grads.append(g.reduction_sum(self.dy * d, axes=[3]) * slope(self.m, c, size, b, self.attrs))
+        return g.concat(grads, 3)
