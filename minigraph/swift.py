@@ -538,6 +538,8 @@ PADDING_MODE_NEEDS = {"CLAMP_TO_EDGE": ("11.1", "15.0"), "ZERO": ("12.0", "15.0"
                       "ANTI_PERIODIC": ("12.0", "15.0")}
 # pad_tensor's modes a third party measured MPSGraph refusing on a macOS release ("Unsupported
 # paddingMode"): minigraph computes them; the export warns that a Mac may not
+# MPSGraphResizeNearestRoundingMode's cases newer than the rounding-mode methods (macOS 13.0)
+ROUNDING_NEEDS = {"ROUND_TO_EVEN": ("13.2", "16.3"), "ROUND_TO_ODD": ("13.2", "16.3")}
 REFUSED_PADDING_MODES = ("PERIODIC", "ANTI_PERIODIC")
 FIRST = ("11.0", "14.0")
 
@@ -587,6 +589,16 @@ def _availability(g) -> list:
         mode = op.attrs.get("padding_mode")
         if isinstance(mode, enum.Enum) and mode.name in PADDING_MODE_NEEDS:
             used.add((PADDING_MODE_NEEDS[mode.name], f"paddingMode {_enum(mode)}"))
+        rounding = op.attrs.get("nearest_rounding_mode")
+        if isinstance(rounding, enum.Enum) and rounding.name in ROUNDING_NEEDS:
+            used.add((ROUNDING_NEEDS[rounding.name], f"nearestRoundingMode {_enum(rounding)}"))
+        if op.type in ("resize", "resize_gradient"):
+            if op.attrs.get("layout", 0) is None:
+                used.add((("14.0", "17.0"), "resize without a layout"))
+            elif op.attrs.get("scale") is not None:
+                used.add((("13.0", "16.0"), "resize scaleOffsetTensor"))
+            elif isinstance(rounding, enum.Enum) and rounding.value != 0:
+                used.add((("13.0", "16.0"), "resizeNearest"))
     if not used:
         return []
     macos, ios = (max((v[i] for v, _ in used), key=_version) for i in (0, 1))
