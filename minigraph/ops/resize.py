@@ -157,7 +157,7 @@ def as_rounding_mode(value: Any, label: str) -> ResizeNearestRoundingMode:
     if isinstance(value, ResizeNearestRoundingMode):
         return value
     if isinstance(value, str) and value.upper() in _R.__members__:
-        return _R[value.upper()]
+        return ResizeNearestRoundingMode[value.upper()]
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= int(value) <= 5:
         return _R(int(value))
     raise DescriptorError(f"{label}: nearest_rounding_mode {value!r} is not an MPSGraphResizeNearestRoundingMode; "
@@ -197,7 +197,7 @@ def _floats(value: Any, what: str, label: str, nonzero: bool) -> tuple:
 
 def _attrs(label: str, mode: Any, center_result: Any, align_corners: Any, layout: Any, rounding: Any,
            scale: Any, offset: Any) -> dict:
-    attrs = {"mode": as_resize_mode(mode, label), "center_result": _flag(center_result, "center_result", label),
+    attrs: dict[str, Any] = {"mode": as_resize_mode(mode, label), "center_result": _flag(center_result, "center_result", label),
              "align_corners": _flag(align_corners, "align_corners", label), "layout": _layout(layout, label),
              "nearest_rounding_mode": as_rounding_mode(rounding, label), "scale": None, "offset": None}
     if attrs["mode"] == ResizeMode.BILINEAR and attrs["nearest_rounding_mode"] != _R.ROUND_PREFER_CEIL:

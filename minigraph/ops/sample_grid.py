@@ -303,7 +303,7 @@ def sample_grid(g, source, coordinates, layout, normalize_coordinates: bool, rel
         value = float(constant_value)
     except (TypeError, ValueError):
         raise DescriptorError(f"{label}: constant_value must be a number, got {constant_value!r}") from None
-    attrs = {"layout": _layout(layout, label),
+    attrs: dict[str, Any] = {"layout": _layout(layout, label),
              "normalize_coordinates": _flag(normalize_coordinates, "normalize_coordinates", label),
              "relative_coordinates": _flag(relative_coordinates, "relative_coordinates", label),
              "align_corners": _flag(align_corners, "align_corners", label),
