@@ -88,6 +88,38 @@ _QUEUE = "runs on the caller's MTLCommandQueue; `g.run` runs on the backend's ow
 _RESULTS = "; results go into caller-allocated MPSGraphTensorData"
 _ENCODE = "encodes into the caller's MPSCommandBuffer, which the caller commits"
 
+def _resize_forms() -> dict[str, Row]:
+    """resize's ``resizeNearest``/``resizeBilinear`` and scale-offset forms (docs/resize.md)."""
+    near, bil = "`mode=ResizeMode.NEAREST`, `nearest_rounding_mode=`", "`mode=ResizeMode.BILINEAR`"
+    every = "; `layout=None`: every axis"
+    so2, so_n = "`scale=[sy, sx]`, `offset=[oy, ox]`", "`scale=`, `offset=` one per axis; `layout=None`"
+    rows = {
+        "resizeBilinear(_:sizeTensor:centerResult:alignCorners:name:)": ("resize", "the size; " + bil + every),
+        "resizeNearest(_:sizeTensor:nearestRoundingMode:centerResult:alignCorners:layout:name:)":
+            ("resize", "the size; " + near),
+        "resizeNearest(_:sizeTensor:nearestRoundingMode:centerResult:alignCorners:name:)":
+            ("resize", "the size; " + near + every),
+        "resize(_:sizeTensor:scaleOffsetTensor:mode:layout:name:)": ("resize", "size, scale and offset: " + so2),
+        "resize(_:sizeTensor:scaleTensor:offsetTenor:mode:name:)": ("resize", "size, scale and offset: " + so_n),
+        "resizeBilinear(_:sizeTensor:scaleOffsetTensor:layout:name:)": ("resize", f"{so2}; {bil}"),
+        "resizeBilinear(_:sizeTensor:scaleTensor:offsetTensor:name:)": ("resize", f"{so_n}; {bil}"),
+        "resizeNearest(_:sizeTensor:scaleOffsetTensor:nearestRoundingMode:layout:name:)": ("resize", f"{so2}; {near}"),
+        "resizeNearest(_:sizeTensor:scaleTensor:offsetTensor:nearestRoundingMode:name:)": ("resize", f"{so_n}; {near}"),
+        "resize(withGradientTensor:input:scale:offsetTensor:mode:name:)": ("resize_gradient", "scale and offset: " + so_n),
+        "resize(withGradientTensor:input:scaleOffsetTensor:mode:layout:name:)": ("resize_gradient", so2),
+        "resizeBilinear(withGradientTensor:input:scale:offsetTensor:name:)": ("resize_gradient", f"{so_n}; {bil}"),
+        "resizeBilinear(withGradientTensor:input:scaleOffsetTensor:layout:name:)": ("resize_gradient", f"{so2}; {bil}"),
+        "resizeNearest(withGradientTensor:input:scale:offsetTensor:nearestRoundingMode:name:)":
+            ("resize_gradient", f"{so_n}; {near}"),
+        "resizeNearest(withGradientTensor:input:scaleOffsetTensor:nearestRoundingMode:layout:name:)":
+            ("resize_gradient", f"{so2}; {near}"),
+    }
+    out = {s: _tensor(op, detail) for s, (op, detail) in rows.items()}
+    out["resizeNearest(withGradientTensor:input:nearestRoundingMode:centerResult:alignCorners:layout:name:)"] = \
+        _form("resize_gradient", near)
+    return out
+
+
 # The methods the rules do not derive. A ``none`` entry gives way to an op that names the method
 # (or a rule that reaches one), so a newly declared op needs no edit here.
 EXPLICIT: dict[str, Row] = {
@@ -109,6 +141,10 @@ EXPLICIT: dict[str, Row] = {
     "resizeBilinear(withGradientTensor:input:centerResult:alignCorners:layout:name:)":
         _form("resize_gradient", "`mode=ResizeMode.BILINEAR`"),
     "resizeBilinear(_:sizeTensor:centerResult:alignCorners:layout:name:)": _tensor("resize", "the size; `mode=ResizeMode.BILINEAR`"),
+    **_resize_forms(),
+    "sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:"
+    "paddingMode:nearestRoundingMode:constantValue:name:)":
+        _form("sample_grid", "`sampling_mode=ResizeMode.NEAREST`, `nearest_rounding_mode=`"),
     "gatherAlongAxisTensor(_:updates:indices:name:)": _tensor("gather_along_axis", "the axis"),
     "scatterAlongAxisTensor(_:data:updates:indices:mode:name:)": _tensor("scatter_along_axis", "the axis"),
     "sliceTensor(_:start:end:strideTensor:startMask:endMask:squeezeMask:name:)": _tensor("slice_tensor", "starts, ends and strides"),
@@ -166,18 +202,6 @@ _NO_OP_YET = {
         softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)
         softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)
         reinterpretCast(_:to:name:)
-        resize(_:sizeTensor:scaleOffsetTensor:mode:layout:name:) resize(_:sizeTensor:scaleTensor:offsetTenor:mode:name:)
-        resize(withGradientTensor:input:scale:offsetTensor:mode:name:)
-        resize(withGradientTensor:input:scaleOffsetTensor:mode:layout:name:)
-        resizeBilinear(_:sizeTensor:scaleOffsetTensor:layout:name:) resizeBilinear(_:sizeTensor:scaleTensor:offsetTensor:name:)
-        resizeBilinear(withGradientTensor:input:scale:offsetTensor:name:)
-        resizeBilinear(withGradientTensor:input:scaleOffsetTensor:layout:name:)
-        resizeNearest(_:sizeTensor:scaleOffsetTensor:nearestRoundingMode:layout:name:)
-        resizeNearest(_:sizeTensor:scaleTensor:offsetTensor:nearestRoundingMode:name:)
-        resizeNearest(withGradientTensor:input:scale:offsetTensor:nearestRoundingMode:name:)
-        resizeNearest(withGradientTensor:input:scaleOffsetTensor:nearestRoundingMode:layout:name:)
-        sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:nearestRoundingMode:constantValue:name:)
-        sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)
         scaledDotProductAttention(query:key:value:descriptor:name:)
         scatterAlongAxis(_:updates:indices:shape:mode:name:) scatterAlongAxisTensor(_:updates:indices:shape:mode:name:)
         scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)
@@ -191,13 +215,6 @@ _NO_OP_YET = {
     """,
     "the learning rate already bias-corrected; minigraph's adam takes beta1Power and beta2Power":
         "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)",
-    "resize needs a layout": "resize(_:sizeTensor:mode:centerResult:alignCorners:name:) "
-                             "resizeBilinear(_:sizeTensor:centerResult:alignCorners:name:)",
-    "resize's NEAREST rounds half up only; this form takes a rounding mode": """
-        resizeNearest(_:sizeTensor:nearestRoundingMode:centerResult:alignCorners:layout:name:)
-        resizeNearest(_:sizeTensor:nearestRoundingMode:centerResult:alignCorners:name:)
-        resizeNearest(withGradientTensor:input:nearestRoundingMode:centerResult:alignCorners:layout:name:)
-    """,
     "no asynchronous run; `g.run` returns the results": "runAsync(feeds:targetTensors:targetOperations:executionDescriptor:)",
 }
 

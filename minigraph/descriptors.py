@@ -1,6 +1,6 @@
 """MPSGraph's enums (PaddingStyle, TensorNamedDataLayout, PaddingMode, ScatterMode, ResizeMode,
-PoolingReturnIndicesMode, RandomDistribution, RandomNormalSamplingMethod, OptimizationLevel), its op descriptors and the
-compilation descriptor.
+PoolingReturnIndicesMode, ResizeNearestRoundingMode, RandomDistribution, RandomNormalSamplingMethod,
+OptimizationLevel), its op descriptors and the compilation descriptor.
 
 Descriptors are mutable, like MPSGraph's; ops copy them when built, so later changes do not
 affect ops already in the graph. Defaults are those of MPSGraph's
@@ -97,6 +97,18 @@ class PoolingReturnIndicesMode(enum.IntEnum):
     LOCAL_FLATTEN_2D = 6
     LOCAL_FLATTEN_3D = 7
     LOCAL_FLATTEN_4D = 8
+
+
+class ResizeNearestRoundingMode(enum.IntEnum):
+    """MPSGraphResizeNearestRoundingMode, how NEAREST resize and sample_grid round a source
+    coordinate (raw values as in MPSGraph; ROUND_TO_EVEN and ROUND_TO_ODD arrived in macOS 13.2)."""
+
+    ROUND_PREFER_CEIL = 0
+    ROUND_PREFER_FLOOR = 1
+    CEIL = 2
+    FLOOR = 3
+    ROUND_TO_EVEN = 4
+    ROUND_TO_ODD = 5
 
 
 class RandomDistribution(enum.IntEnum):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, FFTDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
-                          Pooling4DOpDescriptor)
+                          Pooling4DOpDescriptor, ResizeNearestRoundingMode)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -3178,32 +3178,40 @@ class OpBuilders:
         """
         return _builder('reshape')(self, tensor, shape, name)  # type: ignore[no-any-return]
 
-    def resize(self, tensor: TensorLike, size: Sequence[int], mode: Any, center_result: bool, align_corners: bool, layout: Any, name: Optional[str] = None) -> Tensor:
-        """Resample the images in ``tensor`` to ``size = [newHeight, newWidth]`` (MPSGraph
-        ``resize(_:size:mode:centerResult:alignCorners:layout:name:)``).
+    def resize(self, tensor: TensorLike, size: Sequence[int], mode: Any, center_result: bool = False, align_corners: bool = False, layout: Any = None, name: Optional[str] = None, *, nearest_rounding_mode: Any = ResizeNearestRoundingMode.ROUND_PREFER_CEIL, scale: Optional[Sequence[float]] = None, offset: Optional[Sequence[float]] = None) -> Tensor:
+        """Resample the images in ``tensor`` to ``size`` (MPSGraph
+        ``resize(_:size:mode:centerResult:alignCorners:layout:name:)`` and its ``resizeNearest``,
+        ``resizeBilinear``, ``scaleOffsetTensor:`` and ``scaleTensor:offsetTensor:`` forms).
 
         Args:
             tensor: The images (MPSGraph's ``imagesTensor``), float, in ``layout``.
-            size: ``[newHeight, newWidth]``, ints >= 1.
-            mode: ``mg.ResizeMode.NEAREST`` (rounds half up, MPSGraph's RoundPreferCeil) or ``BILINEAR``.
+            size: ``[newHeight, newWidth]`` with a layout, else the whole result shape; ints >= 1.
+            mode: ``mg.ResizeMode.NEAREST`` or ``BILINEAR``.
             center_result: Half-pixel centres (``src = (o + 0.5) * n / m - 0.5``) instead of top-left alignment.
             align_corners: Corner pixels of input and result coincide (``src = o * (n - 1) / (m - 1)``);
                 ``center_result`` then does nothing.
-            layout: ``mg.TensorNamedDataLayout`` NCHW, NHWC, CHW, HWC or HW.
+            layout: ``mg.TensorNamedDataLayout`` NCHW, NHWC, CHW, HWC or HW (H and W are resized), or
+                None: every axis is (Apple's forms without a layout).
             name: The op's name (MPSGraph's ``name:``).
+            nearest_rounding_mode: How NEAREST rounds the source coordinate, an
+                ``mg.ResizeNearestRoundingMode`` (MPSGraph's default ROUND_PREFER_CEIL: halves up).
+            scale: Per resized axis (``[scaleY, scaleX]`` with a layout); with ``offset``, result
+                index ``o`` reads ``src = (o - offset) / scale`` (Apple's ``dst = src * scale + offset``).
+            offset: Per resized axis, with ``scale``.
 
         Returns:
-            Tensor: ``tensor``'s shape with H and W replaced by ``size``.
+            Tensor: ``tensor``'s shape with the resized axes replaced by ``size``.
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
         """
-        return _builder('resize')(self, tensor, size, mode, center_result, align_corners, layout, name)  # type: ignore[no-any-return]
+        return _builder('resize')(self, tensor, size, mode, center_result, align_corners, layout, name, nearest_rounding_mode=nearest_rounding_mode, scale=scale, offset=offset)  # type: ignore[no-any-return]
 
-    def resize_gradient(self, incoming_gradient: TensorLike, input: TensorLike, mode: Any, center_result: bool, align_corners: bool, layout: Any, name: Optional[str] = None) -> Tensor:
+    def resize_gradient(self, incoming_gradient: TensorLike, input: TensorLike, mode: Any, center_result: bool = False, align_corners: bool = False, layout: Any = None, name: Optional[str] = None, *, nearest_rounding_mode: Any = ResizeNearestRoundingMode.ROUND_PREFER_CEIL, scale: Optional[Sequence[float]] = None, offset: Optional[Sequence[float]] = None) -> Tensor:
         """Gradient of ``resize`` with respect to its images (MPSGraph
-        ``resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)``): each
-        result element's gradient goes back to the source elements it read, with their weights.
+        ``resize(withGradientTensor:input:mode:centerResult:alignCorners:layout:name:)`` and its
+        ``resizeNearest``, ``resizeBilinear`` and scale-offset forms): each result element's gradient
+        goes back to the source elements it read, with their weights.
 
         Args:
             incoming_gradient: The gradient of the resize's result.
@@ -3213,6 +3221,9 @@ class OpBuilders:
             align_corners: As the forward op.
             layout: As the forward op.
             name: The op's name (MPSGraph's ``name:``).
+            nearest_rounding_mode: As the forward op.
+            scale: As the forward op.
+            offset: As the forward op.
 
         Returns:
             Tensor: the gradient, with ``input``'s shape.
@@ -3220,7 +3231,7 @@ class OpBuilders:
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
         """
-        return _builder('resize_gradient')(self, incoming_gradient, input, mode, center_result, align_corners, layout, name)  # type: ignore[no-any-return]
+        return _builder('resize_gradient')(self, incoming_gradient, input, mode, center_result, align_corners, layout, name, nearest_rounding_mode=nearest_rounding_mode, scale=scale, offset=offset)  # type: ignore[no-any-return]
 
     def reverse(self, tensor: TensorLike, axes: Any, name: Optional[str] = None) -> Tensor:
         """The elements in reverse order along each of ``axes`` (unique; None: every axis), as
@@ -3283,6 +3294,35 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
+
+    def sample_grid(self, source: TensorLike, coordinates: TensorLike, layout: Any, normalize_coordinates: bool, relative_coordinates: bool, align_corners: bool, padding_mode: Any, sampling_mode: Any, constant_value: float = 0.0, name: Optional[str] = None, *, nearest_rounding_mode: Any = ResizeNearestRoundingMode.ROUND_PREFER_CEIL) -> Tensor:
+        """Sample ``source`` at ``coordinates``, like PyTorch's ``grid_sample`` (MPSGraph
+        ``sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)``
+        and its ``nearestRoundingMode:`` form).
+
+        Args:
+            source: ``[N, H, W, C]`` or ``[N, C, H, W]`` (``layout``), float.
+            coordinates: ``[N, Hout, Wout, 2]``, float: per result pixel ``(x, y)``, x along W.
+            layout: ``mg.TensorNamedDataLayout.NHWC`` or ``NCHW``, of ``source`` and the result.
+            normalize_coordinates: Coordinates in ``[-1, 1]`` across the image, else in pixels.
+            relative_coordinates: Coordinates are offsets from each result pixel's position.
+            align_corners: With normalized coordinates, -1 and 1 are the centres of the edge pixels,
+                else their outer edges.
+            padding_mode: ``mg.PaddingMode`` CONSTANT, ZERO, REFLECT, SYMMETRIC or CLAMP_TO_EDGE: what
+                a sample outside the image reads.
+            sampling_mode: ``mg.ResizeMode.NEAREST`` or ``BILINEAR``.
+            constant_value: What a tap outside the image reads with CONSTANT padding.
+            name: The op's name (MPSGraph's ``name:``).
+            nearest_rounding_mode: How NEAREST rounds (an ``mg.ResizeNearestRoundingMode``; MPSGraph's
+                default ROUND_PREFER_CEIL; PyTorch's ``grid_sample`` rounds to even).
+
+        Returns:
+            Tensor: ``[N, Hout, Wout, C]`` or ``[N, C, Hout, Wout]``, the source's dtype.
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError naming the op.
+        """
+        return _builder('sample_grid')(self, source, coordinates, layout, normalize_coordinates, relative_coordinates, align_corners, padding_mode, sampling_mode, constant_value, name, nearest_rounding_mode=nearest_rounding_mode)  # type: ignore[no-any-return]
 
     def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: Optional[TensorLike] = None, scale: Optional[float] = None, name: Optional[str] = None) -> Tensor:
         """``softmax(scale * query @ key^T + mask) @ value`` over the last axis, max-subtracted

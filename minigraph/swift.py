@@ -41,6 +41,11 @@ SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     ("PaddingMode", "ANTI_PERIODIC"): ".antiPeriodic",
                     ("PaddingStyle", "EXPLICIT_OFFSET"): ".explicitOffset",
                     ("ResizeMode", "NEAREST"): ".nearest", ("ResizeMode", "BILINEAR"): ".bilinear",
+                    ("ResizeNearestRoundingMode", "ROUND_PREFER_CEIL"): ".roundPreferCeil",
+                    ("ResizeNearestRoundingMode", "ROUND_PREFER_FLOOR"): ".roundPreferFloor",
+                    ("ResizeNearestRoundingMode", "CEIL"): ".ceil", ("ResizeNearestRoundingMode", "FLOOR"): ".floor",
+                    ("ResizeNearestRoundingMode", "ROUND_TO_EVEN"): ".roundToEven",
+                    ("ResizeNearestRoundingMode", "ROUND_TO_ODD"): ".roundToOdd",
                     ("RandomDistribution", "UNIFORM"): ".uniform", ("RandomDistribution", "NORMAL"): ".normal",
                     ("RandomDistribution", "TRUNCATED_NORMAL"): ".truncatedNormal",
                     ("RandomNormalSamplingMethod", "INV_CDF"): ".invCDF",
@@ -322,6 +327,64 @@ class _Exporter:
         return (f"{head}data: {t(op.inputs[2])}, updates: {t(op.inputs[0])}, indices: {t(op.inputs[1])}, "
                 f"mode: {_enum(op.attrs['mode'])}, name: {swift_string(op.name)})")
 
+    def resize(self, op):
+        """The resize method for the op's form: ``resizeNearest`` for a rounding mode other than
+        MPSGraph's default, the ``sizeTensor:`` forms without a layout, the scale-offset forms
+        with scale and offset tensors."""
+        a = {"nearest_rounding_mode": None, "scale": None, "offset": None, **op.attrs}
+        grad = op.type == "resize_gradient"
+        t = self.tensor
+        lay, scale, rounding = a["layout"], a["scale"], a["nearest_rounding_mode"]
+        nearest = rounding is not None and rounding.value != 0
+        head = f"withGradientTensor: {t(op.inputs[0])}, input: {t(op.inputs[1])}" if grad else t(op.inputs[0])
+        if not grad:
+            head += f", sizeTensor: {self._int_tensor(a['size'])}" if scale is not None or lay is None or nearest \
+                else f", size: {_numbers(a['size'])}"
+        if scale is not None:
+            def floats(v) -> str:
+                return f"graph.constant({_data(np.asarray(v, np.float32))}, shape: [{len(v)}], dataType: .float32)"
+            if lay is not None:
+                so = floats(list(scale) + list(a["offset"]))
+                place = f"scaleOffsetTensor: {so}"
+            elif grad:
+                place = f"scale: {floats(scale)}, offsetTensor: {floats(a['offset'])}"
+            else:
+                place = f"scaleTensor: {floats(scale)}, {'offsetTensor' if nearest else 'offsetTenor'}: " \
+                        f"{floats(a['offset'])}"
+        else:
+            if grad and lay is None:
+                raise SwiftExportError(f"{self.where(op)}: MPSGraph has no resize gradient without a layout "
+                                       "other than the scale-offset form; give the op scale and offset")
+            place = f"centerResult: {_scalar_value(a['center_result'], '')}, " \
+                    f"alignCorners: {_scalar_value(a['align_corners'], '')}"
+        method = "resizeNearest" if nearest else "resize"
+        mode = f"nearestRoundingMode: {_enum(rounding)}" if nearest else f"mode: {_enum(a['mode'])}"
+        if nearest and scale is None:
+            parts = [head, mode, place]
+        else:
+            parts = [head, place, mode] if scale is not None else [head, mode, place]
+        if lay is not None:
+            parts.append(f"layout: {_enum(lay)}")
+        return f"graph.{method}({', '.join(parts)}, name: {swift_string(op.name)})"
+
+    def sample_grid(self, op):
+        """The samplingMode form, or the nearestRoundingMode form for a rounding other than the default."""
+        a = op.attrs
+        t = self.tensor
+        rounding = a.get("nearest_rounding_mode")
+        how = f"samplingMode: {_enum(a['sampling_mode'])}" if rounding is None or rounding.value == 0 else \
+            f"nearestRoundingMode: {_enum(rounding)}"
+        return (f"graph.sampleGrid(withSourceTensor: {t(op.inputs[0])}, coordinateTensor: {t(op.inputs[1])}, "
+                f"layout: {_enum(a['layout'])}, normalizeCoordinates: {_scalar_value(a['normalize_coordinates'], '')}, "
+                f"relativeCoordinates: {_scalar_value(a['relative_coordinates'], '')}, "
+                f"alignCorners: {_scalar_value(a['align_corners'], '')}, paddingMode: {_enum(a['padding_mode'])}, "
+                f"{how}, constantValue: {_scalar_value(float(a['constant_value']), '')}, "
+                f"name: {swift_string(op.name)})")
+
+    def _int_tensor(self, values) -> str:
+        v = np.asarray(list(values), np.int32)
+        return f"graph.constant({_data(v)}, shape: [{len(v)}], dataType: .int32)"
+
     def attr_value(self, op: Operation, label: str, attr: str) -> str:
         v = op.attrs.get(attr)
         where = f"{self.where(op)} attribute {attr!r}"
@@ -490,6 +553,7 @@ class _Exporter:
 
 
 SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "variable",
+           "resize": "resize", "resize_gradient": "resize", "sample_grid": "sample_grid",
            "slice_gradient": "slice_gradient", "slice_gradient_tensor": "slice_gradient_tensor",
            "gather_along_axis": "along_axis",
            "scatter_along_axis": "along_axis", "if_then_else": "if_then_else", "while_loop": "while_loop",
@@ -502,6 +566,8 @@ PADDING_MODE_NEEDS = {"CLAMP_TO_EDGE": ("11.1", "15.0"), "ZERO": ("12.0", "15.0"
                       "ANTI_PERIODIC": ("12.0", "15.0")}
 # pad_tensor's modes a third party measured MPSGraph refusing on a macOS release ("Unsupported
 # paddingMode"): minigraph computes them; the export warns that a Mac may not
+# MPSGraphResizeNearestRoundingMode's cases newer than the rounding-mode methods (macOS 13.0)
+ROUNDING_NEEDS = {"ROUND_TO_EVEN": ("13.2", "16.3"), "ROUND_TO_ODD": ("13.2", "16.3")}
 REFUSED_PADDING_MODES = ("PERIODIC", "ANTI_PERIODIC")
 FIRST = ("11.0", "14.0")
 
@@ -551,6 +617,16 @@ def _availability(g) -> list:
         mode = op.attrs.get("padding_mode")
         if isinstance(mode, enum.Enum) and mode.name in PADDING_MODE_NEEDS:
             used.add((PADDING_MODE_NEEDS[mode.name], f"paddingMode {_enum(mode)}"))
+        rounding = op.attrs.get("nearest_rounding_mode")
+        if isinstance(rounding, enum.Enum) and rounding.name in ROUNDING_NEEDS:
+            used.add((ROUNDING_NEEDS[rounding.name], f"nearestRoundingMode {_enum(rounding)}"))
+        if op.type in ("resize", "resize_gradient"):
+            if op.attrs.get("layout", 0) is None:
+                used.add((("14.0", "17.0"), "resize without a layout"))
+            elif op.attrs.get("scale") is not None:
+                used.add((("13.0", "16.0"), "resize scaleOffsetTensor"))
+            elif isinstance(rounding, enum.Enum) and rounding.value != 0:
+                used.add((("13.0", "16.0"), "resizeNearest"))
     if not used:
         return []
     macos, ios = (max((v[i] for v, _ in used), key=_version) for i in (0, 1))

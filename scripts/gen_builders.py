@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from minigraph.ir import OPS, OpDef  # noqa: E402
 from minigraph.ops.registry import returns_operation  # noqa: E402
+from minigraph.descriptors import ResizeNearestRoundingMode  # noqa: E402
 from minigraph.types import DataType  # noqa: E402
 
 TARGET = ROOT / "minigraph" / "op_builders.py"
@@ -34,7 +35,7 @@ import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, FFTDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
-                          Pooling4DOpDescriptor)
+                          Pooling4DOpDescriptor, ResizeNearestRoundingMode)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -58,6 +59,8 @@ class OpBuilders:
 def _default(value: object) -> str:
     if isinstance(value, DataType):
         return value.name
+    if isinstance(value, ResizeNearestRoundingMode):  # an enum default: imported in the header above
+        return f"{type(value).__name__}.{value.name}"
     if value is None or isinstance(value, (bool, int, float, str, tuple)):
         return repr(value)
     raise SystemExit(f"gen_builders: cannot write the default {value!r}; use None or a literal")

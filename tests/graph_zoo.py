@@ -172,6 +172,10 @@ def every_op_graph(seed: int = 0):
         idesc = mg.ImToColOpDescriptor(kernel_width=2, kernel_height=2, stride_in_x=2, padding_top=1)
         cols = g.im_to_col(x, idesc)
         outs += [cols, g.col_to_im(cols, x.shape, idesc)]
+        warp = g.constant(rng.uniform(-0.3, 0.3, (2, 5, 4, 2)).astype(f32), name="warp")  # offsets, normalized
+        sampled = g.sample_grid(x, warp, mg.TensorNamedDataLayout.NCHW, True, True, False, mg.PaddingMode.SYMMETRIC,
+                                mg.ResizeMode.BILINEAR)
+        outs += [sampled, g.gradients(g.reduction_sum(g.square(sampled)), [x], name="warp_grad")[x]]
 
     with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
         up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,
@@ -180,9 +184,13 @@ def every_op_graph(seed: int = 0):
         up = g.convolution_transpose_2d(x, up_w, [2, 6, 12, 12], up_d)
         big = g.resize(up, [15, 9], mg.ResizeMode.BILINEAR, True, False, mg.TensorNamedDataLayout.NCHW)
         near = g.resize(x, [4, 9], mg.ResizeMode.NEAREST, False, False, mg.TensorNamedDataLayout.NCHW)
-        loss = g.reduction_sum(g.square(big)) + g.reduction_sum(near)
+        even = g.resize(x, [9, 4], mg.ResizeMode.NEAREST, True, False, mg.TensorNamedDataLayout.NCHW,
+                        nearest_rounding_mode=mg.ResizeNearestRoundingMode.ROUND_TO_EVEN)
+        placed = g.resize(x, [2, 3, 9, 4], mg.ResizeMode.BILINEAR, scale=[1.0, 1.0, 1.5, 0.75],
+                          offset=[0.0, 0.0, 0.25, -0.1])  # no layout: every axis, by scale and offset
+        loss = g.reduction_sum(g.square(big)) + g.reduction_sum(near) + g.reduction_sum(even * placed)
         gx = g.gradients(loss, [x], name="grad")[x]
-        outs += [big, gx, g.gradients(g.reduction_sum(g.square(gx)), [x], name="grad2")[x],
+        outs += [big, even, placed, gx, g.gradients(g.reduction_sum(g.square(gx)), [x], name="grad2")[x],
                  g.convolution_transpose_2d_weights_gradient(up, x, [3, 2, 3, 3], up_d)]
     with g.name_scope("movement"):  # reflect-pad, tile, split, stack, flatten, reverse, and their gradients
         padded = g.pad_tensor(x, mg.PaddingMode.REFLECT, [0, 0, 2, 1], [0, 0, 1, 2])

@@ -79,6 +79,9 @@ CASES = {
                   (-2, 2)),
     "col_to_im": (lambda g, a: g.col_to_im(a, [1, 4, 3, 2], mg.ImToColOpDescriptor(
         kernel_width=2, kernel_height=2, padding_bottom=1, data_layout="NHWC")), [(1, 8, 8)], (-2, 2)),
+    "sample_grid": (lambda g, a, c: g.sample_grid(a, c, mg.TensorNamedDataLayout.NCHW, True, True, True,
+                                                 mg.PaddingMode.REFLECT, mg.ResizeMode.BILINEAR),
+                    [(2, 2, 4, 5), (2, 3, 4, 2)], (-1.3, 1.3)),
     "slice_tensor": (lambda g, a: g.slice_tensor(a, [1, -1], [3, 0], [1, -2], squeeze_mask=1), [(3, 5)], (-2, 2)),
     "slice_gradient_tensor": (lambda g, a: g.slice_gradient_tensor(a, [3, 5], [0, 4], [3, 0], [2, -3]), [(2, 2)],
                               (-2, 2)),

@@ -1454,6 +1454,36 @@ for _cid, _lay, _shape, _size, _mode, _cr, _ac in _RESIZES:
         return [g.resize_gradient(dy, x, mode, cr, ac, lay)], {**fx, **fd}
     case("resize_gradient", _cid, tol=(2e-3, 2e-3) if _dt == F16 else (1e-5, "scaled"))(_b)
 
+# the rounding-mode, scale-offset and no-layout forms: (id, shape, size, keywords of resize)
+_RN = mg.ResizeNearestRoundingMode
+_RESIZE_FORMS = [
+    ("nearest-round-to-even", (1, 5, 4, 2), (9, 7), dict(mode="NEAREST", layout="NHWC",
+                                                         nearest_rounding_mode=_RN.ROUND_TO_EVEN)),
+    ("nearest-floor-half", (2, 3, 4, 5), (7, 3), dict(mode="NEAREST", center_result=True, layout="NCHW",
+                                                      nearest_rounding_mode=_RN.FLOOR)),
+    ("bilinear-scale-offset", (1, 2, 5, 4), (7, 6), dict(mode="BILINEAR", layout="NCHW", scale=[1.5, 0.75],
+                                                         offset=[0.25, -0.1])),
+    ("nearest-scale-offset-no-layout", (2, 5, 4), (3, 7, 6), dict(mode="NEAREST", scale=[1.0, 1.25, 2.0],
+                                                                  offset=[0.5, 0.0, -0.75],
+                                                                  nearest_rounding_mode=_RN.ROUND_TO_ODD)),
+    ("bilinear-no-layout", (3, 4, 2), (5, 2, 3), dict(mode="BILINEAR", center_result=True)),
+]
+for _cid, _shape, _size, _kw in _RESIZE_FORMS:
+    def _b(g, rng, shape=_shape, size=_size, kw=_kw):
+        x, fx = feed(g, uniform(rng, shape))
+        return [g.resize(x, size, **kw)], fx
+    case("resize", _cid, tol=(1e-5, 1e-6))(_b)
+
+    def _b(g, rng, shape=_shape, size=_size, kw=_kw):
+        x, fx = feed(g, uniform(rng, shape))
+        out = list(shape)
+        axes = {"NCHW": (2, 3), "NHWC": (1, 2)}[kw["layout"]] if "layout" in kw else tuple(range(len(shape)))
+        for a, n in zip(axes, size):
+            out[a] = n
+        dy, fd = feed(g, uniform(rng, tuple(out)))
+        return [g.resize_gradient(dy, x, **kw)], {**fx, **fd}
+    case("resize_gradient", _cid, tol=(1e-5, "scaled"))(_b)
+
 
 # ----------------------------------------------------------------------------- padding, tile, split, stack, flatten_2d, reverse
 _PADS = {"CONSTANT": ([2, 0, 3], [1, 2, 4]), "ZERO": ([1, 1, 0], [0, 2, 5]), "CLAMP_TO_EDGE": ([3, 0, 6], [2, 5, 1]),
@@ -1694,6 +1724,29 @@ for _lay in ("NCHW", "NHWC"):
         c, fc = feed(g, rng.standard_normal(cols_shape).astype(F32))
         ci, fci = feed(g, rng.integers(-9, 9, cols_shape).astype(np.int32))
         return [g.col_to_im(c, shape, d), g.col_to_im(ci, shape, d)], {**fc, **fci}
+
+
+# sample_grid: (id, layout, normalize, relative, align_corners, padding, sampling, rounding)
+_PM, _RM = mg.PaddingMode, mg.ResizeMode
+_SAMPLE_GRIDS = [
+    ("nchw-bilinear-zero", "NCHW", True, False, False, _PM.ZERO, _RM.BILINEAR, None),
+    ("nhwc-bilinear-constant-relative", "NHWC", True, True, True, _PM.CONSTANT, _RM.BILINEAR, None),
+    ("nchw-bilinear-reflect-pixels", "NCHW", False, False, True, _PM.REFLECT, _RM.BILINEAR, None),
+    ("nhwc-bilinear-symmetric", "NHWC", True, False, False, _PM.SYMMETRIC, _RM.BILINEAR, None),
+    ("nchw-nearest-clamp-even", "NCHW", True, False, True, _PM.CLAMP_TO_EDGE, _RM.NEAREST,
+     mg.ResizeNearestRoundingMode.ROUND_TO_EVEN),
+    ("nhwc-nearest-constant-relative-pixels", "NHWC", False, True, False, _PM.CONSTANT, _RM.NEAREST, None),
+    ("f16-nhwc-bilinear", "NHWC", True, False, False, _PM.CLAMP_TO_EDGE, _RM.BILINEAR, None),
+]
+for _cid, _lay, _norm, _rel, _ac, _pad, _sm, _rnd in _SAMPLE_GRIDS:
+    _dt = F16 if "f16" in _cid else F32
+
+    def _b(g, rng, lay=_lay, norm=_norm, rel=_rel, ac=_ac, pad=_pad, sm=_sm, rnd=_rnd, dt=_dt):
+        s, fs = feed(g, rng.standard_normal((2, 5, 6, 3) if lay == "NHWC" else (2, 3, 5, 6)).astype(dt))
+        c, fc = feed(g, (rng.uniform(-1.4, 1.4, (2, 4, 7, 2)) * (1 if norm else 4)).astype(dt))
+        kw = {} if rnd is None else {"nearest_rounding_mode": rnd}
+        return [g.sample_grid(s, c, lay, norm, rel, ac, pad, sm, 0.75, **kw)], {**fs, **fc}
+    case("sample_grid", _cid, tol=(3e-3, 3e-3) if _dt == F16 else (1e-5, 1e-5))(_b)
 
 
 @case("band_part", "bands-batch-dtypes-special", tol=(0, 0))

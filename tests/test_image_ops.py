@@ -140,3 +140,273 @@ def test_errors_name_the_op(call, err, match):
     with pytest.raises(err, match=match) as e:
         call(g, x)
     assert "op '" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- sample_grid
+P, R, L = mg.PaddingMode, mg.ResizeMode, mg.TensorNamedDataLayout
+N = mg.ResizeNearestRoundingMode
+TORCH_PAD = {"zeros": lambda ac: P.ZERO, "border": lambda ac: P.CLAMP_TO_EDGE,
+             "reflection": lambda ac: P.REFLECT if ac else P.SYMMETRIC}
+
+
+def _reflect(p, lo, hi):
+    """Mirror p into [lo, hi] (a scalar loop, written from the definition)."""
+    span = hi - lo
+    if span == 0:
+        return 0.0
+    q = abs(p - lo)
+    flips = int(q // span)
+    extra = q - flips * span
+    return lo + (span - extra if flips % 2 else extra)
+
+
+def _round(p, rounding):
+    fl = np.floor(p)
+    frac = p - fl
+    if rounding == N.FLOOR:
+        return fl
+    if rounding == N.CEIL:
+        return np.ceil(p)
+    if frac != 0.5:
+        return fl + (frac > 0.5)
+    return {N.ROUND_PREFER_CEIL: fl + 1, N.ROUND_PREFER_FLOOR: fl, N.ROUND_TO_EVEN: fl + (fl % 2),
+            N.ROUND_TO_ODD: fl + 1 - (fl % 2)}[rounding]
+
+
+def naive_sample_grid(src, coords, layout, normalize, relative, ac, pad, mode, value=0.0,
+                      rounding=N.ROUND_PREFER_CEIL):
+    """Scalar loops over result pixels, from the steps of ops/sample_grid.py, in float64."""
+    img = src.astype(np.float64) if layout == "NHWC" else src.astype(np.float64).transpose(0, 2, 3, 1)
+    n, h, w, c = img.shape
+    _, ho, wo, _ = coords.shape
+    out = np.zeros((n, ho, wo, c))
+    fill = value if pad == P.CONSTANT else 0.0
+
+    def position(cv, j, size, out_size):
+        if relative:
+            b = 0.0 if out_size == 1 else (-1 + 2 * j / (out_size - 1) if ac else (2 * j + 1) / out_size - 1)
+            if not normalize:
+                b = (b + 1) / 2 * (size - 1) if ac else ((b + 1) * size - 1) / 2
+            cv = cv + b
+        p = ((cv + 1) / 2 * (size - 1) if ac else ((cv + 1) * size - 1) / 2) if normalize else cv
+        if pad == P.CLAMP_TO_EDGE:
+            p = min(max(p, 0), size - 1)
+        elif pad in (P.REFLECT, P.SYMMETRIC):
+            p = _reflect(p, 0, size - 1) if pad == P.REFLECT else _reflect(p, -0.5, size - 0.5)
+            p = min(max(p, 0), size - 1)
+        if mode == R.NEAREST:
+            return [(_round(p, rounding), 1.0)]
+        i0 = np.floor(p)
+        return [(i0, 1 - (p - i0)), (i0 + 1, p - i0)]
+
+    for b, i, j in itertools.product(range(n), range(ho), range(wo)):
+        for iy, wy in position(float(coords[b, i, j, 1]), i, h, ho):
+            for ix, wx in position(float(coords[b, i, j, 0]), j, w, wo):
+                if wx * wy == 0:
+                    continue
+                inside = 0 <= ix <= w - 1 and 0 <= iy <= h - 1
+                out[b, i, j] += wx * wy * (img[b, int(iy), int(ix)] if inside else fill)
+    return out if layout == "NHWC" else out.transpose(0, 3, 1, 2)
+
+
+def _sample(backend, src, coords, *args, dtype=None, **kw):
+    g = mg.Graph()
+    s = g.placeholder(src.shape, dtype or mg.float32)
+    c = g.placeholder(coords.shape, dtype or mg.float32)
+    y = g.sample_grid(s, c, *args, **kw)
+    return g.run({s: src, c: coords}, [y], backend=backend)[y]
+
+
+def _grid(rng, n, ho, wo, lo=-1.4, hi=1.4):
+    return rng.uniform(lo, hi, (n, ho, wo, 2)).astype(F32)
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("mode", [R.BILINEAR, R.NEAREST])
+@pytest.mark.parametrize("pad", [P.CONSTANT, P.ZERO, P.CLAMP_TO_EDGE, P.REFLECT, P.SYMMETRIC])
+def test_sample_grid_matches_the_naive_loops(backend, layout, mode, pad):
+    rng = np.random.default_rng(int(mode) * 10 + int(pad))
+    src = rng.standard_normal((2, 4, 5, 3) if layout == "NHWC" else (2, 3, 4, 5)).astype(F32)
+    for normalize, relative, ac in itertools.product((True, False), (False, True), (False, True)):
+        coords = _grid(rng, 2, 3, 6) * (1 if normalize else 4)
+        y = _sample(backend, src, coords, getattr(L, layout), normalize, relative, ac, pad, mode, 2.5)
+        ref = naive_sample_grid(src, coords, layout, normalize, relative, ac, pad, mode, 2.5)
+        np.testing.assert_allclose(y, ref, rtol=2e-5, atol=2e-5, err_msg=str((normalize, relative, ac)))
+
+
+@needs_torch
+@pytest.mark.parametrize("tmode,mode", [("bilinear", R.BILINEAR), ("nearest", R.NEAREST)])
+@pytest.mark.parametrize("tpad", list(TORCH_PAD))
+@pytest.mark.parametrize("ac", [False, True])
+def test_sample_grid_is_torch_grid_sample(backend, tmode, mode, tpad, ac):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 5, 7)).astype(F32)
+    grid = _grid(rng, 2, 4, 6)
+    kw = dict(nearest_rounding_mode=N.ROUND_TO_EVEN) if mode == R.NEAREST else {}
+    ref = F.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), mode=tmode, padding_mode=tpad,
+                        align_corners=ac).numpy()
+    y = _sample(backend, x, grid, L.NCHW, True, False, ac, TORCH_PAD[tpad](ac), mode, **kw)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    y = _sample(backend, x.transpose(0, 2, 3, 1).copy(), grid, L.NHWC, True, False, ac, TORCH_PAD[tpad](ac), mode,
+                **kw)
+    np.testing.assert_allclose(y, ref.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+
+
+@needs_torch
+@pytest.mark.parametrize("ac", [False, True])
+def test_relative_coordinates_are_offsets_from_the_identity_grid(backend, ac):
+    """relative: torch's grid is affine_grid(identity) + the offsets."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 2, 6, 5)).astype(F32)
+    offsets = rng.uniform(-0.3, 0.3, (1, 4, 7, 2)).astype(F32)
+    ident = F.affine_grid(torch.eye(2, 3)[None], [1, 2, 4, 7], align_corners=ac)
+    ref = F.grid_sample(torch.from_numpy(x), ident + torch.from_numpy(offsets), mode="bilinear",
+                        padding_mode="border", align_corners=ac).numpy()
+    y = _sample(backend, x, offsets, L.NCHW, True, True, ac, P.CLAMP_TO_EDGE, R.BILINEAR)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    # zero offsets with as many results as pixels read every pixel back
+    same = _sample(backend, x, np.zeros((1, 6, 5, 2), F32), L.NCHW, True, True, ac, P.ZERO, R.BILINEAR)
+    np.testing.assert_allclose(same, x, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("rounding", list(N))
+def test_sample_grid_nearest_rounding_modes(backend, rounding):
+    x = np.arange(4, dtype=F32).reshape(1, 1, 4, 1)  # NHWC, W = 4: pixel k holds k
+    pos = np.array([-0.5, 0.25, 0.5, 1.0, 1.5, 2.5, 2.75, 3.5], F32)
+    coords = np.stack([pos, np.zeros_like(pos)], -1).reshape(1, 1, 8, 2)
+    y = _sample(backend, x, coords, L.NHWC, False, False, False, P.CONSTANT, R.NEAREST, -1.0,
+                nearest_rounding_mode=rounding)
+    want = [_round(float(p), rounding) for p in pos]
+    assert y.reshape(-1).tolist() == [w if 0 <= w <= 3 else -1.0 for w in want]
+
+
+def test_sample_grid_constant_nan_and_edges(backend):
+    x = np.arange(1, 7, dtype=F32).reshape(1, 2, 3, 1)
+    coords = np.array([[[[np.nan, 0.0], [-5.0, 0.0], [0.0, 1.0], [2.0, 0.5]]]], F32)  # pixels
+    y = _sample(backend, x, coords, L.NHWC, False, False, False, P.CONSTANT, R.BILINEAR, 9.0).reshape(-1)
+    assert np.isnan(y[0]) and y[1] == 9.0 and y[2] == 4.0 and y[3] == pytest.approx(4.5)
+    x[0, 0, 2, 0] = np.inf  # a weight-0 tap reads nothing: no inf * 0
+    y = _sample(backend, x, np.array([[[[1.0, 0.0]]]], F32), L.NHWC, False, False, False, P.ZERO, R.BILINEAR)
+    assert y.reshape(-1).tolist() == [2.0]
+    one = _sample(backend, np.full((1, 1, 1, 2), 3.0, F32), _grid(np.random.default_rng(0), 1, 2, 2), L.NHWC, True,
+                  False, True, P.REFLECT, R.BILINEAR)
+    assert (one == 3.0).all()  # a 1x1 image reflects everything onto its pixel
+
+
+def test_sample_grid_float16(backend):
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-2, 2, (1, 4, 4, 2)).astype(np.float16)
+    coords = _grid(rng, 1, 3, 3).astype(np.float16)
+    y = _sample(backend, x, coords, L.NHWC, True, False, False, P.ZERO, R.BILINEAR, dtype=mg.float16)
+    assert y.dtype == np.float16
+    ref = naive_sample_grid(x, coords.astype(np.float64), "NHWC", True, False, False, P.ZERO, R.BILINEAR)
+    np.testing.assert_allclose(y, ref, rtol=3e-3, atol=3e-3)
+
+
+@needs_torch
+@pytest.mark.parametrize("tmode,mode", [("bilinear", R.BILINEAR), ("nearest", R.NEAREST)])
+@pytest.mark.parametrize("tpad", list(TORCH_PAD))
+def test_sample_grid_source_gradient_is_torch_autograd(tmode, mode, tpad):
+    rng = np.random.default_rng(7)
+    x, grid, dy = rng.standard_normal((2, 3, 5, 7)), rng.uniform(-1.4, 1.4, (2, 4, 6, 2)), \
+        rng.standard_normal((2, 3, 4, 6))
+    for ac in (False, True):
+        g = mg.Graph()
+        xp, gp, dyp = (g.placeholder(v.shape, mg.float64) for v in (x, grid, dy))
+        kw = dict(nearest_rounding_mode=N.ROUND_TO_EVEN) if mode == R.NEAREST else {}
+        y = g.sample_grid(xp, g.stop_gradient(gp), L.NCHW, True, False, ac, TORCH_PAD[tpad](ac), mode, **kw)
+        dx = g.gradients(g.reduction_sum(y * dyp, axes=None), [xp])[xp]
+        got = g.run({xp: x, gp: grid, dyp: dy}, [dx])[dx]
+        xt = torch.from_numpy(x).requires_grad_()
+        F.grid_sample(xt, torch.from_numpy(grid), mode=tmode, padding_mode=tpad,
+                      align_corners=ac).backward(torch.from_numpy(dy))
+        np.testing.assert_allclose(got, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_sample_grid_source_gradient_finite_differences(layout):
+    from gradcheck import check_gradients
+    rng = np.random.default_rng(8)
+    coords = rng.uniform(-1.3, 1.3, (2, 3, 4, 2))
+    shape = (2, 4, 5, 3) if layout == "NHWC" else (2, 3, 4, 5)
+    for pad in (P.CONSTANT, P.SYMMETRIC):
+        check_gradients(lambda g, s: g.sample_grid(s, g.constant(coords), getattr(L, layout), True, True, False,
+                                                   pad, R.BILINEAR, 0.5),
+                        [rng.uniform(-1, 1, shape)], rng)
+
+
+@needs_torch
+@pytest.mark.parametrize("tpad", list(TORCH_PAD))
+def test_sample_grid_coordinate_gradient_is_torch_autograd(tpad):
+    rng = np.random.default_rng(9)
+    x, grid, dy = rng.standard_normal((2, 3, 5, 7)), rng.uniform(-1.4, 1.4, (2, 4, 6, 2)), \
+        rng.standard_normal((2, 3, 4, 6))
+    for ac, (tmode, mode) in itertools.product((False, True), (("bilinear", R.BILINEAR), ("nearest", R.NEAREST))):
+        g = mg.Graph()
+        xp, gp, dyp = (g.placeholder(v.shape, mg.float64) for v in (x, grid, dy))
+        y = g.sample_grid(xp, gp, L.NCHW, True, False, ac, TORCH_PAD[tpad](ac), mode)
+        dg = g.gradients(g.reduction_sum(y * dyp, axes=None), [gp])[gp]
+        got = g.run({xp: x, gp: grid, dyp: dy}, [dg])[dg]
+        gt = torch.from_numpy(grid).requires_grad_()
+        F.grid_sample(torch.from_numpy(x), gt, mode=tmode, padding_mode=tpad,
+                      align_corners=ac).backward(torch.from_numpy(dy))
+        np.testing.assert_allclose(got, gt.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("pad", [P.CONSTANT, P.CLAMP_TO_EDGE, P.REFLECT, P.SYMMETRIC])
+def test_sample_grid_coordinate_gradient_finite_differences(pad):
+    """Pixel and relative coordinates too (away from the kinks at whole pixels and edges)."""
+    from gradcheck import check_gradients
+    rng = np.random.default_rng(10)
+    src = rng.standard_normal((1, 4, 5, 2))
+    coords = np.round(rng.uniform(-2, 6, (1, 3, 4, 2)) * 4) / 4 + 0.0625  # off whole and half pixels
+    for normalize, relative in ((False, False), (False, True)):
+        check_gradients(lambda g, c: g.sample_grid(g.constant(src), c, L.NHWC, normalize, relative, False, pad,
+                                                   R.BILINEAR, 0.5), [coords], rng)
+
+
+def test_sample_grid_declaration_and_swift_export():
+    from minigraph.ops.registry import OPS
+    d = OPS["sample_grid"]
+    assert d.swift == ("sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:"
+                       "alignCorners:paddingMode:samplingMode:constantValue:name:)")
+    assert d.since == ("13.2", "16.3")
+    g = mg.Graph()
+    s, c = g.placeholder([1, 3, 3, 1], name="img"), g.placeholder([1, 2, 2, 2], name="xy")
+    g.sample_grid(s, c, L.NHWC, True, False, True, P.REFLECT, R.BILINEAR, name="a")
+    g.sample_grid(s, c, L.NCHW, False, True, False, P.CONSTANT, R.NEAREST, 2.5,
+                  nearest_rounding_mode=N.ROUND_TO_EVEN, name="b")
+    swift = g.to_swift()
+    assert ('graph.sampleGrid(withSourceTensor: img, coordinateTensor: xy, layout: .NHWC, normalizeCoordinates: '
+            'true, relativeCoordinates: false, alignCorners: true, paddingMode: .reflect, samplingMode: .bilinear, '
+            'constantValue: 0.0, name: "a")') in swift
+    assert ('layout: .NCHW, normalizeCoordinates: false, relativeCoordinates: true, alignCorners: false, '
+            'paddingMode: .constant, nearestRoundingMode: .roundToEven, constantValue: 2.5, name: "b")') in swift
+
+
+@pytest.mark.parametrize("call,err,match", [
+    (lambda g: g.sample_grid(g.placeholder([1, 3, 3]), g.placeholder([1, 2, 2, 2]), L.NHWC, True, False, False,
+                             P.ZERO, R.BILINEAR), mg.ShapeError, "needs rank 4"),
+    (lambda g: g.sample_grid(g.placeholder([1, 3, 3, 1]), g.placeholder([1, 2, 2, 3]), L.NHWC, True, False, False,
+                             P.ZERO, R.BILINEAR), mg.ShapeError, r"\[N, Hout, Wout, 2\]"),
+    (lambda g: g.sample_grid(g.placeholder([2, 3, 3, 1]), g.placeholder([1, 2, 2, 2]), L.NHWC, True, False, False,
+                             P.ZERO, R.BILINEAR), mg.ShapeError, "differ in N"),
+    (lambda g: g.sample_grid(g.placeholder([1, 3, 3, 1]), g.placeholder([1, 2, 2, 2]), L.CHW, True, False, False,
+                             P.ZERO, R.BILINEAR), mg.DescriptorError, "NHWC or NCHW"),
+    (lambda g: g.sample_grid(g.placeholder([1, 3, 3, 1]), g.placeholder([1, 2, 2, 2]), L.NHWC, True, False, False,
+                             P.PERIODIC, R.BILINEAR), mg.DescriptorError, "padding_mode"),
+    (lambda g: g.sample_grid(g.placeholder([1, 3, 3, 1]), g.placeholder([1, 2, 2, 2]), L.NHWC, True, False, False,
+                             P.ZERO, R.BILINEAR, nearest_rounding_mode=N.FLOOR), mg.DescriptorError,
+     "sampling_mode=NEAREST"),
+    (lambda g: g.sample_grid(g.placeholder([1, 3, 3, 1]), g.placeholder([1, 2, 2, 2]), L.NHWC, 1, False, False,
+                             P.ZERO, R.BILINEAR), mg.DescriptorError, "must be a bool"),
+    (lambda g: g.sample_grid(g.placeholder([1, 3, 3, 1], mg.int32), g.placeholder([1, 2, 2, 2]), L.NHWC, True, False,
+                             False, P.ZERO, R.BILINEAR), mg.DTypeError, "int32"),
+    (lambda g: g.sample_grid(g.placeholder([1, 0, 3, 1]), g.placeholder([1, 2, 2, 2]), L.NHWC, True, False, False,
+                             P.ZERO, R.BILINEAR), mg.ShapeError, "empty H or W"),
+])
+def test_sample_grid_errors_name_the_op(call, err, match):
+    g = mg.Graph()
+    with pytest.raises(err, match=match) as e:
+        call(g)
+    assert "sample_grid" in str(e.value)

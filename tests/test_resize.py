@@ -9,6 +9,7 @@ adjoint identity and finite differences.
 from __future__ import annotations
 
 import itertools
+import re
 from fractions import Fraction
 from math import floor
 
@@ -296,3 +297,247 @@ def test_validation_errors_name_the_op(build, err, part):
 def test_nearest_ties_round_up_exactly_on_every_backend(backend, n, m, cr, ac, want):
     x = np.arange(n, dtype=np.float32)[None, :]
     assert _run(x, (1, m), R.NEAREST, cr, ac, L.HW, backend)[0][0].tolist() == want
+
+
+# ----------------------------------------------------------------------------- rounding modes, scale-offset, no layout
+N = mg.ResizeNearestRoundingMode
+HALF = Fraction(1, 2)
+
+
+def round_mode(s: Fraction, rounding) -> int:
+    """MPSGraphResizeNearestRoundingMode as Apple's header words each case."""
+    fl, frac = floor(s), s - floor(s)
+    nearest = fl + (frac > HALF)
+    if frac != HALF:
+        return {N.CEIL: -floor(-s), N.FLOOR: fl}.get(rounding, nearest)
+    return {N.ROUND_PREFER_CEIL: fl + 1, N.ROUND_PREFER_FLOOR: fl, N.CEIL: fl + 1, N.FLOOR: fl,
+            N.ROUND_TO_EVEN: fl + (fl % 2), N.ROUND_TO_ODD: fl + 1 - (fl % 2)}[rounding]
+
+
+def general_weights(n, m, mode, cr=False, ac=False, rounding=N.ROUND_PREFER_CEIL, scale=None, offset=0.0) -> list:
+    """Per result index, {source index: weight}; ``scale`` given: src = (o - offset) / scale, in
+    float32 as docs/resize.md says (then exact)."""
+    out = []
+    f32 = np.float32
+    for o in range(m):
+        s = source_coordinate(o, n, m, cr, ac) if scale is None else \
+            Fraction(float((f32(o) - f32(offset)) / f32(scale)))
+        if mode == R.NEAREST:
+            out.append({min(max(round_mode(s, rounding), 0), n - 1): 1.0})
+            continue
+        s = min(max(s, Fraction(0)), Fraction(n - 1))
+        i0 = floor(s)
+        f = s - i0
+        out.append({i0: 1.0} if f == 0 else {i0: float(1 - f), i0 + 1: float(f)})
+    return out
+
+
+def naive_nd(x: np.ndarray, out_shape, axes, weights, adjoint=False) -> np.ndarray:
+    """Apply per-axis weights (``weights[j][o] = {i: w}`` for axis ``axes[j]``) one axis at a time,
+    or their adjoint (``x`` then has the result's shape, ``out_shape`` the input's)."""
+    t = x.astype(np.float64)
+    for a, wts in zip(axes, weights):
+        shape = list(t.shape)
+        shape[a] = out_shape[a]
+        out = np.zeros(shape)
+        src = np.moveaxis(t, a, 0)
+        dst = np.moveaxis(out, a, 0)
+        for o, ws in enumerate(wts):
+            for i, w in ws.items():
+                if adjoint:
+                    dst[i] += w * src[o]
+                else:
+                    dst[o] += w * src[i]
+        t = out
+    return t
+
+
+def _run_kw(x, size, mode, backend, dy=None, **kw):
+    g = mg.Graph()
+    xp = g.placeholder(x.shape, x.dtype)
+    targets = [g.resize(xp, size, mode, **kw)]
+    feeds = {xp: x}
+    if dy is not None:
+        dyp = g.placeholder(dy.shape, x.dtype)
+        targets.append(g.resize_gradient(dyp, xp, mode, **kw))
+        feeds[dyp] = dy
+    r = g.run(feeds, targets, backend=backend)
+    return [r[t] for t in targets]
+
+
+@pytest.mark.parametrize("rounding", list(N))
+@pytest.mark.parametrize("cr,ac", [(False, False), (True, False), (False, True)])
+def test_rounding_modes_match_the_naive_loops(backend, rounding, cr, ac):
+    rng = np.random.default_rng(int(rounding) * 7 + 2 * cr + ac)
+    x = rng.standard_normal((1, 5, 4, 2)).astype(_dtype(backend))
+    for size in [(7, 7), (2, 3), (10, 8), (1, 1)]:
+        dy = rng.standard_normal((1,) + size + (2,)).astype(x.dtype)
+        y, dx = _run_kw(x, size, R.NEAREST, backend, dy, center_result=cr, align_corners=ac, layout=L.NHWC,
+                        nearest_rounding_mode=rounding)
+        wts = [general_weights(x.shape[a], s, R.NEAREST, cr, ac, rounding) for a, s in zip((1, 2), size)]
+        out_shape = (1,) + size + (2,)
+        np.testing.assert_allclose(y, naive_nd(x, out_shape, (1, 2), wts), **_tol(backend))
+        np.testing.assert_allclose(dx, naive_nd(dy, x.shape, (1, 2), wts, adjoint=True), **_tol(backend))
+
+
+@pytest.mark.parametrize("rounding,want", [
+    (N.ROUND_PREFER_CEIL, [0, 1, 1, 2, 2, 3, 3, 3]), (N.ROUND_PREFER_FLOOR, [0, 0, 1, 1, 2, 2, 3, 3]),
+    (N.CEIL, [0, 1, 1, 2, 2, 3, 3, 3]), (N.FLOOR, [0, 0, 1, 1, 2, 2, 3, 3]),
+    (N.ROUND_TO_EVEN, [0, 0, 1, 2, 2, 2, 3, 3]), (N.ROUND_TO_ODD, [0, 1, 1, 1, 2, 3, 3, 3]),
+])
+def test_rounding_modes_on_the_halves(backend, rounding, want):
+    """4 pixels to 8, direct scaling: result o reads o / 2 (every other one a tie)."""
+    x = np.arange(4, dtype=np.float32)[None, :]
+    y = _run_kw(x, (1, 8), R.NEAREST, backend, layout=L.HW, nearest_rounding_mode=rounding)[0]
+    assert y[0].tolist() == want
+
+
+def test_floor_rounding_is_torch_nearest(backend):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(3).standard_normal((2, 3, 5, 7)).astype(np.float32)
+    for size in [(8, 3), (11, 14), (2, 2)]:
+        y = _run_kw(x, size, R.NEAREST, backend, layout=L.NCHW, nearest_rounding_mode=N.FLOOR)[0]
+        ref = torch.nn.functional.interpolate(torch.from_numpy(x), size=size, mode="nearest").numpy()
+        np.testing.assert_array_equal(y, ref)
+
+
+SCALES = [([1.5, 0.75], [0.25, -0.1]), ([2.0, 0.5], [0.5, 0.0]), ([-1.25, 3.0], [4.0, 1.5]), ([0.3, 1.7], [-2.0, 0.9])]
+
+
+@pytest.mark.parametrize("mode", [R.NEAREST, R.BILINEAR])
+@pytest.mark.parametrize("scale,offset", SCALES)
+def test_scale_offset_matches_the_formula(backend, mode, scale, offset):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 5, 4)).astype(_dtype(backend))
+    roundings = [N.ROUND_PREFER_CEIL, N.ROUND_TO_ODD] if mode == R.NEAREST else [N.ROUND_PREFER_CEIL]
+    for rounding in roundings:
+        for size in [(7, 6), (3, 2)]:
+            out_shape = (2, 3) + size
+            dy = rng.standard_normal(out_shape).astype(x.dtype)
+            y, dx = _run_kw(x, size, mode, backend, dy, layout=L.NCHW, scale=scale, offset=offset,
+                            nearest_rounding_mode=rounding)
+            wts = [general_weights(x.shape[a], m, mode, rounding=rounding, scale=s, offset=o)
+                   for a, m, s, o in zip((2, 3), size, scale, offset)]
+            np.testing.assert_allclose(y, naive_nd(x, out_shape, (2, 3), wts), **_tol(backend))
+            np.testing.assert_allclose(dx, naive_nd(dy, x.shape, (2, 3), wts, adjoint=True), **_tol(backend))
+
+
+def test_scale_offset_of_half_pixel_centres_is_center_result(backend):
+    """Apple's dst = src * scale + offset with scale = m / n and offset = (scale - 1) / 2 places the
+    samples at half-pixel centres."""
+    x = np.random.default_rng(6).standard_normal((1, 4, 8, 2)).astype(np.float32)
+    size = (8, 2)
+    sc = [size[0] / 4, size[1] / 8]
+    a = _run_kw(x, size, R.BILINEAR, backend, layout=L.NHWC, scale=sc, offset=[(s - 1) / 2 for s in sc])[0]
+    b = _run_kw(x, size, R.BILINEAR, backend, center_result=True, layout=L.NHWC)[0]
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [R.NEAREST, R.BILINEAR])
+@pytest.mark.parametrize("cr,ac", [(False, False), (True, False), (False, True)])
+def test_without_a_layout_every_axis_is_resized(backend, mode, cr, ac):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 4)).astype(_dtype(backend))
+    for size in [(3, 5, 4), (1, 3, 7), (4, 1, 2)]:
+        dy = rng.standard_normal(size).astype(x.dtype)
+        y, dx = _run_kw(x, size, mode, backend, dy, center_result=cr, align_corners=ac)
+        wts = [general_weights(n, m, mode, cr, ac) for n, m in zip(x.shape, size)]
+        np.testing.assert_allclose(y, naive_nd(x, size, (0, 1, 2), wts), **_tol(backend))
+        np.testing.assert_allclose(dx, naive_nd(dy, x.shape, (0, 1, 2), wts, adjoint=True), **_tol(backend))
+
+
+def test_without_a_layout_matches_torch_trilinear(backend):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(8).standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    for ac in (False, True):
+        y = _run_kw(x, (1, 2, 5, 3, 7), R.BILINEAR, backend, center_result=True, align_corners=ac)[0]
+        ref = torch.nn.functional.interpolate(torch.from_numpy(x), size=(5, 3, 7), mode="trilinear",
+                                              align_corners=ac).numpy()
+        np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_scale_offset_without_a_layout(backend):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 4, 2)).astype(_dtype(backend))
+    scale, offset, size = [1.0, 1.5, 2.0], [0.5, -0.25, 0.0], (2, 6, 3)
+    for mode in (R.NEAREST, R.BILINEAR):
+        dy = rng.standard_normal(size).astype(x.dtype)
+        y, dx = _run_kw(x, size, mode, backend, dy, scale=scale, offset=offset)
+        wts = [general_weights(n, m, mode, scale=s, offset=o) for n, m, s, o in zip(x.shape, size, scale, offset)]
+        np.testing.assert_allclose(y, naive_nd(x, size, (0, 1, 2), wts), **_tol(backend))
+        np.testing.assert_allclose(dx, naive_nd(dy, x.shape, (0, 1, 2), wts, adjoint=True), **_tol(backend))
+
+
+@pytest.mark.parametrize("kw", [
+    dict(layout=L.NHWC, scale=[1.5, 0.7], offset=[0.2, -0.3]),
+    dict(scale=[1.0, 1.5, 0.7, 1.0], offset=[0.0, 0.2, -0.3, 0.0]),
+    dict(center_result=True),
+    dict(align_corners=True, layout=L.NHWC),
+], ids=["scale-offset", "scale-offset-no-layout", "no-layout", "corners"])
+def test_finite_differences_of_the_new_forms(kw):
+    values, rng = uniform_inputs([(1, 3, 4, 2)], seed=2)
+    size = [5, 3] if "layout" in kw else [2, 5, 3, 3]
+    check_gradients(lambda g, x: g.resize(x, size, R.BILINEAR, **kw), values, rng)
+    dy_shape = (1, 5, 3, 2) if "layout" in kw else (2, 5, 3, 3)
+    dy = uniform_inputs([dy_shape], seed=3)[0][0]
+    check_gradients(lambda g, dy, x: g.resize_gradient(dy, x, R.BILINEAR, **kw), [dy, values[0]], rng)
+
+
+def test_new_forms_export_to_their_swift_methods():
+    g = mg.Graph()
+    x = g.placeholder([1, 4, 5, 3], name="x")
+    a = g.resize(x, [7, 3], R.NEAREST, True, False, L.NHWC, nearest_rounding_mode=N.ROUND_TO_EVEN, name="a")
+    g.resize(x, [2, 7, 3, 3], R.BILINEAR, name="b")
+    c = g.resize(x, [7, 3], R.BILINEAR, layout=L.NHWC, scale=[1.5, 0.75], offset=[0.25, -0.1], name="c")
+    d = g.resize(x, [2, 7, 3, 3], R.NEAREST, scale=[2, 1.5, 0.75, 1], offset=[0, 0.25, -0.1, 0],
+                 nearest_rounding_mode=N.FLOOR, name="d")
+    g.resize_gradient(a, x, R.NEAREST, True, False, L.NHWC, nearest_rounding_mode=N.ROUND_TO_EVEN, name="ga")
+    g.resize_gradient(c, x, R.BILINEAR, layout=L.NHWC, scale=[1.5, 0.75], offset=[0.25, -0.1], name="gc")
+    g.resize_gradient(d, x, R.NEAREST, scale=[2, 1.5, 0.75, 1], offset=[0, 0.25, -0.1, 0], name="gd")
+    swift = re.sub(r'Data\(base64Encoded: "[^"]*"\)!', "D", g.to_swift())
+    si = 'graph.constant(D, shape: [{}], dataType: .int32)'
+    sf = 'graph.constant(D, shape: [{}], dataType: .float32)'
+    assert (f'graph.resizeNearest(x, sizeTensor: {si.format(2)}, nearestRoundingMode: .roundToEven, '
+            'centerResult: true, alignCorners: false, layout: .NHWC, name: "a")') in swift
+    assert (f'graph.resize(x, sizeTensor: {si.format(4)}, mode: .bilinear, centerResult: false, '
+            'alignCorners: false, name: "b")') in swift
+    assert (f'graph.resize(x, sizeTensor: {si.format(2)}, scaleOffsetTensor: {sf.format(4)}, mode: .bilinear, '
+            'layout: .NHWC, name: "c")') in swift
+    assert (f'graph.resizeNearest(x, sizeTensor: {si.format(4)}, scaleTensor: {sf.format(4)}, '
+            f'offsetTensor: {sf.format(4)}, nearestRoundingMode: .floor, name: "d")') in swift
+    assert ('graph.resizeNearest(withGradientTensor: a, input: x, nearestRoundingMode: .roundToEven, '
+            'centerResult: true, alignCorners: false, layout: .NHWC, name: "ga")') in swift
+    assert (f'graph.resize(withGradientTensor: c, input: x, scaleOffsetTensor: {sf.format(4)}, mode: .bilinear, '
+            'layout: .NHWC, name: "gc")') in swift
+    assert (f'graph.resize(withGradientTensor: d, input: x, scale: {sf.format(4)}, offsetTensor: {sf.format(4)}, '
+            'mode: .nearest, name: "gd")') in swift
+    g2 = mg.Graph()
+    x2 = g2.placeholder([2, 3], name="x")
+    g2.resize_gradient(g2.placeholder([4, 5]), x2, R.BILINEAR)
+    with pytest.raises(mg.SwiftExportError, match="no resize gradient without a layout"):
+        g2.to_swift()
+
+
+@pytest.mark.parametrize("build,err,part", [
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.BILINEAR, layout=L.NCHW,
+                        nearest_rounding_mode=N.FLOOR), mg.DescriptorError, "is for mode=NEAREST"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.NEAREST, layout=L.NCHW, nearest_rounding_mode=9),
+     mg.DescriptorError, "not an MPSGraphResizeNearestRoundingMode"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.NEAREST, layout=L.NCHW, scale=[1, 1]),
+     mg.DescriptorError, "scale and offset go together"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.NEAREST, True, layout=L.NCHW, scale=[1, 1],
+                        offset=[0, 0]), mg.DescriptorError, "must be False with scale and offset"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.NEAREST, layout=L.NCHW, scale=[1, 0],
+                        offset=[0, 0]), mg.DescriptorError, "nonzero"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.NEAREST, layout=L.NCHW, scale=[1, 1, 1, 1],
+                        offset=[0, 0, 0, 0]), mg.ShapeError, "resizes 2 axes"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5], R.NEAREST, layout=L.NCHW, scale=[1, float("nan")],
+                        offset=[0, 0]), mg.DescriptorError, "finite"),
+    (lambda g: g.resize(g.placeholder([1, 2, 3, 4]), [5, 5, 5], R.NEAREST), mg.ShapeError, "result shape"),
+    (lambda g: g.resize(g.placeholder([1, 0, 3]), [1, 2, 3], R.NEAREST), mg.ShapeError, "axis 1 = 0"),
+])
+def test_errors_of_the_new_forms_name_the_op(build, err, part):
+    g = mg.Graph()
+    with pytest.raises(err) as e:
+        build(g)
+    assert "resize" in str(e.value) and part in str(e.value), str(e.value)

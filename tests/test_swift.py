@@ -18,10 +18,12 @@ import pytest
 
 import minigraph as mg
 from graph_zoo import every_op_graph, scoped_cnn_graph
+from minigraph.apple_methods import join_selector, read_method_list
 from minigraph.ops.registry import OPS
 from minigraph.swift import SwiftExportError, argument_plan, camel, parse_signature, swift_mapping
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+APPLE_METHODS = set(read_method_list(Path(__file__).resolve().parent.parent / "docs" / "apple-mpsgraph-methods.txt"))
 
 
 def _vals(shape, scale=0.25, offset=0.0):
@@ -163,6 +165,9 @@ def test_every_op_of_the_zoo_is_emitted_with_its_labels():
             continue
         method, labels = parse_signature(OPS[op.type].swift)
         assert op.name in calls, op.name
+        if op.type in ("resize", "resize_gradient"):  # the form its attributes pick: one of Apple's methods
+            assert join_selector(*calls[op.name]) in APPLE_METHODS, (op.name, calls[op.name])
+            continue
         assert calls[op.name] == (method, labels), (op.name, calls[op.name])
     assert "graph.sliceGradientTensor(" in text and "fwdInShapeTensor:" in text
     # identifiers are unique

@@ -58,6 +58,7 @@ BOUNDED: dict[str, str] = {
     "shape_of": "one invocation per axis writes a value from its parameters",
     "coordinate_along_axis": "one element per invocation: a division and a remainder",
     "resize": "separable passes, one result element per invocation, two loads each",
+    "sample_grid": "one result element per invocation: two positions and at most four loads",
     **{op: "one element per invocation, no loop (a closed-form parameter or LUT index)" for op in (
         "quantize", "quantize_with_scale_tensor", "quantize_with_tensors", "dequantize", "dequantize_with_scale_tensor",
         "dequantize_with_tensors", "dequantize_blockwise", "dequantize_blockwise_symmetric", "dequantize_lut",
