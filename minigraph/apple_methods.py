@@ -114,6 +114,8 @@ EXPLICIT: dict[str, Row] = {
         _tensor("slice_gradient_tensor", "the forward shape, starts, ends and strides"),
     "sliceGradientTensor(_:fwdInShapeTensor:start:sizeTensor:squeezeMask:name:)":
         _tensor("slice_gradient_tensor", "the forward shape, starts and sizes: `ends = starts + sizes`, strides 1"),
+    "for(lowerBound:upperBound:step:initialBodyArguments:body:name:)":
+        _form("for_loop", "`lower_bound=`, `upper_bound=`, `step=` (with `number_of_iterations=None`)"),
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
@@ -160,7 +162,6 @@ _NO_OP_YET = {
         quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)
         fastFourierTransform(_:axes:descriptor:name:) fastFourierTransform(_:axesTensor:descriptor:name:)
         realToHermiteanFFT(_:axes:descriptor:name:) realToHermiteanFFT(_:axesTensor:descriptor:name:)
-        for(lowerBound:upperBound:step:initialBodyArguments:body:name:)
         for(numberOfIterations:initialBodyArguments:body:name:)
         if(_:then:else:name:) while(initialInputs:before:after:name:)
         maxPooling2DReturnIndices(_:descriptor:name:)
