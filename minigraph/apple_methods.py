@@ -116,6 +116,7 @@ EXPLICIT: dict[str, Row] = {
         _tensor("slice_gradient_tensor", "the forward shape, starts and sizes: `ends = starts + sizes`, strides 1"),
     "for(lowerBound:upperBound:step:initialBodyArguments:body:name:)":
         _form("for_loop", "`lower_bound=`, `upper_bound=`, `step=` (with `number_of_iterations=None`)"),
+    "variance(of:mean:axes:name:)": _form("variance", "`mean=`: `mean((tensor - mean)^2)` over the axes"),
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
@@ -202,7 +203,6 @@ _NO_OP_YET = {
         topK(_:axis:k:name:) topK(_:axisTensor:kTensor:name:)
         topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
         variableFromTensor(_:name:)
-        variance(of:mean:axes:name:)
     """,
     _COMPLEX: """
         absoluteSquare(tensor:name:) complexConstant(realPart:imaginaryPart:)

@@ -3838,23 +3838,29 @@ class OpBuilders:
         """
         return _builder('variable')(self, value, dtype, name)  # type: ignore[no-any-return]
 
-    def variance(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None) -> Tensor:
+    def variance(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, mean: Optional[Tensor] = None) -> Tensor:
         """Population variance ``mean((tensor - mean(tensor))^2)`` over ``axes`` (an int, a list, or None
         for all), keeping them as size 1 like ``g.mean`` (MPSGraph ``variance(of:axes:name:)``). An
-        empty slice gives NaN.
+        empty slice gives NaN. With ``mean`` (MPSGraph ``variance(of:mean:axes:name:)``) the given mean
+        is used instead: ``mean((tensor - mean)^2)``, built as those elementwise and mean ops, so the
+        gradient reaches ``mean`` too.
 
         Args:
-            tensor: A tensor of this graph (the op's ``tensor`` input).
-            axes: Axes (ints; negative values count from the end).
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            tensor: A float tensor of this graph.
+            axes: Axes (ints; negative values count from the end), one int, or None for all.
+            name: The op's name (MPSGraph's ``name:``).
+            mean: A precomputed mean of ``tensor``'s dtype that broadcasts to ``tensor``'s shape
+                (normally ``g.mean(tensor, axes)``); None computes it.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``variance(of:axes:name:)``).
+            Tensor: the variance, ``tensor``'s shape with ``axes`` of size 1.
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a DTypeError for a non-float tensor or a mean of another dtype, a ShapeError
+                for a mean that does not broadcast to ``tensor``'s shape or a bad axis; the message
+                names the op.
         """
-        return _builder('variance')(self, tensor, axes, name)  # type: ignore[no-any-return]
+        return _builder('variance')(self, tensor, axes, name, mean)  # type: ignore[no-any-return]
 
     def while_loop(self, initial_inputs: 'Sequence[TensorLike]', before: 'Callable[[list[Tensor], list[Tensor]], TensorLike]', after: 'Callable[[list[Tensor]], Sequence[TensorLike]]', name: Optional[str] = None) -> Tensor:
         """A while loop (MPSGraph ``while(initialInputs:before:after:name:)``): ``before(inputs,

@@ -74,6 +74,42 @@ def test_variance_refuses_integers_naming_the_op():
         g.variance(g.constant(np.arange(4, dtype=np.int32)), [0], name="spread")
 
 
+@pytest.mark.parametrize("shape,axes,mshape", [((3, 4, 5), [1], (3, 1, 5)), ((3, 4, 5), [0, 2], (1, 4, 1)),
+                                               ((2, 3), [0, 1], ()), ((6,), [-1], (1,))])
+def test_variance_with_a_given_mean_is_the_mean_squared_deviation_from_it(backend, rng, shape, axes, mshape):
+    """variance(of:mean:axes:): mean((x - m)^2) with the mean given, here both the true mean
+    (then equal to the plain variance) and an arbitrary one (a shifted second moment)."""
+    xv = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    mv = rng.standard_normal(mshape).astype(np.float32)
+    g = mg.Graph()
+    x, m = g.placeholder(list(shape), mg.float32), g.placeholder(list(mshape), mg.float32)
+    v_given = g.variance(x, axes, mean=m)
+    v_true = g.variance(x, axes, mean=g.mean(x, axes))
+    out = g.run({x: xv, m: mv}, [v_given, v_true], backend=backend)
+    x64 = xv.astype(np.float64)
+    want = np.mean((x64 - mv) ** 2, axis=tuple(axes), keepdims=True)
+    assert v_given.shape == want.shape
+    np.testing.assert_allclose(out[v_given], want, **_tol(backend))
+    np.testing.assert_allclose(out[v_true], _naive_variance(xv, axes), **_tol(backend))
+
+
+def test_variance_with_a_mean_has_gradients_toward_tensor_and_mean(rng):
+    vals = [rng.standard_normal((4, 3)), rng.standard_normal((1, 3))]
+    check_gradients(lambda g, x, m: g.variance(x, [0], mean=m), vals, rng, rtol=1e-5, atol=1e-6)
+
+
+def test_variance_with_a_mean_errors_name_the_op():
+    g = mg.Graph()
+    x = g.placeholder([3, 4], mg.float32)
+    with pytest.raises(mg.ShapeError, match=r"variance op 'v'.*\(1, 5\)"):
+        g.variance(x, [1], mean=g.constant(np.zeros((1, 5), np.float32)), name="v")
+    with pytest.raises(mg.ShapeError, match=r"variance op 'v'.*\(2, 3, 4\).*without growing it.*\(3, 1\)"):
+        g.variance(x, [1], mean=g.constant(np.zeros((2, 3, 4), np.float32)), name="v")
+    with pytest.raises(mg.DTypeError, match="variance op 'v'.*float16"):
+        g.variance(x, [1], mean=g.constant(np.zeros((3, 1), np.float16)), name="v")
+    with pytest.raises(mg.ShapeError, match="variance op 'v'.*axis 5"):
+        g.variance(x, [5], mean=g.mean(x, [1]), name="v")
+
 # --------------------------------------------------------------------------------------- normalize
 def test_normalize_is_the_formula_with_broadcasting_and_nil_operands(backend, rng):
     xv = rng.standard_normal((2, 3, 4)).astype(np.float32)
