@@ -108,6 +108,10 @@ EXPLICIT: dict[str, Row] = {
     "resizeBilinear(_:sizeTensor:centerResult:alignCorners:layout:name:)": _tensor("resize", "the size; `mode=ResizeMode.BILINEAR`"),
     "gatherAlongAxisTensor(_:updates:indices:name:)": _tensor("gather_along_axis", "the axis"),
     "scatterAlongAxisTensor(_:data:updates:indices:mode:name:)": _tensor("scatter_along_axis", "the axis"),
+    "scatterAlongAxis(_:updates:indices:shape:mode:name:)":
+        _form("scatter_along_axis", "`data=None, shape=`: onto a tensor of the mode's identity"),
+    "scatterAlongAxisTensor(_:updates:indices:shape:mode:name:)":
+        _tensor("scatter_along_axis", "the axis; `data=None, shape=`"),
     "sliceTensor(_:start:end:strideTensor:startMask:endMask:squeezeMask:name:)": _tensor("slice_tensor", "starts, ends and strides"),
     "sliceTensor(_:start:sizeTensor:squeezeMask:name:)": _tensor("slice_tensor", "starts and sizes: `ends = starts + sizes`, strides 1"),
     "sliceGradientTensor(_:fwdInShapeTensor:start:end:strideTensor:startMask:endMask:squeezeMask:name:)":
@@ -195,7 +199,6 @@ _NO_OP_YET = {
         sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:nearestRoundingMode:constantValue:name:)
         sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)
         scaledDotProductAttention(query:key:value:descriptor:name:)
-        scatterAlongAxis(_:updates:indices:shape:mode:name:) scatterAlongAxisTensor(_:updates:indices:shape:mode:name:)
         scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)
         sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)
         sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)

@@ -2945,27 +2945,35 @@ class OpBuilders:
         """
         return _builder('scatter')(self, updates, indices, shape, axis, mode, name)  # type: ignore[no-any-return]
 
-    def scatter_along_axis(self, updates: TensorLike, indices: TensorLike, data: TensorLike, axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
+    def scatter_along_axis(self, updates: TensorLike, indices: TensorLike, data: TensorLike, axis: int, mode: Any, name: Optional[str] = None, shape: Optional[Sequence[int]] = None) -> Tensor:
         """``data`` with each ``updates[..., j, ...]`` combined (``mode``) into
         ``data[..., indices[..., j, ...], ...]`` along ``axis``, as ``torch.Tensor.scatter_reduce``;
         collisions combine in row-major order of ``updates``; out-of-range indices are skipped, as
         Apple documents (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``).
 
+        With ``shape`` and ``data=None`` (MPSGraph ``scatterAlongAxis(_:updates:indices:shape:mode:name:)``)
+        the result is a tensor of ``shape`` and ``updates``' dtype "initialized with an initial value
+        corresponding to mode" (Apple's header): ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
+        and DIV, +inf / -inf, or the integer type's largest / smallest value, for MIN / MAX), which
+        the elements no update reaches keep.
+
         Args:
-            updates: A tensor of this graph (the op's ``updates`` input).
-            indices: A tensor of this graph (the op's ``indices`` input).
-            data: A tensor of this graph (the op's ``data`` input).
+            updates: A tensor of this graph (the values scattered), of ``indices``' shape.
+            indices: An int32 or int64 tensor of ``updates``' shape: positions along ``axis``.
+            data: The tensor scattered onto; None with ``shape``.
             axis: One axis; a negative value counts from the end.
-            mode: See the op reference (docs/reference.md).
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            mode: A ``ScatterMode`` (or its name): how an update combines with its element.
+            name: The op's name (MPSGraph's ``name:``).
+            shape: The result's shape (static ints) for the form without ``data``.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``).
+            Tensor: ``data``'s shape and dtype (or ``shape`` and ``updates``' dtype).
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit,
+                both or neither of ``data`` and ``shape`` given; the message names the op.
         """
-        return _builder('scatter_along_axis')(self, updates, indices, data, axis, mode, name)  # type: ignore[no-any-return]
+        return _builder('scatter_along_axis')(self, updates, indices, data, axis, mode, name, shape)  # type: ignore[no-any-return]
 
     def scatter_nd(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], batch_dimensions: int = 0, mode: Any = None, name: Optional[str] = None) -> Tensor:
         """A tensor of ``shape`` where each slice of ``updates`` is combined at the index tuple along
