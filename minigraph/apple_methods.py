@@ -121,6 +121,8 @@ EXPLICIT: dict[str, Row] = {
     "for(lowerBound:upperBound:step:initialBodyArguments:body:name:)":
         _form("for_loop", "`lower_bound=`, `upper_bound=`, `step=` (with `number_of_iterations=None`)"),
     "variance(of:mean:axes:name:)": _form("variance", "`mean=`: `mean((tensor - mean)^2)` over the axes"),
+    "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)":
+        _form("adam", "`beta1_power=None, beta2_power=None`: the rate already bias-corrected"),
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
@@ -213,8 +215,6 @@ _NO_OP_YET = {
         complexTensor(realTensor:imaginaryTensor:name:) conjugate(tensor:name:)
         imaginaryPartOfTensor(tensor:name:) planarTensor(tensor:name:) realPartOfTensor(tensor:name:)
     """,
-    "the learning rate already bias-corrected; minigraph's adam takes beta1Power and beta2Power":
-        "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)",
     "resize needs a layout": "resize(_:sizeTensor:mode:centerResult:alignCorners:name:) "
                              "resizeBilinear(_:sizeTensor:centerResult:alignCorners:name:)",
     "resize's NEAREST rounds half up only; this form takes a rounding mode": """

@@ -78,27 +78,32 @@ class OpBuilders:
         """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
         (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
         beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
-        operands may be numbers. Not differentiable.
+        operands may be numbers. With ``beta1_power`` and ``beta2_power`` both None, ``learning_rate``
+        is the current, already bias-corrected rate ``lr[t]`` (MPSGraph ``adam(currentLearningRate:
+        beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)``): the same step
+        with powers 0, where ``sqrt(1 - 0) / (1 - 0)`` is exactly 1. Not differentiable.
 
         Args:
-            learning_rate: A tensor of this graph (the op's ``learning_rate`` input).
-            beta1: A tensor of this graph (the op's ``beta1`` input).
-            beta2: A tensor of this graph (the op's ``beta2`` input).
-            epsilon: A tensor of this graph (the op's ``epsilon`` input).
-            beta1_power: A tensor of this graph (the op's ``beta1_power`` input).
-            beta2_power: A tensor of this graph (the op's ``beta2_power`` input).
-            values: A tensor of this graph (the op's ``values`` input).
-            momentum: A tensor of this graph (the op's ``momentum`` input).
-            velocity: A tensor of this graph (the op's ``velocity`` input).
-            maximum_velocity: A tensor of this graph (the op's ``maximum_velocity`` input).
-            gradient: A tensor of this graph (the op's ``gradient`` input).
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            learning_rate: The learning rate (a number or a tensor broadcasting to ``values``); the
+                current bias-corrected rate when both powers are None.
+            beta1: The momentum's decay rate.
+            beta2: The velocity's decay rate.
+            epsilon: Added to ``sqrt(velocity)`` (after the bias correction of the rate).
+            beta1_power: ``beta1^t`` for step t; None (with ``beta2_power``) for the current-rate form.
+            beta2_power: ``beta2^t`` for step t; None (with ``beta1_power``) for the current-rate form.
+            values: The values updated (a float tensor).
+            momentum: The first moment, of ``values``' shape.
+            velocity: The second moment, of ``values``' shape.
+            maximum_velocity: The largest velocity so far (AMSGrad), or None.
+            gradient: The gradient, of ``values``' shape.
+            name: The op's name (MPSGraph's ``name:``).
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``).
+            list[Tensor]: the new values, momentum and velocity (and maximum velocity).
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError or DTypeError when operands do not fit, a DescriptorError
+                for one power None and the other not; the message names the op.
         """
         return _builder('adam')(self, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity, maximum_velocity, gradient, name)  # type: ignore[no-any-return]
 

@@ -353,6 +353,8 @@ class _Exporter:
             return self.split_sizes(op)
         if op.type in SPECIAL:
             return getattr(self, SPECIAL[op.type])(op)
+        if op.type == "adam" and "beta1_power" in op.attrs.get("nil_inputs", ()):
+            return self.adam_current_rate(op)
         method, _ = parse_signature(opdef.swift)
         args = []
         for label, kind, key in argument_plan(opdef, list(opdef.attrs) + list(op.attrs)):
@@ -446,6 +448,15 @@ class _Exporter:
         head = f"numberOfIterations: {t(op.inputs[0])}" if nb == 1 else \
             f"lowerBound: {t(op.inputs[0])}, upperBound: {t(op.inputs[1])}, step: {t(op.inputs[2])}"
         return f"graph.for({head}, initialBodyArguments: {inits}, body: {body}, name: {swift_string(op.name)})"
+
+    def adam_current_rate(self, op):
+        """adam with both powers None: MPSGraph's adam(currentLearningRate:...) (no beta powers)."""
+        t = self.tensor
+        vmax = "nil" if "maximum_velocity" in op.attrs["nil_inputs"] else t(op.inputs[9])
+        return (f"graph.adam(currentLearningRate: {t(op.inputs[0])}, beta1: {t(op.inputs[1])}, "
+                f"beta2: {t(op.inputs[2])}, epsilon: {t(op.inputs[3])}, values: {t(op.inputs[6])}, "
+                f"momentum: {t(op.inputs[7])}, velocity: {t(op.inputs[8])}, maximumVelocity: {vmax}, "
+                f"gradient: {t(op.inputs[10])}, name: {swift_string(op.name)})")
 
     def call_op(self, op):
         types = ", ".join(f"MPSGraphShapedType(shape: {_numbers(s)}, dataType: {swift_dtype(d, self.where(op))})"

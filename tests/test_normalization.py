@@ -347,3 +347,37 @@ def test_adam_errors_and_not_differentiable():
     outs = g.adam(0.1, 0.9, 0.999, 1e-8, 0.9, 0.999, w, w, w, None, w, name="b")
     with pytest.raises(mg.NotDifferentiableError, match="adam"):
         g.gradients(g.reduction_sum(outs[0]), [w])
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_with_the_current_learning_rate_skips_the_bias_correction(backend, rng, amsgrad):
+    """adam(currentLearningRate:...): lr[t] given, so the step is Apple's formula with lr[t] in
+    place of learningRate * sqrt(1 - beta2^t) / (1 - beta1^t); equal to the full form's step."""
+    shape = (4, 3)
+    w, grad = rng.standard_normal(shape), rng.standard_normal(shape)
+    m, v, vmax = rng.standard_normal(shape) * 0.1, rng.uniform(0, 0.05, shape), rng.uniform(0, 0.05, shape)
+    b1, b2, eps, t = 0.9, 0.999, 1e-3, 3
+    lr_t = 0.01 * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+    g = mg.Graph()
+    ph = {k: g.placeholder(list(shape), mg.float32) for k in ("w", "m", "v", "vmax", "grad")}
+    vm = ph["vmax"] if amsgrad else None
+    cur = g.adam(lr_t, b1, b2, eps, None, None, ph["w"], ph["m"], ph["v"], vm, ph["grad"], name="current")
+    full = g.adam(0.01, b1, b2, eps, b1 ** t, b2 ** t, ph["w"], ph["m"], ph["v"], vm, ph["grad"], name="full")
+    assert len(cur) == len(full) == (4 if amsgrad else 3)
+    feeds = {ph[k]: a.astype(np.float32) for k, a in dict(w=w, m=m, v=v, vmax=vmax, grad=grad).items()}
+    got = g.run(feeds, cur + full, backend=backend)
+    want = adam_reference(lr_t, b1, b2, eps, 0.0, 0.0, w, m, v, vmax if amsgrad else None, grad)
+    for a, b, ref in zip(cur, full, want):
+        np.testing.assert_allclose(got[a], ref, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[a], got[b], rtol=1e-6, atol=1e-7)
+    src = g.to_swift(target_tensors=cur)
+    lines = {x.split(" = ")[0]: x for x in src.splitlines() if "graph.adam(" in x}
+    assert "graph.adam(currentLearningRate: " in lines["let current"] and "beta1Power" not in lines["let current"]
+    assert "graph.adam(learningRate: " in lines["let full"] and "beta1Power: " in lines["let full"]
+
+
+def test_adam_with_one_power_none_is_refused():
+    g = mg.Graph()
+    w = g.placeholder([3], mg.float32)
+    with pytest.raises(mg.DescriptorError, match=r"adam op 'a'.*both beta1_power and beta2_power"):
+        g.adam(0.1, 0.9, 0.999, 1e-8, None, 0.999, w, w, w, None, w, name="a")
