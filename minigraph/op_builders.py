@@ -2485,6 +2485,29 @@ class OpBuilders:
         """
         return _builder('quantize_with_tensors')(self, tensor, scale_tensor, zero_point_tensor, dtype, axis, name)  # type: ignore[no-any-return]
 
+    def random_philox_state_tensor(self, counter_low: int = 0, counter_high: int = 0, key: int = 0, name: Optional[str] = None, seed: Optional[int] = None) -> Tensor:
+        """A Philox state for the random ops that take one (MPSGraph
+        ``randomPhiloxStateTensor(withCounterLow:counterHigh:key:name:)``; ``seed=`` is
+        ``randomPhiloxStateTensor(withSeed:name:)``): an int32 tensor of shape [7], ``[1, counter
+        (four words, low first), key (two words, low first)]`` (docs/random.md).
+
+        Args:
+            counter_low: The low 64 bits of the 128-bit counter (an int, as its 64-bit pattern).
+            counter_high: The high 64 bits of the counter.
+            key: The 64-bit Philox key.
+            name: The op's name (MPSGraph's ``name:``).
+            seed: Instead of the three: the key ``seed`` with counter 0, so the first draw from the
+                state equals the first run of a seeded op with ``seed=seed``.
+
+        Returns:
+            Tensor: the int32 state, shape [7].
+
+        Raises:
+            MiniGraphError: a DescriptorError for a value outside 64 bits or ``seed`` given with a
+                counter or key; the message names the op.
+        """
+        return _builder('random_philox_state_tensor')(self, counter_low, counter_high, key, name, seed)  # type: ignore[no-any-return]
+
     def random_tensor(self, shape: Any, descriptor: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
         """Random values of ``shape`` from the descriptor's distribution, a fresh draw on each run
         (MPSGraph ``randomTensor(withShape:descriptor:seed:name:)``; ``seed=None`` is its
@@ -2506,6 +2529,28 @@ class OpBuilders:
         """
         return _builder('random_tensor')(self, shape, descriptor, seed, name)  # type: ignore[no-any-return]
 
+    def random_tensor_with_state(self, shape: Any, descriptor: Any, state_tensor: TensorLike, name: Optional[str] = None) -> list[Tensor]:
+        """Random values of ``shape`` drawn from ``state_tensor``, and the state after them (MPSGraph
+        ``randomTensor(withShape:descriptor:stateTensor:name:)``, which returns both): equal states give
+        equal values, on every run; feed the returned state to the next random op to continue the stream.
+
+        Args:
+            shape: The result's shape (static ints).
+            descriptor: A ``RandomOpDescriptor`` (copied when the op is built).
+            state_tensor: An int32 tensor of shape [7] (``g.random_philox_state_tensor``, a state a
+                random op returned, or a placeholder fed one).
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            list[Tensor]: ``[values, new_state]``: values of ``descriptor.dtype`` and ``shape``; the
+            state with its counter advanced past the Philox blocks the values used.
+
+        Raises:
+            MiniGraphError: a ShapeError for a dynamic or negative shape or a state of another shape, a
+                DTypeError for a state that is not int32, a DescriptorError for a bad descriptor.
+        """
+        return _builder('random_tensor_with_state')(self, shape, descriptor, state_tensor, name)  # type: ignore[no-any-return]
+
     def random_uniform_tensor(self, shape: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
         """float32 values uniform in [0, 1), a fresh draw on each run (MPSGraph
         ``randomUniformTensor(withShape:seed:name:)``; ``seed=None`` is ``randomUniformTensor(withShape:name:)``).
@@ -2523,6 +2568,25 @@ class OpBuilders:
             MiniGraphError: a ShapeError for a dynamic or negative shape, a DescriptorError for a bad seed.
         """
         return _builder('random_uniform_tensor')(self, shape, seed, name)  # type: ignore[no-any-return]
+
+    def random_uniform_tensor_with_state(self, shape: Any, state_tensor: TensorLike, name: Optional[str] = None) -> list[Tensor]:
+        """float32 values uniform in [0, 1) drawn from ``state_tensor``, and the state after them
+        (MPSGraph ``randomUniformTensor(withShape:stateTensor:name:)``): ``random_tensor_with_state``
+        with a default UNIFORM float32 descriptor.
+
+        Args:
+            shape: The result's shape (static ints).
+            state_tensor: An int32 tensor of shape [7].
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            list[Tensor]: ``[values, new_state]``.
+
+        Raises:
+            MiniGraphError: a ShapeError for a dynamic or negative shape or a state of another shape, a
+                DTypeError for a state that is not int32.
+        """
+        return _builder('random_uniform_tensor_with_state')(self, shape, state_tensor, name)  # type: ignore[no-any-return]
 
     def read(self, variable: TensorLike, name: Optional[str] = None) -> Tensor:
         """The variable's value at this point of the run (MPSGraph ``read(_:name:)``).
