@@ -123,6 +123,8 @@ EXPLICIT: dict[str, Row] = {
     "variance(of:mean:axes:name:)": _form("variance", "`mean=`: `mean((tensor - mean)^2)` over the axes"),
     "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)":
         _form("adam", "`beta1_power=None, beta2_power=None`: the rate already bias-corrected"),
+    "randomPhiloxStateTensor(withSeed:name:)":
+        _form("random_philox_state_tensor", "`seed=`: the key, with counter 0"),
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
@@ -181,9 +183,6 @@ _NO_OP_YET = {
         nonMaximumSuppression(withBoxesTensor:scoresTensor:classIndicesTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonMaximumSuppression(withBoxesTensor:scoresTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonZeroIndices(_:name:)
-        randomPhiloxStateTensor(withCounterLow:counterHigh:key:name:) randomPhiloxStateTensor(withSeed:name:)
-        randomTensor(withShape:descriptor:stateTensor:name:) randomTensor(withShapeTensor:descriptor:stateTensor:name:)
-        randomUniformTensor(withShape:stateTensor:name:) randomUniformTensor(withShapeTensor:stateTensor:name:)
         reLUGradient(withIncomingGradient:sourceTensor:name:) sigmoidGradient(withIncomingGradient:sourceTensor:name:)
         softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)
         softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)
