@@ -76,8 +76,8 @@ class OpBuilders:
 
     def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: TensorLike, beta2_power: TensorLike, values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: Optional[TensorLike], gradient: TensorLike, name: Optional[str] = None) -> list[Tensor]:
         """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
-        (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
-        beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
+        (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph
+        ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
         operands may be numbers. With ``beta1_power`` and ``beta2_power`` both None, ``learning_rate``
         is the current, already bias-corrected rate ``lr[t]`` (MPSGraph ``adam(currentLearningRate:
         beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)``): the same step

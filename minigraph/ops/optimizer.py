@@ -81,8 +81,8 @@ def _infer_adam(in_types, attrs):
 def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity,
          maximum_velocity: Optional[Tensor], gradient, name: Optional[str] = None) -> list:
     """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
-    (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
-    beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
+    (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph
+    ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
     operands may be numbers. With ``beta1_power`` and ``beta2_power`` both None, ``learning_rate``
     is the current, already bias-corrected rate ``lr[t]`` (MPSGraph ``adam(currentLearningRate:
     beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)``): the same step
