@@ -13,6 +13,9 @@ The stream of a random op (docs/random.md):
   normal's Box-Muller rejection;
 - a uniform float in [0, 1) is the word's top 24 bits times 2^-24, exact in float32.
 
+The ops taking a state tensor use a 128-bit counter of their own instead (``random_words(...,
+counter=)``, ``state_words`` / ``read_state``).
+
 ``drawing(n)`` sets the draw number a run's random kernels read (``current_draw()``).
 """
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Random ops (MPSGraph's RandomOps): ``random_tensor``, ``random_uniform_tensor`` and ``dropout``.
+"""Random ops (MPSGraph's RandomOps): ``random_tensor``, ``random_uniform_tensor``, ``dropout`` and
+the state-tensor forms (``random_philox_state_tensor``, ``random_tensor_with_state``,
+``random_uniform_tensor_with_state``), which draw from an int32 [7] tensor holding Philox's
+counter and key and return the state after the draw instead of using the draw counter below.
 
 Every op draws from Philox4x32-10 (minigraph/philox.py) keyed by its ``seed``; the graph's
 draw counter (``RandomStream``) advances once per successful run of any of its executables, so
