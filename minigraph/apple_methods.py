@@ -125,6 +125,8 @@ EXPLICIT: dict[str, Row] = {
         _form("adam", "`beta1_power=None, beta2_power=None`: the rate already bias-corrected"),
     "randomPhiloxStateTensor(withSeed:name:)":
         _form("random_philox_state_tensor", "`seed=`: the key, with counter 0"),
+    "variableFromTensor(_:name:)":
+        _form("variable", "`g.variable(tensor)`: a tensor computable from constants when built gives the initial value"),
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
@@ -206,7 +208,6 @@ _NO_OP_YET = {
         stencil(withSourceTensor:weightsTensor:descriptor:name:)
         topK(_:axis:k:name:) topK(_:axisTensor:kTensor:name:)
         topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
-        variableFromTensor(_:name:)
     """,
     _COMPLEX: """
         absoluteSquare(tensor:name:) complexConstant(realPart:imaginaryPart:)

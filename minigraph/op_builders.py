@@ -3900,18 +3900,23 @@ class OpBuilders:
         """A variable whose value persists across runs (MPSGraph ``variable(with:shape:dataType:name:)``).
 
         Shape and dtype come from ``value``. Consumers read its current value; change it with
-        ``assign`` or an optimizer op listed in ``target_operations``.
+        ``assign`` or an optimizer op listed in ``target_operations``. ``value`` may be a tensor of
+        this graph (MPSGraph ``variableFromTensor(_:name:)``): one computable when the variable is
+        built, from constants through ops that are neither random nor control flow (no placeholders,
+        variables or reads); its value, computed then on the numpy backend, is the initial value,
+        and the variable keeps no link to it (no gradient flows back to the tensor).
 
         Args:
-            value: A Python number, nested list or NumPy array (copied).
-            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            value: A Python number, nested list or NumPy array (copied), or such a tensor.
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype; None keeps the value's.
+            name: The op's name (MPSGraph's ``name:``).
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``variable(with:shape:dataType:name:)``).
+            Tensor: the variable, of the value's shape and dtype.
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a DTypeError for a value of no dtype; a TargetError for a tensor whose
+                value is not known when built (naming the placeholder, variable or op it depends on).
         """
         return _builder('variable')(self, value, dtype, name)  # type: ignore[no-any-return]
 
