@@ -130,6 +130,9 @@ EXPLICIT: dict[str, Row] = {
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
+    "runAsync(feeds:targetTensors:targetOperations:executionDescriptor:)":
+        _graph("g.run_async", "a `concurrent.futures.Future` of the results; the completion handler is its "
+                              "`add_done_callback`"),
     "gradients(of:with:name:)": _graph("g.gradients"),
     "controlDependency(with:dependentBlock:name:)": _graph("g.control_dependencies", "a `with` block instead of a closure"),
     "applyStochasticGradientDescent(learningRate:variable:gradient:name:)": _graph("g.apply_stochastic_gradient_descent"),
@@ -222,7 +225,6 @@ _NO_OP_YET = {
         resizeNearest(_:sizeTensor:nearestRoundingMode:centerResult:alignCorners:name:)
         resizeNearest(withGradientTensor:input:nearestRoundingMode:centerResult:alignCorners:layout:name:)
     """,
-    "no asynchronous run; `g.run` returns the results": "runAsync(feeds:targetTensors:targetOperations:executionDescriptor:)",
 }
 
 for _detail, _selectors in _NO_OP_YET.items():
