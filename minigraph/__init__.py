@@ -4,7 +4,7 @@ from .backends.numpy.threads import ThreadCountError, get_num_threads, set_num_t
 from .compare import compare_backends
 from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, OptimizationLevel, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
-                          RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
+                          RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode, SDPADescriptor,
                           ScatterMode, TensorNamedDataLayout)
 from .descriptors import GRUDescriptor, LSTMDescriptor, RNNActivation, SingleGateRNNDescriptor
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
@@ -31,7 +31,7 @@ __all__ = [
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
     "NotDifferentiableError", "ImToColOpDescriptor", "OpRecord", "Operation", "OptimizationLevel", "PaddingMode", "PaddingStyle", "PlanError", "Pooling2DOpDescriptor", "Profile", "RegistrationError",
-    "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
+    "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "SDPADescriptor", "RenderError", "ResizeMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
     "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",

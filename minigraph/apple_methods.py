@@ -127,6 +127,9 @@ EXPLICIT: dict[str, Row] = {
         _form("random_philox_state_tensor", "`seed=`: the key, with counter 0"),
     "variableFromTensor(_:name:)":
         _form("variable", "`g.variable(tensor)`: a tensor computable from constants when built gives the initial value"),
+    "scaledDotProductAttention(query:key:value:descriptor:name:)":
+        _form("scaled_dot_product_attention", "`descriptor=mg.SDPADescriptor(scale, is_causal, mask_tensor, "
+                                              "sinks_tensor)`, built on the mask form"),
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
@@ -204,7 +207,6 @@ _NO_OP_YET = {
         resizeNearest(withGradientTensor:input:scaleOffsetTensor:nearestRoundingMode:layout:name:)
         sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:nearestRoundingMode:constantValue:name:)
         sampleGrid(withSourceTensor:coordinateTensor:layout:normalizeCoordinates:relativeCoordinates:alignCorners:paddingMode:samplingMode:constantValue:name:)
-        scaledDotProductAttention(query:key:value:descriptor:name:)
         scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)
         sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)
         sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)

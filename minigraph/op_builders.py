@@ -10,7 +10,8 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
-                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor)
+                          DepthwiseConvolution3DOpDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
+                          SDPADescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -2962,7 +2963,7 @@ class OpBuilders:
         """
         return _builder('round')(self, tensor, name)  # type: ignore[no-any-return]
 
-    def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: Optional[TensorLike] = None, scale: Optional[float] = None, name: Optional[str] = None) -> Tensor:
+    def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: Optional[TensorLike] = None, scale: Optional[float] = None, name: Optional[str] = None, descriptor: Optional[SDPADescriptor] = None) -> Tensor:
         """``softmax(scale * query @ key^T + mask) @ value`` over the last axis, max-subtracted
         (MPSGraph ``scaledDotProductAttention(query:key:value:mask:scale:name:)``; with ``mask=None``
         the variant ``scaledDotProductAttention(query:key:value:scale:name:)``).
@@ -2980,6 +2981,9 @@ class OpBuilders:
             mask: None (MPSGraph's nil) or an additive tensor (or number) broadcasting to the scores.
             scale: The factor of ``query @ key^T`` (MPSGraph's ``scale:``, a Float; no default).
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
+            descriptor: Instead of ``mask`` and ``scale``, an ``mg.SDPADescriptor`` (MPSGraph
+                ``scaledDotProductAttention(query:key:value:descriptor:name:)``): its scale, mask or
+                causal mask and attention sinks, built from this op with a virtual key (docs/attention.md).
 
         Returns:
             Tensor: ``[broadcast batch..., Nq, Dv]`` in the query's dtype (MPSGraph
@@ -2989,7 +2993,7 @@ class OpBuilders:
             MiniGraphError: a ShapeError or DTypeError when the operands do not fit, an
             AttentionScaleError (a DescriptorError and TypeError) without a numeric ``scale``.
         """
-        return _builder('scaled_dot_product_attention')(self, query, key, value, mask, scale, name)  # type: ignore[no-any-return]
+        return _builder('scaled_dot_product_attention')(self, query, key, value, mask, scale, name, descriptor)  # type: ignore[no-any-return]
 
     def scatter(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
         """A tensor of ``shape`` where each slice ``updates[..., k, ...]`` along ``axis`` is combined
