@@ -7,7 +7,7 @@ from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, Conv
                           DepthwiseConvolution3DOpDescriptor, FFTDescriptor, FFTScalingMode, ImToColOpDescriptor, OptimizationLevel, PaddingMode, PaddingStyle, Pooling2DOpDescriptor,
                           Pooling4DOpDescriptor, PoolingReturnIndicesMode,
                           RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
-                          ResizeNearestRoundingMode,
+                          ResizeNearestRoundingMode, SDPADescriptor,
                           ScatterMode, TensorNamedDataLayout)
 from .descriptors import GRUDescriptor, LSTMDescriptor, RNNActivation, SingleGateRNNDescriptor
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
@@ -35,7 +35,7 @@ __all__ = [
     "Executable", "ExecutionError", "FeedDTypeError", "FeedError", "Graph", "GraphMismatchError",
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
     "NotDifferentiableError", "ImToColOpDescriptor", "OpRecord", "Operation", "OptimizationLevel", "PaddingMode", "PaddingStyle", "PlanError", "Pooling2DOpDescriptor", "Pooling4DOpDescriptor", "PoolingReturnIndicesMode", "Profile", "RegistrationError",
-    "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "RenderError", "ResizeMode", "ResizeNearestRoundingMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
+    "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "SDPADescriptor", "RenderError", "ResizeMode", "ResizeNearestRoundingMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
     "SymbolicValueError", "TargetError", "Tensor", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
     "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",

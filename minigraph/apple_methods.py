@@ -147,15 +147,34 @@ EXPLICIT: dict[str, Row] = {
         _form("sample_grid", "`sampling_mode=ResizeMode.NEAREST`, `nearest_rounding_mode=`"),
     "gatherAlongAxisTensor(_:updates:indices:name:)": _tensor("gather_along_axis", "the axis"),
     "scatterAlongAxisTensor(_:data:updates:indices:mode:name:)": _tensor("scatter_along_axis", "the axis"),
+    "scatterAlongAxis(_:updates:indices:shape:mode:name:)":
+        _form("scatter_along_axis", "`data=None, shape=`: onto a tensor of the mode's identity"),
+    "scatterAlongAxisTensor(_:updates:indices:shape:mode:name:)":
+        _tensor("scatter_along_axis", "the axis; `data=None, shape=`"),
     "sliceTensor(_:start:end:strideTensor:startMask:endMask:squeezeMask:name:)": _tensor("slice_tensor", "starts, ends and strides"),
     "sliceTensor(_:start:sizeTensor:squeezeMask:name:)": _tensor("slice_tensor", "starts and sizes: `ends = starts + sizes`, strides 1"),
     "sliceGradientTensor(_:fwdInShapeTensor:start:end:strideTensor:startMask:endMask:squeezeMask:name:)":
         _tensor("slice_gradient_tensor", "the forward shape, starts, ends and strides"),
     "sliceGradientTensor(_:fwdInShapeTensor:start:sizeTensor:squeezeMask:name:)":
         _tensor("slice_gradient_tensor", "the forward shape, starts and sizes: `ends = starts + sizes`, strides 1"),
+    "for(lowerBound:upperBound:step:initialBodyArguments:body:name:)":
+        _form("for_loop", "`lower_bound=`, `upper_bound=`, `step=` (with `number_of_iterations=None`)"),
+    "variance(of:mean:axes:name:)": _form("variance", "`mean=`: `mean((tensor - mean)^2)` over the axes"),
+    "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)":
+        _form("adam", "`beta1_power=None, beta2_power=None`: the rate already bias-corrected"),
+    "randomPhiloxStateTensor(withSeed:name:)":
+        _form("random_philox_state_tensor", "`seed=`: the key, with counter 0"),
+    "variableFromTensor(_:name:)":
+        _form("variable", "`g.variable(tensor)`: a tensor computable from constants when built gives the initial value"),
+    "scaledDotProductAttention(query:key:value:descriptor:name:)":
+        _form("scaled_dot_product_attention", "`descriptor=mg.SDPADescriptor(scale, is_causal, mask_tensor, "
+                                              "sinks_tensor)`, built on the mask form"),
     # graph-level API
     "compile(with:feeds:targetTensors:targetOperations:compilationDescriptor:)": _graph("g.compile", "`backend=` names the device"),
     "run(feeds:targetTensors:targetOperations:)": _graph("g.run"),
+    "runAsync(feeds:targetTensors:targetOperations:executionDescriptor:)":
+        _graph("g.run_async", "a `concurrent.futures.Future` of the results; the completion handler is its "
+                              "`add_done_callback`"),
     "gradients(of:with:name:)": _graph("g.gradients"),
     "controlDependency(with:dependentBlock:name:)": _graph("g.control_dependencies", "a `with` block instead of a closure"),
     "applyStochasticGradientDescent(learningRate:variable:gradient:name:)": _graph("g.apply_stochastic_gradient_descent"),
@@ -189,33 +208,22 @@ _NO_OP_YET = {
         dequantize(_:scaleTensor:zeroPointTensor:dataType:name:)
         quantize(_:scale:zeroPoint:dataType:name:) quantize(_:scaleTensor:zeroPoint:dataType:axis:name:)
         quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)
-        for(lowerBound:upperBound:step:initialBodyArguments:body:name:)
         for(numberOfIterations:initialBodyArguments:body:name:)
         if(_:then:else:name:) while(initialInputs:before:after:name:)
         nonMaximumSuppression(withBoxesTensor:scoresTensor:classIndicesTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonMaximumSuppression(withBoxesTensor:scoresTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonZeroIndices(_:name:)
-        randomPhiloxStateTensor(withCounterLow:counterHigh:key:name:) randomPhiloxStateTensor(withSeed:name:)
-        randomTensor(withShape:descriptor:stateTensor:name:) randomTensor(withShapeTensor:descriptor:stateTensor:name:)
-        randomUniformTensor(withShape:stateTensor:name:) randomUniformTensor(withShapeTensor:stateTensor:name:)
         reLUGradient(withIncomingGradient:sourceTensor:name:) sigmoidGradient(withIncomingGradient:sourceTensor:name:)
         softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)
         softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)
         reinterpretCast(_:to:name:)
-        scaledDotProductAttention(query:key:value:descriptor:name:)
-        scatterAlongAxis(_:updates:indices:shape:mode:name:) scatterAlongAxisTensor(_:updates:indices:shape:mode:name:)
         scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)
         sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)
         sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)
         stencil(withSourceTensor:weightsTensor:descriptor:name:)
         topK(_:axis:k:name:) topK(_:axisTensor:kTensor:name:)
         topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
-        variableFromTensor(_:name:)
-        variance(of:mean:axes:name:)
     """,
-    "the learning rate already bias-corrected; minigraph's adam takes beta1Power and beta2Power":
-        "adam(currentLearningRate:beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)",
-    "no asynchronous run; `g.run` returns the results": "runAsync(feeds:targetTensors:targetOperations:executionDescriptor:)",
 }
 
 for _detail, _selectors in _NO_OP_YET.items():

@@ -609,6 +609,19 @@ class RandomOpDescriptor(_Descriptor):
                                       "float32 cannot sample that tail")
 
 
+@dataclass
+class SDPADescriptor:
+    """MPSGraph's ``MPSGraphSDPADescriptor`` (macOS 27 / iOS 27) for
+    ``scaledDotProductAttention(query:key:value:descriptor:name:)``: the scale, an optional additive
+    ``mask_tensor`` or ``is_causal`` (mutually exclusive), and optional ``sinks_tensor`` of shape
+    [heads]. Its tensors are read when the op is built (docs/attention.md)."""
+
+    scale: float
+    is_causal: bool = False
+    mask_tensor: Any = None
+    sinks_tensor: Any = None
+
+
 def frozen_copy(desc: Any, cls: type, label: str):
     """The copy an op keeps: validated, so later edits of the user's descriptor change nothing."""
     if desc is None:

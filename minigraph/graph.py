@@ -6,6 +6,7 @@ methods here are thin: each delegates to the module that does the work.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 import warnings
@@ -26,6 +27,18 @@ from .ops.random import RandomStream
 from .types import ShapedType
 
 _log = logging.getLogger("minigraph")  # INFO: why run compiled (also g.last_compile_reason)
+
+
+_ASYNC_LOCK = threading.Lock()
+_ASYNC: list = []
+
+
+def _async_executor() -> concurrent.futures.ThreadPoolExecutor:
+    """The one background thread ``run_async`` runs on (made on first use)."""
+    with _ASYNC_LOCK:
+        if not _ASYNC:
+            _ASYNC.append(concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="minigraph-run-async"))
+        return _ASYNC[0]
 
 
 class Graph(GraphBuilder):
@@ -338,6 +351,37 @@ class Graph(GraphBuilder):
                 self._evict_to(self._cache_size)
         values = exe.run(feeds)
         return dict(zip(target_tensors, values))
+
+    def run_async(self, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Sequence[Tensor] = (),
+                  target_operations: Sequence[Operation] = (), backend: str = "numpy", *,
+                  compilation_descriptor: Optional[CompilationDescriptor] = None,
+                  executor: Optional[concurrent.futures.Executor] = None) -> concurrent.futures.Future:
+        """``g.run`` in the background: returns at once with a ``concurrent.futures.Future`` of its
+        ``{tensor: ndarray}`` (MPSGraph ``runAsync(feeds:targetTensors:targetOperations:executionDescriptor:)``;
+        the execution descriptor's completion handler is ``future.add_done_callback``).
+
+        The feeds are copied when called, so the caller may reuse its arrays at once. Without an
+        ``executor`` the runs go to one background thread shared by every graph, in the order they
+        were asked for, as runs on one command queue; ``future.result()`` returns the results or
+        raises the run's error (a failed run assigns nothing, as with ``g.run``).
+
+        Args:
+            feeds: placeholder -> array, as for ``g.run``.
+            target_tensors: tensors to compute and return.
+            target_operations: operations run for their effect.
+            backend: a name from ``mg.available_backends()``.
+            compilation_descriptor: a ``CompilationDescriptor``, as for ``g.run``.
+            executor: a ``concurrent.futures.Executor`` to run on instead (runs may then overlap).
+
+        Returns:
+            ``concurrent.futures.Future`` whose result is ``{tensor: ndarray}``.
+        """
+        feeds = {t: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v) for t, v in _as_feeds(feeds).items()}
+        target_tensors = _as_list(target_tensors, "target_tensors", TargetError)
+        target_operations = _as_list(target_operations, "target_operations", TargetError)
+        return (executor or _async_executor()).submit(
+            self.run, feeds, target_tensors, target_operations, backend,
+            compilation_descriptor=compilation_descriptor)
 
     def _explain(self, feeds, types, target_tensors, target_operations, backend) -> str:
         tkey = (tuple(id(t) for t in target_tensors), tuple(id(o) for o in target_operations), backend)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, FFTDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
-                          Pooling4DOpDescriptor, ResizeNearestRoundingMode)
+                          Pooling4DOpDescriptor, ResizeNearestRoundingMode, SDPADescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -92,29 +92,34 @@ class OpBuilders:
 
     def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: TensorLike, beta2_power: TensorLike, values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: Optional[TensorLike], gradient: TensorLike, name: Optional[str] = None) -> list[Tensor]:
         """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
-        (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
-        beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
-        operands may be numbers. Not differentiable.
+        (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph
+        ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
+        operands may be numbers. With ``beta1_power`` and ``beta2_power`` both None, ``learning_rate``
+        is the current, already bias-corrected rate ``lr[t]`` (MPSGraph ``adam(currentLearningRate:
+        beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)``): the same step
+        with powers 0, where ``sqrt(1 - 0) / (1 - 0)`` is exactly 1. Not differentiable.
 
         Args:
-            learning_rate: A tensor of this graph (the op's ``learning_rate`` input).
-            beta1: A tensor of this graph (the op's ``beta1`` input).
-            beta2: A tensor of this graph (the op's ``beta2`` input).
-            epsilon: A tensor of this graph (the op's ``epsilon`` input).
-            beta1_power: A tensor of this graph (the op's ``beta1_power`` input).
-            beta2_power: A tensor of this graph (the op's ``beta2_power`` input).
-            values: A tensor of this graph (the op's ``values`` input).
-            momentum: A tensor of this graph (the op's ``momentum`` input).
-            velocity: A tensor of this graph (the op's ``velocity`` input).
-            maximum_velocity: A tensor of this graph (the op's ``maximum_velocity`` input).
-            gradient: A tensor of this graph (the op's ``gradient`` input).
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            learning_rate: The learning rate (a number or a tensor broadcasting to ``values``); the
+                current bias-corrected rate when both powers are None.
+            beta1: The momentum's decay rate.
+            beta2: The velocity's decay rate.
+            epsilon: Added to ``sqrt(velocity)`` (after the bias correction of the rate).
+            beta1_power: ``beta1^t`` for step t; None (with ``beta2_power``) for the current-rate form.
+            beta2_power: ``beta2^t`` for step t; None (with ``beta1_power``) for the current-rate form.
+            values: The values updated (a float tensor).
+            momentum: The first moment, of ``values``' shape.
+            velocity: The second moment, of ``values``' shape.
+            maximum_velocity: The largest velocity so far (AMSGrad), or None.
+            gradient: The gradient, of ``values``' shape.
+            name: The op's name (MPSGraph's ``name:``).
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``).
+            list[Tensor]: the new values, momentum and velocity (and maximum velocity).
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError or DTypeError when operands do not fit, a DescriptorError
+                for one power None and the other not; the message names the op.
         """
         return _builder('adam')(self, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity, maximum_velocity, gradient, name)  # type: ignore[no-any-return]
 
@@ -2837,6 +2842,29 @@ class OpBuilders:
         """
         return _builder('quantize_with_tensors')(self, tensor, scale_tensor, zero_point_tensor, dtype, axis, name)  # type: ignore[no-any-return]
 
+    def random_philox_state_tensor(self, counter_low: int = 0, counter_high: int = 0, key: int = 0, name: Optional[str] = None, seed: Optional[int] = None) -> Tensor:
+        """A Philox state for the random ops that take one (MPSGraph
+        ``randomPhiloxStateTensor(withCounterLow:counterHigh:key:name:)``; ``seed=`` is
+        ``randomPhiloxStateTensor(withSeed:name:)``): an int32 tensor of shape [7], ``[1, counter
+        (four words, low first), key (two words, low first)]`` (docs/random.md).
+
+        Args:
+            counter_low: The low 64 bits of the 128-bit counter (an int, as its 64-bit pattern).
+            counter_high: The high 64 bits of the counter.
+            key: The 64-bit Philox key.
+            name: The op's name (MPSGraph's ``name:``).
+            seed: Instead of the three: the key ``seed`` with counter 0, so the first draw from the
+                state equals the first run of a seeded op with ``seed=seed``.
+
+        Returns:
+            Tensor: the int32 state, shape [7].
+
+        Raises:
+            MiniGraphError: a DescriptorError for a value outside 64 bits or ``seed`` given with a
+                counter or key; the message names the op.
+        """
+        return _builder('random_philox_state_tensor')(self, counter_low, counter_high, key, name, seed)  # type: ignore[no-any-return]
+
     def random_tensor(self, shape: Any, descriptor: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
         """Random values of ``shape`` from the descriptor's distribution, a fresh draw on each run
         (MPSGraph ``randomTensor(withShape:descriptor:seed:name:)``; ``seed=None`` is its
@@ -2858,6 +2886,28 @@ class OpBuilders:
         """
         return _builder('random_tensor')(self, shape, descriptor, seed, name)  # type: ignore[no-any-return]
 
+    def random_tensor_with_state(self, shape: Any, descriptor: Any, state_tensor: TensorLike, name: Optional[str] = None) -> list[Tensor]:
+        """Random values of ``shape`` drawn from ``state_tensor``, and the state after them (MPSGraph
+        ``randomTensor(withShape:descriptor:stateTensor:name:)``, which returns both): equal states give
+        equal values, on every run; feed the returned state to the next random op to continue the stream.
+
+        Args:
+            shape: The result's shape (static ints).
+            descriptor: A ``RandomOpDescriptor`` (copied when the op is built).
+            state_tensor: An int32 tensor of shape [7] (``g.random_philox_state_tensor``, a state a
+                random op returned, or a placeholder fed one).
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            list[Tensor]: ``[values, new_state]``: values of ``descriptor.dtype`` and ``shape``; the
+            state with its counter advanced past the Philox blocks the values used.
+
+        Raises:
+            MiniGraphError: a ShapeError for a dynamic or negative shape or a state of another shape, a
+                DTypeError for a state that is not int32, a DescriptorError for a bad descriptor.
+        """
+        return _builder('random_tensor_with_state')(self, shape, descriptor, state_tensor, name)  # type: ignore[no-any-return]
+
     def random_uniform_tensor(self, shape: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
         """float32 values uniform in [0, 1), a fresh draw on each run (MPSGraph
         ``randomUniformTensor(withShape:seed:name:)``; ``seed=None`` is ``randomUniformTensor(withShape:name:)``).
@@ -2875,6 +2925,25 @@ class OpBuilders:
             MiniGraphError: a ShapeError for a dynamic or negative shape, a DescriptorError for a bad seed.
         """
         return _builder('random_uniform_tensor')(self, shape, seed, name)  # type: ignore[no-any-return]
+
+    def random_uniform_tensor_with_state(self, shape: Any, state_tensor: TensorLike, name: Optional[str] = None) -> list[Tensor]:
+        """float32 values uniform in [0, 1) drawn from ``state_tensor``, and the state after them
+        (MPSGraph ``randomUniformTensor(withShape:stateTensor:name:)``): ``random_tensor_with_state``
+        with a default UNIFORM float32 descriptor.
+
+        Args:
+            shape: The result's shape (static ints).
+            state_tensor: An int32 tensor of shape [7].
+            name: The op's name (MPSGraph's ``name:``).
+
+        Returns:
+            list[Tensor]: ``[values, new_state]``.
+
+        Raises:
+            MiniGraphError: a ShapeError for a dynamic or negative shape or a state of another shape, a
+                DTypeError for a state that is not int32.
+        """
+        return _builder('random_uniform_tensor_with_state')(self, shape, state_tensor, name)  # type: ignore[no-any-return]
 
     def read(self, variable: TensorLike, name: Optional[str] = None) -> Tensor:
         """The variable's value at this point of the run (MPSGraph ``read(_:name:)``).
@@ -3324,7 +3393,7 @@ class OpBuilders:
         """
         return _builder('sample_grid')(self, source, coordinates, layout, normalize_coordinates, relative_coordinates, align_corners, padding_mode, sampling_mode, constant_value, name, nearest_rounding_mode=nearest_rounding_mode)  # type: ignore[no-any-return]
 
-    def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: Optional[TensorLike] = None, scale: Optional[float] = None, name: Optional[str] = None) -> Tensor:
+    def scaled_dot_product_attention(self, query: TensorLike, key: TensorLike, value: TensorLike, mask: Optional[TensorLike] = None, scale: Optional[float] = None, name: Optional[str] = None, descriptor: Optional[SDPADescriptor] = None) -> Tensor:
         """``softmax(scale * query @ key^T + mask) @ value`` over the last axis, max-subtracted
         (MPSGraph ``scaledDotProductAttention(query:key:value:mask:scale:name:)``; with ``mask=None``
         the variant ``scaledDotProductAttention(query:key:value:scale:name:)``).
@@ -3342,6 +3411,9 @@ class OpBuilders:
             mask: None (MPSGraph's nil) or an additive tensor (or number) broadcasting to the scores.
             scale: The factor of ``query @ key^T`` (MPSGraph's ``scale:``, a Float; no default).
             name: The op's name (MPSGraph's ``name:``); None uses the op type.
+            descriptor: Instead of ``mask`` and ``scale``, an ``mg.SDPADescriptor`` (MPSGraph
+                ``scaledDotProductAttention(query:key:value:descriptor:name:)``): its scale, mask or
+                causal mask and attention sinks, built from this op with a virtual key (docs/attention.md).
 
         Returns:
             Tensor: ``[broadcast batch..., Nq, Dv]`` in the query's dtype (MPSGraph
@@ -3351,7 +3423,7 @@ class OpBuilders:
             MiniGraphError: a ShapeError or DTypeError when the operands do not fit, an
             AttentionScaleError (a DescriptorError and TypeError) without a numeric ``scale``.
         """
-        return _builder('scaled_dot_product_attention')(self, query, key, value, mask, scale, name)  # type: ignore[no-any-return]
+        return _builder('scaled_dot_product_attention')(self, query, key, value, mask, scale, name, descriptor)  # type: ignore[no-any-return]
 
     def scatter(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
         """A tensor of ``shape`` where each slice ``updates[..., k, ...]`` along ``axis`` is combined
@@ -3376,27 +3448,35 @@ class OpBuilders:
         """
         return _builder('scatter')(self, updates, indices, shape, axis, mode, name)  # type: ignore[no-any-return]
 
-    def scatter_along_axis(self, updates: TensorLike, indices: TensorLike, data: TensorLike, axis: int, mode: Any, name: Optional[str] = None) -> Tensor:
+    def scatter_along_axis(self, updates: TensorLike, indices: TensorLike, data: TensorLike, axis: int, mode: Any, name: Optional[str] = None, shape: Optional[Sequence[int]] = None) -> Tensor:
         """``data`` with each ``updates[..., j, ...]`` combined (``mode``) into
         ``data[..., indices[..., j, ...], ...]`` along ``axis``, as ``torch.Tensor.scatter_reduce``;
         collisions combine in row-major order of ``updates``; out-of-range indices are skipped, as
         Apple documents (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``).
 
+        With ``shape`` and ``data=None`` (MPSGraph ``scatterAlongAxis(_:updates:indices:shape:mode:name:)``)
+        the result is a tensor of ``shape`` and ``updates``' dtype "initialized with an initial value
+        corresponding to mode" (Apple's header): ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
+        and DIV, +inf / -inf, or the integer type's largest / smallest value, for MIN / MAX), which
+        the elements no update reaches keep.
+
         Args:
-            updates: A tensor of this graph (the op's ``updates`` input).
-            indices: A tensor of this graph (the op's ``indices`` input).
-            data: A tensor of this graph (the op's ``data`` input).
+            updates: A tensor of this graph (the values scattered), of ``indices``' shape.
+            indices: An int32 or int64 tensor of ``updates``' shape: positions along ``axis``.
+            data: The tensor scattered onto; None with ``shape``.
             axis: One axis; a negative value counts from the end.
-            mode: See the op reference (docs/reference.md).
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            mode: A ``ScatterMode`` (or its name): how an update combines with its element.
+            name: The op's name (MPSGraph's ``name:``).
+            shape: The result's shape (static ints) for the form without ``data``.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``).
+            Tensor: ``data``'s shape and dtype (or ``shape`` and ``updates``' dtype).
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit,
+                both or neither of ``data`` and ``shape`` given; the message names the op.
         """
-        return _builder('scatter_along_axis')(self, updates, indices, data, axis, mode, name)  # type: ignore[no-any-return]
+        return _builder('scatter_along_axis')(self, updates, indices, data, axis, mode, name, shape)  # type: ignore[no-any-return]
 
     def scatter_nd(self, updates: TensorLike, indices: TensorLike, shape: Sequence[int], batch_dimensions: int = 0, mode: Any = None, name: Optional[str] = None) -> Tensor:
         """A tensor of ``shape`` where each slice of ``updates`` is combined at the index tuple along
@@ -4254,38 +4334,49 @@ class OpBuilders:
         """A variable whose value persists across runs (MPSGraph ``variable(with:shape:dataType:name:)``).
 
         Shape and dtype come from ``value``. Consumers read its current value; change it with
-        ``assign`` or an optimizer op listed in ``target_operations``.
+        ``assign`` or an optimizer op listed in ``target_operations``. ``value`` may be a tensor of
+        this graph (MPSGraph ``variableFromTensor(_:name:)``): one computable when the variable is
+        built, from constants through ops that are neither random nor control flow (no placeholders,
+        variables or reads); its value, computed then on the numpy backend, is the initial value,
+        and the variable keeps no link to it (no gradient flows back to the tensor).
 
         Args:
-            value: A Python number, nested list or NumPy array (copied).
-            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            value: A Python number, nested list or NumPy array (copied), or such a tensor.
+            dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype; None keeps the value's.
+            name: The op's name (MPSGraph's ``name:``).
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``variable(with:shape:dataType:name:)``).
+            Tensor: the variable, of the value's shape and dtype.
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a DTypeError for a value of no dtype; a TargetError for a tensor whose
+                value is not known when built (naming the placeholder, variable or op it depends on).
         """
         return _builder('variable')(self, value, dtype, name)  # type: ignore[no-any-return]
 
-    def variance(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None) -> Tensor:
+    def variance(self, tensor: TensorLike, axes: Any = None, name: Optional[str] = None, mean: Optional[Tensor] = None) -> Tensor:
         """Population variance ``mean((tensor - mean(tensor))^2)`` over ``axes`` (an int, a list, or None
         for all), keeping them as size 1 like ``g.mean`` (MPSGraph ``variance(of:axes:name:)``). An
-        empty slice gives NaN.
+        empty slice gives NaN. With ``mean`` (MPSGraph ``variance(of:mean:axes:name:)``) the given mean
+        is used instead: ``mean((tensor - mean)^2)``, built as those elementwise and mean ops, so the
+        gradient reaches ``mean`` too.
 
         Args:
-            tensor: A tensor of this graph (the op's ``tensor`` input).
-            axes: Axes (ints; negative values count from the end).
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+            tensor: A float tensor of this graph.
+            axes: Axes (ints; negative values count from the end), one int, or None for all.
+            name: The op's name (MPSGraph's ``name:``).
+            mean: A precomputed mean of ``tensor``'s dtype that broadcasts to ``tensor``'s shape
+                (normally ``g.mean(tensor, axes)``); None computes it.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``variance(of:axes:name:)``).
+            Tensor: the variance, ``tensor``'s shape with ``axes`` of size 1.
 
         Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+            MiniGraphError: a DTypeError for a non-float tensor or a mean of another dtype, a ShapeError
+                for a mean that does not broadcast to ``tensor``'s shape or a bad axis; the message
+                names the op.
         """
-        return _builder('variance')(self, tensor, axes, name)  # type: ignore[no-any-return]
+        return _builder('variance')(self, tensor, axes, name, mean)  # type: ignore[no-any-return]
 
     def while_loop(self, initial_inputs: 'Sequence[TensorLike]', before: 'Callable[[list[Tensor], list[Tensor]], TensorLike]', after: 'Callable[[list[Tensor]], Sequence[TensorLike]]', name: Optional[str] = None) -> Tensor:
         """A while loop (MPSGraph ``while(initialInputs:before:after:name:)``): ``before(inputs,

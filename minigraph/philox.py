@@ -13,6 +13,9 @@ The stream of a random op (docs/random.md):
   normal's Box-Muller rejection;
 - a uniform float in [0, 1) is the word's top 24 bits times 2^-24, exact in float32.
 
+The ops taking a state tensor use a 128-bit counter of their own instead (``random_words(...,
+counter=)``, ``state_words`` / ``read_state``).
+
 ``drawing(n)`` sets the draw number a run's random kernels read (``current_draw()``).
 """
 from __future__ import annotations
@@ -54,15 +57,40 @@ def split_key(seed: int) -> tuple[int, int]:
     return seed & MASK32, (seed >> 32) & MASK32
 
 
-def random_words(n: int, seed: int, draw: int, attempt: int = 0) -> np.ndarray:
-    """The ``n`` uint32 words of one op's draw: word ``i`` is lane ``i % 4`` of block ``i // 4``."""
+MASK128 = (1 << 128) - 1
+
+
+def random_words(n: int, seed: int, draw: int = 0, attempt: int = 0, *, counter: "int | None" = None) -> np.ndarray:
+    """The ``n`` uint32 words of one op's draw: word ``i`` is lane ``i % 4`` of block ``i // 4``.
+
+    Block ``j`` is Philox of the 128-bit counter ``base + j + attempt * 2^32`` (words low first),
+    where ``base`` is ``draw * 2^64`` (the seeded ops: counter ``(j, attempt, draw_lo, draw_hi)``)
+    or the given ``counter`` (the ops that take a state tensor), with carries, modulo 2^128.
+    """
+    base = ((draw & MASK64) << 64 if counter is None else counter) + ((attempt & MASK32) << 32)
+    base &= MASK128
     blocks = -(-n // 4)
     b = np.arange(blocks, dtype=np.uint64)
-    zeros = np.zeros(blocks, np.uint64)
-    ctr = [b & np.uint64(MASK32), zeros + np.uint64(attempt), zeros + np.uint64(draw & MASK32),
-           zeros + np.uint64((draw >> 32) & MASK32)]
+    low = b + np.uint64(base & MASK64)  # wraps modulo 2^64
+    high = (low < b).astype(np.uint64) + np.uint64(base >> 64)  # the carry
+    m, s = np.uint64(MASK32), np.uint64(32)
+    ctr = [low & m, low >> s, high & m, high >> s]
     out = philox4x32(ctr, split_key(seed))
     return out.T.reshape(-1)[:n]
+
+
+def state_words(counter: int, key: int) -> np.ndarray:
+    """A Philox state tensor's seven int32 words: 1, the 128-bit counter low word first, the key
+    low word first (the layout of PyTorch's MPS generator; docs/random.md)."""
+    c, k = counter & MASK128, key & MASK64
+    words = [1] + [(c >> (32 * i)) & MASK32 for i in range(4)] + [k & MASK32, k >> 32]
+    return np.array(words, np.uint32).view(np.int32)
+
+
+def read_state(state: np.ndarray) -> tuple[int, int]:
+    """(counter, key) of a state tensor's seven words (word 0 is not read)."""
+    w = [int(x) for x in np.asarray(state).astype(np.int64) & MASK32]
+    return w[1] | w[2] << 32 | w[3] << 64 | w[4] << 96, w[5] | w[6] << 32
 
 
 def uniform01(words: np.ndarray) -> np.ndarray:

@@ -65,7 +65,7 @@ LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
                  "with": "padding_mode", "withMultiplier": "multiplier",
-                 "withShape": "shape", "dataType": "dtype", "alongAxis": "axis"}
+                 "withShape": "shape", "dataType": "dtype", "alongAxis": "axis", "withCounterLow": "counter_low"}
 _AXIS_LABELS = ("axis", "dimension", "withDimension")
 # ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
 _RESULT_AXIS_OPS = ("stack", "flatten_2d", "one_hot")
@@ -384,6 +384,13 @@ class _Exporter:
     def _int_tensor(self, values) -> str:
         v = np.asarray(list(values), np.int32)
         return f"graph.constant({_data(v)}, shape: [{len(v)}], dataType: .int32)"
+    def random_with_state(self, op):
+        """randomTensor / randomUniformTensor with stateTensor: the shape (and descriptor) come
+        before the state, which is minigraph's one input."""
+        head = f"graph.{parse_signature(op.opdef.swift)[0]}(withShape: {_numbers(op.attrs['shape'])}, "
+        if op.type == "random_tensor_with_state":
+            head += f"descriptor: {self.descriptor(op, op.attrs['descriptor'])}, "
+        return f"{head}stateTensor: {self.tensor(op.inputs[0])}, name: {swift_string(op.name)})"
 
     def attr_value(self, op: Operation, label: str, attr: str) -> str:
         v = op.attrs.get(attr)
@@ -401,7 +408,8 @@ class _Exporter:
             return str(int(v))
         if label in _AXIS_LABELS and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             return str(normalize_axes(int(v), rank, label)[0]) if rank else str(int(v))
-        if attr == "seed" and op.opdef.family == "random":  # a 64-bit pattern as Swift's Int
+        if attr in ("seed", "counter_low", "counter_high", "key") and op.opdef.family == "random":
+            # a 64-bit pattern as Swift's Int
             seed = int(v or 0)
             return str(seed - (1 << 64) if seed >= 1 << 63 else seed)
         if attr == "reduction" and isinstance(v, str):
@@ -444,6 +452,8 @@ class _Exporter:
             return self.split_sizes(op)
         if op.type in SPECIAL:
             return getattr(self, SPECIAL[op.type])(op)
+        if op.type == "adam" and "beta1_power" in op.attrs.get("nil_inputs", ()):
+            return self.adam_current_rate(op)
         method, _ = parse_signature(opdef.swift)
         args = []
         for label, kind, key in argument_plan(opdef, list(opdef.attrs) + list(op.attrs)):
@@ -538,6 +548,15 @@ class _Exporter:
             f"lowerBound: {t(op.inputs[0])}, upperBound: {t(op.inputs[1])}, step: {t(op.inputs[2])}"
         return f"graph.for({head}, initialBodyArguments: {inits}, body: {body}, name: {swift_string(op.name)})"
 
+    def adam_current_rate(self, op):
+        """adam with both powers None: MPSGraph's adam(currentLearningRate:...) (no beta powers)."""
+        t = self.tensor
+        vmax = "nil" if "maximum_velocity" in op.attrs["nil_inputs"] else t(op.inputs[9])
+        return (f"graph.adam(currentLearningRate: {t(op.inputs[0])}, beta1: {t(op.inputs[1])}, "
+                f"beta2: {t(op.inputs[2])}, epsilon: {t(op.inputs[3])}, values: {t(op.inputs[6])}, "
+                f"momentum: {t(op.inputs[7])}, velocity: {t(op.inputs[8])}, maximumVelocity: {vmax}, "
+                f"gradient: {t(op.inputs[10])}, name: {swift_string(op.name)})")
+
     def call_op(self, op):
         types = ", ".join(f"MPSGraphShapedType(shape: {_numbers(s)}, dataType: {swift_dtype(d, self.where(op))})"
                           for s, d in op.attrs["output_types"])
@@ -557,7 +576,8 @@ SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "va
            "slice_gradient": "slice_gradient", "slice_gradient_tensor": "slice_gradient_tensor",
            "gather_along_axis": "along_axis",
            "scatter_along_axis": "along_axis", "if_then_else": "if_then_else", "while_loop": "while_loop",
-           "for_loop": "for_loop", "call": "call_op", "block_argument": "block_argument"}
+           "for_loop": "for_loop", "call": "call_op", "block_argument": "block_argument",
+           "random_tensor_with_state": "random_with_state", "random_uniform_tensor_with_state": "random_with_state"}
 # Padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation; an op's
 # first OS versions are its OpDef's ``since``
 PADDING_NEEDS = {"ONNX_SAME_LOWER": ("13.0", "16.0")}

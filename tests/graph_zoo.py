@@ -152,6 +152,13 @@ def every_op_graph(seed: int = 0):
         g.random_uniform_tensor([5], seed=8, name="uniform")
         g.dropout(a, 0.5, seed=9, name="dropout")
         outs += [g.dropout(a, 0.0, name="keep_all"), g.dropout(a, 1.0, name="drop_all")]
+        # the state forms draw the same values on every run: targets
+        state = g.random_philox_state_tensor(counter_low=3, counter_high=2 ** 64 - 1, key=-5, name="philox_state")
+        u_state, state = g.random_uniform_tensor_with_state([2, 2], state, name="uniform_from_state")
+        n_state, state = g.random_tensor_with_state(
+            [3], mg.RandomOpDescriptor(mg.RandomDistribution.UNIFORM, mg.int32, min_integer=-4, max_integer=4),
+            state, name="ints_from_state")
+        outs += [u_state, n_state, state]
 
     with g.name_scope("gather"):
         rows = g.constant(np.array([[2, 0, -1, 1]], np.int32), name="rows")

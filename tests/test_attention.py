@@ -292,3 +292,93 @@ def test_save_load_and_swift_keep_both_variants(tmp_path):
     assert "Needs macOS 15.0 / iOS 18.0" in swift
     assert "scaledDotProductAttention(query: q, key: k, value: v, mask: m, scale: 0.5, name: \"masked\")" in swift
     assert "mask: nil, scale: 0.25, name: \"plain\")" in swift
+
+
+# ----------------------------------------------------------------------------- the descriptor form
+def sinks_reference(q, k, v, mask, scale, sinks):
+    """softmax over the real scores and one virtual logit per head (the sink), in float64: each
+    row's weights sum to 1 - p(sink); the sink brings no value."""
+    s = scale * np.einsum("...id,...jd->...ij", q.astype(np.float64), k.astype(np.float64))
+    if mask is not None:
+        s = s + mask
+    sink = np.broadcast_to(np.asarray(sinks, np.float64).reshape(-1, 1, 1), s.shape[:-1] + (1,))
+    top = np.maximum(s.max(-1, keepdims=True), sink)
+    e, es = np.exp(s - top), np.exp(sink - top)
+    return np.einsum("...ij,...jd->...id", e / (e.sum(-1, keepdims=True) + es), v.astype(np.float64))
+
+
+def test_descriptor_with_scale_or_a_mask_is_the_mask_form(backend, rng):
+    q, k, v = (rng.standard_normal(s).astype(F32) for s in ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2)))
+    m = np.where(rng.random((4, 6)) < 0.3, -np.inf, rng.standard_normal((4, 6))).astype(F32)
+    g = mg.Graph()
+    Q, K, V = (g.constant(a) for a in (q, k, v))
+    a = g.scaled_dot_product_attention(Q, K, V, descriptor=mg.SDPADescriptor(0.4))
+    b = g.scaled_dot_product_attention(Q, K, V, descriptor=mg.SDPADescriptor(0.4, mask_tensor=g.constant(m)), name="b")
+    assert b.name == "b" and b.operation.type == "scaled_dot_product_attention"
+    r = g.run({}, [a, b], backend=backend)
+    np.testing.assert_allclose(r[a], naive(q, k, v, None, 0.4), rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(r[b], naive(q, k, v, m, 0.4), rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("nq,nkv", [(5, 5), (3, 6), (6, 3)])
+def test_descriptor_is_causal_lets_query_i_see_keys_up_to_i(backend, rng, nq, nkv):
+    """isCausal: "each query position attends only to key positions at or before it" (top-left
+    aligned, as torch's is_causal)."""
+    q, k, v = (rng.standard_normal(s).astype(F32) for s in ((2, nq, 4), (2, nkv, 4), (2, nkv, 3)))
+    g = mg.Graph()
+    y = g.scaled_dot_product_attention(q, k, v, descriptor=mg.SDPADescriptor(0.5, is_causal=True))
+    causal = np.where(np.arange(nkv)[None, :] <= np.arange(nq)[:, None], 0.0, -np.inf)
+    np.testing.assert_allclose(g.run({}, [y], backend=backend)[y], naive(q, k, v, causal, 0.5), rtol=2e-5, atol=2e-6)
+    torch = pytest.importorskip("torch")
+    ref = torch.nn.functional.scaled_dot_product_attention(*(torch.from_numpy(a.astype(np.float64)) for a in (q, k, v)),
+                                                           is_causal=True, scale=0.5)
+    np.testing.assert_allclose(naive(q, k, v, causal, 0.5), ref.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_descriptor_sinks_take_a_share_of_each_heads_weights(backend, rng):
+    q, k, v = (rng.standard_normal(s).astype(F32) for s in ((2, 3, 4, 5), (1, 3, 6, 5), (1, 3, 6, 2)))
+    sinks = np.array([-1.0, 0.5, 3.0], F32)
+    m = rng.standard_normal((4, 6)).astype(F32)
+    g = mg.Graph()
+    S = g.constant(sinks)
+    plain = g.scaled_dot_product_attention(q, k, v, descriptor=mg.SDPADescriptor(0.3, sinks_tensor=S))
+    masked = g.scaled_dot_product_attention(q, k, v, descriptor=mg.SDPADescriptor(0.3, mask_tensor=g.constant(m),
+                                                                                   sinks_tensor=S))
+    causal = g.scaled_dot_product_attention(q, k, v, descriptor=mg.SDPADescriptor(0.3, is_causal=True, sinks_tensor=S))
+    r = g.run({}, [plain, masked, causal], backend=backend)
+    tri = np.where(np.tri(4, 6, dtype=bool), 0.0, -np.inf)
+    for t, mm in ((plain, None), (masked, m), (causal, tri)):
+        assert r[t].shape == (2, 3, 4, 2)
+        np.testing.assert_allclose(r[t], sinks_reference(q, k, v, mm, 0.3, sinks), rtol=2e-5, atol=2e-6)
+    # a very negative sink takes nothing: the plain attention
+    g2 = mg.Graph()
+    y = g2.scaled_dot_product_attention(q, k, v, descriptor=mg.SDPADescriptor(0.3, sinks_tensor=np.full(3, -1e30, F32)))
+    np.testing.assert_allclose(g2.run({}, [y], backend=backend)[y], naive(q, k, v, None, 0.3), rtol=2e-5, atol=2e-6)
+
+
+def test_descriptor_sinks_get_gradients():
+    from gradcheck import check_gradients
+    rng = np.random.default_rng(4)
+    vals = [rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 3)),
+            rng.standard_normal(2)]
+    check_gradients(lambda g, q, k, v, s: g.scaled_dot_product_attention(
+        q, k, v, descriptor=mg.SDPADescriptor(0.5, is_causal=True, sinks_tensor=s)), vals, rng, rtol=1e-5, atol=1e-6)
+
+
+def test_descriptor_errors_name_the_op():
+    g = mg.Graph()
+    q = g.placeholder([2, 3, 4])
+    m = g.constant(np.zeros((3, 3), F32))
+    with pytest.raises(mg.DescriptorError, match="scaled_dot_product_attention op 'a'.*not both"):
+        g.scaled_dot_product_attention(q, q, q, scale=0.5, descriptor=mg.SDPADescriptor(0.5), name="a")
+    with pytest.raises(mg.DescriptorError, match="'a'.*mutually exclusive"):
+        g.scaled_dot_product_attention(q, q, q, descriptor=mg.SDPADescriptor(0.5, is_causal=True, mask_tensor=m), name="a")
+    with pytest.raises(mg.DescriptorError, match="'a'.*SDPADescriptor"):
+        g.scaled_dot_product_attention(q, q, q, descriptor={"scale": 0.5}, name="a")
+    with pytest.raises(mg.DescriptorError, match="scale"):
+        g.scaled_dot_product_attention(q, q, q, descriptor=mg.SDPADescriptor(None), name="a")
+    with pytest.raises(mg.ShapeError, match=r"'a'.*sinks_tensor \(3,\).*heads"):
+        g.scaled_dot_product_attention(q, q, q, descriptor=mg.SDPADescriptor(0.5, sinks_tensor=np.zeros(3, F32)), name="a")
+    dyn = g.placeholder([-1, 3, 4])
+    with pytest.raises(mg.ShapeError, match="'a'.*static"):
+        g.scaled_dot_product_attention(dyn, dyn, dyn, descriptor=mg.SDPADescriptor(0.5, is_causal=True), name="a")

@@ -1362,6 +1362,34 @@ def _(g, rng):
     return [g.random_uniform_tensor([4, 9], seed=s) for s in (0, 1, 2 ** 64 - 1, -5)], {}
 
 
+@case("random_philox_state_tensor", "seed-counter-key", tol=(0.0, 0.0))
+def _(g, rng):
+    return [g.random_philox_state_tensor(seed=2 ** 64 - 1),
+            g.random_philox_state_tensor(counter_low=2 ** 63 + 5, counter_high=-1, key=7)], {}
+
+
+@case("random_uniform_tensor_with_state", "chained-carry", tol=(0.0, 0.0))
+def _(g, rng):
+    s = g.random_philox_state_tensor(counter_low=2 ** 64 - 2, counter_high=2 ** 64 - 1, key=-3)
+    a, s = g.random_uniform_tensor_with_state([5, 3], s)
+    b, s = g.random_uniform_tensor_with_state([0], s)
+    c, s = g.random_uniform_tensor_with_state([9], s)
+    return [a, b, c, s], {}
+
+
+for _cid, _kw in [("uniform-i32", dict(distribution=_RD.UNIFORM, dtype=mg.int32, min_integer=-5, max_integer=9)),
+                  ("uniform-f16", dict(distribution=_RD.UNIFORM, dtype=mg.float16)),
+                  ("normal-box-muller", dict(distribution=_RD.NORMAL, dtype=mg.float32,
+                                             sampling_method=mg.RandomNormalSamplingMethod.BOX_MULLER)),
+                  ("truncated-normal-box-muller", dict(distribution=_RD.TRUNCATED_NORMAL, dtype=mg.float32,
+                                                       sampling_method=mg.RandomNormalSamplingMethod.BOX_MULLER))]:
+    def _b(g, rng, kw=_kw):
+        s = g.placeholder([7], mg.int32)
+        state = np.array([1, -1, -1, 4, 0, 12345, 678], np.int32)
+        v, s2 = g.random_tensor_with_state([3, 67], mg.RandomOpDescriptor(**kw), s)
+        return [v, s2], {s: state}
+    case("random_tensor_with_state", _cid, tol=(1e-5, 2e-6) if "normal" in _cid else (0.0, 0.0))(_b)
+
 for _rate in (0.0, 0.1, 0.5, 1.0):
     def _b(g, rng, rate=_rate):
         x, fx = feed(g, uniform(rng, (7, 13)))

@@ -106,6 +106,15 @@ def test_for_loop_with_a_count_matches_a_python_loop(backend, count):
         np.testing.assert_allclose(got[t], v, **_tol(backend))
 
 
+def test_apples_bounds_form_of_for_is_counted_as_a_form_of_for_loop():
+    """for(lowerBound:upperBound:step:...) is for_loop with lower_bound=/upper_bound=/step=."""
+    from minigraph import apple_methods as am
+    sel = am.read_method_list(os.path.join(os.path.dirname(__file__), "..", "docs", "apple-mpsgraph-methods.txt"))
+    rows = am.table(sel)
+    row = rows["for(lowerBound:upperBound:step:initialBodyArguments:body:name:)"]
+    assert (row.name, row.kind) == ("for_loop", "form") and "lower_bound=" in row.reason
+    assert rows["for(numberOfIterations:initialBodyArguments:body:name:)"].kind == "op"
+
 @pytest.mark.parametrize("lo,hi,step", [(2, 9, 3), (-3, 4, 2), (5, 5, 1), (7, 2, 1)])
 def test_for_loop_with_bounds_matches_pythons_range(backend, lo, hi, step):
     g = mg.Graph()

@@ -164,6 +164,45 @@ def test_scatter_along_axis_every_mode_against_loops_and_torch(backend, rng, mod
         np.testing.assert_allclose(got, ref.numpy(), rtol=2e-6)
 
 
+@pytest.mark.parametrize("mode", list(S))
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_scatter_along_axis_into_a_shape_starts_from_the_modes_identity(backend, rng, mode, dtype):
+    """scatterAlongAxis(_:updates:indices:shape:mode:): a result "initialized with an initial value
+    corresponding to mode" (0, 1, +inf / -inf or the int limits), which unreached elements keep."""
+    if dtype == np.int32 and mode == S.DIV:
+        pytest.skip("DIV is for floating-point types only")
+    u = (rng.uniform(0.5, 2, (3, 6, 2)) if dtype == np.float32 else rng.integers(-5, 6, (3, 6, 2))).astype(dtype)
+    idx = rng.integers(-6, 6, (3, 6, 2)).astype(np.int32)  # collisions, negatives, -6 and 5 out of range
+    g = mg.Graph()
+    U, I = ph(g, u), ph(g, idx)
+    y = g.scatter_along_axis(U, I, None, 1, mode, shape=[3, 5, 2])
+    assert (y.shape, y.dtype) == ((3, 5, 2), mg.as_dtype(dtype))
+    (got,) = run(g, {U: u, I: idx}, [y], backend)
+    big = np.inf if dtype == np.float32 else np.iinfo(np.int32).max
+    ident = {S.MUL: 1, S.DIV: 1, S.MIN: big, S.MAX: -big - (dtype == np.int32)}.get(mode, 0)
+    init = np.full((3, 5, 2), ident, dtype)
+    want = naive_scatter_along_axis(u, idx, init, 1, mode)
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+    hit = naive_scatter_along_axis(np.ones(u.shape), idx, np.zeros((3, 5, 2)), 1, S.SET) > 0
+    assert not hit.all() and hit.any() and (got[~hit] == ident).all()
+
+
+def test_scatter_along_axis_into_a_shape_gradient_and_errors():
+    c = lambda g, a: g.constant(np.array(a, np.int32))  # noqa: E731
+    _fd_gradients(lambda g, u: g.scatter_along_axis(u, c(g, [[1, 3], [0, 0], [2, -1]]), None, 1, S.ADD,
+                                                    shape=[3, 4]), [(3, 2)])
+    g = mg.Graph()
+    u = g.placeholder([2, 3])
+    i = g.placeholder([2, 3], mg.int32)
+    with pytest.raises(mg.DescriptorError, match="scatter_along_axis op 'sa'.*not both"):
+        g.scatter_along_axis(u, i, u, 1, S.ADD, shape=[2, 3], name="sa")
+    with pytest.raises(mg.DescriptorError, match="scatter_along_axis op 'sa'.*shape="):
+        g.scatter_along_axis(u, i, None, 1, S.ADD, name="sa")
+    with pytest.raises(mg.ShapeError, match="scatter_along_axis op 'sa'.*static"):
+        g.scatter_along_axis(u, i, None, 1, S.ADD, shape=[-1, 3], name="sa")
+    with pytest.raises(mg.ShapeError, match="scatter_along_axis.*axis 0"):
+        g.scatter_along_axis(u, i, None, 1, S.ADD, shape=[4, 3], name="sa")
+
 def test_scatter_along_axis_apple_example(backend):
     """The example of Apple's documentation of scatterAlongAxis (ADD)."""
     data = np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2], [3, 3, 3]], np.int32)

@@ -871,3 +871,50 @@ def test_a_float64_feed_says_astype(backend):
     ix = i.placeholder([2], mg.int32, name="ix")
     with pytest.raises(mg.FeedDTypeError, match=r"\.astype\(np\.int32\)"):
         i.run({ix: np.array([1, 2], np.int64)}, [i.square(ix)])
+
+
+# ----------------------------------------------------------------------------- run_async
+def test_run_async_returns_a_future_of_runs_results(backend):
+    """runAsync(feeds:targetTensors:targetOperations:executionDescriptor:): a Future; the
+    completion handler is add_done_callback."""
+    import concurrent.futures
+    g = mg.Graph()
+    x = g.placeholder([3], name="x")
+    y = g.multiplication(x, 2.0)
+    xv = np.array([1.0, -2.0, 3.5], np.float32)
+    fut = g.run_async({x: xv}, [y], backend=backend)
+    assert isinstance(fut, concurrent.futures.Future)
+    import threading
+    done, called = [], threading.Event()
+    fut.add_done_callback(lambda f: (done.append(f.result()[y].tolist()), called.set()))
+    np.testing.assert_array_equal(fut.result(timeout=60)[y], g.run({x: xv}, [y], backend=backend)[y])
+    assert called.wait(60) and done == [[2.0, -4.0, 7.0]]
+
+
+def test_run_async_runs_in_submission_order_and_copies_feeds():
+    g = mg.Graph()
+    x = g.placeholder([2], name="x")
+    count = g.variable(np.zeros((), np.float32), name="count")
+    bump = g.assign(count, g.read(count) + 1.0)
+    with g.control_dependencies([bump]):
+        seen = g.read(count) + g.reduction_sum(x, axes=None) * 0.0
+    xv = np.array([1.0, 2.0], np.float32)
+    futs = [g.run_async({x: xv}, [seen], [bump]) for _ in range(8)]
+    xv[:] = np.nan  # copied when called: the runs do not see this
+    assert [f.result(timeout=60)[seen].item() for f in futs] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    assert float(g.value_of(count)) == 8.0
+
+
+def test_run_async_errors_arrive_through_the_future_and_bad_targets_at_once():
+    import concurrent.futures
+    g = mg.Graph()
+    x = g.placeholder([2], name="x")
+    y = g.addition(x, 1.0)
+    fut = g.run_async({}, [y])
+    with pytest.raises(mg.FeedError, match="x"):
+        fut.result(timeout=60)
+    with pytest.raises(mg.TargetError):
+        g.run_async({}, "y")
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        outs = [g.run_async({x: np.full(2, i, np.float32)}, [y], executor=pool) for i in range(4)]
+        assert [f.result(timeout=60)[y].tolist() for f in outs] == [[i + 1.0] * 2 for i in range(4)]

@@ -74,6 +74,42 @@ def test_variance_refuses_integers_naming_the_op():
         g.variance(g.constant(np.arange(4, dtype=np.int32)), [0], name="spread")
 
 
+@pytest.mark.parametrize("shape,axes,mshape", [((3, 4, 5), [1], (3, 1, 5)), ((3, 4, 5), [0, 2], (1, 4, 1)),
+                                               ((2, 3), [0, 1], ()), ((6,), [-1], (1,))])
+def test_variance_with_a_given_mean_is_the_mean_squared_deviation_from_it(backend, rng, shape, axes, mshape):
+    """variance(of:mean:axes:): mean((x - m)^2) with the mean given, here both the true mean
+    (then equal to the plain variance) and an arbitrary one (a shifted second moment)."""
+    xv = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    mv = rng.standard_normal(mshape).astype(np.float32)
+    g = mg.Graph()
+    x, m = g.placeholder(list(shape), mg.float32), g.placeholder(list(mshape), mg.float32)
+    v_given = g.variance(x, axes, mean=m)
+    v_true = g.variance(x, axes, mean=g.mean(x, axes))
+    out = g.run({x: xv, m: mv}, [v_given, v_true], backend=backend)
+    x64 = xv.astype(np.float64)
+    want = np.mean((x64 - mv) ** 2, axis=tuple(axes), keepdims=True)
+    assert v_given.shape == want.shape
+    np.testing.assert_allclose(out[v_given], want, **_tol(backend))
+    np.testing.assert_allclose(out[v_true], _naive_variance(xv, axes), **_tol(backend))
+
+
+def test_variance_with_a_mean_has_gradients_toward_tensor_and_mean(rng):
+    vals = [rng.standard_normal((4, 3)), rng.standard_normal((1, 3))]
+    check_gradients(lambda g, x, m: g.variance(x, [0], mean=m), vals, rng, rtol=1e-5, atol=1e-6)
+
+
+def test_variance_with_a_mean_errors_name_the_op():
+    g = mg.Graph()
+    x = g.placeholder([3, 4], mg.float32)
+    with pytest.raises(mg.ShapeError, match=r"variance op 'v'.*\(1, 5\)"):
+        g.variance(x, [1], mean=g.constant(np.zeros((1, 5), np.float32)), name="v")
+    with pytest.raises(mg.ShapeError, match=r"variance op 'v'.*\(2, 3, 4\).*without growing it.*\(3, 1\)"):
+        g.variance(x, [1], mean=g.constant(np.zeros((2, 3, 4), np.float32)), name="v")
+    with pytest.raises(mg.DTypeError, match="variance op 'v'.*float16"):
+        g.variance(x, [1], mean=g.constant(np.zeros((3, 1), np.float16)), name="v")
+    with pytest.raises(mg.ShapeError, match="variance op 'v'.*axis 5"):
+        g.variance(x, [5], mean=g.mean(x, [1]), name="v")
+
 # --------------------------------------------------------------------------------------- normalize
 def test_normalize_is_the_formula_with_broadcasting_and_nil_operands(backend, rng):
     xv = rng.standard_normal((2, 3, 4)).astype(np.float32)
@@ -311,3 +347,37 @@ def test_adam_errors_and_not_differentiable():
     outs = g.adam(0.1, 0.9, 0.999, 1e-8, 0.9, 0.999, w, w, w, None, w, name="b")
     with pytest.raises(mg.NotDifferentiableError, match="adam"):
         g.gradients(g.reduction_sum(outs[0]), [w])
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_with_the_current_learning_rate_skips_the_bias_correction(backend, rng, amsgrad):
+    """adam(currentLearningRate:...): lr[t] given, so the step is Apple's formula with lr[t] in
+    place of learningRate * sqrt(1 - beta2^t) / (1 - beta1^t); equal to the full form's step."""
+    shape = (4, 3)
+    w, grad = rng.standard_normal(shape), rng.standard_normal(shape)
+    m, v, vmax = rng.standard_normal(shape) * 0.1, rng.uniform(0, 0.05, shape), rng.uniform(0, 0.05, shape)
+    b1, b2, eps, t = 0.9, 0.999, 1e-3, 3
+    lr_t = 0.01 * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+    g = mg.Graph()
+    ph = {k: g.placeholder(list(shape), mg.float32) for k in ("w", "m", "v", "vmax", "grad")}
+    vm = ph["vmax"] if amsgrad else None
+    cur = g.adam(lr_t, b1, b2, eps, None, None, ph["w"], ph["m"], ph["v"], vm, ph["grad"], name="current")
+    full = g.adam(0.01, b1, b2, eps, b1 ** t, b2 ** t, ph["w"], ph["m"], ph["v"], vm, ph["grad"], name="full")
+    assert len(cur) == len(full) == (4 if amsgrad else 3)
+    feeds = {ph[k]: a.astype(np.float32) for k, a in dict(w=w, m=m, v=v, vmax=vmax, grad=grad).items()}
+    got = g.run(feeds, cur + full, backend=backend)
+    want = adam_reference(lr_t, b1, b2, eps, 0.0, 0.0, w, m, v, vmax if amsgrad else None, grad)
+    for a, b, ref in zip(cur, full, want):
+        np.testing.assert_allclose(got[a], ref, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[a], got[b], rtol=1e-6, atol=1e-7)
+    src = g.to_swift(target_tensors=cur)
+    lines = {x.split(" = ")[0]: x for x in src.splitlines() if "graph.adam(" in x}
+    assert "graph.adam(currentLearningRate: " in lines["let current"] and "beta1Power" not in lines["let current"]
+    assert "graph.adam(learningRate: " in lines["let full"] and "beta1Power: " in lines["let full"]
+
+
+def test_adam_with_one_power_none_is_refused():
+    g = mg.Graph()
+    w = g.placeholder([3], mg.float32)
+    with pytest.raises(mg.DescriptorError, match=r"adam op 'a'.*both beta1_power and beta2_power"):
+        g.adam(0.1, 0.9, 0.999, 1e-8, None, 0.999, w, w, w, None, w, name="a")

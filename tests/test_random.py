@@ -537,3 +537,165 @@ def test_swift_export_builds_the_descriptor_with_its_initialiser():
     assert "graph.randomTensor(withShape: [2, 3], descriptor: r_descriptor, seed: -2, name: \"r\")" in swift
     assert "graph.randomUniformTensor(withShape: [4], seed: 5, name: \"u\")" in swift
     assert "graph.dropout(x, rate: 0.25, name: \"d\")" in swift
+
+
+# ----------------------------------------------------------------------------- state tensors
+SM = mg.RandomNormalSamplingMethod
+STATE_DESCRIPTORS = {
+    "uniform": mg.RandomOpDescriptor(RD.UNIFORM, mg.float32, min=-1.0, max=3.0),
+    "int32": mg.RandomOpDescriptor(RD.UNIFORM, mg.int32, min_integer=-7, max_integer=100),
+    "normal-inv-cdf": mg.RandomOpDescriptor(RD.NORMAL, mg.float32, mean=1.0, standard_deviation=2.0),
+    "normal-box-muller": mg.RandomOpDescriptor(RD.NORMAL, mg.float32, sampling_method=SM.BOX_MULLER),
+    "truncated-box-muller": mg.RandomOpDescriptor(RD.TRUNCATED_NORMAL, mg.float32, min=-0.5, max=1.5,
+                                                  sampling_method=SM.BOX_MULLER),
+    "float16": mg.RandomOpDescriptor(RD.UNIFORM, mg.float16),
+}
+
+
+def _words(t):
+    return [int(x) & 0xFFFFFFFF for x in np.asarray(t)]
+
+
+def test_philox_state_layout_seed_counter_and_key(backend):
+    """int32 [7]: 1, the 128-bit counter (low word first), the 64-bit key (low word first)."""
+    g = mg.Graph()
+    a = g.random_philox_state_tensor(seed=0x1122334455667788)
+    b = g.random_philox_state_tensor(counter_low=0x0000000200000001, counter_high=0x0000000400000003, key=-2)
+    c = g.random_philox_state_tensor()
+    assert (a.shape, a.dtype) == ((7,), mg.int32)
+    r = g.run({}, [a, b, c], backend=backend)
+    assert _words(r[a]) == [1, 0, 0, 0, 0, 0x55667788, 0x11223344]
+    assert _words(r[b]) == [1, 1, 2, 3, 4, 0xFFFFFFFE, 0xFFFFFFFF]
+    assert _words(r[c]) == [1, 0, 0, 0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("kind", list(STATE_DESCRIPTORS))
+def test_a_seed_state_draws_what_the_seeded_op_draws_on_its_first_run(backend, kind):
+    """Counter 0 and key = seed: the first draw from randomPhiloxStateTensor(withSeed:) is the seeded
+    op's first run; counter_high = n gives its run n (the seeded counter is (block, attempt, draw))."""
+    d = STATE_DESCRIPTORS[kind]
+    g = mg.Graph()
+    seeded = g.random_tensor([5, 7], d, seed=99)
+    v0, _ = g.random_tensor_with_state([5, 7], d, g.random_philox_state_tensor(seed=99))
+    v2, _ = g.random_tensor_with_state([5, 7], d, g.random_philox_state_tensor(counter_high=2, key=99))
+    exe = g.compile({}, [seeded, v0, v2], backend=backend)
+    runs = [exe.run() for _ in range(3)]
+    for s, a, b in runs:  # the state forms are the same on every run
+        np.testing.assert_array_equal(a, runs[0][1])
+        np.testing.assert_array_equal(b, runs[0][2])
+    np.testing.assert_array_equal(runs[0][1], runs[0][0])
+    np.testing.assert_array_equal(runs[0][2], runs[2][0])
+    want = sample(d, 35, 99).reshape(5, 7)
+    if backend == "numpy" or kind in ("uniform", "int32", "float16"):
+        np.testing.assert_array_equal(runs[0][1], want)
+    else:  # normal draws: a few ulp off the NumPy kernel (the driver's sqrt, fused multiply-adds)
+        np.testing.assert_allclose(runs[0][1], want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind,per_value", [("uniform", 1), ("int32", 1), ("normal-inv-cdf", 1),
+                                            ("normal-box-muller", 2), ("truncated-box-muller", 2)])
+def test_the_returned_state_is_advanced_past_the_blocks_used(backend, kind, per_value):
+    """A chain of state ops reads consecutive Philox blocks: for a uniform, two draws of 6 then 10
+    values (two and three blocks) are words 0-5 and 8-17 of one long stream."""
+    d = STATE_DESCRIPTORS[kind]
+    g = mg.Graph()
+    s0 = g.random_philox_state_tensor(counter_low=5, key=7)
+    a, s1 = g.random_tensor_with_state([6], d, s0)
+    b, s2 = g.random_tensor_with_state([2, 5], d, s1)
+    r = g.run({}, [a, b, s1, s2], backend=backend)
+    blocks_a, blocks_b = -(-6 * per_value // 4), -(-10 * per_value // 4)
+    assert _words(r[s1]) == [1, 5 + blocks_a, 0, 0, 0, 7, 0]
+    assert _words(r[s2]) == [1, 5 + blocks_a + blocks_b, 0, 0, 0, 7, 0]
+    exact = backend == "numpy" or kind in ("uniform", "int32", "float16")
+    check = np.testing.assert_array_equal if exact else \
+        (lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6))
+    check(r[a], sample(d, 6, 7, counter=5))
+    check(r[b], sample(d, 10, 7, counter=5 + blocks_a).reshape(2, 5))
+    if kind == "uniform":
+        words = philox.random_words(4 * (blocks_a + blocks_b), 7, counter=5)
+        np.testing.assert_array_equal(r[a], F32(-1) + philox.uniform01(words[:6]) * F32(4))
+        np.testing.assert_array_equal(r[b].ravel(), F32(-1) + philox.uniform01(words[8:18]) * F32(4))
+
+
+def test_the_counter_carries_across_words_and_wraps_at_2_128(backend):
+    g = mg.Graph()
+    top = (1 << 64) - 1
+    near = g.random_philox_state_tensor(counter_low=top - 1, counter_high=5, key=3)
+    end = g.random_philox_state_tensor(counter_low=top, counter_high=top, key=3)
+    u1, n1 = g.random_uniform_tensor_with_state([16], near)  # 4 blocks: counters 2^64-2 .. 2^64+1
+    u2, n2 = g.random_uniform_tensor_with_state([8], end)  # 2 blocks: 2^128-1, then 0
+    r = g.run({}, [u1, n1, u2, n2], backend=backend)
+    assert _words(r[n1]) == [1, 2, 0, 6, 0, 3, 0]
+    assert _words(r[n2]) == [1, 1, 0, 0, 0, 3, 0]
+    blocks = [[0xFFFFFFFE, 0xFFFFFFFF, 5, 0], [0xFFFFFFFF, 0xFFFFFFFF, 5, 0], [0, 0, 6, 0], [1, 0, 6, 0]]
+    want = np.concatenate([[_scalar_philox(c, (3, 0))[k] for k in range(4)] for c in blocks]).astype(np.uint32)
+    np.testing.assert_array_equal(r[u1], philox.uniform01(want))
+    wrap = [_scalar_philox(c, (3, 0)) for c in ([0xFFFFFFFF] * 4, [0, 0, 0, 0])]
+    np.testing.assert_array_equal(r[u2], philox.uniform01(np.array(wrap, np.uint32).ravel()))
+
+
+def test_a_fed_state_continues_the_stream_across_runs(backend):
+    """Apple's pattern: the returned state as a target, fed back through a placeholder next run."""
+    g = mg.Graph()
+    s = g.placeholder([7], mg.int32, name="state")
+    u, s_next = g.random_uniform_tensor_with_state([3, 4], s)
+    first = g.random_philox_state_tensor(seed=42)
+    state = g.run({}, [first], backend=backend)[first]
+    got = []
+    exe = g.compile({s: mg.ShapedType([7], mg.int32)}, [u, s_next], backend=backend)
+    for _ in range(3):
+        vals, state = exe.run({s: state})
+        got.append(vals.ravel())
+    want = philox.uniform01(philox.random_words(36, 42, counter=0))
+    np.testing.assert_array_equal(np.concatenate(got), want)  # three runs, one stream
+    h = mg.Graph()  # a fresh graph: its seeded op's first run
+    seeded = h.random_uniform_tensor([12], seed=42)
+    np.testing.assert_array_equal(got[0], h.run({}, [seeded], backend=backend)[seeded].ravel())
+
+
+def test_state_ops_agree_bit_for_bit_on_both_backends(webgpu):
+    def build(g):
+        s = g.random_philox_state_tensor(counter_low=2 ** 64 - 3, counter_high=9, key=-12345)
+        outs = []
+        for d in STATE_DESCRIPTORS.values():
+            v, s = g.random_tensor_with_state([33], d, s)
+            outs.append(v)
+        return outs + [s], {}
+    (a, b) = _both(build)
+    for x, y in zip(a[0], b[0]):
+        if x.dtype == np.float32 and not np.array_equal(x, y):  # normal draws: a few ulp (sqrt, fma)
+            np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(x, y)
+
+
+def test_state_errors_name_the_op():
+    g = mg.Graph()
+    with pytest.raises(mg.DTypeError, match="random_uniform_tensor_with_state op 'u'.*int32.*float32"):
+        g.random_uniform_tensor_with_state([2], g.placeholder([7]), name="u")
+    with pytest.raises(mg.ShapeError, match=r"random_tensor_with_state op 'r'.*shape \[7\].*\[6\]"):
+        g.random_tensor_with_state([2], STATE_DESCRIPTORS["uniform"], g.placeholder([6], mg.int32), name="r")
+    with pytest.raises(mg.ShapeError, match="random_uniform_tensor_with_state op 'u'.*static"):
+        g.random_uniform_tensor_with_state([-1], g.random_philox_state_tensor(), name="u")
+    with pytest.raises(mg.DescriptorError, match="random_tensor_with_state op 'r'.*RandomOpDescriptor"):
+        g.random_tensor_with_state([2], None, g.random_philox_state_tensor(), name="r")
+    with pytest.raises(mg.DescriptorError, match="random_philox_state_tensor op 's'.*not both"):
+        g.random_philox_state_tensor(key=3, seed=4, name="s")
+    with pytest.raises(mg.DescriptorError, match="random_philox_state_tensor op 's'.*counter_high.*64 bits"):
+        g.random_philox_state_tensor(counter_high=2 ** 64, name="s")
+
+
+def test_state_ops_save_load_and_swift_export(tmp_path):
+    g = mg.Graph()
+    s = g.random_philox_state_tensor(counter_low=2 ** 64 - 3, key=5, name="st")
+    u, s1 = g.random_uniform_tensor_with_state([2, 3], s, name="u")
+    n, s2 = g.random_tensor_with_state([4], STATE_DESCRIPTORS["normal-box-muller"], s1, name="n")
+    h = mg.load(g.save(tmp_path / "state.json"))
+    ra = g.compile({}, [u, n, s2]).run()
+    rb = h.compile({}, [h.tensor("u"), h.tensor("n"), h.operation("n").outputs[1]]).run()
+    for a, b in zip(ra, rb):
+        np.testing.assert_array_equal(a, b)
+    swift = g.to_swift()
+    assert 'graph.randomPhiloxStateTensor(withCounterLow: -3, counterHigh: 0, key: 5, name: "st")' in swift
+    assert 'graph.randomUniformTensor(withShape: [2, 3], stateTensor: st, name: "u")' in swift
+    assert 'graph.randomTensor(withShape: [4], descriptor: n_descriptor, stateTensor: u[1], name: "n")' in swift

@@ -371,3 +371,47 @@ def test_a_saved_and_loaded_graph_keeps_which_variables_are_trainable(tmp_path):
     (tmp_path / "bad.npz").write_bytes((tmp_path / "g.npz").read_bytes())
     with pytest.raises(mg.SerializationError, match="trainable must be true or false"):
         mg.load(tmp_path / "bad.json")
+
+
+# ----------------------------------------------------------------------------- variableFromTensor
+def test_a_variable_from_a_tensor_starts_at_its_value_and_trains_like_any(backend):
+    """variableFromTensor(_:name:): g.variable(tensor) with a tensor computed from constants; the
+    value is taken when built (NumPy's exp here), then the variable is independent of it."""
+    g = mg.Graph()
+    c = g.constant(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
+    init = g.multiplication(g.exponent(c), 2.0)
+    w = g.variable(init, name="w")
+    assert (w.shape, w.dtype, w.operation.type) == ((2, 3), mg.float32, "variable")
+    want = 2 * np.exp(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_allclose(g.value_of(w), want, rtol=1e-6)
+    step = g.assign(w, g.read(w) - 1.0)
+    g.run({}, [], [step], backend=backend)
+    np.testing.assert_allclose(g.value_of(w), want - 1, rtol=1e-6)
+    r = g.run({}, [init, g.read(w)], backend=backend)  # the source tensor is unchanged
+    np.testing.assert_allclose(r[init], want, rtol=1e-6)
+    assert g.variable(g.constant(np.arange(3, dtype=np.int32)), dtype=mg.float32).dtype == mg.float32
+    assert w in g.trainable_variables
+
+
+def test_a_variable_from_a_tensor_with_gradients_is_a_leaf():
+    g = mg.Graph()
+    c = g.constant(np.array([1.0, 2.0], np.float32))
+    w = g.variable(g.square(c))
+    loss = g.reduction_sum(g.multiplication(g.read(w), g.read(w)), axes=None)
+    grads = g.gradients(loss, [w])
+    np.testing.assert_allclose(g.run({}, [grads[w]])[grads[w]], 2 * np.array([1.0, 4.0]))  # d/dw sum(w^2), w = c^2
+
+
+@pytest.mark.parametrize("source", ["placeholder", "variable", "random", "for_loop"])
+def test_a_variable_from_a_tensor_known_only_at_run_time_is_refused(source):
+    g = mg.Graph()
+    x = g.placeholder([2], name="x")
+    v = g.variable(np.zeros(2, np.float32), name="v")
+    t = {"placeholder": lambda: g.addition(x, 1.0),
+         "variable": lambda: g.read(v),
+         "random": lambda: g.random_uniform_tensor([2], seed=1),
+         "for_loop": lambda: g.for_loop(2, [g.constant(np.ones(2, np.float32))], lambda i, a: [a[0] * 2.0])[0]}[source]()
+    with pytest.raises(mg.TargetError, match=r"variable op 'w'.*depends on .*known only when the graph runs"):
+        g.variable(t, name="w")
+    with pytest.raises(mg.MiniGraphError):
+        mg.Graph().variable(g.constant(1.0), name="w")  # another graph's tensor

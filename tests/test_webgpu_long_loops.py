@@ -49,6 +49,10 @@ BOUNDED: dict[str, str] = {
     "stochastic_gradient_descent": "an elementwise map, one element per invocation",
     "dropout": "Philox 4x32-10 per element: 10 rounds", "random_tensor": "Philox 4x32-10 per element: 10 rounds",
     "random_uniform_tensor": "Philox 4x32-10 per element: 10 rounds",
+    **{op: "Philox 4x32-10 per block of 4 words: 10 rounds (a truncated normal's rejection: at most 64 attempts); "
+           "the new state: one invocation adding a constant" for op in (
+        "random_tensor_with_state", "random_uniform_tensor_with_state")},
+    "random_philox_state_tensor": "one invocation writes seven constant words",
     "band_part": "one masked copy, one element per invocation",
     **{op: "an elementwise map, one element per invocation" for op in (
         "complex_tensor", "real_part_of_tensor", "imaginary_part_of_tensor", "conjugate", "absolute_square",

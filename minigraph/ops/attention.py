@@ -27,6 +27,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..descriptors import SDPADescriptor
 from ..errors import DescriptorError, DTypeError, ShapeError
 from ..types import ShapedType
 from ._util import broadcast_shapes, unbroadcast
@@ -108,7 +109,7 @@ def _infer(in_types, attrs):
        inputs=_NAMES, infer=_infer, family="attention", attrs=("scale",), hidden_attrs=("nil_inputs",),
        since=("15.0", "18.0"))
 def scaled_dot_product_attention(g, query, key, value, mask=None, scale: Optional[float] = None,
-                                 name: Optional[str] = None):
+                                 name: Optional[str] = None, descriptor: Optional[SDPADescriptor] = None):
     """``softmax(scale * query @ key^T + mask) @ value`` over the last axis, max-subtracted
     (MPSGraph ``scaledDotProductAttention(query:key:value:mask:scale:name:)``; with ``mask=None``
     the variant ``scaledDotProductAttention(query:key:value:scale:name:)``).
@@ -126,6 +127,9 @@ def scaled_dot_product_attention(g, query, key, value, mask=None, scale: Optiona
         mask: None (MPSGraph's nil) or an additive tensor (or number) broadcasting to the scores.
         scale: The factor of ``query @ key^T`` (MPSGraph's ``scale:``, a Float; no default).
         name: The op's name (MPSGraph's ``name:``); None uses the op type.
+        descriptor: Instead of ``mask`` and ``scale``, an ``mg.SDPADescriptor`` (MPSGraph
+            ``scaledDotProductAttention(query:key:value:descriptor:name:)``): its scale, mask or
+            causal mask and attention sinks, built from this op with a virtual key (docs/attention.md).
 
     Returns:
         Tensor: ``[broadcast batch..., Nq, Dv]`` in the query's dtype (MPSGraph
@@ -136,6 +140,10 @@ def scaled_dot_product_attention(g, query, key, value, mask=None, scale: Optiona
         AttentionScaleError (a DescriptorError and TypeError) without a numeric ``scale``.
     """
     label = f"{_OP} op {name or _OP!r}"
+    if descriptor is not None:
+        if mask is not None or scale is not None:
+            raise DescriptorError(f"{label}: give mask and scale, or a descriptor, not both")
+        return _with_descriptor(g, query, key, value, descriptor, name, label)
     scale = _check_scale(scale)
     query = g.as_tensor(query, label)
     key = g.as_tensor(key, label, like=query)
@@ -147,6 +155,51 @@ def scaled_dot_product_attention(g, query, key, value, mask=None, scale: Optiona
     else:
         mask = g.as_tensor(mask, label, like=query)
     return g.add_op(_OP, [query, key, value, mask], attrs, name).output
+
+
+def _with_descriptor(g, query, key, value, desc, name, label):
+    """The descriptor form from the mask form: ``is_causal`` is the additive mask 0 where key
+    position <= query position, -inf above; sinks add a virtual key (zero key and value rows) whose
+    score is the head's sink, so the real weights sum to ``1 - p(sink)`` and it adds nothing."""
+    if not isinstance(desc, SDPADescriptor):
+        raise DescriptorError(f"{label}: descriptor must be an mg.SDPADescriptor, got {type(desc).__name__}")
+    scale = _check_scale(desc.scale)
+    query = g.as_tensor(query, label)
+    key = g.as_tensor(key, label, like=query)
+    value = g.as_tensor(value, label, like=query)
+    mask = None if desc.mask_tensor is None else g.as_tensor(desc.mask_tensor, label, like=query)
+    if desc.is_causal and mask is not None:
+        raise DescriptorError(f"{label}: is_causal and mask_tensor are mutually exclusive (Apple's "
+                              "MPSGraphSDPADescriptor); put the causal part into the mask")
+    dt = query.dtype.np_dtype
+    if desc.is_causal or desc.sinks_tensor is not None:
+        dims = [query.shape, key.shape, value.shape] + ([mask.shape] if mask is not None else [])
+        if any(-1 in d for d in dims) or min(query.rank, key.rank, value.rank) < 2:
+            raise ShapeError(f"{label}: is_causal and sinks_tensor need static shapes of rank >= 2, got "
+                             f"query {query.shape}, key {key.shape}, value {value.shape}")
+    nq, nkv = query.shape[-2], key.shape[-2]
+    with g.name_scope(name or _OP):
+        if desc.is_causal:
+            mask = g.constant(np.where(np.tri(nq, nkv, dtype=bool), 0.0, -np.inf).astype(dt), name="causal_mask")
+        if desc.sinks_tensor is None:
+            parts = None
+        else:
+            sinks = g.as_tensor(desc.sinks_tensor, label, like=query)
+            batch = attention_shapes([ShapedType(t.shape, t.dtype) for t in (query, key, value, query)],
+                                     {"nil_inputs": ("mask",)})[0]
+            if sinks.rank != 1 or not batch or batch[-1] not in (1, sinks.shape[0]):
+                raise ShapeError(f"{label}: sinks_tensor {sinks.shape} must have shape [heads], the heads "
+                                 f"being axis -3 of the scores {batch + (nq, nkv)}")
+            batch = batch[:-1] + (sinks.shape[0],)
+            scores = batch + (nq, nkv)
+            zero_k = g.constant(np.zeros(key.shape[:-2] + (1, key.shape[-1]), dt), name="sink_key")
+            zero_v = g.constant(np.zeros(value.shape[:-2] + (1, value.shape[-1]), dt), name="sink_value")
+            base = g.broadcast(mask, scores) if mask is not None else g.constant(np.zeros((), dt), shape=scores)
+            column = g.broadcast(g.reshape(sinks, [sinks.shape[0], 1, 1]), batch + (nq, 1))
+            parts = (g.concat([key, zero_k], -2), g.concat([value, zero_v], -2), g.concat([base, column], -1))
+    if parts is not None:
+        key, value, mask = parts
+    return g.scaled_dot_product_attention(query, key, value, mask, scale, name=name)
 
 
 def attention_probabilities(g, query, key, mask, scale: float, masked: bool):

@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..descriptors import ScatterMode
-from ..errors import DTypeError, NotDifferentiableError, ShapeError
+from ..errors import DescriptorError, DTypeError, NotDifferentiableError, ShapeError
 from ..types import ShapedType, as_dtype, as_shape, float32, num_elements
 from .registry import defop, gradient
 
@@ -289,12 +289,44 @@ def _infer_scatter_along_axis(in_types, attrs):
        objc="scatterAlongAxis:withDataTensor:updatesTensor:indicesTensor:mode:name:",
        inputs=("updates", "indices", "data"), infer=_infer_scatter_along_axis, family=_FAMILY,
        attrs=("axis", "mode"), since=("12.3", "15.4"))
-def scatter_along_axis(g, updates, indices, data, axis: int, mode: Any, name: Optional[str] = None):
+def scatter_along_axis(g, updates, indices, data, axis: int, mode: Any, name: Optional[str] = None,
+                       shape: Optional[Sequence[int]] = None):
     """``data`` with each ``updates[..., j, ...]`` combined (``mode``) into
     ``data[..., indices[..., j, ...], ...]`` along ``axis``, as ``torch.Tensor.scatter_reduce``;
     collisions combine in row-major order of ``updates``; out-of-range indices are skipped, as
-    Apple documents (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``)."""
+    Apple documents (MPSGraph ``scatterAlongAxis(_:data:updates:indices:mode:name:)``).
+
+    With ``shape`` and ``data=None`` (MPSGraph ``scatterAlongAxis(_:updates:indices:shape:mode:name:)``)
+    the result is a tensor of ``shape`` and ``updates``' dtype "initialized with an initial value
+    corresponding to mode" (Apple's header): ``mode``'s identity (0 for ADD, SUB and SET, 1 for MUL
+    and DIV, +inf / -inf, or the integer type's largest / smallest value, for MIN / MAX), which
+    the elements no update reaches keep.
+
+    Args:
+        updates: A tensor of this graph (the values scattered), of ``indices``' shape.
+        indices: An int32 or int64 tensor of ``updates``' shape: positions along ``axis``.
+        data: The tensor scattered onto; None with ``shape``.
+        axis: One axis; a negative value counts from the end.
+        mode: A ``ScatterMode`` (or its name): how an update combines with its element.
+        name: The op's name (MPSGraph's ``name:``).
+        shape: The result's shape (static ints) for the form without ``data``.
+
+    Returns:
+        Tensor: ``data``'s shape and dtype (or ``shape`` and ``updates``' dtype).
+
+    Raises:
+        MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit,
+            both or neither of ``data`` and ``shape`` given; the message names the op.
+    """
     label = _label("scatter_along_axis", name)
+    if shape is not None:
+        if data is not None:
+            raise DescriptorError(f"{label}: give data or shape, not both (shape= is the form that "
+                                  "scatters into a fresh tensor)")
+        return _scatter_along_axis_into(g, updates, indices, shape, axis, mode, name, label)
+    if data is None:
+        raise DescriptorError(f"{label}: data is None; give a data tensor, or shape= for the form that "
+                              "scatters into a fresh tensor of that shape")
     data = g.as_tensor(data, label)
     updates = g.as_tensor(updates, label, like=data)
     indices = g.as_tensor(indices, label, dtype=as_dtype("int32") if not hasattr(indices, "graph") else None)
@@ -304,6 +336,22 @@ def scatter_along_axis(g, updates, indices, data, axis: int, mode: Any, name: Op
     check_constant_indices(indices, data.shape[a], label)
     return g.add_op("scatter_along_axis", [updates, indices, data], {"axis": a, "mode": _mode(mode, label)},
                     name).output
+
+
+def _scatter_along_axis_into(g, updates, indices, shape, axis, mode, name, label):
+    """The shape form: the data-form scatter onto a constant of ``mode``'s identity."""
+    updates = g.as_tensor(updates, label)
+    try:
+        out_shape = tuple(as_shape(shape, "shape"))
+    except ShapeError as e:
+        raise ShapeError(f"{label}: {e}") from None
+    if not out_shape or -1 in out_shape:
+        raise ShapeError(f"{label}: shape {list(out_shape)} must be static with rank >= 1 (the result's shape)")
+    m = _mode(mode, label)
+    dt = updates.dtype.np_dtype
+    with g.name_scope(name or "scatter_along_axis"):
+        base = g.constant(np.asarray(identity(m, dt), dt), shape=out_shape, name="initial")
+        return g.scatter_along_axis(updates, indices, base, axis, m)
 
 
 def _not_differentiable(op) -> NotDifferentiableError:

@@ -5,8 +5,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import DTypeError, ResourceLimitError, ShapeError
-from ..ir import Operation
+from ..errors import DTypeError, ResourceLimitError, ShapeError, TargetError
+from ..ir import Operation, Tensor
 from ..types import ShapedType, as_dtype, as_shape, float32, num_elements, round_complex32
 from ..coerce import frozen_array
 from ..limits import MAX_BYTES, MAX_ELEMENTS
@@ -99,13 +99,51 @@ def variable(g, value, dtype=None, name: Optional[str] = None):
     """A variable whose value persists across runs (MPSGraph ``variable(with:shape:dataType:name:)``).
 
     Shape and dtype come from ``value``. Consumers read its current value; change it with
-    ``assign`` or an optimizer op listed in ``target_operations``.
+    ``assign`` or an optimizer op listed in ``target_operations``. ``value`` may be a tensor of
+    this graph (MPSGraph ``variableFromTensor(_:name:)``): one computable when the variable is
+    built, from constants through ops that are neither random nor control flow (no placeholders,
+    variables or reads); its value, computed then on the numpy backend, is the initial value,
+    and the variable keeps no link to it (no gradient flows back to the tensor).
+
+    Args:
+        value: A Python number, nested list or NumPy array (copied), or such a tensor.
+        dtype: A data type: an ``mg`` dtype, its name, or a NumPy dtype; None keeps the value's.
+        name: The op's name (MPSGraph's ``name:``).
+
+    Returns:
+        Tensor: the variable, of the value's shape and dtype.
+
+    Raises:
+        MiniGraphError: a DTypeError for a value of no dtype; a TargetError for a tensor whose
+            value is not known when built (naming the placeholder, variable or op it depends on).
     """
+    if isinstance(value, Tensor):
+        value = _value_when_built(g, value, f"variable op {name or 'variable'!r}")
     try:
         arr = frozen_array(value, dtype)
     except DTypeError as e:
         raise DTypeError(f"variable op {name or 'variable'!r}: {e}") from None
     return g.add_op("variable", [], {"shape": arr.shape, "dtype": as_dtype(arr.dtype), "initial_value": arr}, name).output
+
+
+def _value_when_built(g, tensor: Tensor, label: str) -> np.ndarray:
+    """A tensor's value from constants alone, computed now; refused where a run could change it."""
+    g.check_same_graph(tensor.operation, label)
+    seen, stack = set(), [tensor.operation]
+    while stack:
+        op = stack.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        d = op.opdef
+        if op.type in ("placeholder", "variable", "read") or d.family == "random" or d.control_flow \
+                or op.type == "call":
+            what = {"placeholder": "the placeholder", "variable": "the variable", "read": "a read of a variable"}
+            source = what.get(op.type, f"the {op.type} op")
+            raise TargetError(f"{label}: the initial tensor {tensor.name!r} depends on {source} {op.name!r}, whose value is known only when the graph runs; a variable from a "
+                              "tensor needs one computed from constants (assign it in a run instead)")
+        stack.extend(t.operation for t in op.inputs)
+    return np.array(g.compile({}, [tensor], backend="numpy").run()[0])
 
 
 @defop("read", swift="read(_:name:)", objc="readVariable:name:", inputs=("variable",),

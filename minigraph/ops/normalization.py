@@ -55,14 +55,45 @@ def _infer_variance(in_types, attrs):
 
 @defop("variance", swift=_FORMS[0], objc=_FORMS[1], inputs=("tensor",), infer=_infer_variance,
        family="normalization", attrs=("axes",))
-def variance(g, tensor, axes=None, name: Optional[str] = None):
+def variance(g, tensor, axes=None, name: Optional[str] = None, mean: Optional[Tensor] = None):
     """Population variance ``mean((tensor - mean(tensor))^2)`` over ``axes`` (an int, a list, or None
     for all), keeping them as size 1 like ``g.mean`` (MPSGraph ``variance(of:axes:name:)``). An
-    empty slice gives NaN."""
-    tensor = g.as_tensor(tensor, f"variance op {name or 'variance'!r}")
+    empty slice gives NaN. With ``mean`` (MPSGraph ``variance(of:mean:axes:name:)``) the given mean
+    is used instead: ``mean((tensor - mean)^2)``, built as those elementwise and mean ops, so the
+    gradient reaches ``mean`` too.
+
+    Args:
+        tensor: A float tensor of this graph.
+        axes: Axes (ints; negative values count from the end), one int, or None for all.
+        name: The op's name (MPSGraph's ``name:``).
+        mean: A precomputed mean of ``tensor``'s dtype that broadcasts to ``tensor``'s shape
+            (normally ``g.mean(tensor, axes)``); None computes it.
+
+    Returns:
+        Tensor: the variance, ``tensor``'s shape with ``axes`` of size 1.
+
+    Raises:
+        MiniGraphError: a DTypeError for a non-float tensor or a mean of another dtype, a ShapeError
+            for a mean that does not broadcast to ``tensor``'s shape or a bad axis; the message
+            names the op.
+    """
+    label = f"variance op {name or 'variance'!r}"
+    tensor = g.as_tensor(tensor, label)
     if axes is not None and not isinstance(axes, int):
         axes = tuple(int(a) for a in axes)
-    return g.add_op("variance", [tensor], {"axes": axes}, name).output
+    if mean is None:
+        return g.add_op("variance", [tensor], {"axes": axes}, name).output
+    mean = g.as_tensor(mean, label, like=tensor)
+    try:
+        _check_float([ShapedType(tensor.shape, tensor.dtype), ShapedType(mean.shape, mean.dtype)], ("tensor", "mean"), label)
+        wanted = normalize_axes(axes, tensor.rank)
+        if len(mean.shape) > tensor.rank or broadcast_shapes(tensor.shape, mean.shape) != tuple(tensor.shape):
+            raise ShapeError(f"mean of shape {tuple(mean.shape)} must broadcast to the tensor's shape "
+                             f"{tuple(tensor.shape)} without growing it (normally {_kept(tensor.shape, wanted)})")
+    except ShapeError as e:
+        raise ShapeError(f"{label}: {e}" if label not in str(e) else str(e)) from None
+    with g.name_scope(name or "variance"):
+        return g.mean(g.square(g.subtraction(tensor, mean)), axes=list(wanted))
 
 
 @gradient("variance")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..errors import DTypeError, ShapeError
+from ..errors import DescriptorError, DTypeError, ShapeError
 from ..ir import Tensor
 from ..types import ShapedType
 from ._util import broadcast_shapes
@@ -81,21 +81,57 @@ def _infer_adam(in_types, attrs):
 def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity,
          maximum_velocity: Optional[Tensor], gradient, name: Optional[str] = None) -> list:
     """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
-    (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph ``adam(learningRate:beta1:beta2:epsilon:
-    beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
-    operands may be numbers. Not differentiable."""
+    (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph
+    ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six
+    operands may be numbers. With ``beta1_power`` and ``beta2_power`` both None, ``learning_rate``
+    is the current, already bias-corrected rate ``lr[t]`` (MPSGraph ``adam(currentLearningRate:
+    beta1:beta2:epsilon:values:momentum:velocity:maximumVelocity:gradient:name:)``): the same step
+    with powers 0, where ``sqrt(1 - 0) / (1 - 0)`` is exactly 1. Not differentiable.
+
+    Args:
+        learning_rate: The learning rate (a number or a tensor broadcasting to ``values``); the
+            current bias-corrected rate when both powers are None.
+        beta1: The momentum's decay rate.
+        beta2: The velocity's decay rate.
+        epsilon: Added to ``sqrt(velocity)`` (after the bias correction of the rate).
+        beta1_power: ``beta1^t`` for step t; None (with ``beta2_power``) for the current-rate form.
+        beta2_power: ``beta2^t`` for step t; None (with ``beta1_power``) for the current-rate form.
+        values: The values updated (a float tensor).
+        momentum: The first moment, of ``values``' shape.
+        velocity: The second moment, of ``values``' shape.
+        maximum_velocity: The largest velocity so far (AMSGrad), or None.
+        gradient: The gradient, of ``values``' shape.
+        name: The op's name (MPSGraph's ``name:``).
+
+    Returns:
+        list[Tensor]: the new values, momentum and velocity (and maximum velocity).
+
+    Raises:
+        MiniGraphError: a ShapeError or DTypeError when operands do not fit, a DescriptorError
+            for one power None and the other not; the message names the op.
+    """
     label = f"adam op {name or 'adam'!r}"
     values = g.as_tensor(values, label)
+    if (beta1_power is None) != (beta2_power is None):
+        raise DescriptorError(f"{label}: give both beta1_power and beta2_power, or neither (None and None: "
+                              "learning_rate is the current bias-corrected rate, MPSGraph's "
+                              "adam(currentLearningRate:...))")
+    attrs: dict = {}
+    nil: list = []
+    if beta1_power is None:
+        beta1_power = beta2_power = g.constant(0.0, dtype=values.dtype)
+        nil += ["beta1_power", "beta2_power"]
     ins = [g.as_tensor(v, label, like=values) for v in
            (learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power)]
     ins += [values, g.as_tensor(momentum, label, like=values), g.as_tensor(velocity, label, like=values)]
-    attrs = {}
     if maximum_velocity is None:
         ins.append(g.constant(0.0, dtype=values.dtype))
-        attrs["nil_inputs"] = ("maximum_velocity",)
+        nil.append("maximum_velocity")
     else:
         ins.append(g.as_tensor(maximum_velocity, label, like=values))
     ins.append(g.as_tensor(gradient, label, like=values))
+    if nil:
+        attrs["nil_inputs"] = tuple(nil)
     return list(g.add_op("adam", ins, attrs, name).outputs)
 
 

@@ -1,4 +1,7 @@
-"""Random ops (MPSGraph's RandomOps): ``random_tensor``, ``random_uniform_tensor`` and ``dropout``.
+"""Random ops (MPSGraph's RandomOps): ``random_tensor``, ``random_uniform_tensor``, ``dropout`` and
+the state-tensor forms (``random_philox_state_tensor``, ``random_tensor_with_state``,
+``random_uniform_tensor_with_state``), which draw from an int32 [7] tensor holding Philox's
+counter and key and return the state after the draw instead of using the draw counter below.
 
 Every op draws from Philox4x32-10 (minigraph/philox.py) keyed by its ``seed``; the graph's
 draw counter (``RandomStream``) advances once per successful run of any of its executables, so
@@ -19,7 +22,7 @@ import secrets
 import threading
 from typing import Any, Optional
 
-from ..descriptors import RandomDistribution, RandomOpDescriptor, frozen_copy
+from ..descriptors import RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, frozen_copy
 from ..errors import DescriptorError, DTypeError, ShapeError
 from ..ir import Tensor
 from ..philox import MASK64, derived_seed
@@ -210,7 +213,131 @@ def _dropout_gradient(g, op, dy, wanted):
 
 
 def descriptor_of(op) -> RandomOpDescriptor:
-    """The distribution an op draws from (random_uniform_tensor: UNIFORM float32 on [0, 1))."""
-    if op.type == "random_tensor":
+    """The distribution an op draws from (the uniform ops: UNIFORM float32 on [0, 1))."""
+    if op.type in ("random_tensor", "random_tensor_with_state"):
         return op.attrs["descriptor"]
     return frozen_copy(RandomOpDescriptor(RandomDistribution.UNIFORM, "float32"), RandomOpDescriptor, op.type)
+
+
+# ------------------------------------------------------------------------------ state tensors
+STATE_SHAPE = (7,)
+
+
+def blocks_used(d: RandomOpDescriptor, n: int) -> int:
+    """How many Philox blocks (4 words each) a draw of ``n`` values takes: two words a value for
+    Box-Muller normals, one otherwise (a truncated normal's rejection attempts take counter lane 1,
+    inside the same blocks' range)."""
+    two = d.sampling_method == RandomNormalSamplingMethod.BOX_MULLER and \
+        d.distribution in (RandomDistribution.NORMAL, RandomDistribution.TRUNCATED_NORMAL)
+    return -(-(2 * n if two else n) // 4)
+
+
+def _infer_state(in_types, attrs):
+    return [ShapedType(STATE_SHAPE, "int32")]
+
+
+@defop("random_philox_state_tensor", swift="randomPhiloxStateTensor(withCounterLow:counterHigh:key:name:)",
+       objc="randomPhiloxStateTensorWithCounterLow:counterHigh:key:name:", inputs=(), infer=_infer_state,
+       family="random", differentiable=False, attrs=("counter_low", "counter_high", "key"))
+def random_philox_state_tensor(g, counter_low: int = 0, counter_high: int = 0, key: int = 0,
+                               name: Optional[str] = None, seed: Optional[int] = None):
+    """A Philox state for the random ops that take one (MPSGraph
+    ``randomPhiloxStateTensor(withCounterLow:counterHigh:key:name:)``; ``seed=`` is
+    ``randomPhiloxStateTensor(withSeed:name:)``): an int32 tensor of shape [7], ``[1, counter
+    (four words, low first), key (two words, low first)]`` (docs/random.md).
+
+    Args:
+        counter_low: The low 64 bits of the 128-bit counter (an int, as its 64-bit pattern).
+        counter_high: The high 64 bits of the counter.
+        key: The 64-bit Philox key.
+        name: The op's name (MPSGraph's ``name:``).
+        seed: Instead of the three: the key ``seed`` with counter 0, so the first draw from the
+            state equals the first run of a seeded op with ``seed=seed``.
+
+    Returns:
+        Tensor: the int32 state, shape [7].
+
+    Raises:
+        MiniGraphError: a DescriptorError for a value outside 64 bits or ``seed`` given with a
+            counter or key; the message names the op.
+    """
+    label = f"random_philox_state_tensor op {name or 'random_philox_state_tensor'!r}"
+    if seed is not None:
+        if counter_low or counter_high or key:
+            raise DescriptorError(f"{label}: give seed= or counter_low/counter_high/key, not both "
+                                  "(seed= sets the key and a zero counter)")
+        counter_low, counter_high, key = 0, 0, seed
+    attrs = {k: check_seed(v, f"{label}: {k}") for k, v in
+             (("counter_low", counter_low), ("counter_high", counter_high), ("key", key))}
+    return g.add_op("random_philox_state_tensor", [], attrs, name).output
+
+
+def _check_state(t, what: str = "state_tensor") -> None:
+    if t.dtype.name != "int32" or tuple(t.shape) != STATE_SHAPE:
+        raise (DTypeError if t.dtype.name != "int32" else ShapeError)(
+            f"{what} must be an int32 tensor of shape [7] (made by g.random_philox_state_tensor, or the "
+            f"state returned by a random op), got {t.dtype.name} of shape {list(t.shape)}")
+
+
+def _infer_random_with_state(in_types, attrs):
+    _check_state(in_types[0])
+    d = attrs.get("descriptor")
+    return [ShapedType(attrs["shape"], d.dtype if d is not None else "float32"), ShapedType(STATE_SHAPE, "int32")]
+
+
+@defop("random_tensor_with_state", swift="randomTensor(withShape:descriptor:stateTensor:name:)",
+       objc="randomTensorWithShape:descriptor:stateTensor:name:", inputs=("state_tensor",),
+       infer=_infer_random_with_state, family="random", differentiable=False, attrs=("shape", "descriptor"))
+def random_tensor_with_state(g, shape, descriptor: Any, state_tensor, name: Optional[str] = None) -> list:
+    """Random values of ``shape`` drawn from ``state_tensor``, and the state after them (MPSGraph
+    ``randomTensor(withShape:descriptor:stateTensor:name:)``, which returns both): equal states give
+    equal values, on every run; feed the returned state to the next random op to continue the stream.
+
+    Args:
+        shape: The result's shape (static ints).
+        descriptor: A ``RandomOpDescriptor`` (copied when the op is built).
+        state_tensor: An int32 tensor of shape [7] (``g.random_philox_state_tensor``, a state a
+            random op returned, or a placeholder fed one).
+        name: The op's name (MPSGraph's ``name:``).
+
+    Returns:
+        list[Tensor]: ``[values, new_state]``: values of ``descriptor.dtype`` and ``shape``; the
+        state with its counter advanced past the Philox blocks the values used.
+
+    Raises:
+        MiniGraphError: a ShapeError for a dynamic or negative shape or a state of another shape, a
+            DTypeError for a state that is not int32, a DescriptorError for a bad descriptor.
+    """
+    label = f"random_tensor_with_state op {name or 'random_tensor_with_state'!r}"
+    if descriptor is None:
+        raise DescriptorError(f"{label}: a RandomOpDescriptor is required")
+    desc = frozen_copy(descriptor, RandomOpDescriptor, label)
+    dims = _static_shape(shape, label)
+    state = g.as_tensor(state_tensor, label)
+    return list(g.add_op("random_tensor_with_state", [state], {"shape": dims, "descriptor": desc}, name).outputs)
+
+
+@defop("random_uniform_tensor_with_state", swift="randomUniformTensor(withShape:stateTensor:name:)",
+       objc="randomUniformTensorWithShape:stateTensor:name:", inputs=("state_tensor",),
+       infer=_infer_random_with_state, family="random", differentiable=False, attrs=("shape",))
+def random_uniform_tensor_with_state(g, shape, state_tensor, name: Optional[str] = None) -> list:
+    """float32 values uniform in [0, 1) drawn from ``state_tensor``, and the state after them
+    (MPSGraph ``randomUniformTensor(withShape:stateTensor:name:)``): ``random_tensor_with_state``
+    with a default UNIFORM float32 descriptor.
+
+    Args:
+        shape: The result's shape (static ints).
+        state_tensor: An int32 tensor of shape [7].
+        name: The op's name (MPSGraph's ``name:``).
+
+    Returns:
+        list[Tensor]: ``[values, new_state]``.
+
+    Raises:
+        MiniGraphError: a ShapeError for a dynamic or negative shape or a state of another shape, a
+            DTypeError for a state that is not int32.
+    """
+    label = f"random_uniform_tensor_with_state op {name or 'random_uniform_tensor_with_state'!r}"
+    dims = _static_shape(shape, label)
+    state = g.as_tensor(state_tensor, label)
+    return list(g.add_op("random_uniform_tensor_with_state", [state], {"shape": dims}, name).outputs)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import philox
 from ...descriptors import RandomDistribution, RandomNormalSamplingMethod
-from ...ops.random import descriptor_of, keep_threshold
+from ...ops.random import blocks_used, descriptor_of, keep_threshold
 from .registry import numpy_kernel
 
 F = np.float32
@@ -60,16 +60,16 @@ def _truncated_inv_cdf(d, w: np.ndarray) -> np.ndarray:
     return F(d.mean) + F(d.standard_deviation) * z
 
 
-def _truncated_box_muller(d, n: int, seed: int, draw: int) -> np.ndarray:
+def _truncated_box_muller(d, n: int, seed: int, draw: int, counter=None) -> np.ndarray:
     """Rejection sampling (MPSGraph's BOX_MULLER for bounded distributions): attempt ``k`` draws
     from counter lane 1 = k; an element still rejected after TRUNCATED_ATTEMPTS takes the inverse
     CDF value of its first word."""
     lo, hi = F(d.min), F(d.max)
-    w0 = philox.random_words(2 * n, seed, draw)
+    w0 = philox.random_words(2 * n, seed, draw, counter=counter)
     out = _truncated_inv_cdf(d, w0[0::2])
     pending = np.ones(n, bool)
     for attempt in range(TRUNCATED_ATTEMPTS):
-        x = _box_muller(d, w0 if attempt == 0 else philox.random_words(2 * n, seed, draw, attempt))
+        x = _box_muller(d, w0 if attempt == 0 else philox.random_words(2 * n, seed, draw, attempt, counter=counter))
         take = pending & (x >= lo) & (x < hi)
         out[take] = x[take]
         pending &= ~take
@@ -78,17 +78,18 @@ def _truncated_box_muller(d, n: int, seed: int, draw: int) -> np.ndarray:
     return out
 
 
-def sample(d, n: int, seed: int, draw: int) -> np.ndarray:
-    """``n`` values of the descriptor's distribution for one op's draw, flat, in its dtype."""
+def sample(d, n: int, seed: int, draw: int = 0, counter=None) -> np.ndarray:
+    """``n`` values of the descriptor's distribution for one op's draw, flat, in its dtype (from
+    the 128-bit Philox ``counter`` when given: the ops taking a state tensor)."""
     dist, dt = d.distribution, d.dtype.name
     box_muller = d.sampling_method == RandomNormalSamplingMethod.BOX_MULLER
     if dist == RandomDistribution.NORMAL and box_muller:
-        return _box_muller(d, philox.random_words(2 * n, seed, draw)).astype(dt)
+        return _box_muller(d, philox.random_words(2 * n, seed, draw, counter=counter)).astype(dt)
     if dist == RandomDistribution.TRUNCATED_NORMAL:
-        x = _truncated_box_muller(d, n, seed, draw) if box_muller else \
-            _truncated_inv_cdf(d, philox.random_words(n, seed, draw))
+        x = _truncated_box_muller(d, n, seed, draw, counter) if box_muller else \
+            _truncated_inv_cdf(d, philox.random_words(n, seed, draw, counter=counter))
         return np.clip(x, F(d.min), F(below(d.max, dt))).astype(dt)
-    w = philox.random_words(n, seed, draw)
+    w = philox.random_words(n, seed, draw, counter=counter)
     if dist == RandomDistribution.UNIFORM:
         if dt == "int32":
             lo, span = d.min_integer, d.max_integer - d.min_integer + 1
@@ -114,6 +115,33 @@ def _source_kernel(step):
 
 numpy_kernel("random_tensor")(_source_kernel)
 numpy_kernel("random_uniform_tensor")(_source_kernel)
+
+
+@numpy_kernel("random_philox_state_tensor")
+def _philox_state(step):
+    a = step.op.attrs
+    words = philox.state_words(a["counter_low"] | a["counter_high"] << 64, a["key"])
+    return lambda: words.copy()
+
+
+def _state_kernel(step):
+    """Values from the state's counter and key, and the state advanced past the blocks they used."""
+    d = descriptor_of(step.op)
+    shape = tuple(step.out_types[0].shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    used = blocks_used(d, n)
+
+    def run(state):
+        counter, key = philox.read_state(state)
+        values = sample(d, n, key, counter=counter).reshape(shape)
+        new = philox.state_words(counter + used, key)
+        new[0] = np.asarray(state).reshape(-1)[0]
+        return values, new
+    return run
+
+
+numpy_kernel("random_tensor_with_state")(_state_kernel)
+numpy_kernel("random_uniform_tensor_with_state")(_state_kernel)
 
 
 def dropout_mask(n: int, rate: float, seed: int, draw: int) -> np.ndarray:

@@ -9,12 +9,13 @@ recorded dispatches stay the same from run to run.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 
 from ... import philox
 from ...descriptors import RandomDistribution, RandomNormalSamplingMethod
-from ...ops.random import descriptor_of, keep_threshold
+from ...ops.random import blocks_used, descriptor_of, keep_threshold
 from ..numpy.random import TRUNCATED_ATTEMPTS, below, dropout_scale, truncated_params, uniform_params
 from .buffers import Ref, _Buf
 from .registry import webgpu_kernel
@@ -57,7 +58,7 @@ def _truncated_box_muller(d, bm: str, inv_cdf: str) -> str:
     """A WGSL function drawing element ``j`` of block ``b`` by rejection, as the NumPy kernel does."""
     return f"""fn truncated_box_muller(b: u32, j: u32) -> f32 {{
   for (var attempt = 0u; attempt < {TRUNCATED_ATTEMPTS}u; attempt = attempt + 1u) {{
-    let w = philox(vec4<u32>(b, attempt, D[0], D[1]));
+    let w = philox(ctr(b, attempt));
     let wa = w[2u * j];
     let wb = w[2u * j + 1u];
     let x = {bm};
@@ -65,7 +66,7 @@ def _truncated_box_muller(d, bm: str, inv_cdf: str) -> str:
       return x;
     }}
   }}
-  let wl = philox(vec4<u32>(b, 0u, D[0], D[1]))[2u * j];
+  let wl = philox(ctr(b, 0u))[2u * j];
   return {inv_cdf};
 }}
 """
@@ -99,9 +100,32 @@ def _value(d) -> tuple[str, int, str]:
     return f"clamp({inv_cdf}, {lit(d.min)}, {top})", 1, ""
 
 
-def _source(out_dtype: str, n: int, seed: int, io: str, value: str, per_block: int, words: int,
+# The Philox counter of block b: (b, attempt, draw) for the seeded ops; for the ops taking a
+# state tensor D (seven words: 1, counter low word first, key), D's counter + b + attempt * 2^32
+# with carries, as minigraph.philox.random_words
+_DRAW_CTR = """fn ctr(b: u32, attempt: u32) -> vec4<u32> {
+  return vec4<u32>(b, attempt, D[0], D[1]);
+}"""
+_STATE_CTR = """fn ctr(b: u32, attempt: u32) -> vec4<u32> {
+  let x0 = D[1] + b;
+  let c0 = select(0u, 1u, x0 < b);
+  let t1 = D[2] + attempt;
+  let x1 = t1 + c0;
+  let c1 = select(0u, 1u, t1 < attempt) + select(0u, 1u, x1 < c0);
+  let x2 = D[3] + c1;
+  let x3 = D[4] + select(0u, 1u, x2 < c1);
+  return vec4<u32>(x0, x1, x2, x3);
+}"""
+
+
+def _source(out_dtype: str, n: int, seed: Optional[int], io: str, value: str, per_block: int, words: int,
             extra: str = "") -> str:
-    k0, k1 = philox.split_key(seed)
+    """A random kernel; ``seed=None`` reads the counter and key from the state tensor in binding 0."""
+    if seed is None:
+        k0, k1, ctr = "D[5]", "D[6]", _STATE_CTR
+    else:
+        keys = philox.split_key(seed)
+        k0, k1, ctr = f"{keys[0]}u", f"{keys[1]}u", _DRAW_CTR
     body = []
     for j in range(per_block):
         if words == 2:
@@ -111,7 +135,7 @@ def _source(out_dtype: str, n: int, seed: int, io: str, value: str, per_block: i
         conv = "" if out_dtype == "int32" else STORAGE[out_dtype]
         body.append(f"  if (b * {per_block}u + {j}u < {n}u) {{\n    let i = b * {per_block}u + {j}u;\n{pick}\n"
                     f"    y[i] = {conv}({value.replace('{J}', str(j))});\n  }}")
-    return render("random", IO=io, K0=k0, K1=k1, BLOCKS=-(-n // per_block), TWO_PI=lit(2 * math.pi),
+    return render("random", IO=io, K0=k0, K1=k1, CTR=ctr, BLOCKS=-(-n // per_block), TWO_PI=lit(2 * math.pi),
                   COS_POLY=_COS_POLY, EXTRA=extra, SQRTHF=lit(0.70710677), LOG_C1=lit(-2.12194440e-4),
                   LOG_POLY="\n".join([f"  var p = {lit(philox.LOG_POLY[0])};"]
                                      + [f"  p = p * t + {lit(c)};" for c in philox.LOG_POLY[1:]]),
@@ -122,18 +146,60 @@ def _random(step, kb) -> None:
     d = descriptor_of(step.op)
     out = step.out_types[0]
     n = int(np.prod(out.shape, dtype=np.int64))
-    if n == 0:
-        return
-    value, words, extra = _value(d)
-    per_block = 4 // words
-    io = f"@group(0) @binding(1) var<storage, read_write> y: array<{STORAGE[out.dtype.name]}>;"
-    src = _source(out.dtype.name, n, step.op.attrs["seed"], io, value, per_block, words, extra)
-    blocks = -(-n // per_block)
-    kb.dispatch(src, [("ro", _draw_buffer(kb)), ("rw", kb.output())], -(-blocks // 256))
+    stateful = step.op.type.endswith("_with_state")
+    if n:
+        value, words, extra = _value(d)
+        per_block = 4 // words
+        io = f"@group(0) @binding(1) var<storage, read_write> y: array<{STORAGE[out.dtype.name]}>;"
+        src = _source(out.dtype.name, n, None if stateful else step.op.attrs["seed"], io, value, per_block,
+                      words, extra)
+        head = kb.input(0) if stateful else _draw_buffer(kb)
+        kb.dispatch(src, [("ro", head), ("rw", kb.output())], -(-(-(-n // per_block)) // 256))
+    if stateful:  # after the values: they read the state before it is advanced
+        _advance_state(kb, blocks_used(d, n))
 
 
 webgpu_kernel("random_tensor")(_random)
 webgpu_kernel("random_uniform_tensor")(_random)
+webgpu_kernel("random_tensor_with_state")(_random)
+webgpu_kernel("random_uniform_tensor_with_state")(_random)
+
+
+_ADVANCE = """@group(0) @binding(0) var<storage, read> D: array<u32>;
+@group(0) @binding(1) var<storage, read_write> y: array<u32>;
+@compute @workgroup_size(1)
+fn main() {
+  let x0 = D[1] + {LO}u;
+  let c0 = select(0u, 1u, x0 < {LO}u);
+  let t1 = D[2] + {HI}u;
+  let x1 = t1 + c0;
+  let c1 = select(0u, 1u, t1 < {HI}u) + select(0u, 1u, x1 < c0);
+  let x2 = D[3] + c1;
+  y[0] = D[0];
+  y[1] = x0;
+  y[2] = x1;
+  y[3] = x2;
+  y[4] = D[4] + select(0u, 1u, x2 < c1);
+  y[5] = D[5];
+  y[6] = D[6];
+}
+"""
+
+
+def _advance_state(kb, blocks: int) -> None:
+    """Output 1: the input state with its 128-bit counter advanced by ``blocks``."""
+    src = _ADVANCE.replace("{LO}", str(blocks & philox.MASK32)).replace("{HI}", str((blocks >> 32) & philox.MASK32))
+    kb.dispatch(src, [("ro", kb.input(0)), ("rw", kb.output(1))], 1)
+
+
+@webgpu_kernel("random_philox_state_tensor")
+def _philox_state(step, kb) -> None:
+    a = step.op.attrs
+    words = philox.state_words(a["counter_low"] | a["counter_high"] << 64, a["key"]).view(np.uint32)
+    body = "\n".join(f"  y[{i}] = {int(w)}u;" for i, w in enumerate(words))
+    src = ("@group(0) @binding(0) var<storage, read_write> y: array<u32>;\n"
+           f"@compute @workgroup_size(1)\nfn main() {{\n{body}\n}}\n")
+    kb.dispatch(src, [("rw", kb.output())], 1)
 
 
 @webgpu_kernel("dropout")

@@ -1,6 +1,6 @@
 // Random ops: Philox4x32-10 (as minigraph/philox.py) and the float32 formulas of
 // backends/numpy/random.py, one invocation per Philox block of 4 words.
-@group(0) @binding(0) var<storage, read> D: array<u32>;  // this run's draw number (lo, hi)
+@group(0) @binding(0) var<storage, read> D: array<u32>;  // the run's draw number (lo, hi), or a state tensor
 {{IO}}
 
 // (hi, lo) of the 64-bit product a * b, from 16-bit halves (WGSL has no 64-bit integers)
@@ -18,8 +18,8 @@ fn mulhilo(a: u32, b: u32) -> vec2<u32> {
 
 fn philox(c: vec4<u32>) -> vec4<u32> {
   var x = c;
-  var k0 = {{K0}}u;
-  var k1 = {{K1}}u;
+  var k0 = {{K0}};
+  var k1 = {{K1}};
   for (var r = 0u; r < 10u; r = r + 1u) {
     if (r > 0u) {
       k0 = k0 + 0x9E3779B9u;
@@ -94,6 +94,7 @@ fn cos_2pi(u: f32) -> f32 {
   return s;
 }
 
+{{CTR}}
 {{EXTRA}}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -102,6 +103,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (b >= {{BLOCKS}}u) {
     return;
   }
-  let w = philox(vec4<u32>(b, 0u, D[0], D[1]));
+  let w = philox(ctr(b, 0u));
 {{BODY}}
 }
