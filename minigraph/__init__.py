@@ -7,6 +7,8 @@ from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, Dept
                           RandomDistribution, RandomNormalSamplingMethod, RandomOpDescriptor, ResizeMode,
                           ScatterMode, TensorNamedDataLayout)
 from .descriptors import GRUDescriptor, LSTMDescriptor, RNNActivation, SingleGateRNNDescriptor
+from .descriptors import (CreateSparseOpDescriptor, NonMaximumSuppressionCoordinateMode, ReductionMode,
+                          SparseStorageType, StencilOpDescriptor)
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
                      ExecutionError, FeedDTypeError, FeedError, GraphMismatchError, GraphvizNotFoundError,
                      KernelMissingError, MiniGraphError, MissingFeedError, ModelImportError, NameLookupError, NotDifferentiableError,
@@ -37,4 +39,6 @@ __all__ = [
     "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
     "get_num_threads", "load", "register_backend", "set_num_threads", "uint16", "uint32", "uint64", "uint8", "__version__",
     "GRUDescriptor", "LSTMDescriptor", "RNNActivation", "SingleGateRNNDescriptor",
+    "CreateSparseOpDescriptor", "NonMaximumSuppressionCoordinateMode", "ReductionMode", "SparseStorageType",
+    "StencilOpDescriptor",
 ]

@@ -3587,6 +3587,66 @@ class OpBuilders:
         """
         return _builder('stack')(self, tensors, axis, name)  # type: ignore[no-any-return]
 
+    def stencil(self, source: TensorLike, weights: TensorLike, descriptor: Optional[StencilOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """The reduction ``descriptor.reduction_mode`` of ``source * weights`` over every position of
+        the 4-D window ``weights`` slid over the source's last four dimensions (MPSGraph
+        ``stencil(withSourceTensor:weightsTensor:descriptor:name:)``; padding, offsets and
+        reductions: module docstring). SUM with ZERO boundaries is a 4-D cross-correlation.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/stencil(withsourcetensor:weightstensor:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencil(withSourceTensor:weightsTensor:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('stencil')(self, source, weights, descriptor, name)  # type: ignore[no-any-return]
+
+    def stencil_source_gradient(self, incoming_gradient: TensorLike, weights: TensorLike, output_shape: Sequence[int], descriptor: StencilOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """The gradient of a SUM stencil toward its padded source of ``output_shape``: each window
+        position adds ``incoming_gradient * weights`` back onto the element it read (no padding:
+        ``descriptor`` as for an already padded source).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilSourceGradient(_:weights:outputShape:descriptor:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('stencil_source_gradient')(self, incoming_gradient, weights, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
+    def stencil_weights_gradient(self, incoming_gradient: TensorLike, source: TensorLike, output_shape: Sequence[int], descriptor: StencilOpDescriptor, name: Optional[str] = None) -> Tensor:
+        """The gradient of a SUM stencil toward its weights: window position ``j`` sums
+        ``incoming_gradient * source`` over every window (and batch element), ``source`` already padded.
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            source: A tensor of this graph (the op's ``source`` input).
+            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilWeightsGradient(_:source:outputShape:descriptor:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('stencil_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
+
     def stochastic_gradient_descent(self, learning_rate: TensorLike, values: TensorLike, gradient: TensorLike, name: Optional[str] = None) -> Tensor:
         """One SGD step as a new tensor, ``values - learning_rate * gradient`` (MPSGraph
         ``stochasticGradientDescent(learningRate:values:gradient:name:)``; ``apply_stochastic_gradient_descent``

@@ -78,6 +78,9 @@ CASES = {
                   (-2, 2)),
     "col_to_im": (lambda g, a: g.col_to_im(a, [1, 4, 3, 2], mg.ImToColOpDescriptor(
         kernel_width=2, kernel_height=2, padding_bottom=1, data_layout="NHWC")), [(1, 8, 8)], (-2, 2)),
+    "stencil": (lambda g, a, w: g.stencil(a, w, mg.StencilOpDescriptor(
+        strides=(1, 2, 1, 1), dilation_rates=(1, 1, 2, 1), explicit_padding=(0, 1, 1, 0, 0, 0, 2, 1),
+        boundary_mode=mg.PaddingMode.REFLECT)), [(2, 2, 3, 4, 4), (1, 2, 2, 2)], (-2, 2)),
     "slice_tensor": (lambda g, a: g.slice_tensor(a, [1, -1], [3, 0], [1, -2], squeeze_mask=1), [(3, 5)], (-2, 2)),
     "slice_gradient_tensor": (lambda g, a: g.slice_gradient_tensor(a, [3, 5], [0, 4], [3, 0], [2, -3]), [(2, 2)],
                               (-2, 2)),
