@@ -3500,6 +3500,43 @@ class OpBuilders:
         """
         return _builder('space_to_depth_2d')(self, tensor, width_axis, height_axis, depth_axis, block_size, use_pixel_shuffle_order, name)  # type: ignore[no-any-return]
 
+    def sparse_tensor(self, sparse_storage_type: Any, tensors: Sequence[TensorLike], shape: Sequence[int], dtype: Any = None, name: Optional[str] = None) -> Tensor:
+        """The dense ``shape`` matrix that the storage ``tensors = [values, index0, index1]`` describe
+        (MPSGraph ``sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)``; storage types,
+        duplicates and out-of-range indices: module docstring). ``sparse_storage_type`` may also be a
+        ``CreateSparseOpDescriptor`` (MPSGraph's ``sparseTensorWithDescriptor:`` form), which gives the
+        dtype.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/sparsetensor(sparsetensorwithtype:tensors:shape:datatype:name:)
+
+        Args:
+            sparse_storage_type: A ``SparseStorageType`` (its name or raw value), or a
+                ``CreateSparseOpDescriptor`` (storage type and dtype).
+            tensors: ``[values, index0, index1]``: the values ``[nnz]`` and the two index tensors.
+            shape: The dense result's shape ``[rows, columns]`` (static).
+            dtype: The result's data type (the values' dtype); taken from the descriptor when one is given.
+            name: The op's name (MPSGraph's ``name:``).
+        """
+        return _builder('sparse_tensor')(self, sparse_storage_type, tensors, shape, dtype, name)  # type: ignore[no-any-return]
+
+    def sparse_tensor_gradient(self, incoming_gradient: TensorLike, index0: TensorLike, index1: TensorLike, sparse_storage_type: Any, name: Optional[str] = None) -> Tensor:
+        """The gradient of ``sparse_tensor`` toward its values (one per entry of ``index0``): the
+        incoming dense gradient read at each value's position (0 for a value that was dropped).
+
+        Args:
+            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
+            index0: A tensor of this graph (the op's ``index0`` input).
+            index1: A tensor of this graph (the op's ``index1`` input).
+            sparse_storage_type: See the op reference (docs/reference.md).
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sparseTensorGradient(_:index0:index1:storage:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('sparse_tensor_gradient')(self, incoming_gradient, index0, index1, sparse_storage_type, name)  # type: ignore[no-any-return]
+
     def split(self, tensor: TensorLike, num_splits: Any, axis: int, name: Optional[str] = None) -> list[Tensor]:
         """Pieces along ``axis``, as a list of tensors (one op with several outputs). ``num_splits``
         an int: that many equal pieces (MPSGraph ``split(_:numSplits:axis:name:)``, which needs the
