@@ -2194,6 +2194,42 @@ class OpBuilders:
         """
         return _builder('negative')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def non_maximum_suppression(self, boxes: TensorLike, scores: TensorLike, iou_threshold: float, score_threshold: float, per_class_suppression: bool, coordinate_mode: Any = 0, name: Optional[str] = None) -> Tensor:
+        """The indices of the boxes greedy non-maximum suppression keeps, per batch element, by
+        descending score, padded with -1 to ``[N, B]`` (MPSGraph
+        ``nonMaximumSuppression(withBoxesTensor:scoresTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)``;
+        a box's score and class are its best of the ``K`` class scores; module docstring).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/nonmaximumsuppression(withboxestensor:scorestensor:iouthreshold:scorethreshold:perclasssuppression:coordinatemode:name:)
+
+        Args:
+            boxes: Boxes ``[N, B, 4]`` float32, laid out as ``coordinate_mode`` says.
+            scores: Scores ``[N, B, K]`` float32 (K classes).
+            iou_threshold: A kept box suppresses the boxes it overlaps with IoU above this (in [0, 1]).
+            score_threshold: Boxes whose score is not above this are dropped first.
+            per_class_suppression: Only boxes of the same class suppress each other.
+            coordinate_mode: A ``NonMaximumSuppressionCoordinateMode`` (its name or raw value).
+            name: The op's name (MPSGraph's ``name:``).
+        """
+        return _builder('non_maximum_suppression')(self, boxes, scores, iou_threshold, score_threshold, per_class_suppression, coordinate_mode, name)  # type: ignore[no-any-return]
+
+    def non_maximum_suppression_with_class_indices(self, boxes: TensorLike, scores: TensorLike, class_indices: TensorLike, iou_threshold: float, score_threshold: float, per_class_suppression: bool, coordinate_mode: Any = 0, name: Optional[str] = None) -> Tensor:
+        """``non_maximum_suppression`` with each box's class given: scores ``[N, B, 1]`` and int32
+        ``class_indices`` ``[N, B]`` (MPSGraph
+        ``nonMaximumSuppression(withBoxesTensor:scoresTensor:classIndicesTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)``).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/nonmaximumsuppression(withboxestensor:scorestensor:classindicestensor:iouthreshold:scorethreshold:perclasssuppression:coordinatemode:name:)
+
+        Args:
+            boxes: Boxes ``[N, B, 4]`` float32, laid out as ``coordinate_mode`` says.
+            scores: Scores ``[N, B, 1]`` float32.
+            class_indices: Each box's class ``[N, B]`` int32.
+            iou_threshold: A kept box suppresses the boxes it overlaps with IoU above this (in [0, 1]).
+            score_threshold: Boxes whose score is not above this are dropped first.
+            per_class_suppression: Only boxes of the same class suppress each other.
+            coordinate_mode: A ``NonMaximumSuppressionCoordinateMode`` (its name or raw value).
+            name: The op's name (MPSGraph's ``name:``).
+        """
+        return _builder('non_maximum_suppression_with_class_indices')(self, boxes, scores, class_indices, iou_threshold, score_threshold, per_class_suppression, coordinate_mode, name)  # type: ignore[no-any-return]
+
     def normalization_beta_gradient(self, incoming_gradient: TensorLike, source: TensorLike, reduction_axes: Any, name: Optional[str] = None) -> Tensor:
         """``sum(incoming_gradient)`` over ``reduction_axes``, kept as size 1: the gradient toward
         ``normalize``'s beta (MPSGraph
