@@ -3566,7 +3566,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sparseTensorGradient(_:index0:index1:storage:)``).
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sparseTensorGradient(_:index0:index1:sparseStorageType:name:)``).
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
@@ -3694,7 +3694,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilSourceGradient(_:weights:outputShape:descriptor:)``).
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilSourceGradient(_:weights:outputShape:descriptor:name:)``).
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
@@ -3713,7 +3713,7 @@ class OpBuilders:
             name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
 
         Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilWeightsGradient(_:source:outputShape:descriptor:)``).
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilWeightsGradient(_:source:outputShape:descriptor:name:)``).
 
         Raises:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.

@@ -64,7 +64,7 @@ def _infer(in_types, attrs):
 
 @defop("sparse_tensor", swift="sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)",
        objc="sparseTensorWithType:tensors:shape:dataType:name:",
-       inputs=("values", "index0", "index1"), infer=_infer, family="sparse",
+       inputs=("tensors",), infer=_infer, family="sparse",
        attrs=("sparse_storage_type", "shape", "dtype"), since=("12.0", "15.0"))
 def sparse_tensor(g, sparse_storage_type: Any, tensors: Sequence, shape: Sequence[int], dtype: Any = None,
                   name: Optional[str] = None):
@@ -133,8 +133,8 @@ def _infer_grad(in_types, attrs):
     return [ShapedType((in_types[1].shape[0],), dy.dtype)]
 
 
-@defop("sparse_tensor_gradient", swift="sparseTensorGradient(_:index0:index1:storage:)",
-       objc="sparseTensorGradient:index0:index1:storage:", inputs=("incoming_gradient", "index0", "index1"),
+@defop("sparse_tensor_gradient", swift="sparseTensorGradient(_:index0:index1:sparseStorageType:name:)",
+       objc="sparseTensorGradient:index0:index1:sparseStorageType:name:", inputs=("incoming_gradient", "index0", "index1"),
        infer=_infer_grad, family="sparse", role="data_gradient", forward="sparse_tensor", internal=True,
        differentiable=False, attrs=("sparse_storage_type",), since=("12.0", "15.0"))
 def sparse_tensor_gradient(g, incoming_gradient, index0, index1, sparse_storage_type: Any,

@@ -143,8 +143,8 @@ def _valid(d: StencilOpDescriptor) -> StencilOpDescriptor:
     return v
 
 
-@defop("stencil_source_gradient", swift="stencilSourceGradient(_:weights:outputShape:descriptor:)",
-       objc="stencilSourceGradient:weights:outputShape:descriptor:", inputs=("incoming_gradient", "weights"),
+@defop("stencil_source_gradient", swift="stencilSourceGradient(_:weights:outputShape:descriptor:name:)",
+       objc="stencilSourceGradient:weights:outputShape:descriptor:name:", inputs=("incoming_gradient", "weights"),
        infer=_infer_source_grad, family="image", role="data_gradient", forward="stencil", internal=True,
        differentiable=False, attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
 def stencil_source_gradient(g, incoming_gradient, weights, output_shape: Sequence[int],
@@ -158,8 +158,8 @@ def stencil_source_gradient(g, incoming_gradient, weights, output_shape: Sequenc
                     {"output_shape": as_shape(output_shape), "descriptor": desc}, name).output
 
 
-@defop("stencil_weights_gradient", swift="stencilWeightsGradient(_:source:outputShape:descriptor:)",
-       objc="stencilWeightsGradient:source:outputShape:descriptor:", inputs=("incoming_gradient", "source"),
+@defop("stencil_weights_gradient", swift="stencilWeightsGradient(_:source:outputShape:descriptor:name:)",
+       objc="stencilWeightsGradient:source:outputShape:descriptor:name:", inputs=("incoming_gradient", "source"),
        infer=_infer_weights_grad, family="image", role="weights_gradient", forward="stencil", internal=True,
        differentiable=False, attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
 def stencil_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
