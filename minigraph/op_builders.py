@@ -3554,25 +3554,6 @@ class OpBuilders:
         """
         return _builder('sparse_tensor')(self, sparse_storage_type, tensors, shape, dtype, name)  # type: ignore[no-any-return]
 
-    def sparse_tensor_gradient(self, incoming_gradient: TensorLike, index0: TensorLike, index1: TensorLike, sparse_storage_type: Any, name: Optional[str] = None) -> Tensor:
-        """The gradient of ``sparse_tensor`` toward its values (one per entry of ``index0``): the
-        incoming dense gradient read at each value's position (0 for a value that was dropped).
-
-        Args:
-            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
-            index0: A tensor of this graph (the op's ``index0`` input).
-            index1: A tensor of this graph (the op's ``index1`` input).
-            sparse_storage_type: See the op reference (docs/reference.md).
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
-
-        Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``sparseTensorGradient(_:index0:index1:sparseStorageType:name:)``).
-
-        Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
-        """
-        return _builder('sparse_tensor_gradient')(self, incoming_gradient, index0, index1, sparse_storage_type, name)  # type: ignore[no-any-return]
-
     def split(self, tensor: TensorLike, num_splits: Any, axis: int, name: Optional[str] = None) -> list[Tensor]:
         """Pieces along ``axis``, as a list of tensors (one op with several outputs). ``num_splits``
         an int: that many equal pieces (MPSGraph ``split(_:numSplits:axis:name:)``, which needs the
@@ -3680,45 +3661,6 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('stencil')(self, source, weights, descriptor, name)  # type: ignore[no-any-return]
-
-    def stencil_source_gradient(self, incoming_gradient: TensorLike, weights: TensorLike, output_shape: Sequence[int], descriptor: StencilOpDescriptor, name: Optional[str] = None) -> Tensor:
-        """The gradient of a SUM stencil toward its padded source of ``output_shape``: each window
-        position adds ``incoming_gradient * weights`` back onto the element it read (no padding:
-        ``descriptor`` as for an already padded source).
-
-        Args:
-            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
-            weights: A tensor of this graph (the op's ``weights`` input).
-            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
-
-        Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilSourceGradient(_:weights:outputShape:descriptor:name:)``).
-
-        Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
-        """
-        return _builder('stencil_source_gradient')(self, incoming_gradient, weights, output_shape, descriptor, name)  # type: ignore[no-any-return]
-
-    def stencil_weights_gradient(self, incoming_gradient: TensorLike, source: TensorLike, output_shape: Sequence[int], descriptor: StencilOpDescriptor, name: Optional[str] = None) -> Tensor:
-        """The gradient of a SUM stencil toward its weights: window position ``j`` sums
-        ``incoming_gradient * source`` over every window (and batch element), ``source`` already padded.
-
-        Args:
-            incoming_gradient: A tensor of this graph (the op's ``incoming_gradient`` input).
-            source: A tensor of this graph (the op's ``source`` input).
-            output_shape: The result's shape (MPSGraph's ``outputShape:``): a list or tuple of ints, or a tensor's ``.shape``.
-            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
-            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
-
-        Returns:
-            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencilWeightsGradient(_:source:outputShape:descriptor:name:)``).
-
-        Raises:
-            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
-        """
-        return _builder('stencil_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
 
     def stochastic_gradient_descent(self, learning_rate: TensorLike, values: TensorLike, gradient: TensorLike, name: Optional[str] = None) -> Tensor:
         """One SGD step as a new tensor, ``values - learning_rate * gradient`` (MPSGraph

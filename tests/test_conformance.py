@@ -1633,24 +1633,6 @@ for _red in mg.ReductionMode:
         return outs, {**fx, **fw, **fh, **fwh}
 
 
-@case("stencil_source_gradient", "strided-dilated", tol=(1e-5, "scaled"))
-def _(g, rng):
-    d = _ST(padding_style=mg.PaddingStyle.EXPLICIT_OFFSET, offsets=(0, 1, 0, 0), strides=(1, 2, 1, 2),
-            dilation_rates=(2, 1, 1, 1))
-    dy, fdy = feed(g, rng.standard_normal((2, 2, 3, 3, 2)).astype(F32))
-    w, fw = feed(g, rng.standard_normal((2, 2, 1, 2)).astype(F32))
-    return [g.stencil_source_gradient(dy, w, [2, 4, 7, 3, 5], d)], {**fdy, **fw}
-
-
-@case("stencil_weights_gradient", "strided-dilated", tol=(1e-5, "scaled"))
-def _(g, rng):
-    d = _ST(padding_style=mg.PaddingStyle.EXPLICIT_OFFSET, offsets=(0, 1, 0, 0), strides=(1, 2, 1, 2),
-            dilation_rates=(2, 1, 1, 1))
-    dy, fdy = feed(g, rng.standard_normal((2, 2, 3, 3, 2)).astype(F32))
-    x, fx = feed(g, rng.standard_normal((2, 4, 7, 3, 5)).astype(F32))
-    return [g.stencil_weights_gradient(dy, x, [2, 2, 1, 2], d)], {**fdy, **fx}
-
-
 for _st in ("COO", "CSR", "CSC"):
     @case("sparse_tensor", f"{_st.lower()}-duplicates-out-of-range-dtypes", tol=(1e-6, "scaled"))
     def _(g, rng, st=_st):
@@ -1669,15 +1651,6 @@ for _st in ("COO", "CSR", "CSC"):
             outs.append(g.sparse_tensor(st, [v, a, b], [rows, cols], mg.as_dtype(dt)))
             feeds.update({**fv, **fa, **fb})
         return outs, feeds
-
-
-@case("sparse_tensor_gradient", "coo-csr-csc", tol=(1e-6, "scaled"))
-def _(g, rng):
-    dy, fdy = feed(g, rng.standard_normal((5, 4)).astype(F32))
-    coo = [g.constant(np.array([0, 4, 2, 7, 2], np.int32)), g.constant(np.array([1, 3, 0, 0, 0], np.int32))]
-    csr = [g.constant(np.array([1, 3, 0, 2, 2], np.int32)), g.constant(np.array([0, 2, 2, 3, 5, 5], np.int32))]
-    csc = [g.constant(np.array([4, 3, 0, 2, 2], np.int32)), g.constant(np.array([0, 1, 1, 9, 5], np.int32))]
-    return [g.sparse_tensor_gradient(dy, *ix, st) for ix, st in ((coo, "COO"), (csr, "CSR"), (csc, "CSC"))], fdy
 
 
 for _mode in mg.NonMaximumSuppressionCoordinateMode:

@@ -16,15 +16,15 @@ Positions named more than once add up (SciPy's and PyTorch's ``to_dense``), in t
 values; positions no value names are 0; a value whose row or column falls outside ``shape`` (or
 outside every row's / column's range of starts) is dropped, as are start ranges outside
 ``[0, nnz]`` clipped to it. The values' dtype must be ``dtype``; indices are int32 or uint32. The
-gradient toward the values is the dense gradient gathered at each value's position (0 for a
-dropped one); the indices have none.
+gradient toward the values is the dense gradient gathered at each value's position (summed over
+the positions a value was added to; 0 for a dropped one); the indices have none.
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
 from ..descriptors import CreateSparseOpDescriptor, SparseStorageType, _enum
-from ..errors import DescriptorError, DTypeError, ShapeError
+from ..errors import DescriptorError, DTypeError, NotDifferentiableError, ShapeError
 from ..types import ShapedType, as_dtype, as_shape
 from .registry import defop, gradient
 
@@ -119,29 +119,43 @@ def sparse_tensor(g, sparse_storage_type: Any, tensors: Sequence, shape: Sequenc
 
 @gradient("sparse_tensor")
 def _sparse_gradient(g, op, dy, wanted):
-    """Each value's gradient is dy at its position (0 where it was dropped): the dense result is
-    linear in the values, each value adding itself at one position."""
+    """Each value's gradient is dy at each position it was added to (0 where it was dropped): the
+    dense result is linear in the values. COO gathers dy at (row, column); CSR and CSC sum
+    ``dy[r, column]`` (``dy[row, c]``) over the rows (columns) whose range of starts holds the value,
+    a [nnz, rows] mask times the gathered rows of dy."""
     if not wanted[0]:
         return [None, None, None]
     vals, i0, i1 = op.inputs
     st = op.attrs["sparse_storage_type"]
-    return [g.sparse_tensor_gradient(dy, i0, i1, st), None, None]
+    rows, cols = op.attrs["shape"]
+    nnz = vals.shape[0]
+    if nnz == -1:
+        raise NotDifferentiableError(f"sparse_tensor op {op.name!r} (built at {op.location}): the gradient needs "
+                                     "a static number of values")
+    if nnz == 0:
+        return [g.constant(0.0, dtype=dy.dtype, shape=[0]), None, None]
+    i32 = as_dtype("int32")
 
+    def index(t, size):
+        t = g.cast(t, i32) if t.dtype != i32 else t
+        ok = g.logical_and(g.greater_than_or_equal_to(t, g.constant(0, dtype=i32)),
+                           g.less_than(t, g.constant(size, dtype=i32)))
+        return g.select(ok, t, g.constant(0, dtype=i32)), ok
 
-def _infer_grad(in_types, attrs):
-    dy = in_types[0]
-    return [ShapedType((in_types[1].shape[0],), dy.dtype)]
-
-
-@defop("sparse_tensor_gradient", swift="sparseTensorGradient(_:index0:index1:sparseStorageType:name:)",
-       objc="sparseTensorGradient:index0:index1:sparseStorageType:name:", inputs=("incoming_gradient", "index0", "index1"),
-       infer=_infer_grad, family="sparse", role="data_gradient", forward="sparse_tensor", internal=True,
-       differentiable=False, attrs=("sparse_storage_type",), since=("12.0", "15.0"))
-def sparse_tensor_gradient(g, incoming_gradient, index0, index1, sparse_storage_type: Any,
-                           name: Optional[str] = None):
-    """The gradient of ``sparse_tensor`` toward its values (one per entry of ``index0``): the
-    incoming dense gradient read at each value's position (0 for a value that was dropped)."""
-    label = _label("sparse_tensor_gradient", name)
-    st = _enum(SparseStorageType, sparse_storage_type, "sparse_storage_type")
-    ins = [g.as_tensor(t, label) for t in (incoming_gradient, index0, index1)]
-    return g.add_op("sparse_tensor_gradient", ins, {"sparse_storage_type": st}, name).output
+    if st == SparseStorageType.COO:
+        r, ok_r = index(i0, rows)
+        c, ok_c = index(i1, cols)
+        picked = g.gather_nd(dy, g.stack([r, c], 1))
+        return [g.multiplication(picked, g.cast(g.logical_and(ok_r, ok_c), dy.dtype)), None, None]
+    inner_size, outer = (cols, rows) if st == SparseStorageType.CSR else (rows, cols)
+    inner, ok = index(i0, inner_size)
+    # dy's lines along the compressed axis, read at each value's inner index: [nnz, outer]
+    lines = g.gather(g.transpose(dy, 0, 1) if st == SparseStorageType.CSR else dy, inner, 0)
+    starts = g.cast(i1, i32) if i1.dtype != i32 else i1
+    starts = g.clamp(starts, g.constant(0, dtype=i32), g.constant(nnz, dtype=i32))
+    lo = g.reshape(g.slice(starts, 0, 0, outer), [1, outer])
+    hi = g.reshape(g.slice(starts, 0, 1, outer), [1, outer])
+    k = g.coordinate_along_axis(0, [nnz, outer])
+    held = g.logical_and(g.greater_than_or_equal_to(k, lo), g.less_than(k, hi))
+    total = g.reduction_sum(g.multiplication(lines, g.cast(held, dy.dtype)), axes=[1])
+    return [g.multiplication(g.reshape(total, [nnz]), g.cast(ok, dy.dtype)), None, None]

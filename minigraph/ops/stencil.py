@@ -19,16 +19,17 @@ dimension ``a`` of the last four (source size ``n``, window ``k``, stride ``s``,
 Reductions: SUM, PRODUCT, MIN, MAX of the products ``x * w`` (MIN and MAX propagate NaN);
 ARGUMENT_MIN / ARGUMENT_MAX give the row-major index into the window of the first minimal /
 maximal product (a NaN counts as the extreme), as int32. Floating types only. Only SUM has a
-gradient: ``stencil_source_gradient`` (toward the padded source, then folded back by
-``pad_gradient``) and ``stencil_weights_gradient`` (from the padded source).
+gradient, built of stencils, pads, reshapes and slices (``_stencil_gradient``).
 """
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import numpy as np
+
 from ..descriptors import PaddingMode, PaddingStyle, ReductionMode, StencilOpDescriptor, frozen_copy
 from ..errors import DTypeError, NotDifferentiableError, ShapeError
-from ..types import ShapedType, as_shape, int32
+from ..types import ShapedType, int32
 from .padding import _check_paddings
 from .registry import defop, gradient
 
@@ -40,11 +41,12 @@ def _label(type: str, name) -> str:
 
 
 def geometry(d: StencilOpDescriptor, source: Sequence[int], window: Sequence[int]) -> list:
-    """Per dimension of the source's last four: ``(lo, hi, start, out)`` (sizes may be -1)."""
+    """Per dimension of the source's last four: ``(lo, hi, start, out)`` (sizes may be -1: then
+    ``out`` is -1, and the padding of a SAME style only a placeholder)."""
     out = []
     for a, (n, k) in enumerate(zip(source[-4:], window)):
         s, dil = d.strides[a], d.dilation_rates[a]
-        e = dil * (k - 1) + 1
+        e = dil * (max(k, 1) - 1) + 1
         lo, hi, start = 0, 0, 0
         style = d.padding_style
         if style in (PaddingStyle.EXPLICIT, PaddingStyle.EXPLICIT_OFFSET):
@@ -54,7 +56,7 @@ def geometry(d: StencilOpDescriptor, source: Sequence[int], window: Sequence[int
             total = max((-(-n // s) - 1) * s + e - n, 0)
             lo = total // 2 if style == PaddingStyle.TF_SAME else total - total // 2
             hi = total - lo
-        if n == -1:
+        if n == -1 or k == -1:  # known when the graph runs
             out.append((lo, hi, start, -1))
             continue
         span = n + lo + hi - start - e
@@ -72,8 +74,6 @@ def _check(src: ShapedType, w: ShapedType, d: StencilOpDescriptor) -> list:
                          f"{src.shape}")
     if len(w.shape) != 4:
         raise ShapeError(f"weights must have rank 4 (the window), got shape {w.shape}")
-    if -1 in w.shape:
-        raise ShapeError(f"weights must have a static shape (the window), got {w.shape}")
     if 0 in w.shape:
         raise ShapeError(f"weights {w.shape} make an empty window; each dimension needs at least 1 position")
     for t, what in ((src, "source"), (w, "weights")):
@@ -118,75 +118,100 @@ def stencil(g, source, weights, descriptor: Optional[StencilOpDescriptor] = None
                     name).output
 
 
-def _infer_source_grad(in_types, attrs):
-    dy, w = in_types
-    d, shape = attrs["descriptor"], attrs["output_shape"]
-    geo = geometry(d, shape, w.shape)
-    want = tuple(shape[:-4]) + tuple(g[3] for g in geo)
-    if len(dy.shape) != len(want) or any(a != b and -1 not in (a, b) for a, b in zip(dy.shape, want)):
-        raise ShapeError(f"incoming gradient {dy.shape} is not the stencil result {want} of a padded source "
-                         f"{tuple(shape)} and weights {w.shape}")
-    return [ShapedType(tuple(dy.shape[i] if s == -1 else s for i, s in enumerate(shape)), dy.dtype)]
-
-
-def _infer_weights_grad(in_types, attrs):
-    dy, src = in_types
-    return [ShapedType(attrs["output_shape"], dy.dtype)]
-
-
-def _valid(d: StencilOpDescriptor) -> StencilOpDescriptor:
-    """The descriptor of a stencil over an already padded source: EXPLICIT_OFFSET, no padding."""
-    v = d.copy()
-    v.padding_style, v.explicit_padding = PaddingStyle.EXPLICIT_OFFSET, (0,) * 8
-    v.offsets = d.offsets if d.padding_style == PaddingStyle.EXPLICIT_OFFSET else (0, 0, 0, 0)
-    v.boundary_mode, v.reduction_mode = PaddingMode.ZERO, ReductionMode.SUM
+def _valid(d: StencilOpDescriptor, **fields) -> StencilOpDescriptor:
+    """A SUM stencil over an already padded source: EXPLICIT_OFFSET, ZERO, the given fields."""
+    v = StencilOpDescriptor(padding_style=PaddingStyle.EXPLICIT_OFFSET, **fields)
+    v.validate()
     return v
 
 
-@defop("stencil_source_gradient", swift="stencilSourceGradient(_:weights:outputShape:descriptor:name:)",
-       objc="stencilSourceGradient:weights:outputShape:descriptor:name:", inputs=("incoming_gradient", "weights"),
-       infer=_infer_source_grad, family="image", role="data_gradient", forward="stencil", internal=True,
-       differentiable=False, attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
-def stencil_source_gradient(g, incoming_gradient, weights, output_shape: Sequence[int],
-                            descriptor: StencilOpDescriptor, name: Optional[str] = None):
-    """The gradient of a SUM stencil toward its padded source of ``output_shape``: each window
-    position adds ``incoming_gradient * weights`` back onto the element it read (no padding:
-    ``descriptor`` as for an already padded source)."""
-    label = _label("stencil_source_gradient", name)
-    desc = frozen_copy(descriptor, StencilOpDescriptor, label)
-    return g.add_op("stencil_source_gradient", [g.as_tensor(incoming_gradient, label), g.as_tensor(weights, label)],
-                    {"output_shape": as_shape(output_shape), "descriptor": desc}, name).output
+def _fit(g, t, axis: int, length: int):
+    """``t`` cut or zero-padded at the end of ``axis`` to ``length``."""
+    n = t.shape[axis]
+    if n > length or n == -1:  # a dynamic size is at least the length here
+        return g.slice(t, axis, 0, length)
+    if n < length:
+        lo = [0] * len(t.shape)
+        hi = [0] * len(t.shape)
+        hi[axis] = length - n
+        return g.pad_tensor(t, PaddingMode.ZERO, lo, hi)
+    return t
 
 
-@defop("stencil_weights_gradient", swift="stencilWeightsGradient(_:source:outputShape:descriptor:name:)",
-       objc="stencilWeightsGradient:source:outputShape:descriptor:name:", inputs=("incoming_gradient", "source"),
-       infer=_infer_weights_grad, family="image", role="weights_gradient", forward="stencil", internal=True,
-       differentiable=False, attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
-def stencil_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
-                             descriptor: StencilOpDescriptor, name: Optional[str] = None):
-    """The gradient of a SUM stencil toward its weights: window position ``j`` sums
-    ``incoming_gradient * source`` over every window (and batch element), ``source`` already padded."""
-    label = _label("stencil_weights_gradient", name)
-    desc = frozen_copy(descriptor, StencilOpDescriptor, label)
-    return g.add_op("stencil_weights_gradient", [g.as_tensor(incoming_gradient, label), g.as_tensor(source, label)],
-                    {"output_shape": as_shape(output_shape), "descriptor": desc}, name).output
+def _spread(g, t, axis: int, step: int, start: int, length: int):
+    """``t`` along ``axis`` with element ``i`` moved to ``start + i * step`` and zeros between,
+    cut or padded to ``length`` (reshape, pad and slice: no gather)."""
+    shape = list(t.shape)
+    n = shape[axis]
+    if step > 1:
+        t = g.expand_dims(t, [axis + 1])
+        hi = [0] * len(t.shape)
+        hi[axis + 1] = step - 1
+        t = g.pad_tensor(t, PaddingMode.ZERO, [0] * len(t.shape), hi)
+        t = g.reshape(t, shape[:axis] + [n * step] + shape[axis + 1:])
+    if start:
+        lo = [0] * len(t.shape)
+        lo[axis] = start
+        t = g.pad_tensor(t, PaddingMode.ZERO, lo, [0] * len(t.shape))
+    return _fit(g, t, axis, length)
+
+
+def _source_gradient(g, dy, w, padded_shape, d):
+    """dP[p] = sum_j D[p - j d] w[j], D being dy spread to ``start + i s``: a stencil of D, padded
+    before by the dilated window, with the window reversed."""
+    r = len(padded_shape)
+    spread = dy
+    for a in range(4):
+        ax = r - 4 + a
+        spread = _spread(g, spread, ax, d.strides[a], d.offsets[a], padded_shape[ax])
+    lo = [0] * (r - 4) + [d.dilation_rates[a] * (w.shape[a] - 1) for a in range(4)]
+    spread = g.pad_tensor(spread, PaddingMode.ZERO, lo, [0] * r)
+    return g.stencil(spread, g.reverse(w, [0, 1, 2, 3]), _valid(d, dilation_rates=d.dilation_rates))
+
+
+def _weights_gradient(g, dy, p, window, d):
+    """dW[j] = sum_{b, i} dy[b, i] P[b, start + i s + j d]: a stencil of P whose window is dy
+    (strides and dilations swapped); batch elements are laid end to end along the first window
+    dimension, each block of P padded to a multiple of the stride so the window's steps line up."""
+    s0 = d.strides[0]
+    if len(p.shape) > 4:
+        lead = p.shape[:-4]
+        batch = -1 if -1 in lead else int(np.prod(lead))
+        q = -(-p.shape[-4] // s0)
+        p = _fit(g, g.reshape(p, [batch] + list(p.shape[-4:])), 1, q * s0)
+        p = g.reshape(p, [-1 if batch == -1 else batch * q * s0] + list(p.shape[-3:]))
+        dy = _fit(g, g.reshape(dy, [batch] + list(dy.shape[-4:])), 1, q)
+        dy = g.reshape(dy, [-1 if batch == -1 else batch * q] + list(dy.shape[-3:]))
+    extra = d.offsets[0] + d.dilation_rates[0] * (window[0] - 1) + s0  # room for the last window's reads
+    p = g.pad_tensor(p, PaddingMode.ZERO, [0, 0, 0, 0], [extra, 0, 0, 0])
+    dw = g.stencil(p, dy, _valid(d, offsets=d.offsets, strides=d.dilation_rates, dilation_rates=d.strides))
+    for a in range(4):
+        dw = _fit(g, dw, a, window[a])
+    return dw
 
 
 @gradient("stencil")
 def _stencil_gradient(g, op, dy, wanted):
+    """SUM only: dx through the padded source's gradient (a stencil of the spread incoming
+    gradient with the window reversed, then ``pad_gradient``), dW a stencil of the padded source
+    with the incoming gradient as its window."""
     d = op.attrs["descriptor"]
     if d.reduction_mode != ReductionMode.SUM:
         raise NotDifferentiableError(f"stencil op {op.name!r} (built at {op.location}): reduction_mode "
                                      f"{d.reduction_mode.name} has no gradient; only SUM is differentiable")
     x, w = op.inputs
+    if -1 in x.shape[-4:]:
+        raise NotDifferentiableError(f"stencil op {op.name!r} (built at {op.location}): the gradient needs the "
+                                     f"source's last four sizes static, got {x.shape}")
     left, right = padding_lists(d, x.shape, w.shape)
+    geo = geometry(d, x.shape, w.shape)
+    v = _valid(d, offsets=tuple(gg[2] for gg in geo), strides=d.strides, dilation_rates=d.dilation_rates)
     mode = d.boundary_mode
     padded = x if not any(left + right) else g.pad_tensor(x, mode, left, right, d.padding_constant)
-    valid = _valid(d)
     dx = dw = None
     if wanted[0]:
-        dxp = g.stencil_source_gradient(dy, w, padded.shape, valid)
+        dxp = _source_gradient(g, dy, w, list(padded.shape), v)
         dx = dxp if padded is x else g.pad_gradient(dxp, x, mode, left, right)
     if wanted[1]:
-        dw = g.stencil_weights_gradient(dy, padded, w.shape, valid)
+        dw = _weights_gradient(g, dy, padded, list(w.shape), v)
     return [dx, dw]

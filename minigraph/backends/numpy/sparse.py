@@ -1,4 +1,4 @@
-"""NumPy kernels of sparse_tensor and its gradient (semantics: ops/sparse.py): every (value,
+"""The NumPy kernel of sparse_tensor (semantics: ops/sparse.py): every (value,
 position) pair the storage names, then one scatter-add (``np.add.at``) in the order of the values."""
 from __future__ import annotations
 
@@ -40,20 +40,4 @@ def _sparse(step):
         dense = np.zeros(out.shape, acc)
         np.add.at(dense, (r, c), np.asarray(values).astype(acc)[k])
         return dense.astype(dt)
-    return run
-
-
-@numpy_kernel("sparse_tensor_gradient")
-def _sparse_grad(step):
-    out = step.out_types[0]
-    st = step.attrs["sparse_storage_type"]
-    shape = step.in_types[0].shape
-    dt = out.dtype.np_dtype
-    acc = np.float32 if dt == np.float16 else dt
-
-    def run(dy, i0, i1):
-        k, r, c = pairs(st, i0, i1, shape)
-        g = np.zeros(out.shape, acc)
-        np.add.at(g, k, np.asarray(dy).astype(acc)[r, c])
-        return g.astype(dt)
     return run

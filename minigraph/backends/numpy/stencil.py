@@ -1,4 +1,4 @@
-"""NumPy kernels of stencil and its gradient ops (semantics: ops/stencil.py): the source padded
+"""The NumPy kernel of stencil (semantics: ops/stencil.py): the source padded
 with the ``pad_tensor`` kernel, then one strided view of it per window position."""
 from __future__ import annotations
 
@@ -63,42 +63,4 @@ def _stencil(step):
             else:
                 r = np.argmax(p, 0)
         return np.ascontiguousarray(np.asarray(r).astype(out_t.dtype.np_dtype)).reshape(out_t.shape)
-    return run
-
-
-@numpy_kernel("stencil_source_gradient")
-def _source_grad(step):
-    d = step.attrs["descriptor"]
-    dy_t, w = step.in_types
-    out = step.out_types[0]
-    window = tuple(w.shape)
-    geo = geometry(d, out.shape, window)
-    dt = out.dtype.np_dtype
-    acc = np.float32 if dt == np.float16 else dt
-
-    def run(dy, wv):
-        g = np.zeros(out.shape, acc)
-        dy = np.asarray(dy).astype(acc)
-        wf = np.asarray(wv).astype(acc).reshape(-1)
-        for k, ix in enumerate(_windows(d, geo, window)):
-            g[(Ellipsis,) + ix] += dy * wf[k]
-        return g.astype(dt)
-    return run
-
-
-@numpy_kernel("stencil_weights_gradient")
-def _weights_grad(step):
-    d = step.attrs["descriptor"]
-    _, src = step.in_types
-    out = step.out_types[0]
-    window = tuple(out.shape)
-    geo = geometry(d, src.shape, window)
-    dt = out.dtype.np_dtype
-    acc = np.float32 if dt == np.float16 else dt
-
-    def run(dy, xp):
-        dy = np.asarray(dy).astype(acc)
-        xp = np.asarray(xp).astype(acc)
-        r = [np.sum(dy * xp[(Ellipsis,) + ix]) for ix in _windows(d, geo, window)]
-        return np.asarray(r, acc).reshape(out.shape).astype(dt)
     return run

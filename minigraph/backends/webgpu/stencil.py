@@ -1,10 +1,7 @@
-"""stencil and its gradient kernels (semantics: ``ops/stencil.py``).
-
-The forward pads the source into a scratch buffer with the ``pad_tensor`` kernel's shader
-(``kernels/pad.wgsl``), then runs one invocation per result element over the window positions;
-the source gradient one invocation per padded-source element over the window positions; the
-weights gradient one invocation per window position over the incoming elements. Every loop runs
-in passes (``loops.long_loop``), in float32 for float16, in the order of the single loop."""
+"""The stencil kernel (semantics: ``ops/stencil.py``): the source padded into a scratch buffer
+with the ``pad_tensor`` kernel's shader (``kernels/pad.wgsl``), then one invocation per result
+element over the window positions, in passes (``loops.long_loop``), in float32 for float16, in
+the order of the window positions."""
 from __future__ import annotations
 
 from math import prod
@@ -100,56 +97,3 @@ def _stencil(step, kb):
                            ("rw", state)], -(-total // 256))
 
     long_loop(kb, kk, total, 2, record)
-
-
-@webgpu_kernel("stencil_source_gradient")
-def _source_grad(step, kb):
-    d = step.attrs["descriptor"]
-    dy, w = step.in_types
-    out = step.out_types[0]
-    window = tuple(w.shape)
-    total = prod(out.shape)
-    if not total:
-        return
-    geo = geometry(d, out.shape, window)
-    kk = prod(window)
-    o4 = [g[3] for g in geo]
-    ost = contiguous_strides(o4)
-    test = ["    var ok = true;"]
-    for a in range(4):
-        test.append(f"    let e{a} = i32(p{a}) - {geo[a][2]} - i32(q{a} * {d.dilation_rates[a]}u);")
-        test.append(f"    ok = ok && e{a} >= 0 && e{a} % {d.strides[a]} == 0 && e{a} / {d.strides[a]} < {o4[a]};")
-    index = " + ".join([f"b * {prod(o4)}u"] + [f"u32(e{a} / {d.strides[a]}) * {ost[a]}u" for a in range(4)])
-    test.append(f"    if (ok) {{ acc = acc + f32(dy[{index}]) * f32(w[k]); }}")
-    code = render("stencil_source_grad", PARAMS=params_decl(2), T=STORAGE[out.dtype.name], TOTAL=total, KK=kk,
-                  DECOMPOSE_P=_decompose("t", [total // prod(out.shape[-4:])] + list(out.shape[-4:]),
-                                         ["b", "p0", "p1", "p2", "p3"]),
-                  DECOMPOSE_K=_decompose("k", window, ["q0", "q1", "q2", "q3"], "    "), TEST="\n".join(test))
-
-    def record(j0, j1, state):
-        kb.dispatch(code, [("u", [j0, j1]), ("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output()),
-                           ("rw", state)], -(-total // 256))
-
-    long_loop(kb, kk, total, 1, record)
-
-
-@webgpu_kernel("stencil_weights_gradient")
-def _weights_grad(step, kb):
-    d = step.attrs["descriptor"]
-    dy, src = step.in_types
-    out = step.out_types[0]
-    window = tuple(out.shape)
-    kk = prod(window)
-    mm = prod(dy.shape)
-    geo = geometry(d, src.shape, window)
-    code = render("stencil_weights_grad", PARAMS=params_decl(2), T=STORAGE[out.dtype.name], KK=kk, MM=mm,
-                  DECOMPOSE_K=_decompose("k", window, ["q0", "q1", "q2", "q3"]),
-                  DECOMPOSE_M=_decompose("m", [mm // max(prod(dy.shape[-4:]), 1)] + list(dy.shape[-4:]),
-                                         ["b", "o0", "o1", "o2", "o3"], "    "),
-                  X_INDEX=_x_index(geo, d, src.shape, "b", "o", "q"))
-
-    def record(m0, m1, state):
-        kb.dispatch(code, [("u", [m0, m1]), ("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output()),
-                           ("rw", state)], -(-kk // 256))
-
-    long_loop(kb, mm, kk, 1, record)
