@@ -98,6 +98,8 @@ EXPLICIT: dict[str, Row] = {
     "dropout(_:rate:name:)-6hvf3": _op("dropout"),
     "dropout(_:rate:name:)-16cq4": _tensor("dropout", "the rate"),
     # other forms of an op
+    "sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)":
+        _form("sparse_tensor", "a `CreateSparseOpDescriptor` as `sparse_storage_type` (it gives the dtype)"),
     "constant(_:dataType:)": _form("constant", "a scalar: `g.constant(value, dtype)`"),
     "concatTensor(_:with:dimension:name:)": _form("concat", "two tensors: `g.concat([a, b], dimension)`"),
     "reciprocalSquareRoot(_:name:)": _form("reverse_square_root", "the same function, 1 / sqrt(x), as reverseSquareRoot(with:name:)"),
@@ -170,8 +172,6 @@ _NO_OP_YET = {
         maxPooling4DGradient(withGradientTensor:indicesTensor:outputShape:descriptor:name:)
         maxPooling4DGradient(withGradientTensor:indicesTensor:outputShapeTensor:descriptor:name:)
         maxPooling4DReturnIndices(_:descriptor:name:)
-        nonMaximumSuppression(withBoxesTensor:scoresTensor:classIndicesTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
-        nonMaximumSuppression(withBoxesTensor:scoresTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonZeroIndices(_:name:)
         randomPhiloxStateTensor(withCounterLow:counterHigh:key:name:) randomPhiloxStateTensor(withSeed:name:)
         randomTensor(withShape:descriptor:stateTensor:name:) randomTensor(withShapeTensor:descriptor:stateTensor:name:)
@@ -195,9 +195,6 @@ _NO_OP_YET = {
         scaledDotProductAttention(query:key:value:descriptor:name:)
         scatterAlongAxis(_:updates:indices:shape:mode:name:) scatterAlongAxisTensor(_:updates:indices:shape:mode:name:)
         scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)
-        sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)
-        sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)
-        stencil(withSourceTensor:weightsTensor:descriptor:name:)
         topK(_:axis:k:name:) topK(_:axisTensor:kTensor:name:)
         topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
         variableFromTensor(_:name:)
