@@ -23,13 +23,13 @@ _PREP = """  var best = 0.0;
   if (j0 > 0u) { best = bitcast<f32>(state[2u * t]); c = bitcast<i32>(state[2u * t + 1u]); }
   for (var k = j0; k < j1; k = k + 1u) {
     let v = scores[t * {{K}}u + k];
-    if (k == 0u || (best == best && (v != v || v > best))) { best = v; c = i32(k); }
+    if (k == 0u || (!mg_isnan(best) && (mg_isnan(v) || v > best))) { best = v; c = i32(k); }
   }
   if (j1 < {{K}}u) { state[2u * t] = bitcast<u32>(best); state[2u * t + 1u] = bitcast<u32>(c); return; }
   if ({{CLASSES}}) { c = classes[t]; }
   score[t] = best;
   cls[t] = c;
-  alive[t] = select(0u, 1u, best > {{SCORE_THR}});
+  alive[t] = select(0u, 1u, !mg_isnan(best) && best > {{SCORE_THR}});
   order[t] = NONE;"""
 _RANK = """  var r = 0u;
   if (j0 > 0u) { r = state[t]; }

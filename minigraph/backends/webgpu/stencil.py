@@ -61,8 +61,8 @@ def _x_index(geo, d, padded, b: str, o: str, j: str) -> str:
 _COMBINE = {
     ReductionMode.SUM: ("0.0", "    acc = acc + v;"),
     ReductionMode.PRODUCT: ("1.0", "    acc = acc * v;"),
-    ReductionMode.MIN: ("0.0", "    if (k == 0u || (acc == acc && (v != v || v < acc))) { acc = v; best = k; }"),
-    ReductionMode.MAX: ("0.0", "    if (k == 0u || (acc == acc && (v != v || v > acc))) { acc = v; best = k; }"),
+    ReductionMode.MIN: ("0.0", "    if (k == 0u || (!mg_isnan(acc) && (mg_isnan(v) || v < acc))) { acc = v; best = k; }"),
+    ReductionMode.MAX: ("0.0", "    if (k == 0u || (!mg_isnan(acc) && (mg_isnan(v) || v > acc))) { acc = v; best = k; }"),
 }
 _COMBINE[ReductionMode.ARGUMENT_MIN] = _COMBINE[ReductionMode.MIN]
 _COMBINE[ReductionMode.ARGUMENT_MAX] = _COMBINE[ReductionMode.MAX]
