@@ -10,6 +10,8 @@ from .descriptors import (CompilationDescriptor, Convolution2DOpDescriptor, Conv
                           ResizeNearestRoundingMode, SDPADescriptor,
                           ScatterMode, TensorNamedDataLayout)
 from .descriptors import GRUDescriptor, LSTMDescriptor, RNNActivation, SingleGateRNNDescriptor
+from .descriptors import (CreateSparseOpDescriptor, NonMaximumSuppressionCoordinateMode, ReductionMode,
+                          SparseStorageType, StencilOpDescriptor)
 from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, DescriptorError, DTypeError,
                      ExecutionError, FeedDTypeError, FeedError, GraphMismatchError, GraphvizNotFoundError,
                      KernelMissingError, MiniGraphError, MissingFeedError, ModelImportError, NameLookupError, NotDifferentiableError,
@@ -42,4 +44,6 @@ __all__ = [
     "get_num_threads", "load", "register_backend", "set_num_threads", "uint16", "uint32", "uint64", "uint8", "__version__",
     "GRUDescriptor", "LSTMDescriptor", "RNNActivation", "SingleGateRNNDescriptor",
     "FFTDescriptor", "FFTScalingMode", "complex32", "complex64", "complex128",
+    "CreateSparseOpDescriptor", "NonMaximumSuppressionCoordinateMode", "ReductionMode", "SparseStorageType",
+    "StencilOpDescriptor",
 ]

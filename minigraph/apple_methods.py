@@ -129,6 +129,8 @@ EXPLICIT: dict[str, Row] = {
     "dropout(_:rate:name:)-6hvf3": _op("dropout"),
     "dropout(_:rate:name:)-16cq4": _tensor("dropout", "the rate"),
     # other forms of an op
+    "sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)":
+        _form("sparse_tensor", "a `CreateSparseOpDescriptor` as `sparse_storage_type` (it gives the dtype)"),
     "constant(_:dataType:)": _form("constant", "a scalar: `g.constant(value, dtype)`"),
     "complexConstant(realPart:imaginaryPart:)": _form("constant", "`g.complex_constant(real_part, imaginary_part)`, complex64"),
     "complexConstant(realPart:imaginaryPart:dataType:)": _form("constant", "`g.complex_constant(real_part, imaginary_part, dtype)`"),
@@ -210,17 +212,12 @@ _NO_OP_YET = {
         quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)
         for(numberOfIterations:initialBodyArguments:body:name:)
         if(_:then:else:name:) while(initialInputs:before:after:name:)
-        nonMaximumSuppression(withBoxesTensor:scoresTensor:classIndicesTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
-        nonMaximumSuppression(withBoxesTensor:scoresTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)
         nonZeroIndices(_:name:)
         reLUGradient(withIncomingGradient:sourceTensor:name:) sigmoidGradient(withIncomingGradient:sourceTensor:name:)
         softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)
         softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)
         reinterpretCast(_:to:name:)
         scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)
-        sparseTensor(sparseTensorWithDescriptor:tensors:shape:name:)
-        sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)
-        stencil(withSourceTensor:weightsTensor:descriptor:name:)
         topK(_:axis:k:name:) topK(_:axisTensor:kTensor:name:)
         topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
     """,

@@ -622,6 +622,103 @@ class SDPADescriptor:
     sinks_tensor: Any = None
 
 
+class ReductionMode(enum.IntEnum):
+    """MPSGraphReductionMode, how the stencil op combines a window (raw values as in MPSGraph)."""
+
+    MIN = 0
+    MAX = 1
+    SUM = 2
+    PRODUCT = 3
+    ARGUMENT_MIN = 4
+    ARGUMENT_MAX = 5
+
+
+def _int_tuple(value: Any, field_name: str, length: int, minimum: Optional[int]) -> tuple:
+    try:
+        items = list(value)
+    except TypeError:
+        raise DescriptorError(f"{field_name} must be a list of {length} ints, got {value!r}") from None
+    if len(items) != length or any(isinstance(v, bool) or not hasattr(v, "__index__") for v in items):
+        raise DescriptorError(f"{field_name} must be a list of {length} ints, got {value!r}")
+    out = tuple(int(v) for v in items)
+    if minimum is not None and any(v < minimum for v in out):
+        raise DescriptorError(f"{field_name}={list(out)} must hold values >= {minimum}")
+    return out
+
+
+@dataclass
+class StencilOpDescriptor(_Descriptor):
+    """MPSGraphStencilOpDescriptor (macOS 12.0 / iOS 15.0): how ``stencil`` slides its 4-D window
+    over the source's last four dimensions
+    (https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphstencilopdescriptor).
+
+    ``offsets`` (4; EXPLICIT_OFFSET only) is where the first window starts in the padded source;
+    ``strides`` and ``dilation_rates`` (4 each, >= 1); ``explicit_padding`` (8: before and after
+    each of the four dimensions; EXPLICIT and EXPLICIT_OFFSET); ``boundary_mode`` what the padding
+    reads (a ``PaddingMode``, ZERO by default); ``padding_constant`` the CONSTANT mode's value.
+    Defaults are Apple's: SUM, offsets 0, strides and dilations 1, no padding, ZERO, EXPLICIT.
+    """
+
+    reduction_mode: ReductionMode = ReductionMode.SUM
+    offsets: Any = (0, 0, 0, 0)
+    strides: Any = (1, 1, 1, 1)
+    dilation_rates: Any = (1, 1, 1, 1)
+    explicit_padding: Any = (0, 0, 0, 0, 0, 0, 0, 0)
+    boundary_mode: PaddingMode = PaddingMode.ZERO
+    padding_style: PaddingStyle = PaddingStyle.EXPLICIT
+    padding_constant: float = 0.0
+
+    def validate(self) -> None:
+        self.reduction_mode = _enum(ReductionMode, self.reduction_mode, "reduction_mode")
+        self.boundary_mode = _enum(PaddingMode, self.boundary_mode, "boundary_mode")
+        self.padding_style = _enum(PaddingStyle, self.padding_style, "padding_style")
+        self.offsets = _int_tuple(self.offsets, "offsets", 4, 0)
+        self.strides = _int_tuple(self.strides, "strides", 4, 1)
+        self.dilation_rates = _int_tuple(self.dilation_rates, "dilation_rates", 4, 1)
+        self.explicit_padding = _int_tuple(self.explicit_padding, "explicit_padding", 8, 0)
+        v = self.padding_constant
+        if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+            raise DescriptorError(f"padding_constant must be a number, got {v!r}")
+        self.padding_constant = float(v)
+
+
+class SparseStorageType(enum.IntEnum):
+    """MPSGraphSparseStorageType (raw values as in MPSGraphSparseOps.h)."""
+
+    COO = 0
+    CSC = 1
+    CSR = 2
+
+
+@dataclass
+class CreateSparseOpDescriptor(_Descriptor):
+    """MPSGraphCreateSparseOpDescriptor (macOS 12.0 / iOS 15.0): the storage type and the data
+    type of ``sparse_tensor``'s result
+    (https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraphcreatesparseopdescriptor)."""
+
+    sparse_storage_type: SparseStorageType = SparseStorageType.COO
+    dtype: Any = "float32"
+    padding_style = PaddingStyle.EXPLICIT  # no field
+
+    def validate(self) -> None:
+        self.sparse_storage_type = _enum(SparseStorageType, self.sparse_storage_type, "sparse_storage_type")
+        try:
+            self.dtype = as_dtype(self.dtype)
+        except Exception:
+            raise DescriptorError(f"dtype={self.dtype!r} is not a data type") from None
+
+
+class NonMaximumSuppressionCoordinateMode(enum.IntEnum):
+    """MPSGraphNonMaximumSuppressionCoordinateMode: the layout of a box's 4 values (raw values as
+    in MPSGraphNonMaximumSuppressionOps.h): corners ``[y0, x0, y1, x1]`` / ``[x0, y0, x1, y1]``,
+    or centers ``[yc, xc, h, w]`` / ``[xc, yc, w, h]``."""
+
+    CORNERS_HEIGHT_FIRST = 0
+    CORNERS_WIDTH_FIRST = 1
+    CENTERS_HEIGHT_FIRST = 2
+    CENTERS_WIDTH_FIRST = 3
+
+
 def frozen_copy(desc: Any, cls: type, label: str):
     """The copy an op keeps: validated, so later edits of the user's descriptor change nothing."""
     if desc is None:

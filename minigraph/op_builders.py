@@ -11,7 +11,7 @@ import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, FFTDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
-                          Pooling4DOpDescriptor, ResizeNearestRoundingMode, SDPADescriptor)
+                          Pooling4DOpDescriptor, ResizeNearestRoundingMode, SDPADescriptor, StencilOpDescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 
@@ -2541,6 +2541,42 @@ class OpBuilders:
         """
         return _builder('negative')(self, tensor, name)  # type: ignore[no-any-return]
 
+    def non_maximum_suppression(self, boxes: TensorLike, scores: TensorLike, iou_threshold: float, score_threshold: float, per_class_suppression: bool, coordinate_mode: Any = 0, name: Optional[str] = None) -> Tensor:
+        """The indices of the boxes greedy non-maximum suppression keeps, per batch element, by
+        descending score, padded with -1 to ``[N, B]`` (MPSGraph
+        ``nonMaximumSuppression(withBoxesTensor:scoresTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)``;
+        a box's score and class are its best of the ``K`` class scores; module docstring).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/nonmaximumsuppression(withboxestensor:scorestensor:iouthreshold:scorethreshold:perclasssuppression:coordinatemode:name:)
+
+        Args:
+            boxes: Boxes ``[N, B, 4]`` float32, laid out as ``coordinate_mode`` says.
+            scores: Scores ``[N, B, K]`` float32 (K classes).
+            iou_threshold: A kept box suppresses the boxes it overlaps with IoU above this (in [0, 1]).
+            score_threshold: Boxes whose score is not above this are dropped first.
+            per_class_suppression: Only boxes of the same class suppress each other.
+            coordinate_mode: A ``NonMaximumSuppressionCoordinateMode`` (its name or raw value).
+            name: The op's name (MPSGraph's ``name:``).
+        """
+        return _builder('non_maximum_suppression')(self, boxes, scores, iou_threshold, score_threshold, per_class_suppression, coordinate_mode, name)  # type: ignore[no-any-return]
+
+    def non_maximum_suppression_with_class_indices(self, boxes: TensorLike, scores: TensorLike, class_indices: TensorLike, iou_threshold: float, score_threshold: float, per_class_suppression: bool, coordinate_mode: Any = 0, name: Optional[str] = None) -> Tensor:
+        """``non_maximum_suppression`` with each box's class given: scores ``[N, B, 1]`` and int32
+        ``class_indices`` ``[N, B]`` (MPSGraph
+        ``nonMaximumSuppression(withBoxesTensor:scoresTensor:classIndicesTensor:iouThreshold:scoreThreshold:perClassSuppression:coordinateMode:name:)``).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/nonmaximumsuppression(withboxestensor:scorestensor:classindicestensor:iouthreshold:scorethreshold:perclasssuppression:coordinatemode:name:)
+
+        Args:
+            boxes: Boxes ``[N, B, 4]`` float32, laid out as ``coordinate_mode`` says.
+            scores: Scores ``[N, B, 1]`` float32.
+            class_indices: Each box's class ``[N, B]`` int32.
+            iou_threshold: A kept box suppresses the boxes it overlaps with IoU above this (in [0, 1]).
+            score_threshold: Boxes whose score is not above this are dropped first.
+            per_class_suppression: Only boxes of the same class suppress each other.
+            coordinate_mode: A ``NonMaximumSuppressionCoordinateMode`` (its name or raw value).
+            name: The op's name (MPSGraph's ``name:``).
+        """
+        return _builder('non_maximum_suppression_with_class_indices')(self, boxes, scores, class_indices, iou_threshold, score_threshold, per_class_suppression, coordinate_mode, name)  # type: ignore[no-any-return]
+
     def normalization_beta_gradient(self, incoming_gradient: TensorLike, source: TensorLike, reduction_axes: Any, name: Optional[str] = None) -> Tensor:
         """``sum(incoming_gradient)`` over ``reduction_axes``, kept as size 1: the gradient toward
         ``normalize``'s beta (MPSGraph
@@ -4011,6 +4047,24 @@ class OpBuilders:
         """
         return _builder('space_to_depth_2d')(self, tensor, width_axis, height_axis, depth_axis, block_size, use_pixel_shuffle_order, name)  # type: ignore[no-any-return]
 
+    def sparse_tensor(self, sparse_storage_type: Any, tensors: Sequence[TensorLike], shape: Sequence[int], dtype: Any = None, name: Optional[str] = None) -> Tensor:
+        """The dense ``shape`` matrix that the storage ``tensors = [values, index0, index1]`` describe
+        (MPSGraph ``sparseTensor(sparseTensorWithType:tensors:shape:dataType:name:)``; storage types,
+        duplicates and out-of-range indices: module docstring). ``sparse_storage_type`` may also be a
+        ``CreateSparseOpDescriptor`` (MPSGraph's ``sparseTensorWithDescriptor:`` form), which gives the
+        dtype.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/sparsetensor(sparsetensorwithtype:tensors:shape:datatype:name:)
+
+        Args:
+            sparse_storage_type: A ``SparseStorageType`` (its name or raw value), or a
+                ``CreateSparseOpDescriptor`` (storage type and dtype).
+            tensors: ``[values, index0, index1]``: the values ``[nnz]`` and the two index tensors.
+            shape: The dense result's shape ``[rows, columns]`` (static).
+            dtype: The result's data type (the values' dtype); taken from the descriptor when one is given.
+            name: The op's name (MPSGraph's ``name:``).
+        """
+        return _builder('sparse_tensor')(self, sparse_storage_type, tensors, shape, dtype, name)  # type: ignore[no-any-return]
+
     def split(self, tensor: TensorLike, num_splits: Any, axis: int, name: Optional[str] = None) -> list[Tensor]:
         """Pieces along ``axis``, as a list of tensors (one op with several outputs). ``num_splits``
         an int: that many equal pieces (MPSGraph ``split(_:numSplits:axis:name:)``, which needs the
@@ -4097,6 +4151,27 @@ class OpBuilders:
             MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
         """
         return _builder('stack')(self, tensors, axis, name)  # type: ignore[no-any-return]
+
+    def stencil(self, source: TensorLike, weights: TensorLike, descriptor: Optional[StencilOpDescriptor] = None, name: Optional[str] = None) -> Tensor:
+        """The reduction ``descriptor.reduction_mode`` of ``source * weights`` over every position of
+        the 4-D window ``weights`` slid over the source's last four dimensions (MPSGraph
+        ``stencil(withSourceTensor:weightsTensor:descriptor:name:)``; padding, offsets and
+        reductions: module docstring). SUM with ZERO boundaries is a 4-D cross-correlation.
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/stencil(withsourcetensor:weightstensor:descriptor:name:)
+
+        Args:
+            source: A tensor of this graph (the op's ``source`` input).
+            weights: A tensor of this graph (the op's ``weights`` input).
+            descriptor: The op's descriptor (the MPSGraph ``...OpDescriptor`` of the same name), copied when the op is built: later edits do not change this op.
+            name: The op's name (MPSGraph's ``name:``). None uses the op type; a taken name gets ``_1``, ``_2``, ...; open name scopes prefix it.
+
+        Returns:
+            Tensor: the result, with its shape and dtype inferred when the op is built (MPSGraph ``stencil(withSourceTensor:weightsTensor:descriptor:name:)``).
+
+        Raises:
+            MiniGraphError: a ShapeError, DTypeError or DescriptorError when the inputs do not fit; the message names the op.
+        """
+        return _builder('stencil')(self, source, weights, descriptor, name)  # type: ignore[no-any-return]
 
     def stochastic_gradient_descent(self, learning_rate: TensorLike, values: TensorLike, gradient: TensorLike, name: Optional[str] = None) -> Tensor:
         """One SGD step as a new tensor, ``values - learning_rate * gradient`` (MPSGraph

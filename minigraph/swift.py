@@ -60,12 +60,21 @@ SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     **{("PoolingReturnIndicesMode", f"{kind.upper()}_FLATTEN_{k}D"): f".{kind}Flatten{k}D"
                        for kind in ("global", "local") for k in range(1, 5)},
                     ("FFTScalingMode", "NONE"): ".none", ("FFTScalingMode", "SIZE"): ".size",
-                    ("FFTScalingMode", "UNITARY"): ".unitary"}
+                    ("FFTScalingMode", "UNITARY"): ".unitary",
+                    ("ReductionMode", "MIN"): ".min", ("ReductionMode", "MAX"): ".max", ("ReductionMode", "SUM"): ".sum",
+                    ("ReductionMode", "PRODUCT"): ".product", ("ReductionMode", "ARGUMENT_MIN"): ".argumentMin",
+                    ("ReductionMode", "ARGUMENT_MAX"): ".argumentMax",
+                    # MPSGraphNonMaximumSuppressionOps.h: CornersHeightFirst is MPS_SWIFT_NAME(explicit)
+                    ("NonMaximumSuppressionCoordinateMode", "CORNERS_HEIGHT_FIRST"): ".explicit",
+                    ("NonMaximumSuppressionCoordinateMode", "CORNERS_WIDTH_FIRST"): ".cornersWidthFirst",
+                    ("NonMaximumSuppressionCoordinateMode", "CENTERS_HEIGHT_FIRST"): ".centersHeightFirst",
+                    ("NonMaximumSuppressionCoordinateMode", "CENTERS_WIDTH_FIRST"): ".centersWidthFirst"}
 LOSS_REDUCTION = {"none": "MPSGraphLossReductionType.none", "sum": ".sum", "mean": ".mean"}
 # Swift label -> attribute name, where the label is not the camelCase of the attribute
 LABEL_ALIASES = {"to": "to_type", "reuctionType": "reduction", "reductionType": "reduction",
                  "with": "padding_mode", "withMultiplier": "multiplier",
-                 "withShape": "shape", "dataType": "dtype", "alongAxis": "axis", "withCounterLow": "counter_low"}
+                 "withShape": "shape", "dataType": "dtype", "alongAxis": "axis", "withCounterLow": "counter_low",
+                 "sparseTensorWithType": "sparse_storage_type"}
 _AXIS_LABELS = ("axis", "dimension", "withDimension")
 # ops whose axis is stored non-negative and may equal the input's rank (a position in the result)
 _RESULT_AXIS_OPS = ("stack", "flatten_2d", "one_hot")
@@ -392,6 +401,14 @@ class _Exporter:
             head += f"descriptor: {self.descriptor(op, op.attrs['descriptor'])}, "
         return f"{head}stateTensor: {self.tensor(op.inputs[0])}, name: {swift_string(op.name)})"
 
+    def sparse_tensor(self, op):
+        """sparseTensor takes the storage type first, then the tensor list."""
+        a = op.attrs
+        tensors = ", ".join(self.tensor(t) for t in op.inputs)
+        return (f"graph.sparseTensor(sparseTensorWithType: {_enum(a['sparse_storage_type'])}, tensors: [{tensors}], "
+                f"shape: [{', '.join(str(d) for d in a['shape'])}], dataType: {swift_dtype(a['dtype'], self.where(op))}, "
+                f"name: {swift_string(op.name)})")
+
     def attr_value(self, op: Operation, label: str, attr: str) -> str:
         v = op.attrs.get(attr)
         where = f"{self.where(op)} attribute {attr!r}"
@@ -577,7 +594,8 @@ SPECIAL = {"placeholder": "placeholder", "constant": "constant", "variable": "va
            "gather_along_axis": "along_axis",
            "scatter_along_axis": "along_axis", "if_then_else": "if_then_else", "while_loop": "while_loop",
            "for_loop": "for_loop", "call": "call_op", "block_argument": "block_argument",
-           "random_tensor_with_state": "random_with_state", "random_uniform_tensor_with_state": "random_with_state"}
+           "random_tensor_with_state": "random_with_state", "random_uniform_tensor_with_state": "random_with_state",
+           "sparse_tensor": "sparse_tensor"}
 # Padding styles newer than MPSGraph itself (macOS 11 / iOS 14), per Apple's documentation; an op's
 # first OS versions are its OpDef's ``since``
 PADDING_NEEDS = {"ONNX_SAME_LOWER": ("13.0", "16.0")}

@@ -35,7 +35,7 @@ import numpy as np
 
 from .descriptors import (Convolution2DOpDescriptor, Convolution3DOpDescriptor, DepthwiseConvolution2DOpDescriptor,
                           DepthwiseConvolution3DOpDescriptor, FFTDescriptor, ImToColOpDescriptor, Pooling2DOpDescriptor,
-                          Pooling4DOpDescriptor, ResizeNearestRoundingMode, SDPADescriptor)
+                          Pooling4DOpDescriptor, ResizeNearestRoundingMode, SDPADescriptor, StencilOpDescriptor)
 from .ir import OPS, Operation, Tensor
 from .types import DataType, float32  # noqa: F401  (used by some signatures)
 

@@ -184,6 +184,25 @@ def every_op_graph(seed: int = 0):
                                 mg.ResizeMode.BILINEAR)
         outs += [sampled, g.gradients(g.reduction_sum(g.square(sampled)), [x], name="warp_grad")[x]]
 
+    with g.name_scope("stencil_sparse_nms"):  # a 4-D stencil and its gradients, a dense CSR matrix, NMS
+        x5 = g.reshape(x, [2, 3, 1, 6, 6])
+        sw = g.constant(rng.uniform(-1.0, 1.0, (1, 1, 2, 3)).astype(f32), name="stencil_w")
+        sd = mg.StencilOpDescriptor(strides=(1, 1, 2, 1), explicit_padding=(0, 0, 0, 0, 1, 0, 1, 1),
+                                    boundary_mode=mg.PaddingMode.SYMMETRIC)
+        st = g.stencil(x5, sw, sd)
+        sg = g.gradients(g.reduction_sum(g.square(st)), [x5, sw], name="grad")
+        dense = g.sparse_tensor(mg.CreateSparseOpDescriptor(sparse_storage_type=mg.SparseStorageType.CSR),
+                                [g.reshape(m, [12])[:5], g.constant(np.array([0, 3, 1, 1, 2], np.int32)),
+                                 g.constant(np.array([0, 2, 2, 5], np.int32))], [3, 4])
+        dg = g.gradients(g.reduction_sum(g.square(dense)), [m], name="grad")[m]
+        corners = g.concat([g.reshape(x[0, 0], [1, 12, 3])[:, :, :2], g.reshape(x[0, 0], [1, 12, 3])[:, :, :2] + 1.0], 2)
+        nms_scores = g.reshape(x[1, 0], [1, 12, 3])
+        outs += [st, sg[x5], sg[sw], dense, dg,
+                 g.non_maximum_suppression(corners, nms_scores, 0.5, 0.0, True, mg.NonMaximumSuppressionCoordinateMode.CORNERS_WIDTH_FIRST),
+                 g.non_maximum_suppression_with_class_indices(corners, nms_scores[:, :, :1],
+                                                              g.constant(np.arange(12, dtype=np.int32).reshape(1, 12) % 2),
+                                                              0.5, 0.0, False, 0)]
+
     with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
         up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,
                                             padding_top=1, padding_bottom=1, groups=3)

@@ -32,6 +32,15 @@ def _elementwise(op):
     return lambda g, *xs: getattr(g, op)(*xs)
 
 
+def _sparse_sum(g, v):
+    """The three storage types over the same 5 values (duplicates, a dropped value, an empty row)."""
+    outs = [g.sparse_tensor(st, [v, g.constant(np.array(i0, np.int32)), g.constant(np.array(i1, np.int32))], [3, 4],
+                            v.dtype)
+            for st, i0, i1 in (("COO", [0, 2, 2, 5, 1], [1, 3, 3, 0, 0]), ("CSR", [1, 3, 0, 2, 2], [0, 2, 2, 9]),
+                               ("CSC", [2, 1, 0, 2, 2], [0, 1, 1, 5, 4]))]
+    return g.addition(g.addition(outs[0], g.multiplication(outs[1], 2.0)), g.multiplication(outs[2], 3.0))
+
+
 # op type -> (builder(g, *inputs), [input shapes], (low, high) value range); the elementwise ops
 # come from tests/op_cases.py
 CASES = {
@@ -82,6 +91,10 @@ CASES = {
     "sample_grid": (lambda g, a, c: g.sample_grid(a, c, mg.TensorNamedDataLayout.NCHW, True, True, True,
                                                  mg.PaddingMode.REFLECT, mg.ResizeMode.BILINEAR),
                     [(2, 2, 4, 5), (2, 3, 4, 2)], (-1.3, 1.3)),
+    "stencil": (lambda g, a, w: g.stencil(a, w, mg.StencilOpDescriptor(
+        strides=(1, 2, 1, 1), dilation_rates=(1, 1, 2, 1), explicit_padding=(0, 1, 1, 0, 0, 0, 2, 1),
+        boundary_mode=mg.PaddingMode.REFLECT)), [(2, 2, 3, 4, 4), (1, 2, 2, 2)], (-2, 2)),
+    "sparse_tensor": (lambda g, v: _sparse_sum(g, v), [(5,)], (-2, 2)),
     "slice_tensor": (lambda g, a: g.slice_tensor(a, [1, -1], [3, 0], [1, -2], squeeze_mask=1), [(3, 5)], (-2, 2)),
     "slice_gradient_tensor": (lambda g, a: g.slice_gradient_tensor(a, [3, 5], [0, 4], [3, 0], [2, -3]), [(2, 2)],
                               (-2, 2)),
@@ -609,6 +622,7 @@ NOT_A_BATCH_AXIS = {
     "concat": "axis 0 is the concatenated axis: the gradient's slice offsets need its size",
     "depthwise_convolution_3d": "a rank-4 source has its channels on axis 0",
     "normalization_beta_gradient": "its incoming gradient must have the (static) source's shape",
+    "sparse_tensor": "axis 0 of the values counts the stored values, which the (constant) index tensors fix",
 }
 STATIC_COUNT_RULES: dict = {}  # op type -> why its rule needs static sizes
 

@@ -1775,6 +1775,67 @@ for _cid, _lay, _norm, _rel, _ac, _pad, _sm, _rnd in _SAMPLE_GRIDS:
         kw = {} if rnd is None else {"nearest_rounding_mode": rnd}
         return [g.sample_grid(s, c, lay, norm, rel, ac, pad, sm, 0.75, **kw)], {**fs, **fc}
     case("sample_grid", _cid, tol=(3e-3, 3e-3) if _dt == F16 else (1e-5, 1e-5))(_b)
+_ST = mg.StencilOpDescriptor
+for _red in mg.ReductionMode:
+    @case("stencil", f"{_red.name.lower()}-styles-boundaries", tol=(1e-5, "scaled"))
+    def _(g, rng, red=_red):
+        x, fx = feed(g, rng.standard_normal((2, 3, 5, 4, 6)).astype(F32))
+        w, fw = feed(g, rng.standard_normal((2, 1, 3, 2)).astype(F32))
+        h, fh = feed(g, rng.standard_normal((3, 4, 3, 5)).astype(F16))
+        wh, fwh = feed(g, rng.standard_normal((1, 2, 2, 2)).astype(F16))
+        outs = [g.stencil(x, w, _ST(reduction_mode=red, strides=(1, 1, 2, 1), dilation_rates=(1, 1, 1, 2),
+                                    explicit_padding=(1, 0, 0, 1, 1, 1, 0, 2), boundary_mode=mg.PaddingMode.REFLECT)),
+                g.stencil(x, w, _ST(reduction_mode=red, padding_style=mg.PaddingStyle.TF_SAME,
+                                    boundary_mode=mg.PaddingMode.CONSTANT, padding_constant=0.5)),
+                g.stencil(x, w, _ST(reduction_mode=red, padding_style=mg.PaddingStyle.EXPLICIT_OFFSET,
+                                    offsets=(0, 1, 0, 1), explicit_padding=(0, 0, 1, 1, 0, 0, 2, 2),
+                                    boundary_mode=mg.PaddingMode.CLAMP_TO_EDGE)),
+                g.stencil(h, wh, _ST(reduction_mode=red, padding_style=mg.PaddingStyle.ONNX_SAME_LOWER,
+                                     boundary_mode=mg.PaddingMode.PERIODIC))]
+        return outs, {**fx, **fw, **fh, **fwh}
+
+
+for _st in ("COO", "CSR", "CSC"):
+    @case("sparse_tensor", f"{_st.lower()}-duplicates-out-of-range-dtypes", tol=(1e-6, "scaled"))
+    def _(g, rng, st=_st):
+        rows, cols, nnz = 5, 4, 12
+        if st == "COO":
+            i0, i1 = rng.integers(-1, rows + 1, nnz), rng.integers(0, cols, nnz)
+        else:
+            inner = rng.integers(0, cols if st == "CSR" else rows, nnz)
+            starts = np.sort(rng.integers(0, nnz + 1, (rows if st == "CSR" else cols) + 1))
+            i0, i1 = inner, starts
+        outs, feeds = [], {}
+        for dt in (F32, F16, np.int32):
+            v, fv = feed(g, (rng.standard_normal(nnz) * 4).astype(dt))
+            a, fa = feed(g, i0.astype(np.int32))
+            b, fb = feed(g, i1.astype(np.uint32 if dt == np.int32 else np.int32))
+            outs.append(g.sparse_tensor(st, [v, a, b], [rows, cols], mg.as_dtype(dt)))
+            feeds.update({**fv, **fa, **fb})
+        return outs, feeds
+
+
+for _mode in mg.NonMaximumSuppressionCoordinateMode:
+    @case("non_maximum_suppression", f"{_mode.name.lower()}-per-class", tol=(0, 0))
+    def _(g, rng, mode=_mode):
+        xy = rng.uniform(0, 10, (3, 30, 2))
+        wh = rng.uniform(0.5, 4, (3, 30, 2))
+        corner = mode.name.startswith("CORNERS")
+        b = np.concatenate([xy, xy + wh] if corner else [xy, wh], -1).astype(F32)
+        boxes, fb = feed(g, b)
+        scores, fs = feed(g, (rng.permutation(3 * 30 * 4).reshape(3, 30, 4) / 360).astype(F32))
+        return [g.non_maximum_suppression(boxes, scores, 0.3, 0.2, per, mode) for per in (False, True)], {**fb, **fs}
+
+
+@case("non_maximum_suppression_with_class_indices", "per-class", tol=(0, 0))
+def _(g, rng):
+    xy = rng.uniform(0, 10, (2, 40, 2))
+    b = np.concatenate([xy, xy + rng.uniform(0.5, 4, (2, 40, 2))], -1).astype(F32)
+    boxes, fb = feed(g, b)
+    scores, fs = feed(g, (rng.permutation(80).reshape(2, 40, 1) / 80).astype(F32))
+    classes, fc = feed(g, rng.integers(0, 3, (2, 40)).astype(np.int32))
+    return [g.non_maximum_suppression_with_class_indices(boxes, scores, classes, 0.4, 0.1, per, "CORNERS_WIDTH_FIRST")
+            for per in (False, True)], {**fb, **fs, **fc}
 
 
 @case("band_part", "bands-batch-dtypes-special", tol=(0, 0))

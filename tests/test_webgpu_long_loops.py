@@ -377,6 +377,38 @@ def _col_to_im(g):
     return {c: cols}, [g.col_to_im(c, [1, 1, 1, 3], d)]
 
 
+@long_case("stencil")
+def _stencil(g):
+    """A window of N positions along the last dimension: each result element visits all of them."""
+    xv, wv = _ramp(N + 2).reshape(1, 1, 1, N + 2), (_ramp(N, -1, 3) / 4).reshape(1, 1, 1, N)
+    x, w = _ph(g, xv, "x"), _ph(g, wv, "w")
+    mx = mg.StencilOpDescriptor(reduction_mode=mg.ReductionMode.ARGUMENT_MAX)
+    return {x: xv, w: wv}, [g.stencil(x, w), g.stencil(x, w, mx)]
+
+
+@long_case("sparse_tensor")
+def _sparse(g):
+    """N values named in one dense element (COO) and N values in one row (CSR): each is summed in passes."""
+    v = _ramp(N)
+    z = np.zeros(N, np.int32)
+    vals, i0 = _ph(g, v, "v"), _ph(g, z, "i0")
+    starts = g.constant(np.array([0, N, N], np.int32))
+    return {vals: v, i0: z}, [g.sparse_tensor("COO", [vals, i0, i0], [2, 2], mg.float32),
+                              g.sparse_tensor("CSR", [vals, i0, starts], [2, 3], mg.float32)]
+
+
+@long_case("non_maximum_suppression", "non_maximum_suppression_with_class_indices")
+def _nms(g):
+    """N class scores per box (the best one is the last): the scores' loop runs in passes."""
+    sv = np.tile((np.arange(N) % 97 / 100).astype(np.float32), (1, 3, 1))
+    sv[0, :, -1] = [0.99, 0.98, 0.97]
+    bv = np.array([[[0, 0, 2, 2], [0, 1, 2, 3], [5, 5, 6, 6]]], np.float32)
+    s, b = _ph(g, sv, "s"), _ph(g, bv, "b")
+    c = g.constant(np.array([[0, 1, 0]], np.int32))
+    return {s: sv, b: bv}, [g.non_maximum_suppression(b, s, 0.1, 0.5, False),
+                            g.non_maximum_suppression_with_class_indices(b, g.slice(s, 2, N - 1, 1), c, 0.1, 0.5, True)]
+
+
 @long_case("pad_gradient")
 def _pad_grad(g):
     """Each source element visits the padding's positions and its own: N of padding on each side
