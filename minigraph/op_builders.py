@@ -3484,7 +3484,7 @@ class OpBuilders:
         """
         return _builder('scatter')(self, updates, indices, shape, axis, mode, name)  # type: ignore[no-any-return]
 
-    def scatter_along_axis(self, updates: TensorLike, indices: TensorLike, data: TensorLike, axis: int, mode: Any, name: Optional[str] = None, shape: Optional[Sequence[int]] = None) -> Tensor:
+    def scatter_along_axis(self, updates: TensorLike, indices: TensorLike, data: Optional[TensorLike], axis: int, mode: Any, name: Optional[str] = None, shape: Optional[Sequence[int]] = None) -> Tensor:
         """``data`` with each ``updates[..., j, ...]`` combined (``mode``) into
         ``data[..., indices[..., j, ...], ...]`` along ``axis``, as ``torch.Tensor.scatter_reduce``;
         collisions combine in row-major order of ``updates``; out-of-range indices are skipped, as

@@ -289,7 +289,7 @@ def _infer_scatter_along_axis(in_types, attrs):
        objc="scatterAlongAxis:withDataTensor:updatesTensor:indicesTensor:mode:name:",
        inputs=("updates", "indices", "data"), infer=_infer_scatter_along_axis, family=_FAMILY,
        attrs=("axis", "mode"), since=("12.3", "15.4"))
-def scatter_along_axis(g, updates, indices, data, axis: int, mode: Any, name: Optional[str] = None,
+def scatter_along_axis(g, updates, indices, data: Optional[Any], axis: int, mode: Any, name: Optional[str] = None,
                        shape: Optional[Sequence[int]] = None):
     """``data`` with each ``updates[..., j, ...]`` combined (``mode``) into
     ``data[..., indices[..., j, ...], ...]`` along ``axis``, as ``torch.Tensor.scatter_reduce``;
