@@ -90,7 +90,7 @@ class OpBuilders:
         """
         return _builder('acosh')(self, tensor, name)  # type: ignore[no-any-return]
 
-    def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: TensorLike, beta2_power: TensorLike, values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: Optional[TensorLike], gradient: TensorLike, name: Optional[str] = None) -> list[Tensor]:
+    def adam(self, learning_rate: TensorLike, beta1: TensorLike, beta2: TensorLike, epsilon: TensorLike, beta1_power: Optional[TensorLike], beta2_power: Optional[TensorLike], values: TensorLike, momentum: TensorLike, velocity: TensorLike, maximum_velocity: Optional[TensorLike], gradient: TensorLike, name: Optional[str] = None) -> list[Tensor]:
         """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
         (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph
         ``adam(learningRate:beta1:beta2:epsilon:beta1Power:beta2Power:values:momentum:velocity:maximumVelocity:gradient:name:)``). The first six

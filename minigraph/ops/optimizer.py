@@ -20,7 +20,7 @@ broadcast against ``values``. Not differentiable (an update, as in MPSGraph).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import DescriptorError, DTypeError, ShapeError
 from ..ir import Tensor
@@ -78,7 +78,7 @@ def _infer_adam(in_types, attrs):
             "valuesTensor:momentumTensor:velocityTensor:maximumVelocityTensor:gradientTensor:name:",
        inputs=_SCALARS + _STATE, infer=_infer_adam, family="optimizer", differentiable=False,
        hidden_attrs=("nil_inputs",))
-def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power, beta2_power, values, momentum, velocity,
+def adam(g, learning_rate, beta1, beta2, epsilon, beta1_power: Optional[Any], beta2_power: Optional[Any], values, momentum, velocity,
          maximum_velocity: Optional[Tensor], gradient, name: Optional[str] = None) -> list:
     """One Adam step as new tensors: ``[values, momentum, velocity]``, plus the new maximum velocity
     (AMSGrad) when ``maximum_velocity`` is not None (MPSGraph
