@@ -485,6 +485,7 @@ def _specialise(graph, dg: nx.DiGraph, order: list, feed_types: dict, opts: Opti
 def _specialised_step(op: Operation, slot_of: dict, types: dict, opts: Options) -> Step:
     """The step of a non-placeholder op: its types inferred again (an op with a ``plan_rule``, a
     control-flow op or a call, by that rule, with its blocks' sub-plans or its callee)."""
+    _check_consumed(op)
     in_types = tuple(types[slot_of[id(t)]] for t in op.inputs)
     blocks: tuple = ()
     if op.opdef.plan_rule is not None:
@@ -496,6 +497,17 @@ def _specialised_step(op: Operation, slot_of: dict, types: dict, opts: Options) 
     else:
         out_types = _infer(op, in_types)
     return _step(op, slot_of, types, out_types, tuple(blocks))
+
+
+def _check_consumed(op: Operation) -> None:
+    """No input of ``op`` is the result of a data-dependent-shape op (``OpDef.data_dependent_shape``):
+    such a result is sized only when it has run, so no kernel can be planned to read it."""
+    for t in op.inputs:
+        src = t.operation
+        if src.opdef.data_dependent_shape:
+            raise PlanError(f"{_label(op)} reads {t.name!r}, the result of {_label(src)}, whose size depends on "
+                            f"its data ({list(t.shape)}: known only once it has run); such a result may only be a "
+                            "target of compile/run: run it, then feed what you need to another graph")
 
 
 def _step(op: Operation, slot_of: dict, types: dict, out_types: tuple, blocks: tuple) -> Step:
@@ -555,6 +567,10 @@ def _subplan(block, arg_types: list, capture_types: list, capture_positions: tup
             raise PlanError(f"{block.label}: argument {a.name!r} is {a.dtype.name}{list(a.shape)}, but the plan "
                             f"gives it {ty}")
     steps = [_specialised_step(op, slot_of, types, opts) for op in _block_order(block)]
+    for st in steps:
+        if st.op.opdef.data_dependent_shape:
+            raise PlanError(f"{block.label}: {_label(st.op)} computes a result whose size depends on its data; "
+                            "it may only be a target of compile/run, not a block's result")
     inputs = tuple(range(len(given)))
     targets = [slot_of[id(t)] for t in block.results]
     steps, targets, names, folded, alias = _passes(steps, targets, (), opts, set(inputs))
@@ -584,7 +600,11 @@ def _infer(op: Operation, in_types: tuple) -> tuple:
 
 
 def _check_output_type(op: Operation, ot: ShapedType) -> None:
-    """A specialised output is static and within the element and memory limits."""
+    """A specialised output is static and within the element and memory limits; a
+    data-dependent-shape op's -1 dimensions stay (its size is known when it runs: no buffer is
+    planned for it, and only a target may hold it, ``_check_consumed``)."""
+    if op.opdef.data_dependent_shape:
+        return
     if any(d < 0 for d in ot.shape):
         raise TargetError(f"{_label(op)}: output shape {ot.shape} is still dynamic after "
                           "feeding; give static feed shapes")
