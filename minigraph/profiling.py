@@ -36,8 +36,9 @@ _MOVEMENT_FAMILIES = ("shape", "gather", "memory")
 
 # ----------------------------------------------------------------------------- costs
 def nbytes(ty: ShapedType) -> int:
-    """Bytes of a tensor of this type (its dtype's item size, as NumPy stores it)."""
-    return prod(ty.shape) * ty.dtype.np_dtype.itemsize
+    """Bytes of a tensor of this type (its dtype's item size, as NumPy stores it; 0 for a
+    data-dependent-shape result, whose -1 dimension is sized only when it runs)."""
+    return prod(max(d, 0) for d in ty.shape) * ty.dtype.np_dtype.itemsize
 
 
 def bytes_moved(step: Any) -> int:
