@@ -11,7 +11,7 @@ def non_zero_indices(x) -> np.ndarray:
     """The int32 ``[count, rank]`` row-major indices of the elements of ``x`` that are ``!= 0``
     (NaN counts, -0.0 does not)."""
     a = np.asarray(x)
-    return np.ascontiguousarray(np.argwhere(a != 0), dtype=np.int32).reshape(-1, a.ndim)
+    return np.ascontiguousarray(np.argwhere(a != 0), dtype=np.int32)
 
 
 @numpy_kernel("non_zero_indices")
