@@ -284,8 +284,9 @@ class Runner:
             for ref, off, shape, dtype in self.reads:
                 arrays.append(from_device(data, off, shape, dtype))
         device = iter(arrays)
-        results = [self.host_values.pop(self.host_targets[i]) if i in self.host_targets else next(device)
+        results = [self.host_values[self.host_targets[i]] if i in self.host_targets else next(device)
                    for i in range(len(self.plan.targets))]
+        self.host_values.clear()
         assigned = kept if self.resident else {op: arrays[i] for op, i in self.assigned}
         return results, assigned
 
