@@ -216,7 +216,7 @@ class Profile:
             cum += r.share
             rate = r.flop_rate
             body.append([f"{r.time * 1e3:.3f}", f"{r.share:6.1%}", f"{cum:6.1%}", r.type,
-                         ("x".join(map(str, r.shape)) or "scalar") if r.dtype else "-", f"{r.bytes / 1e6:.3f}",
+                         ("x".join(str(d) if d >= 0 else "?" for d in r.shape) or "scalar") if r.dtype else "-", f"{r.bytes / 1e6:.3f}",
                          "-" if r.flops is None else f"{r.flops / 1e6:.3f}", f"{r.bandwidth / 1e9:.2f}",
                          "-" if rate is None else f"{rate / 1e9:.2f}", r.name])
         if len(shown) < len(rows):
