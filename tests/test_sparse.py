@@ -247,3 +247,25 @@ def test_non_zero_indices_refusals_and_gradients():
     assert not mg.ops.OPS["non_zero_indices"].differentiable and mg.ops.OPS["non_zero_indices"].data_dependent_shape
     with pytest.raises(mg.DTypeError, match="int32"):  # integer indices: no gradient of them
         g.gradients(g.reduction_sum(nz, axes=None), [x])
+
+
+def test_plan_check_keeps_data_dependent_results_to_targets():
+    """``Plan.check`` refuses a step that reads an unsized result and a dynamic type on any other op."""
+    import dataclasses
+
+    g = mg.Graph()
+    x = g.placeholder((2, 3), mg.float32, name="x")
+    nz = g.non_zero_indices(x, name="nz")
+    y = g.negative(x, name="neg")
+    plan = g.compile({x: mg.ShapedType((2, 3))}, [nz, y], compilation_descriptor=mg.CompilationDescriptor(
+        mg.OptimizationLevel.LEVEL0, fusion=False)).plan
+    plan.check()
+    steps = list(plan.steps)
+    k = next(i for i, st in enumerate(steps) if st.op.type == "negative")
+    z = next(i for i, st in enumerate(steps) if st.op.type == "non_zero_indices")
+    reads = dataclasses.replace(steps[k], inputs=(steps[z].outputs[0],), in_types=(steps[z].out_types[0],))
+    with pytest.raises(mg.PlanError, match="depends on its data: only a target"):
+        dataclasses.replace(plan, steps=steps[:k] + [reads] + steps[k + 1:]).check()
+    dynamic = dataclasses.replace(steps[k], out_types=(mg.ShapedType((-1, 3)),))
+    with pytest.raises(mg.PlanError, match="still dynamic; only a data-dependent-shape op"):
+        dataclasses.replace(plan, steps=steps[:k] + [dynamic] + steps[k + 1:]).check()

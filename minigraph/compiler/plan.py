@@ -37,7 +37,7 @@ from ..errors import (FeedDTypeError, FeedError, MiniGraphError, MissingFeedErro
                       TargetError)
 from ..ir import OPS, MemoryFacts, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
-from ..types import ShapedType, num_elements
+from ..types import ShapedType, is_static, num_elements
 from .buffers import MEMORY_ACTIONS, memory_action, plan_buffers
 from .passes import (FUSED, FUSED_EPILOGUE, common_subexpression_elimination, constant_folding,
                      dead_code_elimination, elementwise_fusion, epilogue_fusion)
@@ -120,7 +120,8 @@ class Plan:
         exactly one later triple. The memory plan: every step has a memory action and the one its op
         calls for, a read's source is the latest earlier assign of its variable (still alive), a
         view has one input and output of the same bytes, and an in-place ``reuse`` names an input
-        of the result's shape and dtype that dies at the step.
+        of the result's shape and dtype that dies at the step. An output type with a -1 dimension
+        is a data-dependent-shape op's (``OpDef.data_dependent_shape``), and no step reads it.
 
         Raises:
             PlanError: naming the step and the broken rule.
@@ -129,10 +130,12 @@ class Plan:
         freed: dict = {}
         targets = {s for _, s in self.targets}
         latest: dict = {}
+        unsized: dict = {}  # slot of a data-dependent-shape result -> the step that writes it
         for i, st in enumerate(self.steps):
             kernel = st.kernel if len(st.kernel) <= 80 else st.kernel[:76] + "...)"
             where = f"plan step {i} ({kernel} op {st.op.name!r})"
             _check_memory(st, where, latest, freed)
+            _check_unsized(st, where, unsized, i)
             for s in st.inputs:
                 if s in freed:
                     raise PlanError(f"{where} reads slot {s}, freed at step {freed[s]}")
@@ -167,6 +170,21 @@ class Plan:
             got = self.__dict__["_assigned_variables"] = frozenset(
                 s.op.inputs[0].operation for s in self.steps if s.op.type == "assign")
         return got
+
+
+def _check_unsized(st, where: str, unsized: dict, i: int) -> None:
+    """No step reads a data-dependent-shape result, and only such an op (unfused) writes a type
+    with a -1 dimension (``unsized``: slot -> the step that wrote it, updated here)."""
+    for s in st.inputs:
+        if s in unsized:
+            raise PlanError(f"{where} reads slot {s}, the result of step {unsized[s]}, whose size "
+                            "depends on its data: only a target may hold it")
+    for s, ty in zip(st.outputs, st.out_types):
+        if not is_static(ty.shape):
+            if not st.op.opdef.data_dependent_shape or st.program:
+                raise PlanError(f"{where} writes slot {s} of type {ty}, still dynamic; only a "
+                                "data-dependent-shape op's result may be")
+            unsized[s] = i
 
 
 def _check_memory(st, where: str, latest: dict, freed: dict) -> None:

@@ -167,7 +167,9 @@ class Runner:
 
     def _alloc_slot(self, st, i) -> Ref:
         ty = st.out_types[i]
-        n = device_nbytes(ty.shape, ty.dtype.name)
+        # a data-dependent-shape result (a -1 dimension) is kept on the host (``host_values``): its
+        # slot gets a 4-byte stand-in so that the plan's frees stay uniform
+        n = device_nbytes(ty.shape, ty.dtype.name) if is_static(ty.shape) else 4
         ref = Ref(self.buffers.take(n, op_label(st.op)), n)
         self._bind(st.outputs[i], ref)
         return ref
