@@ -165,6 +165,15 @@ def test_non_zero_indices_is_sized_when_it_runs(backend):
         np.testing.assert_array_equal(dyn.run({d: a})[0], np.argwhere(a))
 
 
+def test_non_zero_indices_of_a_large_input(backend):
+    """More elements than a shader loop may visit on lavapipe: the host step has no loop to bound."""
+    rng = np.random.default_rng(8)
+    a = np.where(rng.random((64, 70, 40)) < 0.01, rng.standard_normal((64, 70, 40)), 0).astype(np.float32)
+    got = _non_zero(backend, a)
+    np.testing.assert_array_equal(got, np.argwhere(a))
+    np.testing.assert_array_equal(a[tuple(got.T)] != 0, True)
+
+
 def test_non_zero_indices_among_other_targets_fused_and_unfused(backend):
     """Static targets around it come back in order; the elementwise chain before it fuses (the
     op itself never does), and a constant input is not folded: the same results either way."""
