@@ -212,7 +212,6 @@ _NO_OP_YET = {
         quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)
         for(numberOfIterations:initialBodyArguments:body:name:)
         if(_:then:else:name:) while(initialInputs:before:after:name:)
-        nonZeroIndices(_:name:)
         reLUGradient(withIncomingGradient:sourceTensor:name:) sigmoidGradient(withIncomingGradient:sourceTensor:name:)
         softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)
         softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)

@@ -398,7 +398,9 @@ def _checked(plan, backend: str, out) -> tuple:
 
 
 def _check_value(a: np.ndarray, want: ShapedType, what: str) -> np.ndarray:
-    if a.shape != tuple(want.shape) or a.dtype != want.dtype.np_dtype:
+    """``a`` if it has ``want``'s dtype and shape (a -1 there, a data-dependent-shape op's, matches any size)."""
+    shape_ok = len(a.shape) == len(want.shape) and all(w in (-1, n) for w, n in zip(want.shape, a.shape))
+    if not shape_ok or a.dtype != want.dtype.np_dtype:
         got = as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else str(a.dtype)
         raise ExecutionError(f"{what} {got}{list(a.shape)}, but the plan computes "
                              f"{want.dtype.name}{list(want.shape)}; nothing was committed")

@@ -39,6 +39,9 @@ class OpDef:
     elements at its position, inputs broadcast as NumPy): the compiler may fuse such ops.
     ``since``: the first (macOS, iOS) versions whose MPSGraph has the op, per Apple's
     documentation (MPSGraph itself arrived in macOS 11.0 / iOS 14.0).
+    ``data_dependent_shape``: the size of a -1 dimension of its output is known only once the op
+    has run on its data (non_zero_indices): no buffer is planned for it, and it may only be a
+    target of compile/run, never an input of another op (the compiler refuses that, PlanError).
     """
 
     type: str
@@ -62,6 +65,7 @@ class OpDef:
     # (op, in_types, planner) -> (out types, Step.blocks): how the compiler specialises an op that
     # runs blocks or another executable (planner.subplan(block, arg_types), planner.callables)
     plan_rule: Optional[Callable] = None
+    data_dependent_shape: bool = False
 
     @property
     def attr_names(self) -> tuple:

@@ -230,9 +230,10 @@ def describe_graph(g, width: Optional[int] = None) -> str:
 
 
 def _nbytes(t) -> int:
+    """Planned bytes; 0 for a data-dependent-shape result (a -1 dimension: sized when it runs)."""
     n = t.dtype.itemsize
     for d in t.shape:
-        n *= d
+        n *= max(d, 0)
     return n
 
 

@@ -2577,6 +2577,18 @@ class OpBuilders:
         """
         return _builder('non_maximum_suppression_with_class_indices')(self, boxes, scores, class_indices, iou_threshold, score_threshold, per_class_suppression, coordinate_mode, name)  # type: ignore[no-any-return]
 
+    def non_zero_indices(self, tensor: TensorLike, name: Optional[str] = None) -> Tensor:
+        """The int32 ``[count, rank]`` indices of ``tensor``'s non-zero elements, in row-major order
+        (MPSGraph ``nonZeroIndices(_:name:)``). ``count`` depends on the data: the result is ``[-1,
+        rank]`` until it runs, and may only be a target of compile/run (module docstring).
+        https://developer.apple.com/documentation/metalperformanceshadersgraph/mpsgraph/nonzeroindices(_:name:)
+
+        Args:
+            tensor: A tensor of this graph, of any dtype and rank.
+            name: The op's name (MPSGraph's ``name:``).
+        """
+        return _builder('non_zero_indices')(self, tensor, name)  # type: ignore[no-any-return]
+
     def normalization_beta_gradient(self, incoming_gradient: TensorLike, source: TensorLike, reduction_axes: Any, name: Optional[str] = None) -> Tensor:
         """``sum(incoming_gradient)`` over ``reduction_axes``, kept as size 1: the gradient toward
         ``normalize``'s beta (MPSGraph

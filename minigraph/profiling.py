@@ -36,8 +36,9 @@ _MOVEMENT_FAMILIES = ("shape", "gather", "memory")
 
 # ----------------------------------------------------------------------------- costs
 def nbytes(ty: ShapedType) -> int:
-    """Bytes of a tensor of this type (its dtype's item size, as NumPy stores it)."""
-    return prod(ty.shape) * ty.dtype.np_dtype.itemsize
+    """Bytes of a tensor of this type (its dtype's item size, as NumPy stores it; 0 for a
+    data-dependent-shape result, whose -1 dimension is sized only when it runs)."""
+    return prod(max(d, 0) for d in ty.shape) * ty.dtype.np_dtype.itemsize
 
 
 def bytes_moved(step: Any) -> int:
@@ -215,7 +216,7 @@ class Profile:
             cum += r.share
             rate = r.flop_rate
             body.append([f"{r.time * 1e3:.3f}", f"{r.share:6.1%}", f"{cum:6.1%}", r.type,
-                         ("x".join(map(str, r.shape)) or "scalar") if r.dtype else "-", f"{r.bytes / 1e6:.3f}",
+                         ("x".join(str(d) if d >= 0 else "?" for d in r.shape) or "scalar") if r.dtype else "-", f"{r.bytes / 1e6:.3f}",
                          "-" if r.flops is None else f"{r.flops / 1e6:.3f}", f"{r.bandwidth / 1e9:.2f}",
                          "-" if rate is None else f"{rate / 1e9:.2f}", r.name])
         if len(shown) < len(rows):

@@ -202,6 +202,7 @@ def every_op_graph(seed: int = 0):
                  g.non_maximum_suppression_with_class_indices(corners, nms_scores[:, :, :1],
                                                               g.constant(np.arange(12, dtype=np.int32).reshape(1, 12) % 2),
                                                               0.5, 0.0, False, 0)]
+        outs.append(g.non_zero_indices(g.greater_than(m, 1.0), name="nonzero"))  # data-dependent: only a target
 
     with g.name_scope("transpose_resize"):  # a decoder step: upsample by a strided transpose, then resize
         up_d = mg.Convolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,

@@ -403,6 +403,20 @@ def test_chained_gradient_rules_match_finite_differences(rule):
         assert abs(got[idx] - fd) <= 1e-5 * (1 + abs(fd)), (rule, idx, got[idx], fd)
 
 
+def test_non_zero_indices_is_not_differentiable():
+    """Declared not differentiable; its result is integer indices, so no gradient ever reaches it:
+    a loss through a cast of them has a zero gradient (integer paths carry none), and the indices
+    themselves cannot be differentiated."""
+    assert not OPS["non_zero_indices"].differentiable and OPS["non_zero_indices"].grad is None
+    g = mg.Graph()
+    x = g.placeholder([2, 3], mg.float64, name="x")
+    nz = g.non_zero_indices(x, name="nz")
+    (gx,) = g.gradients(g.reduction_sum(g.multiplication(g.cast(nz, mg.float64), 2.0), axes=None), [x]).values()
+    np.testing.assert_array_equal(g.run({x: np.ones((2, 3))}, [gx])[gx], np.zeros((2, 3)))
+    with pytest.raises(mg.DTypeError, match="int32"):
+        g.gradients(nz, [x])
+
+
 def test_weights_gradient_ops_are_not_differentiable():
     for t in ("depthwise_convolution_2d_weights_gradient", "convolution_2d_weights_gradient",
               "convolution_3d_weights_gradient", "depthwise_convolution_3d_weights_gradient"):

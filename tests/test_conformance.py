@@ -1815,6 +1815,26 @@ for _st in ("COO", "CSR", "CSC"):
         return outs, feeds
 
 
+@case("non_zero_indices", "ranks-dtypes-nan-negative-zero-empty", tol=(0, 0))
+def _(g, rng):
+    """A host step on webgpu (the input read back after the kernels before it): every rank 0..4,
+    float32 with NaN and -0.0, float16, int32, bool, an all-zero and an empty input."""
+    outs, feeds = [], {}
+    for shape in ((), (7,), (3, 5), (2, 3, 4), (2, 1, 3, 2)):
+        a = rng.standard_normal(shape).astype(F32)
+        a = np.where(rng.random(shape) < 0.4, 0.0, a).astype(F32)
+        x, fx = feed(g, a)
+        outs.append(g.non_zero_indices(g.multiplication(x, 2.0)))  # after a kernel of the device
+        feeds.update(fx)
+    special = np.array([[np.nan, -0.0, 0.0], [1.0, np.inf, -np.nan]], F32)
+    for arr in (special, special.astype(F16), ints(rng, (4, 3)) * (rng.random((4, 3)) < 0.5),
+                rng.random((3, 4)) < 0.5, np.zeros((2, 3), F32), np.zeros((0, 3), F32)):
+        x, fx = feed(g, np.asarray(arr))
+        outs.append(g.non_zero_indices(x))
+        feeds.update(fx)
+    return outs, feeds
+
+
 for _mode in mg.NonMaximumSuppressionCoordinateMode:
     @case("non_maximum_suppression", f"{_mode.name.lower()}-per-class", tol=(0, 0))
     def _(g, rng, mode=_mode):

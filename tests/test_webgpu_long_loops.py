@@ -71,6 +71,8 @@ BOUNDED: dict[str, str] = {
 
 # op -> why it refuses, and the case that must raise ResourceLimitError rather than compute wrongly
 BOUNDED["call"] = "no shader of its own: the host reads the inputs back, runs the callee and writes its results"
+BOUNDED["non_zero_indices"] = ("no shader of its own: a host step reads the input back and computes the indices "
+                                "with the NumPy kernel (its result's size depends on the data)")
 
 REFUSED: dict[str, str] = {
     **{op: "a direct DFT sums each axis in loops.long_loop passes, O(n^2) work: an axis longer than "

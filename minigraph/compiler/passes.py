@@ -7,7 +7,8 @@ holds (a changed step is a ``dataclasses.replace`` copy). In the order ``build_p
 - ``common_subexpression_elimination``: two steps of one compute op type, reading the same slots
   with equal attributes, become one (level 1);
 - ``constant_folding``: a compute step whose inputs are all constants, with a small result,
-  becomes a constant computed once with the NumPy kernels (level 1);
+  becomes a constant computed once with the NumPy kernels (level 1; never a data-dependent-shape op,
+  whose planned type keeps its -1);
 - ``dead_code_elimination``: steps whose results nothing reads any more are dropped (the ops
   the targets never needed were left out of the plan before the types were specialised);
 - ``elementwise_fusion``: a chain or tree of elementwise steps becomes one fused step;
@@ -150,7 +151,8 @@ def constant_folding(steps: list, targets: Sequence[int], limit: int = MAX_CONST
     for st in steps:
         if st.op.type == "constant" and _nbytes(st.out_types[0]) <= limit:
             values[st.outputs[0]] = st.op.attrs["value"]
-        elif (len(st.outputs) == 1 and _pure(st.op) and st.inputs and all(s in values for s in st.inputs)
+        elif (len(st.outputs) == 1 and _pure(st.op) and not st.op.opdef.data_dependent_shape and st.inputs
+              and all(s in values for s in st.inputs)
               and _nbytes(st.out_types[0]) <= limit):
             r = evaluate(st, [np.array(values[s]) for s in st.inputs])
             if r is not None:

@@ -37,7 +37,7 @@ from ..errors import (FeedDTypeError, FeedError, MiniGraphError, MissingFeedErro
                       TargetError)
 from ..ir import OPS, MemoryFacts, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
-from ..types import ShapedType, num_elements
+from ..types import ShapedType, is_static, num_elements
 from .buffers import MEMORY_ACTIONS, memory_action, plan_buffers
 from .passes import (FUSED, FUSED_EPILOGUE, common_subexpression_elimination, constant_folding,
                      dead_code_elimination, elementwise_fusion, epilogue_fusion)
@@ -120,7 +120,8 @@ class Plan:
         exactly one later triple. The memory plan: every step has a memory action and the one its op
         calls for, a read's source is the latest earlier assign of its variable (still alive), a
         view has one input and output of the same bytes, and an in-place ``reuse`` names an input
-        of the result's shape and dtype that dies at the step.
+        of the result's shape and dtype that dies at the step. An output type with a -1 dimension
+        is a data-dependent-shape op's (``OpDef.data_dependent_shape``), and no step reads it.
 
         Raises:
             PlanError: naming the step and the broken rule.
@@ -129,10 +130,12 @@ class Plan:
         freed: dict = {}
         targets = {s for _, s in self.targets}
         latest: dict = {}
+        unsized: dict = {}  # slot of a data-dependent-shape result -> the step that writes it
         for i, st in enumerate(self.steps):
             kernel = st.kernel if len(st.kernel) <= 80 else st.kernel[:76] + "...)"
             where = f"plan step {i} ({kernel} op {st.op.name!r})"
             _check_memory(st, where, latest, freed)
+            _check_unsized(st, where, unsized, i)
             for s in st.inputs:
                 if s in freed:
                     raise PlanError(f"{where} reads slot {s}, freed at step {freed[s]}")
@@ -167,6 +170,21 @@ class Plan:
             got = self.__dict__["_assigned_variables"] = frozenset(
                 s.op.inputs[0].operation for s in self.steps if s.op.type == "assign")
         return got
+
+
+def _check_unsized(st, where: str, unsized: dict, i: int) -> None:
+    """No step reads a data-dependent-shape result, and only such an op (unfused) writes a type
+    with a -1 dimension (``unsized``: slot -> the step that wrote it, updated here)."""
+    for s in st.inputs:
+        if s in unsized:
+            raise PlanError(f"{where} reads slot {s}, the result of step {unsized[s]}, whose size "
+                            "depends on its data: only a target may hold it")
+    for s, ty in zip(st.outputs, st.out_types):
+        if not is_static(ty.shape):
+            if not st.op.opdef.data_dependent_shape or st.program:
+                raise PlanError(f"{where} writes slot {s} of type {ty}, still dynamic; only a "
+                                "data-dependent-shape op's result may be")
+            unsized[s] = i
 
 
 def _check_memory(st, where: str, latest: dict, freed: dict) -> None:
@@ -485,6 +503,7 @@ def _specialise(graph, dg: nx.DiGraph, order: list, feed_types: dict, opts: Opti
 def _specialised_step(op: Operation, slot_of: dict, types: dict, opts: Options) -> Step:
     """The step of a non-placeholder op: its types inferred again (an op with a ``plan_rule``, a
     control-flow op or a call, by that rule, with its blocks' sub-plans or its callee)."""
+    _check_consumed(op)
     in_types = tuple(types[slot_of[id(t)]] for t in op.inputs)
     blocks: tuple = ()
     if op.opdef.plan_rule is not None:
@@ -496,6 +515,17 @@ def _specialised_step(op: Operation, slot_of: dict, types: dict, opts: Options) 
     else:
         out_types = _infer(op, in_types)
     return _step(op, slot_of, types, out_types, tuple(blocks))
+
+
+def _check_consumed(op: Operation) -> None:
+    """No input of ``op`` is the result of a data-dependent-shape op (``OpDef.data_dependent_shape``):
+    such a result is sized only when it has run, so no kernel can be planned to read it."""
+    for t in op.inputs:
+        src = t.operation
+        if src.opdef.data_dependent_shape:
+            raise PlanError(f"{_label(op)} reads {t.name!r}, the result of {_label(src)}, whose size depends on "
+                            f"its data ({list(t.shape)}: known only once it has run); such a result may only be a "
+                            "target of compile/run: run it, then feed what you need to another graph")
 
 
 def _step(op: Operation, slot_of: dict, types: dict, out_types: tuple, blocks: tuple) -> Step:
@@ -555,6 +585,10 @@ def _subplan(block, arg_types: list, capture_types: list, capture_positions: tup
             raise PlanError(f"{block.label}: argument {a.name!r} is {a.dtype.name}{list(a.shape)}, but the plan "
                             f"gives it {ty}")
     steps = [_specialised_step(op, slot_of, types, opts) for op in _block_order(block)]
+    for st in steps:
+        if st.op.opdef.data_dependent_shape:
+            raise PlanError(f"{block.label}: {_label(st.op)} computes a result whose size depends on its data; "
+                            "it may only be a target of compile/run, not a block's result")
     inputs = tuple(range(len(given)))
     targets = [slot_of[id(t)] for t in block.results]
     steps, targets, names, folded, alias = _passes(steps, targets, (), opts, set(inputs))
@@ -584,7 +618,11 @@ def _infer(op: Operation, in_types: tuple) -> tuple:
 
 
 def _check_output_type(op: Operation, ot: ShapedType) -> None:
-    """A specialised output is static and within the element and memory limits."""
+    """A specialised output is static and within the element and memory limits; a
+    data-dependent-shape op's -1 dimensions stay (its size is known when it runs: no buffer is
+    planned for it, and only a target may hold it, ``_check_consumed``)."""
+    if op.opdef.data_dependent_shape:
+        return
     if any(d < 0 for d in ot.shape):
         raise TargetError(f"{_label(op)}: output shape {ot.shape} is still dynamic after "
                           "feeding; give static feed shapes")

@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from ...errors import ExecutionError, KernelMissingError, MiniGraphError, PlanError
+from ...types import is_static
 from . import interrupts, resident
 from .buffers import Pool, Ref, device_nbytes, from_device, to_device
 from .device import GPU_LOCK
@@ -51,6 +52,7 @@ class Runner:
         self.resident = resident.RESIDENT["enabled"]  # assigned values stay on the device
         self.on_device = resident.DeviceVariables(ctx)  # what the variables' buffers hold, reused buffers
         self.constants: dict = {}  # slot -> the value of a constant step (control flow decides on them at prepare)
+        self.host_values: dict = {}  # slot -> this run's value of a data-dependent-shape target (a host step's)
 
         for st in plan.steps:
             check_dtypes(st, ctx, backend_name)
@@ -165,7 +167,9 @@ class Runner:
 
     def _alloc_slot(self, st, i) -> Ref:
         ty = st.out_types[i]
-        n = device_nbytes(ty.shape, ty.dtype.name)
+        # a data-dependent-shape result (a -1 dimension) is kept on the host (``host_values``): its
+        # slot gets a 4-byte stand-in so that the plan's frees stay uniform
+        n = device_nbytes(ty.shape, ty.dtype.name) if is_static(ty.shape) else 4
         ref = Ref(self.buffers.take(n, op_label(st.op)), n)
         self._bind(st.outputs[i], ref)
         return ref
@@ -181,9 +185,13 @@ class Runner:
             resident.count("upload", data.nbytes)
 
     def _plan_readback(self) -> None:
-        """Targets, then assigned variables, packed into one staging buffer."""
+        """Targets, then assigned variables, packed into one staging buffer; a target whose size
+        depends on its data (``host_targets``) is not on the device: its host step keeps it in
+        ``host_values``."""
+        self.host_targets = {i: slot for i, (_tensor, slot) in enumerate(self.plan.targets)
+                             if not is_static(self.plan.types[slot].shape)}
         wanted = [(self.slot_ref[slot], self.plan.types[slot].shape, self.plan.types[slot].dtype.name)
-                  for _tensor, slot in self.plan.targets]
+                  for i, (_tensor, slot) in enumerate(self.plan.targets) if i not in self.host_targets]
         self.assigned: list = []  # (variable op, its index in reads), or its pending Ref if resident
         for var_op, ref in self._pending.items():
             if self.resident:
@@ -277,7 +285,10 @@ class Runner:
             resident.count("readback", self._staging_size)
             for ref, off, shape, dtype in self.reads:
                 arrays.append(from_device(data, off, shape, dtype))
-        results = arrays[: len(self.plan.targets)]
+        device = iter(arrays)
+        results = [self.host_values[self.host_targets[i]] if i in self.host_targets else next(device)
+                   for i in range(len(self.plan.targets))]
+        self.host_values.clear()
         assigned = kept if self.resident else {op: arrays[i] for op, i in self.assigned}
         return results, assigned
 
