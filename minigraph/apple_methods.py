@@ -191,36 +191,9 @@ EXPLICIT: dict[str, Row] = {
     "runAsync(with:feeds:targetTensors:targetOperations:executionDescriptor:)": _metal(_QUEUE),
 }
 
-_NO_OP_YET = {
-    "": """
-        bottomK(_:axis:k:name:) bottomK(_:axisTensor:kTensor:name:)
-        bottomKGradient(_:source:axis:k:name:) bottomKGradient(_:source:axisTensor:kTensor:name:)
-        call(symbolName:inputTensors:outputTypes:name:) colToIm(_:outputShape:descriptor:name:)
-        imToCol(_:descriptor:name:)
-        cumulativeMaximum(_:axis:exclusive:reverse:name:) cumulativeMaximum(_:axis:name:)
-        cumulativeMaximum(_:axisTensor:exclusive:reverse:name:) cumulativeMaximum(_:axisTensor:name:)
-        cumulativeMinimum(_:axis:exclusive:reverse:name:) cumulativeMinimum(_:axis:name:)
-        cumulativeMinimum(_:axisTensor:exclusive:reverse:name:) cumulativeMinimum(_:axisTensor:name:)
-        cumulativeProduct(_:axis:exclusive:reverse:name:) cumulativeProduct(_:axis:name:)
-        cumulativeProduct(_:axisTensor:exclusive:reverse:name:) cumulativeProduct(_:axisTensor:name:)
-        dequantize(_:LUTTensor:axis:name:) dequantize(_:LUTTensor:name:)
-        dequantize(_:scale:zeroPoint:dataType:name:) dequantize(_:scaleTensor:dataType:name:)
-        dequantize(_:scaleTensor:zeroPoint:dataType:axis:name:)
-        dequantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)
-        dequantize(_:scaleTensor:zeroPointTensor:dataType:name:)
-        quantize(_:scale:zeroPoint:dataType:name:) quantize(_:scaleTensor:zeroPoint:dataType:axis:name:)
-        quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)
-        for(numberOfIterations:initialBodyArguments:body:name:)
-        if(_:then:else:name:) while(initialInputs:before:after:name:)
-        reLUGradient(withIncomingGradient:sourceTensor:name:) sigmoidGradient(withIncomingGradient:sourceTensor:name:)
-        softMaxGradient(withIncomingGradient:sourceTensor:axis:name:)
-        softMaxCrossEntropyGradient(_:source:labels:axis:reuctionType:name:)
-        reinterpretCast(_:to:name:)
-        scatterNDWithData(_:updates:indices:batchDimensions:mode:name:) scatterWithData(_:updates:indices:axis:mode:name:)
-        topK(_:axis:k:name:) topK(_:axisTensor:kTensor:name:)
-        topKGradient(_:source:axis:k:name:) topKGradient(_:source:axisTensor:kTensor:name:)
-    """,
-}
+# Methods with no op yet, by the reason (joined to "no op yet: "): every method has one now. An
+# entry gives way to an op that names the method, so a newly declared op needs no edit here.
+_NO_OP_YET: dict[str, str] = {}
 
 for _detail, _selectors in _NO_OP_YET.items():
     for _s in _selectors.split():
