@@ -63,11 +63,12 @@ def mismatch(a: int, b: int) -> bool:
     return a != -1 and b != -1 and a != b
 
 
-def check_kernel_positive(kernel: Sequence[int], wshape: Sequence[int]) -> None:
+def check_kernel_positive(kernel: Sequence[int], wshape: Sequence[int], what: str = "weights shape") -> None:
     """A ShapeError when a kernel size (2 or 3 of them, slowest axis first) is 0."""
     if 0 in kernel:
         axes = ", ".join("k" + a for a in "DHW"[3 - len(kernel):])
-        raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; {axes} must be >= 1")
+        raise ShapeError(f"{what} {tuple(wshape)} gives kernel {tuple(kernel)}, a zero kernel size; {axes} "
+                         "must be >= 1")
 
 
 def conv_desc(descriptor, label: str, forward: Any = None, cls: type = Convolution2DOpDescriptor):
@@ -243,7 +244,7 @@ def weights_gradient_rule(rules: ConvRules):
         rules.check_operands(in_types, ("incoming_gradient", "source"), d)
         declared = ConvGeometry.of(d, x.shape, shape)
         c = declared.data_sizes(x.shape)[1]
-        check_kernel_positive(declared.kernel_size, shape)
+        check_kernel_positive(declared.kernel_size, shape, "output_shape (the forward weights shape)")
         wshape = rules.complete_weights(d, declared, shape, c, dy.shape[declared.data_axes[0]], dy.shape)
         rules.check_channels(d, declared, c, wshape, ("source", x.shape), ("output_shape", list(shape)))
         geo = ConvGeometry.of(d, x.shape, wshape)
