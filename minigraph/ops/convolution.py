@@ -132,7 +132,7 @@ class ConvRules:
         """A ShapeError unless ``c`` source channels (-1: unknown) fit the weights' channels;
         ``src`` and ``wts`` are (label, shape) of the tensors or output shapes they come from."""
         o, i = _weights_channels(geo, wshape)
-        _groups_check(c, i, o, d.groups, f"{src[0]} {_shape_text(src[1])} ({d.data_layout.name})", tuple(wshape),
+        _groups_check(c, i, o, d.groups, f"{src[0]} {shape_text(src[1])} ({d.data_layout.name})", tuple(wshape),
                       d.weights_layout)
 
     def channels_text(self, geo: ConvGeometry) -> str:
@@ -167,7 +167,8 @@ class ConvRules:
 REGULAR = ConvRules()
 
 
-def _shape_text(shape: Any) -> str:
+def shape_text(shape: Any) -> str:
+    """A shape as messages write it: a list as given by output_shape, a tuple for a tensor's shape."""
     return str(list(shape)) if isinstance(shape, list) else str(tuple(shape))
 
 
@@ -225,7 +226,7 @@ def data_gradient_rule(rules: ConvRules):
             out, k, s, dl, d.padding_style, b, a)) for axis, (size, out, k, s, dl, b, a) in enumerate(zip(
                 spatial, dy_spatial, declared.kernel_size, declared.strides, declared.dilations,
                 declared.padding_before, declared.padding_after))]
-        given = f"output_shape {_shape_text(list(shape))}"
+        given = f"output_shape {shape_text(list(shape))}"
         rules.check_channels(d, declared, c, w.shape, ("output_shape", list(shape)), ("weights", w.shape))
         geo = ConvGeometry.of(d, declared.data_shape(c, spatial, batch), w.shape)
         check_incoming_gradient(rules, d, geo, dy.shape, f"{given} and weights {w.shape}",
