@@ -1,14 +1,16 @@
 """Regular (grouped) 2D convolution and its data and weights gradients (MPSGraphConvolutionOps),
-and the infer rules every regular convolution shares, for any number of spatial axes.
+and the infer rules of every convolution: regular 2D and 3D, depthwise 2D and 3D.
 
 Weights are OIHW ``[Cout, Cin/groups, kH, kW]`` or HWIO ``[kH, kW, Cin/groups, Cout]``; data is
 NCHW or NHWC. Output channel ``o`` belongs to group ``o // (Cout/groups)`` and reads the input
-channels of that group (spec §6). Sizes and padding come from ``ConvGeometry`` (``geometry.py``);
-the infer rules below read the rank and the layouts from the descriptor, so ``convolution3d.py``
-declares its ops on the same rules.
+channels of that group (spec §6). Sizes and padding come from ``ConvGeometry`` (``geometry.py``).
 
-The validation helpers at the top (dtypes, ranks, output-shape parsing, sizes known only at
-run time) are shared with ``depthwise.py``, ``depthwise3d.py`` and ``pooling.py``.
+The family's infer rules live here, once: ``forward_rule``, ``data_gradient_rule`` and
+``weights_gradient_rule`` build an op's rule from a ``ConvRules``, which holds only what a kind
+does differently (ranks, the weights' channels, sizes a gradient's ``output_shape`` leaves
+unknown). ``REGULAR`` is the regular convolution's, for every rank (``convolution3d.py``);
+``depthwise.py`` and ``depthwise3d.py`` subclass it. The validation helpers at the top (dtypes,
+ranks, output-shape parsing) are shared with ``convolution_transpose.py`` and ``pooling.py`` too.
 """
 from __future__ import annotations
 
@@ -190,7 +192,8 @@ def check_incoming_gradient(rules: ConvRules, d: Any, geo: ConvGeometry, dy_shap
                          f"convolution that {given} give has output size {_by(geo.output_size)} (input "
                          f"{_by(geo.input_size)}, kernel {_by(geo.kernel_size)}, stride {_by(geo.strides)}, "
                          f"dilation {_by(geo.dilations)}, padding style {d.padding_style.name}, padding before "
-                         f"{_by(geo.padding_before)} and after {_by(geo.padding_after)}); {hint}")
+                         f"{_by(geo.padding_before)} and after {_by(geo.padding_after)}); expected incoming_gradient "
+                         f"shape {geo.result_shape}: {hint}")
 
 
 # ------------------------------------------------------------------ forward

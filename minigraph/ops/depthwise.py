@@ -9,7 +9,8 @@ The gradient ops take ``output_shape`` because with a stride above 1 several inp
 the same output size, and because dy and x say nothing about the kernel size: for the weights
 gradient, ``output_shape`` is the only source of kH, kW and M. Both recompute the padding
 from the forward geometry (data gradient: input size from ``output_shape``; weights gradient:
-input size from ``source``, kernel size from ``output_shape``).
+input size from ``source``, kernel size from ``output_shape``). The infer rules are the shared
+ones of ``convolution.py``; ``_DepthwiseRules`` says what depthwise 2D does differently.
 """
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ def _m_c(geo: ConvGeometry, wshape: Sequence[int]) -> tuple:
     return wshape[multiplier], wshape[group]
 
 
+def _named(what: tuple) -> str:
+    """``source shape (…)``, ``output_shape (…)``: a (label, shape) pair as messages write it."""
+    label, shape = what
+    return f"{label} {tuple(shape)}" if label == "output_shape" else f"{label} shape {tuple(shape)}"
+
+
 class _DepthwiseRules(ConvRules):
     """Depthwise 2D: groups = C, the weights' "O" axis is the channel multiplier M."""
 
@@ -65,12 +72,13 @@ class _DepthwiseRules(ConvRules):
     def check_channels(self, d, geo, c, wshape, src, wts):
         m, wc = _m_c(geo, wshape)
         if 0 <= m < 1 or 0 <= wc < 1:
-            raise ShapeError(f"{wts[0]} {tuple(wts[1])} gives channel multiplier M={m} and channel count C={wc} "
+            raise ShapeError(f"{_named(wts)} gives channel multiplier M={m} and channel count C={wc} "
                              f"({_layout_note(d)}); both must be >= 1")
         if mismatch(c, wc):
             want = "[M, %d, kH, kW]" % c if d.weights_layout == TensorNamedDataLayout.OIHW else "[kH, kW, %d, M]" % c
-            raise ShapeError(f"{src[0]} {tuple(src[1])} has C={c} channels ({d.data_layout.name}) but {wts[0]} "
-                             f"{tuple(wts[1])} has C={wc} ({_layout_note(d)}); the weights must be {want}, with M "
+            layout = f" ({d.data_layout.name})" if src[0] == "output_shape" else ""
+            raise ShapeError(f"{_named(src)} has C={c} channels{layout} but {_named(wts)} has C={wc} "
+                             f"({_layout_note(d)}); the weights must be {want}, with M "
                              "the channel multiplier (the 'O' of OIHW is M, not the output channel count C*M)")
 
     def channels_text(self, geo):

@@ -4,6 +4,8 @@ The channel axis sits at ``channel_dimension_index`` (-4..-1) within the **last 
 source and weights; the other three of those axes are spatial (D, H, W, slowest first). Axes
 before the last 4 of the source are batch axes. The weights are rank 4 with C*M channels and no
 separate multiplier axis: output channel ``o`` reads input channel ``o // M`` with filter ``o``.
+The infer rules are the shared ones of ``convolution.py``; ``_Depthwise3DRules`` says what
+depthwise 3D does differently (batch axes, the nullable ``output_shape`` of the data gradient).
 """
 from __future__ import annotations
 
