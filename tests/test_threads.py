@@ -270,12 +270,16 @@ def test_depthwise_2d_and_its_gradients(small_blocks, rng, batch, case):
         np.testing.assert_allclose(got[1][0], ref.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("channel_last", [False, True])
 @pytest.mark.parametrize("batch", [1, 3])
-def test_depthwise_3d_and_its_gradients(small_blocks, rng, batch):
+def test_depthwise_3d_and_its_gradients(small_blocks, rng, batch, channel_last):
+    """Channel-last data with several images included: the weights gradient runs the generic
+    kernel, whose sums do not depend on the thread count either."""
     g = mg.Graph()
-    x = g.placeholder((batch, 4, 5, 6, 7), mg.float32)
-    w = g.placeholder((8, 3, 3, 3), mg.float32)  # [C*M, kD, kH, kW], M = 2
-    desc = mg.DepthwiseConvolution3DOpDescriptor(padding_values=(1, 1, 1, 1, 0, 1))
+    x = g.placeholder((batch, 5, 6, 7, 4) if channel_last else (batch, 4, 5, 6, 7), mg.float32)
+    w = g.placeholder((3, 3, 3, 8) if channel_last else (8, 3, 3, 3), mg.float32)  # C*M = 8, M = 2
+    desc = mg.DepthwiseConvolution3DOpDescriptor(padding_values=(1, 1, 1, 1, 0, 1),
+                                                 channel_dimension_index=-1 if channel_last else -4)
     targets = _with_gradients(g, g.depthwise_convolution_3d(x, w, desc), [x, w], rng)
     feeds = {x: rng.standard_normal(x.shape).astype(np.float32), w: rng.standard_normal(w.shape).astype(np.float32)}
     _check_exact(g.compile({t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}, targets), feeds)

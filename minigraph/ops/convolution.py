@@ -1,14 +1,16 @@
 """Regular (grouped) 2D convolution and its data and weights gradients (MPSGraphConvolutionOps),
-and the infer rules every regular convolution shares, for any number of spatial axes.
+and the infer rules of every convolution: regular 2D and 3D, depthwise 2D and 3D.
 
 Weights are OIHW ``[Cout, Cin/groups, kH, kW]`` or HWIO ``[kH, kW, Cin/groups, Cout]``; data is
 NCHW or NHWC. Output channel ``o`` belongs to group ``o // (Cout/groups)`` and reads the input
-channels of that group (spec §6). Sizes and padding come from ``ConvGeometry`` (``geometry.py``);
-the infer rules below read the rank and the layouts from the descriptor, so ``convolution3d.py``
-declares its ops on the same rules.
+channels of that group (spec §6). Sizes and padding come from ``ConvGeometry`` (``geometry.py``).
 
-The validation helpers at the top (dtypes, ranks, output-shape parsing, sizes known only at
-run time) are shared with ``depthwise.py``, ``depthwise3d.py`` and ``pooling.py``.
+The family's infer rules live here, once: ``forward_rule``, ``data_gradient_rule`` and
+``weights_gradient_rule`` build an op's rule from a ``ConvRules``, which holds only what a kind
+does differently (ranks, the weights' channels, sizes a gradient's ``output_shape`` leaves
+unknown). ``REGULAR`` is the regular convolution's, for every rank (``convolution3d.py``);
+``depthwise.py`` and ``depthwise3d.py`` subclass it. The validation helpers at the top (dtypes,
+ranks, output-shape parsing) are shared with ``convolution_transpose.py`` and ``pooling.py`` too.
 """
 from __future__ import annotations
 
@@ -63,11 +65,12 @@ def mismatch(a: int, b: int) -> bool:
     return a != -1 and b != -1 and a != b
 
 
-def check_kernel_positive(kernel: Sequence[int], wshape: Sequence[int]) -> None:
+def check_kernel_positive(kernel: Sequence[int], wshape: Sequence[int], what: str = "weights shape") -> None:
     """A ShapeError when a kernel size (2 or 3 of them, slowest axis first) is 0."""
     if 0 in kernel:
         axes = ", ".join("k" + a for a in "DHW"[3 - len(kernel):])
-        raise ShapeError(f"weights shape {tuple(wshape)} has a zero kernel size; {axes} must be >= 1")
+        raise ShapeError(f"{what} {tuple(wshape)} gives kernel {tuple(kernel)}, a zero kernel size; {axes} "
+                         "must be >= 1")
 
 
 def conv_desc(descriptor, label: str, forward: Any = None, cls: type = Convolution2DOpDescriptor):
@@ -108,23 +111,156 @@ def _weights_channels(geo: ConvGeometry, wshape: Sequence[int]) -> tuple:
     return wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]]
 
 
-def _check_ranks(types: Sequence[ShapedType], names: Sequence[str], d) -> None:
-    check_float(types, names)
-    for t, what in zip(types, names):
-        check_rank(t, conv_rank(d), what, (d.weights_layout if what == "weights" else d.data_layout).name)
+def _by(sizes: Sequence[int]) -> str:
+    return str(tuple(sizes))
+
+
+# ------------------------------------------------------------------ the rules of every kind
+class ConvRules:
+    """What the regular, depthwise 2D and depthwise 3D convolutions do differently in their
+    infer rules: operand ranks, how the weights' channels relate to the source's, and how a
+    gradient completes a size its ``output_shape`` leaves unknown (-1). The forward, data
+    gradient and weights gradient rules below (``forward_rule`` and the others) are written
+    once over these hooks and ``ConvGeometry.of``; this class is the regular convolution's."""
+
+    def check_operands(self, types: Sequence[ShapedType], names: Sequence[str], d: Any) -> None:
+        """dtypes and ranks of the operands (``names``: their labels, ``weights`` for the weights)."""
+        check_float(types, names)
+        for t, what in zip(types, names):
+            check_rank(t, conv_rank(d), what, (d.weights_layout if what == "weights" else d.data_layout).name)
+
+    def check_channels(self, d: Any, geo: ConvGeometry, c: int, wshape: Sequence[int], src: tuple,
+                       wts: tuple) -> None:
+        """A ShapeError unless ``c`` source channels (-1: unknown) fit the weights' channels;
+        ``src`` and ``wts`` are (label, shape) of the tensors or output shapes they come from."""
+        o, i = _weights_channels(geo, wshape)
+        _groups_check(c, i, o, d.groups, f"{src[0]} {shape_text(src[1])} ({d.data_layout.name})", tuple(wshape),
+                      d.weights_layout)
+
+    def channels_text(self, geo: ConvGeometry) -> str:
+        """The output channels a geometry gives, as error messages name them."""
+        return f"Cout={geo.out_channels}"
+
+    def source_channels(self, d: Any, geo: ConvGeometry, wshape: Sequence[int], dy_channels: int) -> int:
+        """The source channels the weights (or the incoming gradient) imply, or -1."""
+        i = _weights_channels(geo, wshape)[1]
+        return -1 if i == -1 else i * d.groups
+
+    def declared_source(self, d: Any, dy: ShapedType, wshape: Sequence[int], shape: Any) -> tuple:
+        """The data gradient's ``output_shape`` (the forward source shape), as given."""
+        return tuple(shape)
+
+    def input_size(self, d: Any, shape: Sequence[int], axis: int, size: int, unique: int) -> int:
+        """The source size along spatial ``axis``: the declared one, or the only one that gives dy's."""
+        return merge(size, unique)
+
+    def complete_weights(self, d: Any, geo: ConvGeometry, shape: Sequence[int], c: int, dy_channels: int,
+                         dy_shape: Sequence[int]) -> tuple:
+        """The weights gradient's ``output_shape`` with the channel sizes it leaves unknown filled in."""
+        o, i = _weights_channels(geo, shape)
+        o = merge(o, dy_channels)
+        if i == -1 and c != -1 and c % d.groups == 0:
+            i = c // d.groups
+        wshape = list(shape)
+        wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]] = o, i
+        return tuple(wshape)
+
+
+REGULAR = ConvRules()
+
+
+def shape_text(shape: Any) -> str:
+    """A shape as messages write it: a list as given by output_shape, a tuple for a tensor's shape."""
+    return str(list(shape)) if isinstance(shape, list) else str(tuple(shape))
+
+
+def check_incoming_gradient(rules: ConvRules, d: Any, geo: ConvGeometry, dy_shape: Sequence[int], given: str,
+                            hint: str) -> None:
+    """dy must have the forward result's shape: its channels, batch and spatial sizes."""
+    dn, dc, *dy_spatial = geo.data_sizes(dy_shape)
+    nb = len(geo.batch_shape)
+    if mismatch(dc, geo.out_channels):
+        raise ShapeError(f"incoming_gradient {tuple(dy_shape)} has {dc} channels but {given} give "
+                         f"{rules.channels_text(geo)}; they must match")
+    if any(mismatch(a, b) for a, b in zip(dy_shape[:nb], geo.batch_shape)):
+        def text(sizes):
+            return str(sizes[0]) if len(sizes) == 1 else str(tuple(sizes))
+        raise ShapeError(f"incoming_gradient {tuple(dy_shape)} has batch {text(dy_shape[:nb])} but {given} give "
+                         f"batch {text(geo.batch_shape)}; batch axes must match")
+    if any(mismatch(a, b) for a, b in zip(dy_spatial, geo.output_size)):
+        raise ShapeError(f"incoming_gradient {tuple(dy_shape)} has spatial size {_by(dy_spatial)} but the forward "
+                         f"convolution that {given} give has output size {_by(geo.output_size)} (input "
+                         f"{_by(geo.input_size)}, kernel {_by(geo.kernel_size)}, stride {_by(geo.strides)}, "
+                         f"dilation {_by(geo.dilations)}, padding style {d.padding_style.name}, padding before "
+                         f"{_by(geo.padding_before)} and after {_by(geo.padding_after)}); expected incoming_gradient "
+                         f"shape {geo.result_shape}: {hint}")
 
 
 # ------------------------------------------------------------------ forward
-def infer_convolution(in_types, attrs):
-    x, w = in_types
-    d = attrs["descriptor"]
-    _check_ranks(in_types, ("source", "weights"), d)
-    geo = ConvGeometry.for_convolution(d, x.shape, w.shape)
-    o, i = _weights_channels(geo, w.shape)
-    check_kernel_positive(geo.kernel_size, w.shape)
-    _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", w.shape,
-                  d.weights_layout)
-    return [ShapedType(geo.result_shape, x.dtype)]
+def forward_rule(rules: ConvRules):
+    """The infer rule of a forward convolution of this kind."""
+    def infer(in_types, attrs):
+        x, w = in_types
+        d = attrs["descriptor"]
+        rules.check_operands(in_types, ("source", "weights"), d)
+        geo = ConvGeometry.of(d, x.shape, w.shape)
+        check_kernel_positive(geo.kernel_size, w.shape)
+        rules.check_channels(d, geo, geo.data_sizes(x.shape)[1], w.shape, ("source", x.shape), ("weights", w.shape))
+        return [ShapedType(geo.result_shape, x.dtype)]
+    return infer
+
+
+def data_gradient_rule(rules: ConvRules):
+    """The infer rule of a data gradient of this kind: the forward source's shape from
+    ``output_shape``, with its unknown sizes taken from dy and the weights where they are unique."""
+    def infer(in_types, attrs):
+        dy, w = in_types
+        d = attrs["descriptor"]
+        rules.check_operands(in_types, ("incoming_gradient", "weights"), d)
+        shape = rules.declared_source(d, dy, w.shape, attrs["output_shape"])
+        declared = ConvGeometry.of(d, shape, w.shape)
+        check_kernel_positive(declared.kernel_size, w.shape)
+        nb = len(declared.batch_shape)
+        do, *dy_spatial = (dy.shape[a] for a in declared.data_axes)
+        c, *spatial = (shape[a] for a in declared.data_axes)
+        batch = tuple(merge(n, dn) for n, dn in zip(shape[:nb], dy.shape[:nb]))
+        c = merge(c, rules.source_channels(d, declared, w.shape, do))
+        spatial = [rules.input_size(d, shape, axis, size, unique_input_size(
+            out, k, s, dl, d.padding_style, b, a)) for axis, (size, out, k, s, dl, b, a) in enumerate(zip(
+                spatial, dy_spatial, declared.kernel_size, declared.strides, declared.dilations,
+                declared.padding_before, declared.padding_after))]
+        given = f"output_shape {shape_text(list(shape))}"
+        rules.check_channels(d, declared, c, w.shape, ("output_shape", list(shape)), ("weights", w.shape))
+        geo = ConvGeometry.of(d, declared.data_shape(c, spatial, batch), w.shape)
+        check_incoming_gradient(rules, d, geo, dy.shape, f"{given} and weights {w.shape}",
+                                "output_shape must be the forward source shape")
+        return [ShapedType(geo.source_shape, dy.dtype)]
+    return infer
+
+
+def weights_gradient_rule(rules: ConvRules):
+    """The infer rule of a weights gradient of this kind: the forward weights' shape from
+    ``output_shape`` (the only source of the kernel size), its unknown channels from dy and x."""
+    def infer(in_types, attrs):
+        dy, x = in_types
+        d = attrs["descriptor"]
+        shape = attrs["output_shape"]
+        rules.check_operands(in_types, ("incoming_gradient", "source"), d)
+        declared = ConvGeometry.of(d, x.shape, shape)
+        c = declared.data_sizes(x.shape)[1]
+        check_kernel_positive(declared.kernel_size, shape, "output_shape (the forward weights shape)")
+        wshape = rules.complete_weights(d, declared, shape, c, dy.shape[declared.data_axes[0]], dy.shape)
+        rules.check_channels(d, declared, c, wshape, ("source", x.shape), ("output_shape", list(shape)))
+        geo = ConvGeometry.of(d, x.shape, wshape)
+        check_incoming_gradient(rules, d, geo, dy.shape, f"source {x.shape} and output_shape {list(shape)}",
+                                "output_shape must be the forward weights shape")
+        return [ShapedType(wshape, dy.dtype)]
+    return infer
+
+
+infer_convolution = forward_rule(REGULAR)
+infer_data_gradient = data_gradient_rule(REGULAR)
+infer_weights_gradient = weights_gradient_rule(REGULAR)
 
 
 @defop("convolution_2d", swift="convolution2D(_:weights:descriptor:name:)",
@@ -146,35 +282,6 @@ def convolution_2d(g, source, weights, descriptor: Optional[Convolution2DOpDescr
 
 
 # ------------------------------------------------------------------ data gradient
-def infer_data_gradient(in_types, attrs):
-    dy, w = in_types
-    d = attrs["descriptor"]
-    shape = attrs["output_shape"]
-    _check_ranks(in_types, ("incoming_gradient", "weights"), d)
-    declared = ConvGeometry.for_convolution(d, shape, w.shape)
-    o, i = _weights_channels(declared, w.shape)
-    check_kernel_positive(declared.kernel_size, w.shape)
-    dn, do, *dy_spatial = declared.data_sizes(dy.shape)
-    n, c, *spatial = declared.data_sizes(shape)
-    n = merge(n, dn)
-    c = merge(c, -1 if i == -1 else i * d.groups)
-    spatial = [merge(size, unique_input_size(out, k, s, dl, d.padding_style, b, a)) for size, out, k, s, dl, b, a in
-               zip(spatial, dy_spatial, declared.kernel_size, declared.strides, declared.dilations,
-                   declared.padding_before, declared.padding_after)]
-    _groups_check(c, i, o, d.groups, f"output_shape {list(shape)} ({d.data_layout.name})", w.shape, d.weights_layout)
-    if mismatch(do, o):
-        raise ShapeError(f"incoming_gradient {dy.shape} has {do} channels but the weights {w.shape} "
-                         f"({d.weights_layout.name}) have Cout={o}; they must match")
-    if mismatch(dn, n):
-        raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but output_shape {list(shape)} has batch {n}")
-    geo = ConvGeometry.for_convolution(d, declared.data_shape(c, spatial, (n,)), w.shape)
-    if any(mismatch(a, b) for a, b in zip(dy_spatial, geo.output_size)):
-        raise ShapeError(f"incoming_gradient {dy.shape} has spatial size {tuple(dy_spatial)} but the forward "
-                         f"convolution of output_shape {list(shape)} with kernel {geo.kernel_size} "
-                         f"gives {geo.output_size}; output_shape must be the forward source shape")
-    return [ShapedType(geo.source_shape, dy.dtype)]
-
-
 @defop("convolution_2d_data_gradient",
        swift="convolution2DDataGradient(_:weights:outputShape:forwardConvolutionDescriptor:name:)",
        objc="convolution2DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:"
@@ -203,35 +310,6 @@ def convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape: Se
 
 
 # ------------------------------------------------------------------ weights gradient
-def infer_weights_gradient(in_types, attrs):
-    dy, x = in_types
-    d = attrs["descriptor"]
-    shape = attrs["output_shape"]
-    _check_ranks(in_types, ("incoming_gradient", "source"), d)
-    geo = ConvGeometry.for_convolution(d, x.shape, shape)
-    dn, do, *dy_spatial = geo.data_sizes(dy.shape)
-    o, i = _weights_channels(geo, shape)
-    o = merge(o, do)
-    if i == -1 and geo.in_channels != -1 and geo.in_channels % d.groups == 0:
-        i = geo.in_channels // d.groups
-    check_kernel_positive(geo.kernel_size, shape)
-    wshape = list(shape)
-    wshape[geo.weights_axes[0]], wshape[geo.weights_axes[2]] = o, i
-    _groups_check(geo.in_channels, i, o, d.groups, f"source {x.shape} ({d.data_layout.name})", tuple(shape),
-                  d.weights_layout)
-    if mismatch(do, o):
-        raise ShapeError(f"incoming_gradient {dy.shape} has {do} channels but output_shape "
-                         f"{list(shape)} ({d.weights_layout.name}) has Cout={o}; they must match")
-    if mismatch(dn, geo.batch):
-        raise ShapeError(f"incoming_gradient {dy.shape} has batch {dn} but source {x.shape} has batch {geo.batch}")
-    if any(mismatch(a, b) for a, b in zip(dy_spatial, geo.output_size)):
-        raise ShapeError(f"incoming_gradient {dy.shape} has spatial size {tuple(dy_spatial)} but the forward "
-                         f"convolution of source {x.shape} with the kernel {geo.kernel_size} of output_shape "
-                         f"{list(shape)} gives {geo.output_size}; output_shape must be the forward "
-                         "weights shape")
-    return [ShapedType(tuple(wshape), dy.dtype)]
-
-
 @defop("convolution_2d_weights_gradient",
        swift="convolution2DWeightsGradient(_:source:outputShape:forwardConvolutionDescriptor:name:)",
        objc="convolution2DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:"

@@ -9,7 +9,8 @@ The gradient ops take ``output_shape`` because with a stride above 1 several inp
 the same output size, and because dy and x say nothing about the kernel size: for the weights
 gradient, ``output_shape`` is the only source of kH, kW and M. Both recompute the padding
 from the forward geometry (data gradient: input size from ``output_shape``; weights gradient:
-input size from ``source``, kernel size from ``output_shape``).
+input size from ``source``, kernel size from ``output_shape``). The infer rules are the shared
+ones of ``convolution.py``; ``_DepthwiseRules`` says what depthwise 2D does differently.
 """
 from __future__ import annotations
 
@@ -23,14 +24,15 @@ from ..errors import DescriptorError, DTypeError, ShapeError
 from ..ir import Tensor
 from ..types import ShapedType
 from .conv_gradients import register_convolution_gradients
-from .convolution import mismatch, op_label
+from .convolution import (ConvRules, data_gradient_rule, forward_rule, merge, mismatch, op_label,
+                          weights_gradient_rule)
 from .geometry import ConvGeometry
 from .registry import defop
 
 _WEIGHTS_LETTERS = {TensorNamedDataLayout.OIHW: "[M, C, kH, kW]", TensorNamedDataLayout.HWIO: "[kH, kW, C, M]"}
 
 
-# ------------------------------------------------------------------------- validation helpers
+# ------------------------------------------------------------------------- infer rules
 def _check_common(types: Sequence[ShapedType], names: Sequence[str]) -> None:
     for t, nm in zip(types, names):
         if len(t.shape) != 4:
@@ -44,140 +46,70 @@ def _check_common(types: Sequence[ShapedType], names: Sequence[str]) -> None:
         raise DTypeError(f"needs floating-point tensors (float16, float32, float64), got {first.name}")
 
 
-def _positive(value: int, what: str, allow_zero: bool = False) -> None:
-    if value == -1:
-        return
-    if value < (0 if allow_zero else 1):
-        raise ShapeError(f"{what} is {value}; it must be >= {0 if allow_zero else 1}")
-
-
 def _layout_note(desc) -> str:
     return (f"data_layout {desc.data_layout.name}, "
             f"weights_layout {desc.weights_layout.name} = {_WEIGHTS_LETTERS[desc.weights_layout]}")
 
 
-def _weights_sizes(geo: ConvGeometry, wshape: Sequence[int]) -> tuple:
-    """``(M, C, kH, kW)`` as a weights-layout shape gives them."""
+def _m_c(geo: ConvGeometry, wshape: Sequence[int]) -> tuple:
+    """``(M, C)`` as a weights-layout shape gives them."""
     group, multiplier = geo.weights_axes[:2]
-    return (wshape[multiplier], wshape[group]) + tuple(wshape[a] for a in geo.weights_axes[3:])
+    return wshape[multiplier], wshape[group]
 
 
-def _weights_parts(desc, geo: ConvGeometry, wshape: Sequence[int], what: str) -> tuple:
-    m, c, kh, kw = _weights_sizes(geo, wshape)
-    _positive(m, f"{what} channel multiplier M (shape {tuple(wshape)}, {_layout_note(desc)})")
-    _positive(c, f"{what} channel count C (shape {tuple(wshape)}, {_layout_note(desc)})")
-    _positive(kh, f"{what} kernel height kH (shape {tuple(wshape)})")
-    _positive(kw, f"{what} kernel width kW (shape {tuple(wshape)})")
-    return m, c, kh, kw
+def _named(what: tuple) -> str:
+    """``source shape (…)``, ``output_shape (…)``: a (label, shape) pair as messages write it."""
+    label, shape = what
+    return f"{label} {tuple(shape)}" if label == "output_shape" else f"{label} shape {tuple(shape)}"
 
 
-def _data_parts(desc, geo: ConvGeometry, shape: Sequence[int], what: str) -> tuple:
-    n, c, h, w = geo.data_sizes(shape)
-    _positive(n, f"{what} batch size N (shape {tuple(shape)})", allow_zero=True)
-    _positive(c, f"{what} channel count C (shape {tuple(shape)}, {desc.data_layout.name})")
-    _positive(h, f"{what} height H (shape {tuple(shape)}, {desc.data_layout.name})")
-    _positive(w, f"{what} width W (shape {tuple(shape)}, {desc.data_layout.name})")
-    return n, c, h, w
+class _DepthwiseRules(ConvRules):
+    """Depthwise 2D: groups = C, the weights' "O" axis is the channel multiplier M."""
+
+    def check_operands(self, types, names, d):
+        _check_common(types, names)
+
+    def check_channels(self, d, geo, c, wshape, src, wts):
+        m, wc = _m_c(geo, wshape)
+        if 0 <= m < 1 or 0 <= wc < 1:
+            raise ShapeError(f"{_named(wts)} gives channel multiplier M={m} and channel count C={wc} "
+                             f"({_layout_note(d)}); both must be >= 1")
+        if mismatch(c, wc):
+            want = "[M, %d, kH, kW]" % c if d.weights_layout == TensorNamedDataLayout.OIHW else "[kH, kW, %d, M]" % c
+            layout = f" ({d.data_layout.name})" if src[0] == "output_shape" else ""
+            raise ShapeError(f"{_named(src)} has C={c} channels{layout} but {_named(wts)} has C={wc} "
+                             f"({_layout_note(d)}); the weights must be {want}, with M "
+                             "the channel multiplier (the 'O' of OIHW is M, not the output channel count C*M)")
+
+    def channels_text(self, geo):
+        return (f"C={geo.in_channels} and M={geo.channel_multiplier}, so C*M = {geo.out_channels} channels "
+                f"(expected incoming_gradient shape {geo.result_shape})")
+
+    def source_channels(self, d, geo, wshape, dy_channels):
+        m, wc = _m_c(geo, wshape)
+        return wc if wc >= 0 else (dy_channels // m if dy_channels >= 0 and m > 0 else -1)
+
+    def input_size(self, d, shape, axis, size, unique):
+        if size < 0:
+            raise ShapeError(f"output_shape {tuple(shape)} must give the forward input's H and W (got -1): with "
+                             "stride > 1 several input sizes give the same output size, so they cannot be "
+                             "inferred from incoming_gradient")
+        return size
+
+    def complete_weights(self, d, geo, shape, c, dy_channels, dy_shape):
+        m, wc = _m_c(geo, shape)
+        wc = merge(wc, c)
+        if m < 0 and wc > 0 and dy_channels >= 0:
+            if dy_channels % wc:
+                raise ShapeError(f"incoming_gradient shape {tuple(dy_shape)} has {dy_channels} channels, not a "
+                                 f"multiple of the source's C={wc}")
+            m = dy_channels // wc
+        wshape = list(shape)
+        wshape[geo.weights_axes[1]], wshape[geo.weights_axes[0]] = m, wc
+        return tuple(wshape)
 
 
-def _by(sizes: Sequence[int]) -> str:
-    return "x".join(str(n) for n in sizes)
-
-
-def _check_dy(desc, geo: ConvGeometry, dy_shape: Sequence[int], source_desc: str) -> None:
-    """dy must have the forward result's shape: N, C*M channels, and OH, OW from §3."""
-    n, cm, oh, ow = geo.data_sizes(dy_shape)
-    expect = geo.result_shape
-    if mismatch(cm, geo.out_channels):
-        raise ShapeError(f"incoming_gradient shape {tuple(dy_shape)} has {cm} channels, but {source_desc} "
-                         f"give C={geo.in_channels} and M={geo.channel_multiplier}, so it must have C*M = "
-                         f"{geo.out_channels} (expected incoming_gradient shape {expect}; {_layout_note(desc)})")
-    if mismatch(n, geo.batch):
-        raise ShapeError(f"incoming_gradient shape {tuple(dy_shape)} has batch {n}, but {source_desc} give "
-                         f"batch {geo.batch} (expected incoming_gradient shape {expect})")
-    if mismatch(oh, geo.output_size[0]) or mismatch(ow, geo.output_size[1]):
-        (top, left), (bottom, right) = geo.padding_before, geo.padding_after
-        raise ShapeError(
-            f"incoming_gradient spatial size {oh}x{ow} does not match the forward output size "
-            f"{_by(geo.output_size)} that {source_desc} give (input {_by(geo.input_size)}, kernel "
-            f"{_by(geo.kernel_size)}, stride {_by(geo.strides)}, dilation {_by(geo.dilations)}, padding style "
-            f"{desc.padding_style.name}, padding top/bottom/left/right {top}/{bottom}/{left}/{right}); "
-            f"expected incoming_gradient shape {expect}: check output_shape (kernel size or input size)")
-
-
-# ------------------------------------------------------------------------- infer rules
-def _infer_forward(in_types, attrs):
-    desc = attrs["descriptor"]
-    x, wt = in_types
-    _check_common(in_types, ("source", "weights"))
-    geo = ConvGeometry.for_depthwise_2d(desc, x.shape, wt.shape)
-    n, c, h, w = _data_parts(desc, geo, x.shape, "source")
-    m, wc, kh, kw = _weights_parts(desc, geo, wt.shape, "weights")
-    if mismatch(c, wc):
-        oihw = desc.weights_layout == TensorNamedDataLayout.OIHW
-        want = "[M, %d, kH, kW]" % c if oihw else "[kH, kW, %d, M]" % c
-        raise ShapeError(f"source shape {x.shape} has C={c} channels but weights shape {wt.shape} has "
-                         f"C={wc} ({_layout_note(desc)}); the weights must be {want}, with M the channel "
-                         "multiplier (the 'O' of OIHW is M, not the output channel count C*M)")
-    return [ShapedType(geo.result_shape, x.dtype)]
-
-
-def _infer_data_grad(in_types, attrs):
-    desc = attrs["descriptor"]
-    dy, wt = in_types
-    _check_common(in_types, ("incoming_gradient", "weights"))
-    shape = attrs["output_shape"]
-    declared = ConvGeometry.for_depthwise_2d(desc, shape, wt.shape)
-    n, c, h, w = _data_parts(desc, declared, shape, "output_shape")
-    m, wc, kh, kw = _weights_parts(desc, declared, wt.shape, "weights")
-    if h < 0 or w < 0:
-        raise ShapeError(f"output_shape {tuple(shape)} must give the forward input's H and W (got -1): with "
-                         "stride > 1 several input sizes give the same output size, so they cannot be "
-                         "inferred from incoming_gradient")
-    if mismatch(c, wc):
-        raise ShapeError(f"output_shape {tuple(shape)} has C={c} channels ({desc.data_layout.name}) but "
-                         f"weights shape {wt.shape} has C={wc} ({_layout_note(desc)}); output_shape is the "
-                         "shape of the forward source, so both must agree")
-    dn, dcm = declared.data_sizes(dy.shape)[:2]
-    if c < 0:  # resolve from weights or from dy
-        c = wc if wc >= 0 else (dcm // m if dcm >= 0 and m > 0 else -1)
-    if n < 0:
-        n = dn
-    geo = ConvGeometry.for_depthwise_2d(desc, declared.data_shape(c, (h, w), (n,)), wt.shape)
-    _check_dy(desc, geo, dy.shape, f"output_shape {tuple(shape)} and weights {wt.shape}")
-    return [ShapedType(geo.source_shape, dy.dtype)]
-
-
-def _infer_weights_grad(in_types, attrs):
-    desc = attrs["descriptor"]
-    dy, x = in_types
-    _check_common(in_types, ("incoming_gradient", "source"))
-    shape = attrs["output_shape"]
-    declared = ConvGeometry.for_depthwise_2d(desc, x.shape, shape)
-    m, c, kh, kw = _weights_sizes(declared, shape)
-    _positive(m, f"output_shape channel multiplier M (output_shape {tuple(shape)}, {_layout_note(desc)})")
-    _positive(c, f"output_shape channel count C (output_shape {tuple(shape)}, {_layout_note(desc)})")
-    if kh < 1 or kw < 1:
-        raise ShapeError(f"output_shape {tuple(shape)} gives kernel {kh}x{kw}; the kernel size must be static "
-                         f"and >= 1 (the weights gradient takes kH and kW only from output_shape; "
-                         f"{_layout_note(desc)})")
-    n, xc, h, w = _data_parts(desc, declared, x.shape, "source")
-    if mismatch(c, xc):
-        raise ShapeError(f"output_shape {tuple(shape)} has C={c} ({_layout_note(desc)}) but source shape "
-                         f"{x.shape} has C={xc} channels; output_shape is the shape of the forward weights")
-    dcm = declared.data_sizes(dy.shape)[1]
-    if c < 0:
-        c = xc
-    if m < 0 and c > 0 and dcm >= 0:
-        if dcm % c:
-            raise ShapeError(f"incoming_gradient shape {dy.shape} has {dcm} channels, not a multiple of the "
-                             f"source's C={c}")
-        m = dcm // c
-    wshape = list(shape)
-    wshape[declared.weights_axes[1]], wshape[declared.weights_axes[0]] = m, c
-    geo = ConvGeometry.for_depthwise_2d(desc, x.shape, wshape)
-    _check_dy(desc, geo, dy.shape, f"source {x.shape} and output_shape {tuple(shape)}")
-    return [ShapedType(tuple(wshape), dy.dtype)]
+_RULES = _DepthwiseRules()
 
 
 # ------------------------------------------------------------------------- builders
@@ -216,7 +148,7 @@ def _output_shape(value: Any, label: str, what: str) -> tuple:
 
 @defop("depthwise_convolution_2d", swift="depthwiseConvolution2D(_:weights:descriptor:name:)",
        objc="depthwiseConvolution2DWithSourceTensor:weightsTensor:descriptor:name:",
-       inputs=("source", "weights"), infer=_infer_forward, family="convolution",
+       inputs=("source", "weights"), infer=forward_rule(_RULES), family="convolution",
        attrs=("descriptor",))
 def depthwise_convolution_2d(g, source, weights, descriptor: Optional[DepthwiseConvolution2DOpDescriptor] = None,
                              name: Optional[str] = None):
@@ -234,7 +166,7 @@ def depthwise_convolution_2d(g, source, weights, descriptor: Optional[DepthwiseC
 
 @defop("depthwise_convolution_2d_data_gradient", swift="depthwiseConvolution2DDataGradient(_:weights:outputShape:descriptor:name:)",
        objc="depthwiseConvolution2DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:descriptor:name:",
-       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, family="convolution",
+       inputs=("incoming_gradient", "weights"), infer=data_gradient_rule(_RULES), family="convolution",
        role="data_gradient", forward="depthwise_convolution_2d",
        attrs=("output_shape", "descriptor"))
 def depthwise_convolution_2d_data_gradient(g, incoming_gradient, weights, output_shape,
@@ -256,7 +188,7 @@ def depthwise_convolution_2d_data_gradient(g, incoming_gradient, weights, output
 
 @defop("depthwise_convolution_2d_weights_gradient", swift="depthwiseConvolution2DWeightsGradient(_:source:outputShape:descriptor:name:)",
        objc="depthwiseConvolution2DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:descriptor:name:",
-       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, family="convolution",
+       inputs=("incoming_gradient", "source"), infer=weights_gradient_rule(_RULES), family="convolution",
        role="weights_gradient", forward="depthwise_convolution_2d",
        differentiable=False, attrs=("output_shape", "descriptor"))
 def depthwise_convolution_2d_weights_gradient(g, incoming_gradient, source, output_shape,

@@ -4,6 +4,8 @@ The channel axis sits at ``channel_dimension_index`` (-4..-1) within the **last 
 source and weights; the other three of those axes are spatial (D, H, W, slowest first). Axes
 before the last 4 of the source are batch axes. The weights are rank 4 with C*M channels and no
 separate multiplier axis: output channel ``o`` reads input channel ``o // M`` with filter ``o``.
+The infer rules are the shared ones of ``convolution.py``; ``_Depthwise3DRules`` says what
+depthwise 3D does differently (batch axes, the nullable ``output_shape`` of the data gradient).
 """
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ from ..descriptors import DepthwiseConvolution3DOpDescriptor, PaddingStyle, froz
 from ..errors import ShapeError
 from ..types import ShapedType
 from .conv_gradients import register_convolution_gradients
-from .convolution import check_float, check_kernel_positive, merge, mismatch, parse_output_shape
-from .geometry import ConvGeometry, conventional_input_size, unique_input_size
+from .convolution import (ConvRules, check_float, data_gradient_rule, forward_rule, merge, parse_output_shape,
+                          shape_text, weights_gradient_rule)
+from .geometry import ConvGeometry, conventional_input_size
 from .registry import defop
 
 _AXES = ("D", "H", "W")
@@ -43,25 +46,66 @@ def _multiplier(c: int, cw: int, src: str, wts: str) -> int:
     return cw // c
 
 
-def _spatial_check(dy_shape, geo: ConvGeometry, what: str) -> None:
-    got = [dy_shape[a] for a in geo.data_axes[1:]]
-    want = list(geo.output_size)
-    if any(mismatch(a, b) for a, b in zip(got, want)):
-        raise ShapeError(f"incoming_gradient {tuple(dy_shape)} has spatial sizes {got} but the forward "
-                         f"convolution {what} gives {want}")
+# ------------------------------------------------------------------ infer rules
+def _size_formula(o: int, kernel: int, stride: int, dilation: int, style: PaddingStyle, before: int, after: int) -> str:
+    """``conventional_input_size`` written out with its numbers, for error messages."""
+    if style in (PaddingStyle.TF_SAME, PaddingStyle.ONNX_SAME_LOWER):
+        return f"O*stride = {o}*{stride}"
+    return f"(O-1)*stride + dilated kernel - padding = ({o}-1)*{stride} + {(kernel - 1) * dilation + 1} - {before + after}"
 
 
-# ------------------------------------------------------------------ forward
-def _infer_fwd(in_types, attrs):
-    x, w = in_types
-    d = attrs["descriptor"]
-    check_float(in_types, ("source", "weights"))
-    _check_source_rank(x, "source")
-    _check_weights_rank(w.shape, "weights")
-    geo = ConvGeometry.for_depthwise_3d(d, x.shape, w.shape)
-    check_kernel_positive(geo.kernel_size, w.shape)
-    _multiplier(geo.in_channels, geo.out_channels, f"source {x.shape}", f"weights {w.shape}")
-    return [ShapedType(geo.result_shape, x.dtype)]
+class _Depthwise3DRules(ConvRules):
+    """Depthwise 3D: any batch axes, rank-4 weights whose channel axis holds C*M."""
+
+    def check_operands(self, types, names, d):
+        check_float(types, names)
+        for t, what in zip(types, names):
+            if what == "weights":
+                _check_weights_rank(t.shape, what)
+            else:
+                _check_source_rank(t, what)
+        data = [(t, what) for t, what in zip(types, names) if what != "weights"]
+        if len(data) == 2 and len(data[0][0].shape) != len(data[1][0].shape):
+            raise ShapeError(f"{data[0][1]} {data[0][0].shape} and {data[1][1]} {data[1][0].shape} must have the "
+                             "same rank")
+
+    def check_channels(self, d, geo, c, wshape, src, wts):
+        _multiplier(c, wshape[geo.weights_axes[0]], f"{src[0]} {shape_text(src[1])}", f"{wts[0]} {shape_text(wts[1])}")
+
+    def channels_text(self, geo):
+        return f"{geo.out_channels} weight channels; both must be C*M"
+
+    def source_channels(self, d, geo, wshape, dy_channels):
+        return -1  # C = C*M / M, and nothing gives M
+
+    def declared_source(self, d, dy, wshape, shape):
+        rank = len(dy.shape)
+        if shape is not None:
+            if len(shape) != rank:
+                raise ShapeError(f"output_shape {list(shape)} must have the rank of incoming_gradient {dy.shape} "
+                                 f"({rank}): it is the forward source shape")
+            return tuple(shape)
+        # MPSGraph's nullable outputShape: assume M = 1 and the conventional size
+        layout = ConvGeometry.for_depthwise_3d(d, (-1,) * rank, wshape)
+        out = list(dy.shape)
+        out[layout.data_axes[0]] = layout.out_channels
+        for k, (a, kernel, stride, dilation, before, after) in enumerate(zip(
+                layout.data_axes[1:], layout.kernel_size, d.strides, d.dilation_rates, layout.padding_before,
+                layout.padding_after)):
+            out[a] = conventional_input_size(dy.shape[a], kernel, stride, dilation, d.padding_style, before, after)
+            if out[a] < 1 and dy.shape[a] >= 0:  # -1 too: it is a size the formula gave, not an unknown one
+                formula = _size_formula(dy.shape[a], kernel, stride, dilation, d.padding_style, before, after)
+                raise ShapeError(f"cannot infer the forward source size along {_AXES[k]} from incoming_gradient "
+                                 f"{dy.shape}: {formula} = {out[a]} is not a size; pass output_shape")
+        return tuple(out)
+
+    def complete_weights(self, d, geo, shape, c, dy_channels, dy_shape):
+        wshape = list(shape)
+        wshape[geo.weights_axes[0]] = merge(shape[geo.weights_axes[0]], dy_channels)
+        return tuple(wshape)
+
+
+_RULES = _Depthwise3DRules()
 
 
 def _desc(descriptor, label: str):
@@ -70,7 +114,7 @@ def _desc(descriptor, label: str):
 
 @defop("depthwise_convolution_3d", swift="depthwiseConvolution3D(_:weights:descriptor:name:)",
        objc="depthwiseConvolution3DWithSourceTensor:weightsTensor:descriptor:name:",
-       inputs=("source", "weights"), infer=_infer_fwd, family="convolution", attrs=("descriptor",), since=("12.0", "15.0"))
+       inputs=("source", "weights"), infer=forward_rule(_RULES), family="convolution", attrs=("descriptor",), since=("12.0", "15.0"))
 def depthwise_convolution_3d(g, source, weights, descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
                              name: Optional[str] = None):
     """Depthwise 3D convolution (MPSGraph ``depthwiseConvolution3D(_:weights:descriptor:name:)``).
@@ -87,63 +131,10 @@ def depthwise_convolution_3d(g, source, weights, descriptor: Optional[DepthwiseC
 
 
 # ------------------------------------------------------------------ data gradient
-def _size_formula(o: int, kernel: int, stride: int, dilation: int, style: PaddingStyle, before: int, after: int) -> str:
-    """``conventional_input_size`` written out with its numbers, for error messages."""
-    if style in (PaddingStyle.TF_SAME, PaddingStyle.ONNX_SAME_LOWER):
-        return f"O*stride = {o}*{stride}"
-    return f"(O-1)*stride + dilated kernel - padding = ({o}-1)*{stride} + {(kernel - 1) * dilation + 1} - {before + after}"
-
-
-def _infer_data_grad(in_types, attrs):
-    dy, w = in_types
-    d = attrs["descriptor"]
-    check_float(in_types, ("incoming_gradient", "weights"))
-    _check_source_rank(dy, "incoming_gradient")
-    _check_weights_rank(w.shape, "weights")
-    rank = len(dy.shape)
-    # the axes, the kernel and the explicit padding; the source's sizes are not known yet
-    layout = ConvGeometry.for_depthwise_3d(d, (-1,) * rank, w.shape)
-    ca, sp = layout.data_axes[0], layout.data_axes[1:]
-    check_kernel_positive(layout.kernel_size, w.shape)
-    cw = layout.out_channels
-    if mismatch(dy.shape[ca], cw):
-        raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but the "
-                         f"weights {w.shape} have {cw}; both must be C*M")
-    per_axis = list(zip(sp, layout.kernel_size, d.strides, d.dilation_rates, layout.padding_before,
-                        layout.padding_after))
-    shp = attrs["output_shape"]
-    if shp is None:  # MPSGraph's nullable outputShape: assume M = 1 and the conventional size
-        out = list(dy.shape)
-        out[ca] = cw
-        for k, (a, kernel, stride, dilation, before, after) in enumerate(per_axis):
-            out[a] = conventional_input_size(dy.shape[a], kernel, stride, dilation, d.padding_style, before, after)
-            if out[a] < 1 and dy.shape[a] >= 0:  # -1 too: it is a size the formula gave, not an unknown one
-                formula = _size_formula(dy.shape[a], kernel, stride, dilation, d.padding_style, before, after)
-                raise ShapeError(f"cannot infer the forward source size along {_AXES[k]} from incoming_gradient "
-                                 f"{dy.shape}: {formula} = {out[a]} is not a size; pass output_shape")
-    else:
-        if len(shp) != rank:
-            raise ShapeError(f"output_shape {list(shp)} must have the rank of incoming_gradient {dy.shape} "
-                             f"({rank}): it is the forward source shape")
-        out = [merge(s, dy.shape[a]) if a not in sp and a != ca else s for a, s in enumerate(shp)]
-        for a, kernel, stride, dilation, before, after in per_axis:  # a dynamic size is unique only with stride 1
-            out[a] = merge(out[a], unique_input_size(dy.shape[a], kernel, stride, dilation, d.padding_style,
-                                                     before, after))
-        for a in range(rank - 4):
-            if mismatch(shp[a], dy.shape[a]):
-                raise ShapeError(f"output_shape {list(shp)} and incoming_gradient {dy.shape} differ in batch "
-                                 f"axis {a}; batch axes must match")
-        if out[ca] != -1 and cw != -1:
-            _multiplier(out[ca], cw, f"output_shape {list(shp)}", f"weights {w.shape}")
-    geo = ConvGeometry.for_depthwise_3d(d, out, w.shape)
-    _spatial_check(dy.shape, geo, f"of output_shape {list(out)} with kernel {list(geo.kernel_size)}")
-    return [ShapedType(out, dy.dtype)]
-
-
 @defop("depthwise_convolution_3d_data_gradient",
        swift="depthwiseConvolution3DDataGradient(_:weights:outputShape:descriptor:name:)",
        objc="depthwiseConvolution3DDataGradientWithIncomingGradientTensor:weightsTensor:outputShape:descriptor:name:",
-       inputs=("incoming_gradient", "weights"), infer=_infer_data_grad, family="convolution", role="data_gradient", forward="depthwise_convolution_3d",
+       inputs=("incoming_gradient", "weights"), infer=data_gradient_rule(_RULES), family="convolution", role="data_gradient", forward="depthwise_convolution_3d",
        attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
 def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output_shape: Optional[Sequence[int]] = None,
                                            descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,
@@ -175,38 +166,11 @@ def depthwise_convolution_3d_data_gradient(g, incoming_gradient, weights, output
 
 
 # ------------------------------------------------------------------ weights gradient
-def _infer_weights_grad(in_types, attrs):
-    dy, x = in_types
-    d = attrs["descriptor"]
-    check_float(in_types, ("incoming_gradient", "source"))
-    _check_source_rank(dy, "incoming_gradient")
-    _check_source_rank(x, "source")
-    shp = attrs["output_shape"]
-    _check_weights_rank(shp, "output_shape (the forward weights shape)")
-    if len(dy.shape) != len(x.shape):
-        raise ShapeError(f"incoming_gradient {dy.shape} and source {x.shape} must have the same rank")
-    rank = len(x.shape)
-    geo = ConvGeometry.for_depthwise_3d(d, x.shape, shp)
-    ca, wa = geo.data_axes[0], geo.weights_axes[0]
-    out = list(shp)
-    out[wa] = merge(shp[wa], dy.shape[ca])
-    check_kernel_positive(geo.kernel_size, shp)
-    if mismatch(dy.shape[ca], out[wa]):
-        raise ShapeError(f"incoming_gradient {dy.shape} has {dy.shape[ca]} channels (axis {ca - rank}) but "
-                         f"output_shape {list(shp)} has {out[wa]} weight channels; both must be C*M")
-    _multiplier(x.shape[ca], out[wa], f"source {x.shape}", f"output_shape {list(shp)}")
-    for a in range(rank - 4):
-        if mismatch(x.shape[a], dy.shape[a]):
-            raise ShapeError(f"source {x.shape} and incoming_gradient {dy.shape} differ in batch axis {a}")
-    _spatial_check(dy.shape, geo, f"of source {x.shape} with kernel {list(geo.kernel_size)}")
-    return [ShapedType(out, dy.dtype)]
-
-
 @defop("depthwise_convolution_3d_weights_gradient",
        swift="depthwiseConvolution3DWeightsGradient(_:source:outputShape:descriptor:name:)",
        objc="depthwiseConvolution3DWeightsGradientWithIncomingGradientTensor:sourceTensor:outputShape:"
             "descriptor:name:",
-       inputs=("incoming_gradient", "source"), infer=_infer_weights_grad, family="convolution", role="weights_gradient", forward="depthwise_convolution_3d",
+       inputs=("incoming_gradient", "source"), infer=weights_gradient_rule(_RULES), family="convolution", role="weights_gradient", forward="depthwise_convolution_3d",
        differentiable=False, attrs=("output_shape", "descriptor"), since=("12.0", "15.0"))
 def depthwise_convolution_3d_weights_gradient(g, incoming_gradient, source, output_shape: Sequence[int],
                                               descriptor: Optional[DepthwiseConvolution3DOpDescriptor] = None,

@@ -1,5 +1,5 @@
 """The NumPy backend: the executable definition of minigraph's semantics."""
-from . import attention, control_flow, conv, depthwise, depthwise3d, fft, gather, image, kernels, linalg, movement, nms, non_zero, normalization, pooling, pooling_4d, quantization, random, reductions, resize, rnn, sample_grid, sparse, stencil  # noqa: F401  (register their kernels)
+from . import attention, control_flow, conv, depthwise, fft, gather, image, kernels, linalg, movement, nms, non_zero, normalization, pooling, pooling_4d, quantization, random, reductions, resize, rnn, sample_grid, sparse, stencil  # noqa: F401  (register their kernels)
 from .backend import NumpyBackend
 from .registry import KERNELS, numpy_kernel
 

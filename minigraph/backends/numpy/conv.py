@@ -1,5 +1,5 @@
 """NumPy kernels for grouped convolution over any number of spatial axes (convolution_2d,
-convolution_3d, the depthwise 3D forward and data gradient) and its gradients, and the array
+convolution_3d, depthwise_convolution_3d) and its gradients, and the array
 helpers every NumPy convolution-family kernel shares.
 
 Kernels read their ``ConvGeometry`` from the step (``geometry_of``) and work on canonical views:
@@ -279,7 +279,8 @@ def _conv_data_grad(step):
     return data_gradient_kernel(*setup(step))
 
 
-@numpy_kernel("convolution_2d_weights_gradient", "convolution_3d_weights_gradient", fresh=True)
+@numpy_kernel("convolution_2d_weights_gradient", "convolution_3d_weights_gradient",
+              "depthwise_convolution_3d_weights_gradient", fresh=True)
 def _conv_weights_grad(step):
     return weights_gradient_kernel(*setup(step))
 
