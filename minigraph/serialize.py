@@ -40,7 +40,7 @@ from .ir import OPS, Block
 from .limits import MAX_ELEMENTS, MAX_RANK
 from .listing import UNSAFE_CHARS, escape
 from .ops.memory import filled_scalar, variable_operand_problem
-from .types import ALL_DTYPES, DataType, ShapedType, as_dtype, num_elements
+from .types import ALL_DTYPES, DataType, ShapedType, as_dtype, feed_dtype, num_elements
 
 FORMAT = "minigraph.graph"
 VERSION = 2  # 2: a constant filled from a scalar is stored as {"$": "fill"}
@@ -997,14 +997,15 @@ def _check_source_attrs(typ: str, attrs: dict, dec: _Decoder, w: str) -> None:
         return
     ref = attrs.get(key)
     if isinstance(ref, np.ndarray):  # a constant filled from a scalar
-        if as_dtype(ref.dtype) != attrs["dtype"] or ref.shape != attrs["shape"]:
+        if feed_dtype(attrs["dtype"], ref.dtype) != attrs["dtype"] or ref.shape != attrs["shape"]:
             _fail(w, f"the fill is {ref.dtype.name}{list(ref.shape)} but the op is "
                   f"{attrs['dtype'].name}{list(attrs['shape'])}")
         return
     if not isinstance(ref, _ArrayRef):
         _fail(w, f"attribute {key!r} must be an array reference")
     dt, shp = dec.arrays[ref.key]
-    held = attrs["dtype"].np_dtype if attrs["dtype"].name == "complex32" else attrs["dtype"]  # in complex64 arrays
+    # complex32 is held in complex64 arrays, int4 / uint4 in int8 / uint8 ones
+    held = as_dtype(attrs["dtype"].np_dtype) if attrs["dtype"].name in ("complex32", "int4", "uint4") else attrs["dtype"]
     if dt != held or shp != attrs["shape"]:
         _fail(w, f"array {ref.key!r} is declared {dt.name}{list(shp)} but the op is "
               f"{attrs['dtype'].name}{list(attrs['shape'])}")
