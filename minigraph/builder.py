@@ -322,6 +322,9 @@ class GraphBuilder(OpBuilders):
                 value, dtype = exact_array(value, like.dtype), like.dtype
             elif dtype is None and like is not None and not (is_array(value) or isinstance(value, np.generic)):
                 dtype = like.dtype  # a list takes the other operand's dtype; arrays keep their own
+            elif dtype is None and like is not None and like.dtype.name in FOUR_BIT and \
+                    getattr(value, "dtype", None) == like.dtype.np_dtype:
+                dtype = like.dtype  # NumPy has no int4: an int8 (uint8) array stands for int4 (uint4) codes
             return self.constant(value, dtype=dtype)
         except MiniGraphError as e:  # e.g. x + 300 with an int8 x: name the op being built
             raise type(e)(f"{label}: operand {value!r:.60} cannot be made a tensor: {e}") from None

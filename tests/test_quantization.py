@@ -772,3 +772,18 @@ def test_four_bit_swift_export_uses_int4_and_packs_constants():
     assert 'graph.placeholder(shape: [3, 4], dataType: .uInt4, name: "p")' in swift
     # [1, -8, 7] packed two per byte, the first in the low bits: 0x81, 0x07
     assert 'graph.constant(Data(base64Encoded: "gQc=")!, shape: [3], dataType: .int4)' in swift
+
+
+def test_int8_arrays_stand_for_four_bit_zero_points():
+    """NumPy has no int4: an int8 (uint8) array given as the zero points of an int4 (uint4) tensor
+    becomes an int4 (uint4) constant, checked to be in range."""
+    g = mg.Graph()
+    q = g.placeholder([2, 4], mg.int4)
+    y = g.dequantize_with_tensors(q, np.array([0.5, 1, 2, 4], F32), np.array([1, -1, 0, 7], np.int8), mg.float32, 1)
+    b = g.dequantize_blockwise(q, np.ones((2, 2), F32), np.array([[1, -1], [0, 7]], np.int8), mg.float32)
+    assert y.operation.inputs[2].dtype == mg.int4 and b.operation.inputs[2].dtype == mg.int4
+    r = g.run({q: np.array([[0, 1, 2, -8]] * 2, np.int8)}, [y, b])
+    np.testing.assert_array_equal(r[y], [[-0.5, 2.0, 4.0, -60.0]] * 2)
+    np.testing.assert_array_equal(r[b], [[-1.0, 0.0, 3.0, -7.0], [0.0, 1.0, -5.0, -15.0]])
+    with pytest.raises(mg.DTypeError, match="dequantize_with_tensors.*-8 to 7"):
+        g.dequantize_with_tensors(q, np.ones(4, F32), np.array([1, -1, 0, 9], np.int8), mg.float32, 1)
