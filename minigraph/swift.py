@@ -651,6 +651,9 @@ def _availability(g) -> list:
         rounding = op.attrs.get("nearest_rounding_mode")
         if isinstance(rounding, enum.Enum) and rounding.name in ROUNDING_NEEDS:
             used.add((ROUNDING_NEEDS[rounding.name], f"nearestRoundingMode {_enum(rounding)}"))
+        four = sorted({SWIFT_DTYPES[t.dtype.name] for t in op.outputs if t.dtype.name in ("int4", "uint4")})
+        if four:  # MPSDataType.int4 / .uInt4
+            used.add((("15.0", "18.0"), f"dataType {', '.join(four)}"))
         if op.type in ("resize", "resize_gradient"):
             if op.attrs.get("layout", 0) is None:
                 used.add((("14.0", "17.0"), "resize without a layout"))

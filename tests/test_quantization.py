@@ -770,6 +770,7 @@ def test_four_bit_swift_export_uses_int4_and_packs_constants():
     assert 'graph.quantize(x, scale: 0.5, zeroPoint: -1, dataType: .int4, name: "q4")' in swift
     assert 'graph.quantize(x, scale: 0.5, zeroPoint: 8, dataType: .uInt4, name: "qu4")' in swift
     assert 'graph.placeholder(shape: [3, 4], dataType: .uInt4, name: "p")' in swift
+    assert "Needs macOS 15.0 / iOS 18.0 or later (" in swift and "dataType .int4" in swift
     # [1, -8, 7] packed two per byte, the first in the low bits: 0x81, 0x07
     assert 'graph.constant(Data(base64Encoded: "gQc=")!, shape: [3], dataType: .int4)' in swift
 
