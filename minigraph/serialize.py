@@ -40,7 +40,7 @@ from .ir import OPS, Block
 from .limits import MAX_ELEMENTS, MAX_RANK
 from .listing import UNSAFE_CHARS, escape
 from .ops.memory import filled_scalar, variable_operand_problem
-from .types import ALL_DTYPES, DataType, ShapedType, as_dtype, feed_dtype, num_elements
+from .types import FOUR_BIT, ALL_DTYPES, DataType, ShapedType, as_dtype, check_four_bit, feed_dtype, num_elements
 
 FORMAT = "minigraph.graph"
 VERSION = 2  # 2: a constant filled from a scalar is stored as {"$": "fill"}
@@ -1076,9 +1076,16 @@ def _rebuild_op(g: Any, entry: _Entry, by_name: dict, arrays: dict, w: str) -> A
         if k >= len(op.outputs):
             _fail(w, f"refers to output {k} of {src!r}, which has {len(op.outputs)} output(s)")
         ins.append(op.outputs[k])
+    resolved = _resolve(attrs, arrays)
+    if typ == "constant" and isinstance(resolved.get("value"), np.ndarray) and \
+            getattr(resolved.get("dtype"), "name", None) in FOUR_BIT:  # codes kept in the 4-bit range
+        try:
+            check_four_bit(resolved["value"], resolved["dtype"], "its value")
+        except MiniGraphError as err:
+            _fail(w, f"cannot be rebuilt: {err}")
     try:
         with g.non_trainable() if e.get("trainable") is False else contextlib.nullcontext():
-            op = g.add_op(typ, ins, _resolve(attrs, arrays), name, control_dependencies=[by_name[d] for d in deps],
+            op = g.add_op(typ, ins, resolved, name, control_dependencies=[by_name[d] for d in deps],
                           location=e.get("location"), requested_name=e.get("requested_name"),
                           user_name=e.get("user_name"), from_gradients=bool(e.get("from_gradients")))
     except SerializationError:

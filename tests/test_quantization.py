@@ -788,3 +788,22 @@ def test_int8_arrays_stand_for_four_bit_zero_points():
     np.testing.assert_array_equal(r[b], [[-1.0, 0.0, 3.0, -7.0], [0.0, 1.0, -5.0, -15.0]])
     with pytest.raises(mg.DTypeError, match="dequantize_with_tensors.*-8 to 7"):
         g.dequantize_with_tensors(q, np.ones(4, F32), np.array([1, -1, 0, 9], np.int8), mg.float32, 1)
+
+
+def test_loading_refuses_four_bit_constants_out_of_range(tmp_path):
+    import hashlib
+    import json
+    g = mg.Graph()
+    g.dequantize(g.constant(np.array([1, -8, 7], np.int8), mg.int4, name="c"), 1.0, 0, mg.float32)
+    path = g.save(str(tmp_path / "q4.mpsg"))
+    npz = str(tmp_path / "q4.npz")
+    with np.load(npz) as z:
+        arrays = {k: z[k] for k in z.files}
+    (key,) = arrays
+    arrays[key] = np.array([1, -8, 9], np.int8)  # 9 is no int4
+    np.savez(npz, **arrays)
+    doc = json.loads(open(path).read())
+    doc["npz_sha256"] = hashlib.sha256(open(npz, "rb").read()).hexdigest()
+    open(path, "w").write(json.dumps(doc))
+    with pytest.raises(mg.SerializationError, match="-8 to 7"):
+        mg.load(path)
