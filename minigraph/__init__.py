@@ -24,8 +24,8 @@ from .graph import Graph, load
 from .onnx_import import from_onnx
 from .ir import Operation, Tensor
 from .version import __version__
-from .types import (DataType, ShapedType, as_dtype, bool_, complex32, complex64, complex128, float16, float32, float64, int8, int16, int32,
-                    int64, uint8, uint16, uint32, uint64)
+from .types import (DataType, ShapedType, as_dtype, bool_, complex32, complex64, complex128, float16, float32, float64, int4, int8, int16, int32,
+                    int64, uint4, uint8, uint16, uint32, uint64)
 
 bool = bool_  # noqa: A001  mg.bool mirrors MPSDataType.bool
 
@@ -43,7 +43,7 @@ __all__ = [
     "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
     "get_num_threads", "load", "register_backend", "set_num_threads", "uint16", "uint32", "uint64", "uint8", "__version__",
     "GRUDescriptor", "LSTMDescriptor", "RNNActivation", "SingleGateRNNDescriptor",
-    "FFTDescriptor", "FFTScalingMode", "complex32", "complex64", "complex128",
+    "FFTDescriptor", "FFTScalingMode", "complex32", "complex64", "complex128", "int4", "uint4",
     "CreateSparseOpDescriptor", "NonMaximumSuppressionCoordinateMode", "ReductionMode", "SparseStorageType",
     "StencilOpDescriptor",
 ]

@@ -20,7 +20,7 @@ from .callsite import user_location
 from .ir import OPS, Block, OpDef, Operation, Tensor
 from .limits import MAX_RANK
 from .op_builders import OpBuilders
-from .types import DataType, ShapedType, as_dtype
+from .types import FOUR_BIT, FOUR_BIT_OPS, DataType, ShapedType, as_dtype
 
 def op_label(type: str, name: str) -> str:
     return f"{type} op {name!r}"
@@ -322,6 +322,9 @@ class GraphBuilder(OpBuilders):
                 value, dtype = exact_array(value, like.dtype), like.dtype
             elif dtype is None and like is not None and not (is_array(value) or isinstance(value, np.generic)):
                 dtype = like.dtype  # a list takes the other operand's dtype; arrays keep their own
+            elif dtype is None and like is not None and like.dtype.name in FOUR_BIT and \
+                    getattr(value, "dtype", None) == like.dtype.np_dtype:
+                dtype = like.dtype  # NumPy has no int4: an int8 (uint8) array stands for int4 (uint4) codes
             return self.constant(value, dtype=dtype)
         except MiniGraphError as e:  # e.g. x + 300 with an int8 x: name the op being built
             raise type(e)(f"{label}: operand {value!r:.60} cannot be made a tensor: {e}") from None
@@ -367,6 +370,8 @@ class GraphBuilder(OpBuilders):
             out_types = opdef.infer(in_types, attrs)
         except MiniGraphError as e:
             raise type_of(e)(f"{label}: {e}") from None
+        if type not in FOUR_BIT_OPS:
+            _refuse_four_bit(label, in_types, out_types)
         for i, ot in enumerate(out_types):
             if len(ot.shape) > MAX_RANK:  # NumPy's limit: such a tensor could never be run
                 raise ShapeError(f"{label}: {'its result' if len(out_types) == 1 else f'result {i}'} would have "
@@ -594,6 +599,16 @@ def block_captures(block: Block) -> list:
         if t.operation.block is not block and id(t) not in seen:
             seen[id(t)] = t
     return list(seen.values())
+
+
+def _refuse_four_bit(label: str, in_types: Sequence[ShapedType], out_types: Sequence[ShapedType]) -> None:
+    """int4 / uint4 are storage types for the quantization ops: other ops refuse them."""
+    for what, types in (("operand", in_types), ("result", out_types)):
+        for ty in types:
+            if ty.dtype.name in FOUR_BIT:
+                raise DTypeError(f"{label}: takes no {ty.dtype.name} {what} (int4 and uint4 are taken only by "
+                                 "the quantization ops, cast, identity and reshape); cast to int8 or int32 "
+                                 "first with g.cast(x, mg.int32)")
 
 
 def type_of(e: MiniGraphError) -> type:

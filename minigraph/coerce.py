@@ -17,9 +17,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .errors import DTypeError, FeedError
+from .errors import DTypeError, FeedDTypeError, FeedError
 from .ir import Tensor
-from .types import as_dtype
+from .types import FOUR_BIT, as_dtype, check_four_bit
 
 KNOWN_DTYPES = {np.dtype(n) for n in ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
                                 "uint8", "uint16", "uint32", "uint64", "bool")}
@@ -189,6 +189,19 @@ def cast_hint(got: Any, want: Any) -> str:
 
 
 def coerce_feed(t: Any, v: Any) -> np.ndarray:
+    """An ndarray for a feed value (``_coerce_feed``); an int4 / uint4 placeholder takes int8 / uint8
+    values in its range."""
+    arr = _coerce_feed(t, v)
+    dt = t.dtype if isinstance(t, Tensor) else None
+    if dt is not None and dt.name in FOUR_BIT and arr.dtype == dt.np_dtype:
+        try:
+            check_four_bit(arr, dt, f"feed for placeholder {t.name!r}")
+        except DTypeError as e:
+            raise FeedDTypeError(str(e)) from None
+    return arr
+
+
+def _coerce_feed(t: Any, v: Any) -> np.ndarray:
     """An ndarray for a feed value; lists and scalars take the placeholder's dtype.
 
     An ndarray or array-like keeps its own dtype (and must match the placeholder): no silent

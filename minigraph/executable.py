@@ -24,7 +24,7 @@ from .ops.random import random_stream
 from .ops.registry import renamed
 from .philox import drawing
 from .profiling import Profile, build_profile
-from .types import ShapedType, as_dtype, is_static
+from .types import ShapedType, as_dtype, feed_dtype, is_static
 
 
 class Executable:
@@ -224,7 +224,7 @@ class Executable:
         """The plan and runner for these feeds' concrete shapes (built once per shape)."""
         if self.plan is not None:
             return self.plan, self._runner
-        types = {t: ShapedType(a.shape, a.dtype) for t, a in arrays.items()}
+        types = {t: ShapedType(a.shape, feed_dtype(t.dtype, a.dtype)) for t, a in arrays.items()}
         for t, ty in types.items():
             want = self.feed_types[t]
             if ty.dtype != want.dtype or len(ty.shape) != len(want.shape) or any(

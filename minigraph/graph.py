@@ -24,7 +24,7 @@ from .errors import BackendUnavailableError, DTypeError, FeedDTypeError, FeedErr
 from .executable import Executable
 from .ir import Operation, Tensor
 from .ops.random import RandomStream
-from .types import ShapedType
+from .types import ShapedType, feed_dtype
 
 _log = logging.getLogger("minigraph")  # INFO: why run compiled (also g.last_compile_reason)
 
@@ -509,7 +509,7 @@ def _cache_bound(size: Any) -> Optional[int]:
 def _type_of_feed(t: Any, v: Any) -> ShapedType:
     arr = coerce_feed(t, v)
     try:
-        return ShapedType(arr.shape, arr.dtype)
+        return ShapedType(arr.shape, feed_dtype(t.dtype, arr.dtype) if isinstance(t, Tensor) else arr.dtype)
     except DTypeError as e:  # e.g. an object or complex array: name the feed
         raise FeedError(f"feed for {t.name if isinstance(t, Tensor) else t!r}: {e}") from None
 

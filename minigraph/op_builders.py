@@ -570,7 +570,8 @@ class OpBuilders:
     def cast(self, tensor: TensorLike, to_type: Any = None, name: Optional[str] = None, *, to: Any = None, dtype: Any = None) -> Tensor:
         """Convert to another dtype (MPSGraph ``cast(_:to:name:)``, Objective-C ``castTensor:toType:name:``).
         Float to int truncates toward zero; NaN, Inf and out-of-range values give unspecified
-        integers (as on the GPU).
+        integers (as on the GPU). To int4 / uint4 the integer's low 4 bits are kept, as int8 keeps 8
+        (docs/quantization.md).
 
         Args:
             tensor: A tensor of this graph (the op's ``tensor`` input).
@@ -1228,7 +1229,7 @@ class OpBuilders:
         return _builder('depthwise_convolution_3d_weights_gradient')(self, incoming_gradient, source, output_shape, descriptor, name)  # type: ignore[no-any-return]
 
     def dequantize(self, tensor: TensorLike, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None) -> Tensor:
-        """``scale * (tensor - zero_point)`` of an int8 or uint8 tensor as float16 or float32, one scale
+        """``scale * (tensor - zero_point)`` of an int4, uint4, int8 or uint8 tensor as float16 or float32, one scale
         and zero point for the whole tensor (MPSGraph ``dequantize(_:scale:zeroPoint:dataType:name:)``).
         Not differentiable.
 
@@ -1286,8 +1287,8 @@ class OpBuilders:
         return _builder('dequantize_blockwise_symmetric')(self, tensor, scale_tensor, dtype, name)  # type: ignore[no-any-return]
 
     def dequantize_lut(self, tensor: TensorLike, lut_tensor: TensorLike, name: Optional[str] = None) -> Tensor:
-        """``lut_tensor[g..., tensor[i...]]``: each uint8 index of a constant ``tensor`` looks up one of 256
-        entries; the LUT ``[G..., 256]`` may hold up to 3 group axes that split the tensor's last axes into
+        """``lut_tensor[g..., tensor[i...]]``: each uint8 (uint4) index of a constant ``tensor`` looks up one
+        of 256 (16) entries; the LUT ``[G..., 256]`` (``[G..., 16]``) may hold up to 3 group axes that split the tensor's last axes into
         equal blocks, each block with its own table (MPSGraph ``dequantize(_:LUTTensor:name:)``). The
         result has the LUT's dtype. Not differentiable.
 
@@ -1305,8 +1306,8 @@ class OpBuilders:
         return _builder('dequantize_lut')(self, tensor, lut_tensor, name)  # type: ignore[no-any-return]
 
     def dequantize_vector_lut(self, tensor: TensorLike, lut_tensor: TensorLike, axis: int, name: Optional[str] = None) -> Tensor:
-        """Each uint8 index of a constant ``tensor`` looks up a vector of ``V`` values in ``lut_tensor``
-        ``[G..., 256, V]`` (up to 2 group axes), written one after another along ``axis``: the result has
+        """Each uint8 (uint4) index of a constant ``tensor`` looks up a vector of ``V`` values in ``lut_tensor``
+        ``[G..., 256, V]`` (``[G..., 16, V]``) (up to 2 group axes), written one after another along ``axis``: the result has
         ``tensor``'s shape with ``axis`` ``V`` times longer, ``result[..., j, ...] = lut[g..., tensor[...,
         j // V, ...], j % V]``, as Core ML's vector palettization (MPSGraph
         ``dequantize(_:LUTTensor:axis:name:)``). Not differentiable.
@@ -2828,8 +2829,8 @@ class OpBuilders:
         return _builder('power')(self, primary, secondary, name)  # type: ignore[no-any-return]
 
     def quantize(self, tensor: TensorLike, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None) -> Tensor:
-        """``saturate(round_half_even(tensor / scale) + zero_point)`` as int8 or uint8, one scale and zero
-        point for the whole tensor (MPSGraph ``quantize(_:scale:zeroPoint:dataType:name:)``); NaN gives
+        """``saturate(round_half_even(tensor / scale) + zero_point)`` as int4, uint4, int8 or uint8, one
+        scale and zero point for the whole tensor (MPSGraph ``quantize(_:scale:zeroPoint:dataType:name:)``); NaN gives
         the zero point. Not differentiable.
 
         Args:

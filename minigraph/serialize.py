@@ -40,7 +40,7 @@ from .ir import OPS, Block
 from .limits import MAX_ELEMENTS, MAX_RANK
 from .listing import UNSAFE_CHARS, escape
 from .ops.memory import filled_scalar, variable_operand_problem
-from .types import ALL_DTYPES, DataType, ShapedType, as_dtype, num_elements
+from .types import FOUR_BIT, ALL_DTYPES, DataType, ShapedType, as_dtype, check_four_bit, feed_dtype, num_elements
 
 FORMAT = "minigraph.graph"
 VERSION = 2  # 2: a constant filled from a scalar is stored as {"$": "fill"}
@@ -997,14 +997,15 @@ def _check_source_attrs(typ: str, attrs: dict, dec: _Decoder, w: str) -> None:
         return
     ref = attrs.get(key)
     if isinstance(ref, np.ndarray):  # a constant filled from a scalar
-        if as_dtype(ref.dtype) != attrs["dtype"] or ref.shape != attrs["shape"]:
+        if feed_dtype(attrs["dtype"], ref.dtype) != attrs["dtype"] or ref.shape != attrs["shape"]:
             _fail(w, f"the fill is {ref.dtype.name}{list(ref.shape)} but the op is "
                   f"{attrs['dtype'].name}{list(attrs['shape'])}")
         return
     if not isinstance(ref, _ArrayRef):
         _fail(w, f"attribute {key!r} must be an array reference")
     dt, shp = dec.arrays[ref.key]
-    held = attrs["dtype"].np_dtype if attrs["dtype"].name == "complex32" else attrs["dtype"]  # in complex64 arrays
+    # complex32 is held in complex64 arrays, int4 / uint4 in int8 / uint8 ones
+    held = as_dtype(attrs["dtype"].np_dtype) if attrs["dtype"].name in ("complex32", "int4", "uint4") else attrs["dtype"]
     if dt != held or shp != attrs["shape"]:
         _fail(w, f"array {ref.key!r} is declared {dt.name}{list(shp)} but the op is "
               f"{attrs['dtype'].name}{list(attrs['shape'])}")
@@ -1075,9 +1076,16 @@ def _rebuild_op(g: Any, entry: _Entry, by_name: dict, arrays: dict, w: str) -> A
         if k >= len(op.outputs):
             _fail(w, f"refers to output {k} of {src!r}, which has {len(op.outputs)} output(s)")
         ins.append(op.outputs[k])
+    resolved = _resolve(attrs, arrays)
+    if typ == "constant" and isinstance(resolved.get("value"), np.ndarray) and \
+            getattr(resolved.get("dtype"), "name", None) in FOUR_BIT:  # codes kept in the 4-bit range
+        try:
+            check_four_bit(resolved["value"], resolved["dtype"], "its value")
+        except MiniGraphError as err:
+            _fail(w, f"cannot be rebuilt: {err}")
     try:
         with g.non_trainable() if e.get("trainable") is False else contextlib.nullcontext():
-            op = g.add_op(typ, ins, _resolve(attrs, arrays), name, control_dependencies=[by_name[d] for d in deps],
+            op = g.add_op(typ, ins, resolved, name, control_dependencies=[by_name[d] for d in deps],
                           location=e.get("location"), requested_name=e.get("requested_name"),
                           user_name=e.get("user_name"), from_gradients=bool(e.get("from_gradients")))
     except SerializationError:

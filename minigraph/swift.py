@@ -32,7 +32,7 @@ from .types import DataType
 SWIFT_DTYPES = {"float32": ".float32", "float16": ".float16", "int8": ".int8", "int16": ".int16",
                 "int32": ".int32", "int64": ".int64", "uint8": ".uInt8", "uint16": ".uInt16",
                 "uint32": ".uInt32", "uint64": ".uInt64", "bool": ".bool", "complex64": ".complexFloat32",
-                "complex32": ".complexFloat16"}
+                "complex32": ".complexFloat16", "int4": ".int4", "uint4": ".uInt4"}
 # Swift case names where they differ from the Python member name
 SWIFT_ENUM_CASES = {("PaddingStyle", "EXPLICIT"): ".explicit",
                     ("PaddingMode", "CONSTANT"): ".constant", ("PaddingMode", "REFLECT"): ".reflect",
@@ -200,6 +200,15 @@ def _data(arr: np.ndarray) -> str:
     return f'Data(base64Encoded: "{base64.b64encode(le.tobytes()).decode("ascii")}")!'
 
 
+def pack_nibbles(arr: np.ndarray) -> np.ndarray:
+    """int4 / uint4 values (held one per byte) packed two per byte, the first in the low 4 bits, as
+    4-bit tensor data is laid out (an odd count leaves the last high nibble 0)."""
+    low = np.ascontiguousarray(arr).reshape(-1).astype(np.uint8) & 15
+    if low.size % 2:
+        low = np.concatenate([low, np.zeros(1, np.uint8)])
+    return (low[0::2] | (low[1::2] << 4)).astype(np.uint8)
+
+
 def _enum(v: enum.Enum) -> str:
     """The Swift case: the table's, else the name as it is (MPSGraph's ``.NCHW``, ``.ONNX_SAME_LOWER``)."""
     return SWIFT_ENUM_CASES.get((type(v).__name__, v.name), "." + v.name)
@@ -278,6 +287,8 @@ class _Exporter:
             if arr.ndim == 0:
                 return f"graph.constant({x}, dataType: {dt})"
             return f"graph.constant({x}, shape: {_numbers(arr.shape)}, dataType: {dt})"
+        if a["dtype"].name in ("int4", "uint4"):
+            return f"graph.constant({_data(pack_nibbles(arr))}, shape: {_numbers(arr.shape)}, dataType: {dt})"
         return f"graph.constant({_data(arr)}, shape: {_numbers(arr.shape)}, dataType: {dt})"
 
     def complex_constant(self, op, arr: np.ndarray, dt: str) -> str:
@@ -658,6 +669,9 @@ def _availability(g) -> list:
         rounding = op.attrs.get("nearest_rounding_mode")
         if isinstance(rounding, enum.Enum) and rounding.name in ROUNDING_NEEDS:
             used.add((ROUNDING_NEEDS[rounding.name], f"nearestRoundingMode {_enum(rounding)}"))
+        four = sorted({SWIFT_DTYPES[t.dtype.name] for t in op.outputs if t.dtype.name in ("int4", "uint4")})
+        if four:  # MPSDataType.int4 / .uInt4
+            used.add((("15.0", "18.0"), f"dataType {', '.join(four)}"))
         if op.type in ("resize", "resize_gradient"):
             if op.attrs.get("layout", 0) is None:
                 used.add((("14.0", "17.0"), "resize without a layout"))
@@ -728,7 +742,8 @@ def to_swift(g, feeds: Optional[Mapping[Tensor, Any]] = None, target_tensors: Op
             shape, data = arr.shape, _data(arr)
         else:
             shape = tuple(1 if d == -1 else d for d in p.shape)
-            data = f"Data(count: {p.dtype.itemsize * int(np.prod(shape, dtype=np.int64))})"
+            n = int(np.prod(shape, dtype=np.int64))
+            data = f"Data(count: {(n + 1) // 2 if p.dtype.name in ('int4', 'uint4') else p.dtype.itemsize * n})"
         v = ex.var_of[p.operation.index]
         tail.append(f"let {v}_data = MPSGraphTensorData(device: device, data: {data}, "
                     f"shape: {_numbers(shape)}, dataType: {swift_dtype(p.dtype, repr(p.name))})")

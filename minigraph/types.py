@@ -68,7 +68,8 @@ class DataType:
 
     @property
     def itemsize(self) -> int:
-        """Bytes per element (the low bits of the MPSDataType raw value, divided by 8)."""
+        """Bytes per element (the low bits of the MPSDataType raw value, divided by 8; 1 for int4 and
+        uint4, held one per byte)."""
         return self.bytes or self.np_dtype.itemsize
 
     def __repr__(self) -> str:
@@ -92,11 +93,58 @@ bool_ = DataType("bool", np.dtype(np.bool_), 0x80000008)
 complex64 = DataType("complex64", np.dtype(np.complex64), 0x11000040)
 complex32 = DataType("complex32", np.dtype(np.complex64), 0x11000020, bytes=4)
 complex128 = DataType("complex128", np.dtype(np.complex128), 0)  # NumPy-only extension, as float64 (gradient checks)
+# MPSDataTypeInt4 / UInt4 (SignedBit | 4, and 4; macOS 15, iOS 18). NumPy has no 4-bit integers:
+# their values are held one per byte in int8 / uint8 arrays, kept in -8..7 and 0..15.
+int4 = DataType("int4", np.dtype(np.int8), 0x20000004)
+uint4 = DataType("uint4", np.dtype(np.uint8), 0x00000004)
 
 ALL_DTYPES = (float32, float16, float64, int8, int16, int32, int64,
-              uint8, uint16, uint32, uint64, bool_, complex64, complex32, complex128)
+              uint8, uint16, uint32, uint64, bool_, complex64, complex32, complex128, int4, uint4)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d is not complex32}
+_BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d not in (complex32, int4, uint4)}
+FOUR_BIT = {"int4": (-8, 7), "uint4": (0, 15)}  # the range of each 4-bit type
+# the ops that take or make int4 / uint4: the quantization ops, cast, and ops that only move values
+FOUR_BIT_OPS = {"placeholder", "constant", "cast", "identity", "reshape", "quantize", "quantize_with_scale_tensor",
+                "quantize_with_tensors", "dequantize", "dequantize_with_scale_tensor", "dequantize_with_tensors",
+                "dequantize_blockwise", "dequantize_blockwise_symmetric", "dequantize_lut",
+                "dequantize_vector_lut"}
+
+
+def int_range(dtype: "DataType") -> tuple:
+    """(lowest, highest) of an integer dtype: -8..7 for int4, 0..15 for uint4, NumPy's for the others."""
+    if dtype.name in FOUR_BIT:
+        return FOUR_BIT[dtype.name]
+    info = np.iinfo(dtype.np_dtype)
+    return int(info.min), int(info.max)
+
+
+def check_four_bit(a: np.ndarray, dtype: "DataType", what: str) -> np.ndarray:
+    """``a`` (an int8 / uint8 array) checked to hold only values of the 4-bit ``dtype``.
+
+    Raises:
+        DTypeError: a value outside -8..7 (int4) or 0..15 (uint4); the message names ``what``.
+    """
+    lo, hi = FOUR_BIT[dtype.name]
+    bad = (a < lo) | (a > hi)
+    if np.any(bad):
+        raise DTypeError(f"{what}: {dtype.name} holds the whole numbers {lo} to {hi} (held in "
+                         f"{dtype.np_dtype.name} arrays), got {a[bad].reshape(-1)[:4].tolist()}")
+    return a
+
+
+def wrap_four_bit(a: np.ndarray, dtype: "DataType") -> np.ndarray:
+    """Integers reduced to the 4-bit ``dtype``'s low 4 bits (two's complement for int4), as a
+    cast to int8 keeps the low 8 bits."""
+    with np.errstate(invalid="ignore"):  # NaN and infinities give unspecified values, as for int8
+        low = np.asarray(a).astype(np.int64) & 15
+    return (np.where(low > 7, low - 16, low) if dtype.name == "int4" else low).astype(dtype.np_dtype)
+
+
+def feed_dtype(want: "DataType", held: np.dtype) -> "DataType":
+    """The dtype of a fed array: a 4-bit placeholder's own when it is fed its holding int8 / uint8 array."""
+    if want.name in FOUR_BIT and held == want.np_dtype:
+        return want
+    return as_dtype(held)
 
 
 def complex_of(dtype: "DataType") -> "DataType":

@@ -262,6 +262,11 @@ def every_op_graph(seed: int = 0):
         codes = g.constant(rng.integers(0, 256, (3, 4)).astype(np.uint8), name="codes")
         outs += [g.dequantize_lut(codes, g.constant(np.linspace(-1, 1, 256).astype(f32), name="lut")),
                  g.dequantize_vector_lut(codes, g.constant(rng.standard_normal((256, 2)).astype(f32), name="vlut"), 0)]
+        q4 = g.quantize(m, 0.25, -1, mg.int4)  # 4-bit codes, held in int8 / uint8 arrays
+        codes4 = g.constant(np.arange(12, dtype=np.uint8).reshape(3, 4), mg.uint4, name="codes4")
+        outs += [q4, g.dequantize_blockwise(q4, g.constant(np.full((3, 2), 0.5, f32)),
+                                            g.constant(np.array([[1, -2]] * 3, np.int8), mg.int4), mg.float32),
+                 g.dequantize_lut(codes4, g.constant(np.linspace(-1, 1, 16).astype(f32), name="lut4"))]
 
     with g.name_scope("control_flow"):  # a branch, a loop with its gradient, a while loop, a call
         c0 = g.squeeze(g.reduction_sum(m, axes=None))

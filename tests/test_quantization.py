@@ -497,3 +497,313 @@ def test_swift_export_writes_apples_calls():
     assert "graph.dequantize(q, scaleTensor: s, zeroPointTensor: z, dataType: .float32, axis: 1" in swift
     assert ", dataType: .float32, name: \"db\")" in swift and "zeroPointTensor:" in swift
     assert "LUTTensor:" in swift and "axis: 0, name: \"vlut\")" in swift
+
+
+# ----------------------------------------------------------------------------- int4 / uint4
+Q4 = {"int4": (np.int8, -8, 7), "uint4": (np.uint8, 0, 15)}
+
+
+def _run4(fn, arrays, dtypes, backend="numpy"):
+    """Like _run, with each placeholder's dtype given (int4 / uint4 placeholders take int8 / uint8 arrays)."""
+    g = mg.Graph()
+    ps = [g.placeholder(a.shape, dtype=d) for a, d in zip(arrays, dtypes)]
+    outs = fn(g, *ps)
+    outs = outs if isinstance(outs, list) else [outs]
+    res = g.run(dict(zip(ps, arrays)), outs, backend=backend)
+    return [np.asarray(res[o]) for o in outs]
+
+
+def test_four_bit_types_mirror_mpsdatatype():
+    assert mg.int4.mps_value == 0x20000004 and mg.uint4.mps_value == 0x00000004  # SignedBit | 4, and 4
+    assert mg.int4.np_dtype == np.int8 and mg.uint4.np_dtype == np.uint8
+    assert mg.int4.is_integer and mg.uint4.is_integer and mg.int4 != mg.int8 and mg.uint4 != "uint8"
+    assert mg.as_dtype("int4") is mg.int4 and mg.as_dtype(np.int8) is mg.int8  # NumPy's int8 stays int8
+
+
+def test_quantize_to_four_bits_hand_values():
+    x = np.array([1.25, -0.75, 0.25, 0.75, np.nan, np.inf, -np.inf, 30.0, -30.0, -0.0, 3.5, -4.5], F32)
+    (q, u) = _run(lambda g, a: [g.quantize(a, 0.5, 1, mg.int4), g.quantize(a, 0.5, 8, mg.uint4)], [x])
+    # 2.5 -> 2, -1.5 -> -2, 0.5 -> 0, 1.5 -> 2 (half to even), NaN -> the zero point, saturated to 4 bits
+    np.testing.assert_array_equal(q, np.array([3, -1, 1, 3, 1, 7, -8, 7, -8, 1, 7, -8], np.int8))
+    np.testing.assert_array_equal(u, np.array([10, 6, 8, 10, 8, 15, 0, 15, 0, 8, 15, 0], np.uint8))
+    assert q.dtype == np.int8 and u.dtype == np.uint8
+
+
+def test_dequantize_from_four_bits_hand_values():
+    q = np.array([-8, -1, 0, 7], np.int8)
+    u = np.array([0, 3, 9, 15], np.uint8)
+    (a, b) = _run4(lambda g, x, y: [g.dequantize(x, 0.5, -2, mg.float32), g.dequantize(y, 0.25, 8, mg.float16)],
+                   [q, u], [mg.int4, mg.uint4])
+    np.testing.assert_array_equal(a, np.array([-3.0, 0.5, 1.0, 4.5], F32))
+    np.testing.assert_array_equal(b, np.array([-2.0, -1.25, 0.25, 1.75], F16))
+
+
+def _onnx_eval4(op, x, s, z, ztype, out_type, axis):
+    """ONNX's reference QuantizeLinear / DequantizeLinear with an INT4 / UINT4 zero point (an initializer:
+    NumPy has no 4-bit arrays), opset 21."""
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+    inits = [helper.make_tensor("z", ztype, list(z.shape), z.reshape(-1).tolist())]
+    if op == "DequantizeLinear":  # the 4-bit input is an initializer too
+        inits.append(helper.make_tensor("x", ztype, list(x.shape), x.reshape(-1).tolist()))
+        inputs = []
+    else:
+        inputs = [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)]
+    inits.append(helper.make_tensor("s", TensorProto.FLOAT, list(s.shape), s.reshape(-1).tolist()))
+    node = helper.make_node(op, ["x", "s", "z"], ["y"], axis=axis)
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", out_type, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    return ReferenceEvaluator(model).run(None, {} if op == "DequantizeLinear" else {"x": x})[0]
+
+
+@pytest.mark.parametrize("dt", ["int4", "uint4"])
+@pytest.mark.parametrize("axis", [None, 0, 2])
+def test_four_bits_against_onnx_quantize_linear_and_dequantize_linear(dt, axis):
+    pytest.importorskip("onnx", reason="needs the 'onnx' extra")
+    from onnx import TensorProto
+    rng = _rng("onnx4", dt, axis)
+    npdt, lo, hi = Q4[dt]
+    shape = (3, 4, 5)
+    x = (rng.standard_normal(shape) * 5).astype(F32)
+    x.reshape(-1)[:6] = [0.25, 0.75, -0.25, 100.0, -100.0, 0.0]  # ties and saturation
+    n = 1 if axis is None else shape[axis]
+    s = rng.uniform(0.1, 0.6, n).astype(F32)
+    z = rng.integers(lo // 2, hi // 2 + 1, n).astype(npdt)
+    if axis is None:
+        s, z = s.reshape(()), z.reshape(())
+    ztype = TensorProto.INT4 if dt == "int4" else TensorProto.UINT4
+    ax = 0 if axis is None else axis
+    want_q = _onnx_eval4("QuantizeLinear", x, s, z, ztype, ztype, ax).astype(npdt)
+    dtype = mg.as_dtype(dt)
+    (q,) = _run4(lambda g, a, b, c: g.quantize_with_tensors(a, b, c, dtype, ax), [x, s, z], [mg.float32, mg.float32, dtype])
+    np.testing.assert_array_equal(q, want_q)
+    assert q.dtype == npdt and q.min() >= lo and q.max() <= hi
+    want_y = _onnx_eval4("DequantizeLinear", q, s, z, ztype, TensorProto.FLOAT, ax)
+    (y,) = _run4(lambda g, a, b, c: g.dequantize_with_tensors(a, b, c, mg.float32, ax), [q, s, z], [dtype, mg.float32, dtype])
+    np.testing.assert_array_equal(y, want_y)
+    if axis is None:
+        (q2,) = _run(lambda g, a: g.quantize(a, float(s), int(z), dtype), [x])
+        np.testing.assert_array_equal(q2, want_q)
+        (y2,) = _run4(lambda g, a: g.dequantize(a, float(s), int(z), mg.float32), [q], [dtype])
+        np.testing.assert_array_equal(y2, want_y)
+    else:
+        (q3,) = _run(lambda g, a, b: g.quantize_with_scale_tensor(a, b, 1, dtype, ax), [x, s])
+        np.testing.assert_array_equal(q3, _quantize_loop4(x, s, 1, dt, ax))
+
+
+def _quantize_loop4(x, scale, zp, dt, axis):
+    npdt, lo, hi = Q4[dt]
+    out = np.empty(x.shape, npdt)
+    for idx in np.ndindex(*x.shape):
+        v = float(np.float32(x[idx]) / np.float32(scale[idx[axis]]))
+        r = 0.0 if np.isnan(v) else float(np.rint(v))
+        out[idx] = int(min(max(r + zp, lo), hi))
+    return out
+
+
+@pytest.mark.parametrize("dt", ["int4", "uint4"])
+def test_four_bit_blockwise_and_per_axis_dequantize_match_loops(dt):
+    rng = _rng("blockwise4", dt)
+    npdt, lo, hi = Q4[dt]
+    dtype = mg.as_dtype(dt)
+    q = rng.integers(lo, hi + 1, (3, 8)).astype(npdt)
+    s = rng.uniform(0.1, 1.0, (3, 2)).astype(F32)
+    z = rng.integers(lo, hi + 1, (3, 2)).astype(npdt)
+    sa = rng.uniform(0.1, 1.0, 8).astype(F32)
+    got = _run4(lambda g, a, b, c, d: [g.dequantize_blockwise(a, b, c, mg.float32),
+                                       g.dequantize_blockwise_symmetric(a, b, mg.float32),
+                                       g.dequantize_with_scale_tensor(a, d, 2, mg.float32, 1)],
+                [q, s, z, sa], [dtype, mg.float32, dtype, mg.float32])
+    np.testing.assert_array_equal(got[0], _blockwise_loop(q, s, z, F32))
+    np.testing.assert_array_equal(got[1], _blockwise_loop(q, s, np.zeros_like(z), F32))
+    np.testing.assert_array_equal(got[2], _dequantize_loop(q, sa, 2, F32, axis=1))
+
+
+def _lut4(q, lut, vector_axis=None, backend="numpy"):
+    g = mg.Graph()
+    qc = g.constant(q, mg.uint4)
+    lc = g.constant(lut)
+    out = g.dequantize_lut(qc, lc) if vector_axis is None else g.dequantize_vector_lut(qc, lc, vector_axis)
+    return np.asarray(g.run({}, [out], backend=backend)[out])
+
+
+def test_uint4_lookup_tables_have_16_entries():
+    rng = _rng("lut4")
+    q = rng.integers(0, 16, (4, 6)).astype(np.uint8)
+    lut = (rng.standard_normal((2, 3, 16)) * 10).astype(F32)
+    np.testing.assert_array_equal(_lut4(q, lut), _lut_loop(q, lut))
+    vlut = (rng.standard_normal((2, 16, 3)) * 10).astype(F16)
+    np.testing.assert_array_equal(_lut4(q, vlut, 1), _vector_lut_loop(q, vlut, 1))
+    np.testing.assert_array_equal(_lut4(np.array([[0, 15]], np.uint8), np.arange(16, dtype=F32)), [[0.0, 15.0]])
+    g = mg.Graph()
+    with pytest.raises(mg.ShapeError, match="16 entries"):
+        g.dequantize_lut(g.constant(q, mg.uint4), np.ones(256, F32))
+    with pytest.raises(mg.DTypeError, match="uint4"):
+        g.dequantize_lut(g.constant((q // 2).astype(np.int8), mg.int4), np.ones(16, F32))
+
+
+def test_four_bit_feeds_must_be_in_range():
+    g = mg.Graph()
+    p = g.placeholder([3], mg.int4, name="codes")
+    u = g.placeholder([2], mg.uint4, name="ucodes")
+    y = g.dequantize(p, 1.0, 0, mg.float32)
+    v = g.dequantize(u, 1.0, 0, mg.float32)
+    r = g.run({p: np.array([-8, 0, 7], np.int8), u: [0, 15]}, [y, v])  # a list takes the holding dtype
+    np.testing.assert_array_equal(r[y], [-8.0, 0.0, 7.0])
+    np.testing.assert_array_equal(r[v], [0.0, 15.0])
+    with pytest.raises(mg.FeedError, match=r"'codes'.*-8 to 7.*\[8\]"):
+        g.run({p: np.array([8, 0, 7], np.int8), u: [0, 1]}, [y, v])
+    with pytest.raises(mg.FeedError, match=r"'ucodes'.*0 to 15"):
+        g.run({p: np.zeros(3, np.int8), u: [16, 1]}, [y, v])
+    with pytest.raises(mg.FeedError, match="codes"):  # an int32 array is no int4 feed: no silent casts
+        g.run({p: np.zeros(3, np.int32), u: [0, 1]}, [y, v])
+    exe = g.compile({p: mg.ShapedType([3], mg.int4), u: mg.ShapedType([2], mg.uint4)}, [y])
+    np.testing.assert_array_equal(exe.run({p: np.array([1, 2, 3], np.int8), u: np.array([0, 1], np.uint8)})[0],
+                                  [1.0, 2.0, 3.0])
+    with pytest.raises(mg.FeedError, match="codes"):
+        exe.run({p: np.array([1, 2, -9], np.int8), u: np.array([0, 1], np.uint8)})
+
+
+def test_four_bit_constants_must_be_in_range():
+    g = mg.Graph()
+    c = g.constant([-8, 7], mg.int4)
+    assert c.dtype == mg.int4
+    f = g.constant(15, mg.uint4, shape=[3])
+    np.testing.assert_array_equal(g.run({}, [g.dequantize(f, 1.0, 0, mg.float32)]).popitem()[1], [15.0, 15.0, 15.0])
+    with pytest.raises(mg.DTypeError, match="constant.*-8 to 7"):
+        g.constant([1, 9], mg.int4)
+    with pytest.raises(mg.DTypeError, match="constant.*0 to 15"):
+        g.constant(np.array([16], np.uint8), mg.uint4)
+    with pytest.raises(mg.DescriptorError, match=r"\[-8, 7\]"):
+        g.quantize(g.placeholder([2]), 0.5, 8, mg.int4)
+    with pytest.raises(mg.DescriptorError, match=r"\[0, 15\]"):
+        g.dequantize(f, 0.5, 16, mg.float32)
+
+
+def test_cast_to_four_bits_keeps_the_low_bits_and_from_them_is_exact():
+    """A cast to int4 / uint4 keeps the integer's low 4 bits (two's complement), as a cast to int8
+    keeps 8 in NumPy; floats are truncated toward zero first."""
+    i = np.array([7, 8, -8, -9, 16, -1, 23, 1000], np.int32)
+    f = np.array([2.9, -2.9, 7.5, 8.0, -8.5, 15.99, -0.5, 0.0], F32)
+    b = np.array([True, False, True, False, True, False, True, False])
+    got = _run(lambda g, a, c, d: [g.cast(a, mg.int4), g.cast(a, mg.uint4), g.cast(c, mg.int4), g.cast(c, mg.uint4),
+                                   g.cast(d, mg.int4)], [i, f, b])
+    np.testing.assert_array_equal(got[0], np.array([7, -8, -8, 7, 0, -1, 7, -8], np.int8))
+    np.testing.assert_array_equal(got[1], np.array([7, 8, 8, 7, 0, 15, 7, 8], np.uint8))
+    np.testing.assert_array_equal(got[2], np.array([2, -2, 7, -8, -8, -1, 0, 0], np.int8))
+    np.testing.assert_array_equal(got[3], np.array([2, 14, 7, 8, 8, 15, 0, 0], np.uint8))
+    np.testing.assert_array_equal(got[4], b.astype(np.int8))
+    assert got[0].dtype == np.int8 and got[1].dtype == np.uint8
+    q = np.arange(-8, 8, dtype=np.int8)
+    back = _run4(lambda g, a: [g.cast(a, mg.int32), g.cast(a, mg.float16), g.cast(a, mg.uint4), g.cast(a, mg.int8)],
+                 [q], [mg.int4])
+    np.testing.assert_array_equal(back[0], q.astype(np.int32))
+    np.testing.assert_array_equal(back[1], q.astype(F16))
+    np.testing.assert_array_equal(back[2], (q.astype(np.int32) & 15).astype(np.uint8))
+    np.testing.assert_array_equal(back[3], q)
+
+
+@pytest.mark.parametrize("build", [lambda g, q: g.addition(q, q), lambda g, q: g.reduction_sum(q, axes=[0]),
+                                   lambda g, q: g.transpose(q, 0, 1), lambda g, q: g.bitwise_and(q, q),
+                                   lambda g, q: g.maximum(q, q)])
+def test_other_ops_refuse_four_bits(build):
+    g = mg.Graph()
+    q = g.placeholder([2, 2], mg.int4)
+    with pytest.raises(mg.DTypeError, match="takes no int4") as e:
+        build(g, q)
+    assert " op " in str(e.value)
+    r = g.reshape(g.identity(q), [4])  # ops that only move values take them
+    assert r.dtype == mg.int4
+
+
+def test_four_bits_on_cpu_and_webgpu_match_numpy(backend):
+    rng = _rng("four bits", backend)
+    x = (rng.standard_normal((4, 6)) * 3).astype(F32)
+    x[0, :4] = [np.nan, np.inf, -np.inf, 0.25]
+    q = rng.integers(-8, 8, (4, 6)).astype(np.int8)
+    u = rng.integers(0, 16, (4, 6)).astype(np.uint8)
+    s = rng.uniform(0.1, 1.0, (4, 3)).astype(F32)
+    z = rng.integers(-8, 8, (4, 3)).astype(np.int8)
+
+    def fn(g, a, b, c, d, e):
+        lut = g.constant(np.linspace(-1, 1, 2 * 16).astype(F32).reshape(2, 16))
+        return [g.quantize(a, 0.5, 1, mg.int4), g.quantize(a, 0.25, 8, mg.uint4),
+                g.dequantize(b, 0.5, -1, mg.float32), g.dequantize(c, 0.125, 8, mg.float32),
+                g.dequantize_blockwise(b, d, e, mg.float32), g.dequantize_blockwise_symmetric(b, d, mg.float32),
+                g.dequantize_lut(g.constant(u, mg.uint4), lut), g.dequantize(g.quantize(a, 0.5, 0, mg.int4), 0.5, 0,
+                                                                             mg.float32)]
+    dts = [mg.float32, mg.int4, mg.uint4, mg.float32, mg.int4]
+    for want, got in zip(_run4(fn, [x, q, u, s, z], dts), _run4(fn, [x, q, u, s, z], dts, backend)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def _tool_graph4():
+    g = mg.Graph()
+    x = g.placeholder((3, 4), name="x")
+    p = g.placeholder((3, 4), mg.uint4, name="p")
+    c = g.constant(np.array([1, -8, 7], np.int8), mg.int4, name="c")
+    outs = [g.quantize(x, 0.5, -1, mg.int4, name="q4"), g.quantize(x, 0.5, 8, mg.uint4, name="qu4"),
+            g.dequantize(p, 0.5, 8, mg.float32, name="d4"), g.dequantize(c, 0.5, 0, mg.float32, name="dc"),
+            g.dequantize(g.constant(5, mg.int4, shape=[2], name="fill"), 1.0, 0, mg.float32, name="df"),
+            g.dequantize_lut(g.constant(np.arange(12, dtype=np.uint8).reshape(3, 4), mg.uint4, name="idx"),
+                             g.constant(np.linspace(0, 1, 16).astype(F32)), name="lut4")]
+    feeds = {x: np.random.default_rng(0).standard_normal((3, 4)).astype(F32),
+             p: np.arange(12, dtype=np.uint8).reshape(3, 4)}
+    return g, feeds, outs
+
+
+def test_four_bit_save_load_round_trip_is_exact(tmp_path):
+    g, feeds, outs = _tool_graph4()
+    want = g.run(feeds, outs)
+    g2 = mg.load(g.save(str(tmp_path / "quant4.mpsg")))
+    by = {t.name: t for op in g2.operations for t in op.outputs}
+    assert by["p"].dtype == mg.uint4 and by["c"].dtype == mg.int4 and by["q4"].dtype == mg.int4
+    got = g2.run({by[t.name]: v for t, v in feeds.items()}, [by[t.name] for t in outs])
+    for t in outs:
+        np.testing.assert_array_equal(got[by[t.name]], want[t])
+
+
+def test_four_bit_swift_export_uses_int4_and_packs_constants():
+    g, feeds, outs = _tool_graph4()
+    swift = g.to_swift(feeds=feeds, target_tensors=outs)
+    assert 'graph.quantize(x, scale: 0.5, zeroPoint: -1, dataType: .int4, name: "q4")' in swift
+    assert 'graph.quantize(x, scale: 0.5, zeroPoint: 8, dataType: .uInt4, name: "qu4")' in swift
+    assert 'graph.placeholder(shape: [3, 4], dataType: .uInt4, name: "p")' in swift
+    assert "Needs macOS 15.0 / iOS 18.0 or later (" in swift and "dataType .int4" in swift
+    # [1, -8, 7] packed two per byte, the first in the low bits: 0x81, 0x07
+    assert 'graph.constant(Data(base64Encoded: "gQc=")!, shape: [3], dataType: .int4)' in swift
+
+
+def test_int8_arrays_stand_for_four_bit_zero_points():
+    """NumPy has no int4: an int8 (uint8) array given as the zero points of an int4 (uint4) tensor
+    becomes an int4 (uint4) constant, checked to be in range."""
+    g = mg.Graph()
+    q = g.placeholder([2, 4], mg.int4)
+    y = g.dequantize_with_tensors(q, np.array([0.5, 1, 2, 4], F32), np.array([1, -1, 0, 7], np.int8), mg.float32, 1)
+    b = g.dequantize_blockwise(q, np.ones((2, 2), F32), np.array([[1, -1], [0, 7]], np.int8), mg.float32)
+    assert y.operation.inputs[2].dtype == mg.int4 and b.operation.inputs[2].dtype == mg.int4
+    r = g.run({q: np.array([[0, 1, 2, -8]] * 2, np.int8)}, [y, b])
+    np.testing.assert_array_equal(r[y], [[-0.5, 2.0, 4.0, -60.0]] * 2)
+    np.testing.assert_array_equal(r[b], [[-1.0, 0.0, 3.0, -7.0], [0.0, 1.0, -5.0, -15.0]])
+    with pytest.raises(mg.DTypeError, match="dequantize_with_tensors.*-8 to 7"):
+        g.dequantize_with_tensors(q, np.ones(4, F32), np.array([1, -1, 0, 9], np.int8), mg.float32, 1)
+
+
+def test_loading_refuses_four_bit_constants_out_of_range(tmp_path):
+    import hashlib
+    import json
+    g = mg.Graph()
+    g.dequantize(g.constant(np.array([1, -8, 7], np.int8), mg.int4, name="c"), 1.0, 0, mg.float32)
+    path = g.save(str(tmp_path / "q4.mpsg"))
+    npz = str(tmp_path / "q4.npz")
+    with np.load(npz) as z:
+        arrays = {k: z[k] for k in z.files}
+    (key,) = arrays
+    arrays[key] = np.array([1, -8, 9], np.int8)  # 9 is no int4
+    np.savez(npz, **arrays)
+    doc = json.loads(open(path).read())
+    doc["npz_sha256"] = hashlib.sha256(open(npz, "rb").read()).hexdigest()
+    open(path, "w").write(json.dumps(doc))
+    with pytest.raises(mg.SerializationError, match="-8 to 7"):
+        mg.load(path)

@@ -450,7 +450,8 @@ def _infer_cast(in_types, attrs):
 def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=None):
     """Convert to another dtype (MPSGraph ``cast(_:to:name:)``, Objective-C ``castTensor:toType:name:``).
     Float to int truncates toward zero; NaN, Inf and out-of-range values give unspecified
-    integers (as on the GPU)."""
+    integers (as on the GPU). To int4 / uint4 the integer's low 4 bits are kept, as int8 keeps 8
+    (docs/quantization.md)."""
     label = f"cast op {name or 'cast'!r}"
     tensor = g.as_tensor(tensor, label)
     to_type = renamed(label, "dtype", "to_type", dtype, renamed(label, "to", "to_type", to, to_type, DTypeError), DTypeError)

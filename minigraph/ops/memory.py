@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import DTypeError, ResourceLimitError, ShapeError, TargetError
 from ..ir import Operation, Tensor
-from ..types import ShapedType, as_dtype, as_shape, float32, num_elements, round_complex32
+from ..types import FOUR_BIT, ShapedType, as_dtype, as_shape, check_four_bit, float32, num_elements, round_complex32
 from ..coerce import frozen_array
 from ..limits import MAX_BYTES, MAX_ELEMENTS
 from .registry import defop, gradient
@@ -51,6 +51,12 @@ def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):
         raise ShapeError(f"constant op {name or 'constant'!r}: cannot fill shape {shape} from a value "
                          f"of shape {np.shape(value)}: {e}") from None
     dt = as_dtype(arr.dtype)
+    if dtype is not None and as_dtype(dtype).name in FOUR_BIT:  # held in int8 / uint8, values in range
+        dt = as_dtype(dtype)
+        try:
+            check_four_bit(arr, dt, f"constant op {name or 'constant'!r}")
+        except DTypeError as e:
+            raise DTypeError(f"{e}: give values the dtype holds") from None
     if dtype is not None and as_dtype(dtype).name == "complex32":  # held as complex64, parts rounded to float16
         dt = as_dtype(dtype)
         arr = _frozen(round_complex32(arr) if not arr.strides or any(arr.strides) else

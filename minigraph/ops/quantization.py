@@ -15,8 +15,10 @@ here, named after its labels. Where Apple is silent minigraph follows ONNX's Qua
 - ``scale * (q - zero_point)`` is computed in float32 with the scale first rounded to the result
   type, and rounded once to the result type (exact for float16, whose products fit float32).
 
-minigraph has no int4, uint4, bfloat16 or float8 types, so Apple's int4/uint4 inputs, uint4 lookup
-indices and float8 results are not offered. None of these ops is differentiable (Apple documents
+int4 and uint4 (MPSDataType's 4-bit integers) are held in int8 / uint8 arrays with values in
+-8..7 / 0..15: quantize saturates to that range, dequantize takes them, and the lookup-table forms
+take uint4 indices into 16-entry tables. minigraph has no bfloat16 or float8 types, so float8
+results and bfloat16 scales are not offered. None of these ops is differentiable (Apple documents
 no gradient for them).
 """
 from __future__ import annotations
@@ -27,16 +29,16 @@ from typing import Any, Optional
 import numpy as np
 
 from ..errors import AxisError, DescriptorError, DTypeError, ShapeError
-from ..types import ShapedType, as_dtype
+from ..types import ShapedType, as_dtype, int_range
 from .registry import defop
 
 _FAMILY = "quantization"
 _SINCE = ("13.1", "16.2")
 _SINCE_15 = ("15.0", "18.0")
-QUANTIZED = ("int8", "uint8")
+QUANTIZED = ("int4", "uint4", "int8", "uint8")
 FLOATS = ("float16", "float32", "float64")
 LUT_TYPES = ("float16", "float32", "float64", "int8")
-LUT_ENTRIES = {"uint8": 256}
+LUT_ENTRIES = {"uint4": 16, "uint8": 256}
 
 
 def _label(type: str, name) -> str:
@@ -44,9 +46,8 @@ def _label(type: str, name) -> str:
 
 
 def qrange(dtype_name: str) -> tuple:
-    """(lowest, highest) of a quantized type."""
-    info = np.iinfo(np.dtype(dtype_name))
-    return int(info.min), int(info.max)
+    """(lowest, highest) of a quantized type: -8..7 for int4, 0..15 for uint4."""
+    return int_range(as_dtype(dtype_name))
 
 
 def _dtype(v: Any, allowed: tuple, what: str, label: str):
@@ -55,7 +56,7 @@ def _dtype(v: Any, allowed: tuple, what: str, label: str):
     except Exception:
         raise DTypeError(f"{label}: {what} must be one of {', '.join(allowed)}, got {v!r}") from None
     if dt.name not in allowed:
-        extra = " (minigraph has no int4, uint4 or float8 types)" if what.startswith("the result") and \
+        extra = " (minigraph has no float8 types)" if what.startswith("the result") and \
             allowed == QUANTIZED else ""
         raise DTypeError(f"{label}: {what} must be one of {', '.join(allowed)}, got {dt.name}{extra}")
     return dt
@@ -116,8 +117,8 @@ def _float_input(t: ShapedType, label: str) -> None:
 
 def _quantized_input(t: ShapedType, label: str) -> None:
     if t.dtype.name not in QUANTIZED:
-        raise DTypeError(f"{label}: the tensor to dequantize must be int8 or uint8 (minigraph has no int4 "
-                         f"or uint4), got {t.dtype.name}")
+        raise DTypeError(f"{label}: the tensor to dequantize must be int4, uint4, int8 or uint8, got "
+                         f"{t.dtype.name}")
 
 
 # ----------------------------------------------------------------------------- quantize
@@ -149,8 +150,8 @@ def _infer_quantize_tensors(type: str):
        objc="quantizeTensor:scale:zeroPoint:dataType:name:", inputs=("tensor",), infer=_infer_quantize,
        family=_FAMILY, differentiable=False, attrs=("scale", "zero_point", "dtype"), since=_SINCE)
 def quantize(g, tensor, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None):
-    """``saturate(round_half_even(tensor / scale) + zero_point)`` as int8 or uint8, one scale and zero
-    point for the whole tensor (MPSGraph ``quantize(_:scale:zeroPoint:dataType:name:)``); NaN gives
+    """``saturate(round_half_even(tensor / scale) + zero_point)`` as int4, uint4, int8 or uint8, one
+    scale and zero point for the whole tensor (MPSGraph ``quantize(_:scale:zeroPoint:dataType:name:)``); NaN gives
     the zero point. Not differentiable."""
     label = _label("quantize", name)
     t = g.as_tensor(tensor, label)
@@ -234,7 +235,8 @@ def _infer_dequantize_tensors(type: str):
 
 
 def _any_zero_point(v: Any, label: str) -> int:
-    """A scalar zero point before the input's dtype is checked: an integer in int8 or uint8 range."""
+    """A scalar zero point before the input's dtype is checked: an integer in int8 or uint8 range (the
+    input's own range is checked when its type is inferred)."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise DescriptorError(f"{label}: zero_point must be a number, got {v!r}")
     z = float(v)
@@ -247,7 +249,7 @@ def _any_zero_point(v: Any, label: str) -> int:
        objc="dequantizeTensor:scale:zeroPoint:dataType:name:", inputs=("tensor",), infer=_infer_dequantize,
        family=_FAMILY, differentiable=False, attrs=("scale", "zero_point", "dtype"), since=_SINCE)
 def dequantize(g, tensor, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None):
-    """``scale * (tensor - zero_point)`` of an int8 or uint8 tensor as float16 or float32, one scale
+    """``scale * (tensor - zero_point)`` of an int4, uint4, int8 or uint8 tensor as float16 or float32, one scale
     and zero point for the whole tensor (MPSGraph ``dequantize(_:scale:zeroPoint:dataType:name:)``).
     Not differentiable."""
     label = _label("dequantize", name)
@@ -378,7 +380,7 @@ def lut_groups(t_shape: tuple, groups: tuple, type: str, most: int) -> tuple:
 
 def _check_lut(type: str, t: ShapedType, lut: ShapedType, tail: int) -> None:
     if t.dtype.name not in LUT_ENTRIES:
-        raise DTypeError(f"{type}: the index tensor must be uint8 (minigraph has no uint4), got {t.dtype.name}")
+        raise DTypeError(f"{type}: the index tensor must be uint4 (16 entries) or uint8 (256), got {t.dtype.name}")
     if lut.dtype.name not in LUT_TYPES:
         raise DTypeError(f"{type}: the lookup table must be one of {', '.join(LUT_TYPES)}, got {lut.dtype.name}")
     entries = LUT_ENTRIES[t.dtype.name]
@@ -425,8 +427,8 @@ def _constant_indices(g, tensor, label: str):
        inputs=("tensor", "lut_tensor"), infer=_infer_lut, family=_FAMILY, differentiable=False,
        since=_SINCE_15)
 def dequantize_lut(g, tensor, lut_tensor, name: Optional[str] = None):
-    """``lut_tensor[g..., tensor[i...]]``: each uint8 index of a constant ``tensor`` looks up one of 256
-    entries; the LUT ``[G..., 256]`` may hold up to 3 group axes that split the tensor's last axes into
+    """``lut_tensor[g..., tensor[i...]]``: each uint8 (uint4) index of a constant ``tensor`` looks up one
+    of 256 (16) entries; the LUT ``[G..., 256]`` (``[G..., 16]``) may hold up to 3 group axes that split the tensor's last axes into
     equal blocks, each block with its own table (MPSGraph ``dequantize(_:LUTTensor:name:)``). The
     result has the LUT's dtype. Not differentiable."""
     label = _label("dequantize_lut", name)
@@ -439,8 +441,8 @@ def dequantize_lut(g, tensor, lut_tensor, name: Optional[str] = None):
        objc="dequantizeTensor:LUTTensor:axis:name:", inputs=("tensor", "lut_tensor"), infer=_infer_vector_lut,
        family=_FAMILY, differentiable=False, attrs=("axis",), since=_SINCE_15)
 def dequantize_vector_lut(g, tensor, lut_tensor, axis: int, name: Optional[str] = None):
-    """Each uint8 index of a constant ``tensor`` looks up a vector of ``V`` values in ``lut_tensor``
-    ``[G..., 256, V]`` (up to 2 group axes), written one after another along ``axis``: the result has
+    """Each uint8 (uint4) index of a constant ``tensor`` looks up a vector of ``V`` values in ``lut_tensor``
+    ``[G..., 256, V]`` (``[G..., 16, V]``) (up to 2 group axes), written one after another along ``axis``: the result has
     ``tensor``'s shape with ``axis`` ``V`` times longer, ``result[..., j, ...] = lut[g..., tensor[...,
     j // V, ...], j % V]``, as Core ML's vector palettization (MPSGraph
     ``dequantize(_:LUTTensor:axis:name:)``). Not differentiable."""

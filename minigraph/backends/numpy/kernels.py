@@ -12,6 +12,7 @@ import numpy as np
 from ...ops._util import normalize_axes
 from ...ops.shape import strided_slice
 from . import threads
+from ...types import FOUR_BIT, wrap_four_bit
 from .registry import numpy_kernel
 from .threads import elementwise, parallel, reduction, serial_blas, split
 
@@ -348,6 +349,9 @@ def _cast(step):
         if dt.kind == "b":  # NumPy's rule: true where either part is nonzero
             return lambda x: x != 0
         return lambda x: x.real.astype(dt)  # NumPy's rule: the real part (without its ComplexWarning)
+    out = step.out_types[0].dtype
+    if out.name in FOUR_BIT and step.in_types[0].dtype != out:  # the low 4 bits of the integer, as int8 keeps 8
+        return lambda x: wrap_four_bit(np.trunc(x.real) if x.dtype.kind in "fc" else x, out)
     return lambda x: x.astype(dt, copy=False)  # a cast to the same dtype is the tensor itself
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.quantization import lut_groups, qrange
+from ...types import as_dtype
 from .registry import numpy_kernel
 
 
@@ -27,7 +28,7 @@ def quantize_values(x: np.ndarray, scale, zero_point, dtype_name: str) -> np.nda
     with np.errstate(all="ignore"):
         r = np.rint(np.asarray(x, ct) / np.asarray(scale, ct))
         r = np.where(np.isnan(r), ct(0), r) + np.asarray(zero_point, ct)
-        return np.clip(r, lo, hi).astype(dtype_name)
+        return np.clip(r, lo, hi).astype(as_dtype(dtype_name).np_dtype)  # int4 / uint4 held in int8 / uint8
 
 
 def dequantize_values(q: np.ndarray, scale, zero_point, dtype: np.dtype) -> np.ndarray:

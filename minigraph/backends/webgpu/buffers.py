@@ -112,6 +112,6 @@ def from_device(data, offset: int, shape, dtype: str) -> np.ndarray:
     a = np.frombuffer(data, dtype=HOST[dtype], count=n, offset=offset).reshape(shape)
     if dtype == "bool":
         return a != 0
-    if dtype in ("int8", "uint8"):  # stored widened, one element per 4 bytes
-        return a.astype(dtype)
+    if dtype in ("int8", "uint8", "int4", "uint4"):  # stored widened, one element per 4 bytes
+        return a.astype(np.int8 if dtype in ("int8", "int4") else np.uint8)
     return a.copy()

@@ -20,9 +20,9 @@ from .wgsl import params_array
 SUPPORTED_DTYPES = ("float32", "float16", "int32", "uint32", "bool")
 # int8 and uint8, stored widened (wgsl.STORAGE), for the ops that declare them here (the
 # quantization kernels) and for the steps that run no kernel (feeds, constants, views)
-NARROW_INTS = ("int8", "uint8")
+NARROW_INTS = ("int8", "uint8", "int4", "uint4")
 NARROW_INT_OPS: set = set()
-_NARROW_NOTE = " (int8 and uint8 only as feeds, constants, views and the quantization ops' operands)"
+_NARROW_NOTE = " (int8, uint8, int4 and uint4 only as feeds, constants, views and the quantization ops' operands)"
 # complex64, stored as (real, imaginary) f32 pairs, for the ops that declare it here (fft.py)
 COMPLEX_OPS: set = set()
 _COMPLEX_NOTE = (" (complex64 only as feeds, constants, views and the operands of the complex and Fourier-transform "

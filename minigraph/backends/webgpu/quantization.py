@@ -1,6 +1,6 @@
 """Quantization kernels (semantics: ``ops/quantization.py``): one invocation per element, the
 scalar parameters baked into the source (as exact f32 bit patterns), the per-axis and blockwise
-parameters read at their index. int8 and uint8 are stored widened to i32 / u32 (wgsl.STORAGE),
+parameters read at their index. int8 and uint8 (and int4 / uint4) are stored widened to i32 / u32 (wgsl.STORAGE),
 so these ops are the ones allowed to take and make them (kernel_builder.NARROW_INT_OPS)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from math import prod
 
 import numpy as np
 
-from ...ops.quantization import block_size, lut_groups, qrange
+from ...ops.quantization import LUT_ENTRIES, block_size, lut_groups, qrange
 from .kernel_builder import NARROW_INT_OPS
 from .registry import webgpu_kernel
 from .wgsl import STORAGE, render
@@ -152,7 +152,7 @@ def _lut(step, kb):
     blocks = lut_groups(t.shape, groups, step.op.type, 2 if vector else 3)
     axis = step.attrs["axis"] if vector else -1
     total = prod(out.shape)
-    src = render("dequantize_lut", T=STORAGE[lut.dtype.name], TOTAL=total, ENTRIES=256, V=v,
+    src = render("dequantize_lut", T=STORAGE[lut.dtype.name], TOTAL=total, ENTRIES=LUT_ENTRIES[t.dtype.name], V=v,
                  COORDS=_lut_coords(t.shape, out.shape, groups, blocks, axis, v))
     kb.dispatch(src, [("ro", kb.input(0)), ("ro", kb.input(1)), ("rw", kb.output())], -(-total // 256))
 

@@ -13,14 +13,16 @@ from importlib import resources
 import numpy as np
 
 # how each minigraph dtype is stored on the device; bool is a u32 holding 0 or 1, int8 and uint8
+# (and int4 / uint4)
 # (which only the quantization kernels take: kernel_builder.NARROW_INT_OPS) an i32 / u32 each
 STORAGE = {"float32": "f32", "float16": "f16", "int32": "i32", "uint32": "u32", "bool": "u32",
-           "int8": "i32", "uint8": "u32", "complex64": "vec2<f32>"}  # complex64: (real, imaginary) pairs
+           "int8": "i32", "uint8": "u32", "int4": "i32", "uint4": "u32",
+           "complex64": "vec2<f32>"}  # complex64: (real, imaginary) pairs
 # the type arithmetic happens in: float16 is widened to f32 (then rounded once when stored)
 COMPUTE = {"float32": "f32", "float16": "f32", "int32": "i32", "uint32": "u32", "bool": "u32",
-           "int8": "i32", "uint8": "u32", "complex64": "vec2<f32>"}
+           "int8": "i32", "uint8": "u32", "int4": "i32", "uint4": "u32", "complex64": "vec2<f32>"}
 HOST = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32, "bool": np.uint32,
-        "int8": np.int32, "uint8": np.uint32, "complex64": np.complex64}
+        "int8": np.int32, "uint8": np.uint32, "int4": np.int32, "uint4": np.uint32, "complex64": np.complex64}
 
 WG = 256  # default workgroup size of 1D kernels
 
