@@ -329,7 +329,7 @@ def test_descriptor_is_causal_lets_query_i_see_keys_up_to_i(backend, rng, nq, nk
     y = g.scaled_dot_product_attention(q, k, v, descriptor=mg.SDPADescriptor(0.5, is_causal=True))
     causal = np.where(np.arange(nkv)[None, :] <= np.arange(nq)[:, None], 0.0, -np.inf)
     np.testing.assert_allclose(g.run({}, [y], backend=backend)[y], naive(q, k, v, causal, 0.5), rtol=2e-5, atol=2e-6)
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     ref = torch.nn.functional.scaled_dot_product_attention(*(torch.from_numpy(a.astype(np.float64)) for a in (q, k, v)),
                                                            is_causal=True, scale=0.5)
     np.testing.assert_allclose(naive(q, k, v, causal, 0.5), ref.numpy(), rtol=1e-10, atol=1e-12)

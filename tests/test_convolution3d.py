@@ -14,7 +14,7 @@ from minigraph.descriptors import Convolution3DOpDescriptor, PaddingStyle, Tenso
 import naive_conv as nv
 from gradcheck import check_gradients, uniform_inputs
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
 F = torch.nn.functional
 
 C3 = Convolution3DOpDescriptor

@@ -393,7 +393,7 @@ def test_rounding_modes_on_the_halves(backend, rounding, want):
 
 
 def test_floor_rounding_is_torch_nearest(backend):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = np.random.default_rng(3).standard_normal((2, 3, 5, 7)).astype(np.float32)
     for size in [(8, 3), (11, 14), (2, 2)]:
         y = _run_kw(x, size, R.NEAREST, backend, layout=L.NCHW, nearest_rounding_mode=N.FLOOR)[0]
@@ -447,7 +447,7 @@ def test_without_a_layout_every_axis_is_resized(backend, mode, cr, ac):
 
 
 def test_without_a_layout_matches_torch_trilinear(backend):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     x = np.random.default_rng(8).standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
     for ac in (False, True):
         y = _run_kw(x, (1, 2, 5, 3, 7), R.BILINEAR, backend, center_result=True, align_corners=ac)[0]

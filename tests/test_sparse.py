@@ -8,7 +8,6 @@ import pytest
 
 import minigraph as mg
 
-sp = pytest.importorskip("scipy.sparse")
 F32 = np.float32
 
 
@@ -22,6 +21,7 @@ def _run(backend, storage, values, i0, i1, shape, dtype=None):
 @pytest.mark.parametrize("fmt", ["coo", "csr", "csc"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
 def test_sparse_tensor_matches_scipy(backend, fmt, dtype):
+    sp = pytest.importorskip("scipy.sparse", reason="needs SciPy, in the oracles extra: pip install -e '.[oracles]'")
     rng = np.random.default_rng(5)
     for rows, cols, density in [(4, 5, 0.5), (7, 3, 0.9), (1, 6, 0.0)]:
         m = sp.random(rows, cols, density=density, format=fmt, random_state=rng,
@@ -125,7 +125,7 @@ def _non_zero(backend, a: np.ndarray, descriptor=None) -> np.ndarray:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.bool_])
 def test_non_zero_indices_matches_naive_loops_and_torch(backend, dtype):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch, in the oracles extra: pip install -e '.[oracles]'")
     rng = np.random.default_rng(11)
     for shape in [(), (9,), (4, 5), (2, 3, 4), (2, 3, 1, 4), (0, 3), (3, 0, 2)]:
         for density in (0.0, 0.3, 1.0):
