@@ -20,7 +20,7 @@ from .callsite import user_location
 from .ir import OPS, Block, OpDef, Operation, Tensor
 from .limits import MAX_RANK
 from .op_builders import OpBuilders
-from .types import FOUR_BIT, FOUR_BIT_OPS, DataType, ShapedType, as_dtype
+from .types import FOUR_BIT, DataType, ShapedType, as_dtype
 
 def op_label(type: str, name: str) -> str:
     return f"{type} op {name!r}"
@@ -370,7 +370,7 @@ class GraphBuilder(OpBuilders):
             out_types = opdef.infer(in_types, attrs)
         except MiniGraphError as e:
             raise type_of(e)(f"{label}: {e}") from None
-        if type not in FOUR_BIT_OPS:
+        if not opdef.four_bit:
             _refuse_four_bit(label, in_types, out_types)
         for i, ot in enumerate(out_types):
             if len(ot.shape) > MAX_RANK:  # NumPy's limit: such a tensor could never be run

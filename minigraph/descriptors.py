@@ -743,6 +743,14 @@ class FFTScalingMode(enum.IntEnum):
     SIZE = 1
     UNITARY = 2
 
+    def factor(self, n: int) -> float:
+        """What a transform over ``n`` points is multiplied by (1 for an empty transform)."""
+        if self == FFTScalingMode.SIZE and n:
+            return 1.0 / n
+        if self == FFTScalingMode.UNITARY and n:
+            return 1.0 / math.sqrt(n)
+        return 1.0
+
 
 @dataclass
 class FFTDescriptor(_Descriptor):

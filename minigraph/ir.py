@@ -42,6 +42,8 @@ class OpDef:
     ``data_dependent_shape``: the size of a -1 dimension of its output is known only once the op
     has run on its data (non_zero_indices): no buffer is planned for it, and it may only be a
     target of compile/run, never an input of another op (the compiler refuses that, PlanError).
+    ``four_bit``: the op takes or makes int4 / uint4 (the quantization ops, cast, and ops that only
+    move values); every other op refuses them.
     """
 
     type: str
@@ -66,6 +68,7 @@ class OpDef:
     # runs blocks or another executable (planner.subplan(block, arg_types), planner.callables)
     plan_rule: Optional[Callable] = None
     data_dependent_shape: bool = False
+    four_bit: bool = False
 
     @property
     def attr_names(self) -> tuple:

@@ -103,11 +103,6 @@ ALL_DTYPES = (float32, float16, float64, int8, int16, int32, int64,
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d not in (complex32, int4, uint4)}
 FOUR_BIT = {"int4": (-8, 7), "uint4": (0, 15)}  # the range of each 4-bit type
-# the ops that take or make int4 / uint4: the quantization ops, cast, and ops that only move values
-FOUR_BIT_OPS = {"placeholder", "constant", "cast", "identity", "reshape", "quantize", "quantize_with_scale_tensor",
-                "quantize_with_tensors", "dequantize", "dequantize_with_scale_tensor", "dequantize_with_tensors",
-                "dequantize_blockwise", "dequantize_blockwise_symmetric", "dequantize_lut",
-                "dequantize_vector_lut"}
 
 
 def int_range(dtype: "DataType") -> tuple:

@@ -278,7 +278,7 @@ for _row in _UNARY:
     _unary(*_row)
 
 
-@defop("identity", swift="identity(with:name:)", objc="identityWithTensor:name:", inputs=("tensor",),
+@defop("identity", four_bit=True, swift="identity(with:name:)", objc="identityWithTensor:name:", inputs=("tensor",),
        infer=lambda ts, a: [ts[0]], family="arithmetic", kind="view")
 def identity(g, tensor, name: Optional[str] = None):
     """The same values as ``tensor`` (MPSGraph ``identity(with:name:)``)."""
@@ -444,7 +444,7 @@ def _infer_cast(in_types, attrs):
     return [ShapedType(in_types[0].shape, attrs["to_type"])]
 
 
-@defop("cast", swift="cast(_:to:name:)", objc="castTensor:toType:name:", inputs=("tensor",),
+@defop("cast", four_bit=True, swift="cast(_:to:name:)", objc="castTensor:toType:name:", inputs=("tensor",),
        infer=_infer_cast, family="arithmetic", attrs=("to_type",), since=("12.0", "15.0"),
        elementwise=True)
 def cast(g, tensor, to_type=None, name: Optional[str] = None, *, to=None, dtype=None):

@@ -17,7 +17,7 @@ def _no_inputs(in_types, attrs):
     return [ShapedType(attrs["shape"], attrs["dtype"])]
 
 
-@defop("placeholder", swift="placeholder(shape:dataType:name:)",
+@defop("placeholder", four_bit=True, swift="placeholder(shape:dataType:name:)",
        objc="placeholderWithShape:dataType:name:", inputs=(), infer=_no_inputs,
        family="memory", kind="memory", differentiable=False, attrs=("shape", "dtype"), internal=True)
 def placeholder(g, shape, dtype=float32, name: Optional[str] = None):
@@ -32,7 +32,7 @@ def placeholder(g, shape, dtype=float32, name: Optional[str] = None):
     return g.add_op("placeholder", [], attrs, name).output
 
 
-@defop("constant", swift="constant(_:shape:dataType:)", objc="constantWithData:shape:dataType:",
+@defop("constant", four_bit=True, swift="constant(_:shape:dataType:)", objc="constantWithData:shape:dataType:",
        inputs=(), infer=_no_inputs, family="memory", kind="memory", differentiable=False,
        attrs=("shape", "dtype"), hidden_attrs=("value",), internal=True)
 def constant(g, value, dtype=None, shape=None, name: Optional[str] = None):

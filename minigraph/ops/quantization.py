@@ -146,7 +146,7 @@ def _infer_quantize_tensors(type: str):
     return infer
 
 
-@defop("quantize", swift="quantize(_:scale:zeroPoint:dataType:name:)",
+@defop("quantize", four_bit=True, swift="quantize(_:scale:zeroPoint:dataType:name:)",
        objc="quantizeTensor:scale:zeroPoint:dataType:name:", inputs=("tensor",), infer=_infer_quantize,
        family=_FAMILY, differentiable=False, attrs=("scale", "zero_point", "dtype"), since=_SINCE)
 def quantize(g, tensor, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None):
@@ -161,7 +161,7 @@ def quantize(g, tensor, scale: float, zero_point: float, dtype: Any, name: Optio
     return g.add_op("quantize", [t], attrs, name).output
 
 
-@defop("quantize_with_scale_tensor", swift="quantize(_:scaleTensor:zeroPoint:dataType:axis:name:)",
+@defop("quantize_with_scale_tensor", four_bit=True, swift="quantize(_:scaleTensor:zeroPoint:dataType:axis:name:)",
        objc="quantizeTensor:scaleTensor:zeroPoint:dataType:axis:name:", inputs=("tensor", "scale_tensor"),
        infer=_infer_quantize_tensors("quantize_with_scale_tensor"), family=_FAMILY, differentiable=False,
        attrs=("zero_point", "dtype", "axis"), since=_SINCE)
@@ -179,7 +179,7 @@ def quantize_with_scale_tensor(g, tensor, scale_tensor, zero_point: float, dtype
     return g.add_op("quantize_with_scale_tensor", [t, s], attrs, name).output
 
 
-@defop("quantize_with_tensors", swift="quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)",
+@defop("quantize_with_tensors", four_bit=True, swift="quantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)",
        objc="quantizeTensor:scaleTensor:zeroPointTensor:dataType:axis:name:",
        inputs=("tensor", "scale_tensor", "zero_point_tensor"),
        infer=_infer_quantize_tensors("quantize_with_tensors"), family=_FAMILY, differentiable=False,
@@ -245,7 +245,7 @@ def _any_zero_point(v: Any, label: str) -> int:
     return int(z)
 
 
-@defop("dequantize", swift="dequantize(_:scale:zeroPoint:dataType:name:)",
+@defop("dequantize", four_bit=True, swift="dequantize(_:scale:zeroPoint:dataType:name:)",
        objc="dequantizeTensor:scale:zeroPoint:dataType:name:", inputs=("tensor",), infer=_infer_dequantize,
        family=_FAMILY, differentiable=False, attrs=("scale", "zero_point", "dtype"), since=_SINCE)
 def dequantize(g, tensor, scale: float, zero_point: float, dtype: Any, name: Optional[str] = None):
@@ -261,7 +261,7 @@ def dequantize(g, tensor, scale: float, zero_point: float, dtype: Any, name: Opt
     return g.add_op("dequantize", [t], attrs, name).output
 
 
-@defop("dequantize_with_scale_tensor", swift="dequantize(_:scaleTensor:zeroPoint:dataType:axis:name:)",
+@defop("dequantize_with_scale_tensor", four_bit=True, swift="dequantize(_:scaleTensor:zeroPoint:dataType:axis:name:)",
        objc="dequantizeTensor:scaleTensor:zeroPoint:dataType:axis:name:", inputs=("tensor", "scale_tensor"),
        infer=_infer_dequantize_tensors("dequantize_with_scale_tensor"), family=_FAMILY, differentiable=False,
        attrs=("zero_point", "dtype", "axis"), since=_SINCE)
@@ -279,7 +279,7 @@ def dequantize_with_scale_tensor(g, tensor, scale_tensor, zero_point: float, dty
     return g.add_op("dequantize_with_scale_tensor", [t, s], attrs, name).output
 
 
-@defop("dequantize_with_tensors", swift="dequantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)",
+@defop("dequantize_with_tensors", four_bit=True, swift="dequantize(_:scaleTensor:zeroPointTensor:dataType:axis:name:)",
        objc="dequantizeTensor:scaleTensor:zeroPointTensor:dataType:axis:name:",
        inputs=("tensor", "scale_tensor", "zero_point_tensor"),
        infer=_infer_dequantize_tensors("dequantize_with_tensors"), family=_FAMILY, differentiable=False,
@@ -332,7 +332,7 @@ def _infer_blockwise(type: str):
     return infer
 
 
-@defop("dequantize_blockwise", swift="dequantize(_:scaleTensor:zeroPointTensor:dataType:name:)",
+@defop("dequantize_blockwise", four_bit=True, swift="dequantize(_:scaleTensor:zeroPointTensor:dataType:name:)",
        objc="dequantizeTensor:scaleTensor:zeroPointTensor:dataType:name:",
        inputs=("tensor", "scale_tensor", "zero_point_tensor"), infer=_infer_blockwise("dequantize_blockwise"),
        family=_FAMILY, differentiable=False, attrs=("dtype",), since=_SINCE_15)
@@ -348,7 +348,7 @@ def dequantize_blockwise(g, tensor, scale_tensor, zero_point_tensor, dtype: Any,
     return g.add_op("dequantize_blockwise", [t, s, z], {"dtype": dt}, name).output
 
 
-@defop("dequantize_blockwise_symmetric", swift="dequantize(_:scaleTensor:dataType:name:)",
+@defop("dequantize_blockwise_symmetric", four_bit=True, swift="dequantize(_:scaleTensor:dataType:name:)",
        objc="dequantizeTensor:scaleTensor:dataType:name:", inputs=("tensor", "scale_tensor"),
        infer=_infer_blockwise("dequantize_blockwise_symmetric"), family=_FAMILY, differentiable=False,
        attrs=("dtype",), since=_SINCE_15)
@@ -423,7 +423,7 @@ def _constant_indices(g, tensor, label: str):
     return t
 
 
-@defop("dequantize_lut", swift="dequantize(_:LUTTensor:name:)", objc="dequantizeTensor:LUTTensor:name:",
+@defop("dequantize_lut", four_bit=True, swift="dequantize(_:LUTTensor:name:)", objc="dequantizeTensor:LUTTensor:name:",
        inputs=("tensor", "lut_tensor"), infer=_infer_lut, family=_FAMILY, differentiable=False,
        since=_SINCE_15)
 def dequantize_lut(g, tensor, lut_tensor, name: Optional[str] = None):
@@ -437,7 +437,7 @@ def dequantize_lut(g, tensor, lut_tensor, name: Optional[str] = None):
     return g.add_op("dequantize_lut", [t, lut], {}, name).output
 
 
-@defop("dequantize_vector_lut", swift="dequantize(_:LUTTensor:axis:name:)",
+@defop("dequantize_vector_lut", four_bit=True, swift="dequantize(_:LUTTensor:axis:name:)",
        objc="dequantizeTensor:LUTTensor:axis:name:", inputs=("tensor", "lut_tensor"), infer=_infer_vector_lut,
        family=_FAMILY, differentiable=False, attrs=("axis",), since=_SINCE_15)
 def dequantize_vector_lut(g, tensor, lut_tensor, axis: int, name: Optional[str] = None):

@@ -33,11 +33,12 @@ def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, 
           differentiable: bool = True, attrs: tuple = (), hidden_attrs: tuple = (),
           internal: bool = False, since: tuple = ("11.0", "14.0"), elementwise: bool = False,
           control_flow: bool = False, plan_rule: Optional[Callable] = None,
-          data_dependent_shape: bool = False) -> Callable:
+          data_dependent_shape: bool = False, four_bit: bool = False) -> Callable:
     """Declare an op type; the decorated function is its builder. ``attrs`` and ``hidden_attrs``
     name every attribute its ops may have (``hidden_attrs`` are left out of listings); ``since``
     is the first (macOS, iOS) with the MPSGraph op, from Apple's documentation;
-    ``data_dependent_shape`` marks an op whose output size only its data decides (``OpDef``)."""
+    ``data_dependent_shape`` marks an op whose output size only its data decides, ``four_bit`` one
+    that takes int4 / uint4 (``OpDef``)."""
 
     def deco(builder: Callable) -> Callable:
         opdef = register_op(OpDef(type=type, swift=swift, objc=objc, inputs=tuple(inputs), infer=infer,
@@ -46,7 +47,7 @@ def defop(type: str, *, swift: str, objc: str, inputs: tuple, infer: InferRule, 
                                   elementwise=elementwise,
                                   attrs=tuple(attrs), hidden_attrs=tuple(hidden_attrs),
                                   since=tuple(since), control_flow=control_flow, plan_rule=plan_rule,
-                                  data_dependent_shape=data_dependent_shape))
+                                  data_dependent_shape=data_dependent_shape, four_bit=four_bit))
         builder.__doc__ = _with_sections(builder, opdef)
         return builder
 

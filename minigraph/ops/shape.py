@@ -64,7 +64,7 @@ def _infer_reshape(in_types, attrs):
     return [ShapedType(shape, t.dtype)]
 
 
-@defop("reshape", swift="reshape(_:shape:name:)", objc="reshapeTensor:withShape:name:",
+@defop("reshape", four_bit=True, swift="reshape(_:shape:name:)", objc="reshapeTensor:withShape:name:",
        inputs=("tensor",), infer=_infer_reshape, family="shape", kind="view", attrs=("shape",))
 def reshape(g, tensor, shape: Sequence[int], name: Optional[str] = None):
     """Same elements, new shape; one -1 is inferred (MPSGraph ``reshape(_:shape:name:)``)."""

@@ -4,11 +4,9 @@ to the result's dtype; complex32 results are complex64 arrays with float16-round
 backend rounds every complex32 result, backend.py)."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from ...descriptors import FFTScalingMode
 from .registry import numpy_kernel
 
 
@@ -44,14 +42,6 @@ def _parts(step):
     return lambda z: np.array(f(z), dt)
 
 
-def _scale(mode: FFTScalingMode, n: int) -> float:
-    if mode == FFTScalingMode.SIZE:
-        return 1.0 / n if n else 1.0
-    if mode == FFTScalingMode.UNITARY:
-        return 1.0 / math.sqrt(n) if n else 1.0
-    return 1.0
-
-
 def _c2c(x: np.ndarray, axes: tuple, inverse: bool) -> np.ndarray:
     """sum x[m] exp(s 2 pi i m k / n) over ``axes``, unscaled, in complex128."""
     x = x.astype(np.complex128)
@@ -64,7 +54,7 @@ def transform(type: str, x: np.ndarray, axes: tuple, desc, out_shape) -> np.ndar
     """The transform in float64 / complex128 (shared with tests and the webgpu notes)."""
     last = axes[-1]
     sizes = [out_shape[a] if type == "hermitean_to_real_fft" else x.shape[a] for a in axes]
-    c = _scale(desc.scaling_mode, int(np.prod(sizes)))
+    c = desc.scaling_mode.factor(int(np.prod(sizes)))
     if type == "fast_fourier_transform":
         return _c2c(x, axes, desc.inverse) * c
     if type == "real_to_hermitean_fft":

@@ -13,11 +13,9 @@ value, random complex input): 6e-8 at n = 8, 2e-7 at 256, 3e-7 at 4096, 9e-7 at 
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from ...descriptors import FFTScalingMode
 from ...errors import ResourceLimitError
 from ...types import num_elements
 from .buffers import Ref, _Buf
@@ -93,14 +91,6 @@ def _planar(step, kb):
     kb.dispatch(src, [("u", [0]), ("ro", kb.input(0)), ("rw", kb.output())], -(-total // 256))
 
 
-def _scale(mode: FFTScalingMode, n: int) -> float:
-    if mode == FFTScalingMode.SIZE:
-        return 1.0 / n if n else 1.0
-    if mode == FFTScalingMode.UNITARY:
-        return 1.0 / math.sqrt(n) if n else 1.0
-    return 1.0
-
-
 def _table(kb, n: int, inverse: bool) -> Ref:
     """exp(s 2 pi i r / n) for r < n, in float64 rounded to f32 pairs, as a device buffer."""
     r = np.arange(max(n, 1), dtype=np.float64)
@@ -156,7 +146,7 @@ def _fft(step, kb):
                                      f"(O(n^2)); axis {ax} has {n} entries, more than {MAX_AXIS}: run it with "
                                      "backend='numpy'")
     sizes = [out_shape[ax] if typ == "hermitean_to_real_fft" else in_shape[ax] for ax in axes]
-    scale = _scale(desc.scaling_mode, int(np.prod(sizes)))
+    scale = desc.scaling_mode.factor(int(np.prod(sizes)))
     # the passes in order: (axis, mode); r2c does its last axis first, c2r last
     if typ == "real_to_hermitean_fft":
         order = [(last, "r2c")] + [(ax, "c2c") for ax in axes[:-1]]
