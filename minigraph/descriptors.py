@@ -744,7 +744,11 @@ class FFTScalingMode(enum.IntEnum):
     UNITARY = 2
 
     def factor(self, n: int) -> float:
-        """What a transform over ``n`` points is multiplied by (1 for an empty transform)."""
+        """What a transform over ``n`` points is multiplied by (1 for an empty transform).
+
+        Args:
+            n: the product of the sizes of the transformed axes.
+        """
         if self == FFTScalingMode.SIZE and n:
             return 1.0 / n
         if self == FFTScalingMode.UNITARY and n:
