@@ -56,10 +56,15 @@ MATMULS = [((70, 33), (33, 90)), ((1, 1), (1, 1)), ((3, 1, 65, 17), (2, 17, 130)
            ((64, 64), (64, 64)), ((129, 1), (1, 63)), ((1, 200, 40), (40, 1))]
 
 
+TILES = [(4, 4), (8, 4), (4, 8), (8, 8)]  # outputs per thread along M and N (gemm.TILING["tile"])
+
+
+@pytest.mark.parametrize("tile", TILES)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
 @pytest.mark.parametrize("ashape,bshape", MATMULS)
-def test_tiled_matmul_matches_numpy(gpu, force, rng, ashape, bshape, dtype):
+def test_tiled_matmul_matches_numpy(gpu, force, monkeypatch, rng, ashape, bshape, dtype, tile):
     force("always")
+    monkeypatch.setitem(gemm.TILING, "tile", tile)
     g = mg.Graph()
     a = g.placeholder(list(ashape), dtype=dtype, name="a")
     b = g.placeholder(list(bshape), dtype=dtype, name="b")
@@ -136,10 +141,12 @@ POINTWISE_CASES = [(sizes, dtype) for sizes in POINTWISE for dtype in ("float32"
                    if dtype == "float32" or sizes[3] * sizes[4] <= 1000]
 
 
+@pytest.mark.parametrize("tile", [(4, 4), (8, 8), (8, 4)])
 @pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NCHW", "HWIO"), ("NHWC", "OIHW")])
 @pytest.mark.parametrize("sizes,dtype", POINTWISE_CASES)
-def test_pointwise_convolutions_run_as_tiled_gemms(gpu, force, rng, sizes, layouts, dtype):
+def test_pointwise_convolutions_run_as_tiled_gemms(gpu, force, monkeypatch, rng, sizes, layouts, dtype, tile):
     force("always")
+    monkeypatch.setitem(gemm.TILING, "tile", tile)
     N, C, O, H, W, G = sizes
     dl, wl = layouts
     d = Convolution2DOpDescriptor(data_layout=L[dl], weights_layout=L[wl], groups=G)

@@ -6,7 +6,7 @@ strides, so a transposed operand, NCHW or NHWC data and OIHW or HWIO weights nee
 batch axes carry a stride per operand (0 broadcasts). The K axis may be two axes walked as one
 (``k_inner``: K = outer * k_inner, as the batch and pixel axes of a weights gradient). See
 ``kernels/gemm_tiled.wgsl`` for the tiling (64x64 outputs per workgroup of 256 threads, 4x4 per
-thread, K steps of 16 staged in workgroup memory).
+thread by default, K steps of 16 staged in workgroup memory).
 
 ``TILING["mode"]`` picks the path: ``"auto"`` (the tiled kernel when both M and N are at least
 ``TILING["min_size"]`` and they make at least ``TILING["min_outputs"]`` outputs per batch: a
@@ -22,11 +22,13 @@ from typing import NamedTuple, Sequence
 
 from .wgsl import COMPUTE, STORAGE, params_decl, render
 
-TILING: dict = {"mode": "auto", "min_size": 32, "min_outputs": 2 * 64 * 64}
+# "tile": outputs per thread (shape_of); "min_groups": workgroups a product should make, K split
+# further below that (1024 against 256 took the six-block step's 1x1 weights gradients from 0.81
+# to 0.75 ms on the H200 machine); "pad": elements padding each staged row of workgroup memory
+TILING: dict = {"mode": "auto", "min_size": 32, "min_outputs": 2 * 64 * 64, "tile": (4, 4), "min_groups": 1024,
+                "pad": 1}
 RECORDED = {"gemm": 0}  # tiled GEMMs recorded so far (tests check which path a plan took)
-TILE = 64  # outputs per workgroup along M and along N
 _KCH = 16 * 1024  # longest piece of K one workgroup multiplies (bounded loops on llvmpipe)
-_MIN_GROUPS = 256  # a product of fewer output tiles splits K further, so a GPU has work for every core
 _MIN_PIECE = 256  # but no piece of K shorter than this (so K >= 512 splits over few tiles)
 _ZERO = {"f32": "0.0", "i32": "0i", "u32": "0u"}
 
@@ -61,7 +63,8 @@ def use_tiled(M: int, N: int, batch: int = 1) -> bool:
 
 def fits(kb, g: Gemm) -> bool:
     """Whether the grid of ``g`` fits the adapter (x and y workgroup counts)."""
-    return max(-(-g.N // TILE), -(-g.M // TILE)) <= kb.ctx.max_groups
+    tm, tn = tile_of(g)
+    return max(-(-g.N // tn), -(-g.M // tm)) <= kb.ctx.max_groups
 
 
 def params(g: Gemm, z0: int) -> list:
@@ -72,18 +75,31 @@ def params(g: Gemm, z0: int) -> list:
     return out
 
 
+def shape_of(g: Gemm) -> tuple:
+    """(RM, RN): the outputs per thread along M and N (``TILING["tile"]``, 4 or 8 each). 4 x 4
+    by default: on the H200 machine 8 x 8, 8 x 4 and 4 x 8 made the six-block step's 1x1
+    convolutions 1.2-1.5x slower (more registers per thread, fewer threads resident)."""
+    return tuple(TILING["tile"])
+
+
+def tile_of(g: Gemm) -> tuple:
+    """(TM, TN): the outputs of one workgroup along M and N."""
+    rm, rn = shape_of(g)
+    return 16 * rm, 16 * rn
+
+
 def source(g: Gemm, dtype: str, partial: bool, epi=None) -> str:
-    """The WGSL of ``g``: K, the batch rank, the load orders and the dtype are baked in
+    """The WGSL of ``g``: K, the tile, the batch rank, the load orders and the dtype are baked in
     (partial: f32/i32/u32 partial products of a K piece; else ``epi``, an ``Epilogue`` bound
     from binding 4, is applied where C is stored)."""
     acc = COMPUTE[dtype]
     zero = _ZERO[acc]
-    load_a = ("      let ak = e % 16u;\n      let am = e / 16u;" if g.a[1] == 1 else
-              "      let am = e % 64u;\n      let ak = e / 64u;")
-    b_n_fast = g.b[2] == 1 or g.b[0] != 1
-    load_b = ("      let bn = e % 64u;\n      let bk = e / 64u;" if b_n_fast else
-              "      let bk = e % 16u;\n      let bn = e / 16u;")
-    ij = [(i, j) for i in range(4) for j in range(4)]
+    rm, rn = shape_of(g)
+    tm, tn = 16 * rm, 16 * rn
+    pad = int(TILING["pad"])
+    stage_a = _stage("a", "A", "ta", "SA", "m", "M", tm, rm, g.a[1] == 1, acc, zero)
+    stage_b = _stage("b", "B", "tb", "SB", "n", "N", tn, rn, not (g.b[2] == 1 or g.b[0] != 1), acc, zero)
+    ij = [(i, j) for i in range(rm) for j in range(rn)]
     tc = acc if partial else STORAGE[dtype]
     if epi is not None and partial:
         raise ValueError("an epilogue is applied at the reduction of a split product, not to its pieces")
@@ -91,32 +107,62 @@ def source(g: Gemm, dtype: str, partial: bool, epi=None) -> str:
         tc = epi.storage
     store = []
     for i, j in ij:
-        value = epi.apply(f"c{i}{j}", "o") if epi is not None else f"{tc}(c{i}{j})"
+        value = epi.apply(f"c{i}_{j}", "o") if epi is not None else f"{tc}(c{i}_{j})"
         store.append(f"  {{ let m = m0 + ty + {16 * i}u; let n = n0 + tx + {16 * j}u;\n"
                      f"    if (m < M && n < N) {{ let o = c_off + m * csm + n * csn; C[o] = {value}; }} }}")
+    loads = ([f"      let a{i} = ta[kk * SA + ty + {16 * i}u];" for i in range(rm)]
+             + [f"      let b{j} = tb[kk * SB + tx + {16 * j}u];" for j in range(rn)])
     return render("gemm_tiled", PARAMS=params_decl(13 + 4 * len(g.batch)), T=STORAGE[dtype], TC=tc, ACC=acc,
                   ZERO=zero, K=g.K, KCH=split_k(g)[1], KCHUNKS=pieces_of(g), BR=len(g.batch),
-                  SPLIT="true" if g.k_inner and g.k_inner < g.K else "false", LOAD_A=load_a, LOAD_B=load_b,
-                  ACC_DECL="\n".join(f"  var c{i}{j}: {acc} = {zero};" for i, j in ij),
-                  TILE_DECL="\n".join(f"    var s{i}{j}: {acc} = {zero};" for i, j in ij),
-                  FMA="\n".join(f"      s{i}{j} = s{i}{j} + a{i} * b{j};" for i, j in ij),
-                  ADD="\n".join(f"    c{i}{j} = c{i}{j} + s{i}{j};" for i, j in ij),
+                  TM=tm, TN=tn, RM=rm, RN=rn, PAD=pad, TA_SIZE=16 * (tm + pad), TB_SIZE=16 * (tn + pad),
+                  SPLIT="true" if g.k_inner and g.k_inner < g.K else "false", STAGE_A=stage_a, STAGE_B=stage_b,
+                  ACC_DECL="\n".join(f"  var c{i}_{j}: {acc} = {zero};" for i, j in ij),
+                  TILE_DECL="\n".join(f"    var s{i}_{j}: {acc} = {zero};" for i, j in ij),
+                  LOAD_AB="\n".join(loads),
+                  FMA="\n".join(f"      s{i}_{j} = s{i}_{j} + a{i} * b{j};" for i, j in ij),
+                  ADD="\n".join(f"    c{i}_{j} = c{i}_{j} + s{i}_{j};" for i, j in ij),
                   STORE="\n".join(store), EPILOGUE=epi.at(4).decls if epi is not None else "")
+
+
+def _stage(op: str, buf: str, tile: str, stride: str, axis: str, size: str, extent: int, per_thread: int,
+           k_fast: bool, acc: str, zero: str) -> str:
+    """WGSL staging one operand's ``extent`` x 16 tile of K step ``t`` into workgroup memory
+    (``tile[k * stride + i]``), ``per_thread`` elements per thread, threads in the order of the
+    operand's unit stride: along K (``k_fast``: a thread's k, and its offset, are the same for
+    every load of the step) or along M/N. ``op`` "a" reads ``A[a_off + m * prm(3) + a_k(k)]``, "b"
+    ``B[b_off + n * prm(8) + b_k(k)]``."""
+    s_axis = "prm(3u)" if op == "a" else "prm(8u)"
+    i0 = f"{axis}0"
+    load = (f"{buf}[{op}_off + ({i0} + i) * {s_axis} + kt]")
+    if k_fast:
+        return (f"    {{ let kl = lid % 16u; let k = t + kl; let kt = {op}_k(k);\n"
+                f"      for (var q = 0u; q < {per_thread}u; q = q + 1u) {{\n"
+                f"        let i = lid / 16u + 16u * q;\n"
+                f"        var v: {acc} = {zero};\n"
+                f"        if ({i0} + i < {size} && k < K) {{ v = {acc}({load}); }}\n"
+                f"        {tile}[kl * {stride} + i] = v;\n      }} }}")
+    return (f"    for (var q = 0u; q < {per_thread}u; q = q + 1u) {{\n"
+            f"      let e = lid + 256u * q;\n"
+            f"      let i = e % {extent}u; let kl = e / {extent}u; let k = t + kl;\n"
+            f"      var v: {acc} = {zero};\n"
+            f"      if ({i0} + i < {size} && k < K) {{ let kt = {op}_k(k); v = {acc}({load}); }}\n"
+            f"      {tile}[kl * {stride} + i] = v;\n    }}")
 
 
 def split_k(g: Gemm) -> tuple:
     """(pieces, piece length) of K: pieces of at most ``_KCH``, and more of them (down to
-    ``_MIN_PIECE``) when the output has fewer than ``_MIN_GROUPS`` tiles (a weights gradient:
+    ``_MIN_PIECE``) when the output has fewer than ``TILING["min_groups"]`` tiles (a weights gradient:
     a small C, a long K; a forward or data gradient of a 1x1 convolution on small images with
     many channels), their partial products added by ``record_sum_of_pieces``."""
-    tiles = -(-g.M // TILE) * -(-g.N // TILE) * prod(size for size, *_ in g.batch)
+    tm, tn = tile_of(g)
+    tiles = -(-g.M // tm) * -(-g.N // tn) * prod(size for size, *_ in g.batch)
     return split_length(g.K, tiles, _KCH)
 
 
 def split_length(K: int, tiles: int, longest: int) -> tuple:
     """(pieces, piece length, a multiple of 16) of a K axis over ``tiles`` workgroups' outputs:
-    pieces of at most ``longest``, more (down to ``_MIN_PIECE``) for fewer than ``_MIN_GROUPS``."""
-    want = max(-(-K // longest), min(-(-_MIN_GROUPS // max(tiles, 1)), K // _MIN_PIECE))
+    pieces of at most ``longest``, more (down to ``_MIN_PIECE``) for fewer than ``TILING["min_groups"]``."""
+    want = max(-(-K // longest), min(-(-int(TILING["min_groups"]) // max(tiles, 1)), K // _MIN_PIECE))
     kch = max(16, -(-(-(-K // max(want, 1))) // 16) * 16)
     return max(1, -(-K // kch)), kch
 
@@ -140,7 +186,8 @@ def record_gemm(kb, g: Gemm, a, b, c, dtype: str, epi=None) -> None:
         dst = kb.scratch(4 * pieces * c_total(g))
     src = source(g, dtype, pieces > 1, None if pieces > 1 else epi)
     extra = epi.at(4).bindings if epi is not None and pieces == 1 else []
-    gx, gy = -(-g.N // TILE), -(-g.M // TILE)
+    tm, tn = tile_of(g)
+    gx, gy = -(-g.N // tn), -(-g.M // tm)
     zmax = kb.ctx.max_groups
     total = batch * pieces
     for z0 in range(0, total, zmax):
