@@ -12,17 +12,20 @@ One step = forward, loss, gradients of every weight, an SGD update (minigraph: o
 executable run with the updates as target operations; PyTorch: ``loss.backward()`` and
 ``torch.optim.SGD.step()``, eager (``torch``) and through ``torch.compile`` (``torch_compile``:
 the model compiled, the first calls compile); JAX, sixblock only: a jitted ``value_and_grad``
-with the update, on the GPU where JAX sees one; every peer in float32, TF32 off). The peers keep
-the batch on the device, while minigraph uploads its feeds in every step; ``torch_upload`` is
-PyTorch eager copying the batch from host memory in every step too. For minigraph the row also records the plan:
-steps, kernel steps, GPU dispatches per step, and the bytes and rate of the feeds' upload.
+with the update, on the GPU where JAX sees one; every peer in float32, TF32 off). Every peer
+keeps the batch on the device: minigraph feeds it as ``mg.TensorData`` of the benchmark's
+backend (put there once, copied on the device in each step). ``minigraph_upload`` feeds the
+arrays, uploaded from host memory in every step, and ``torch_upload`` is PyTorch eager copying
+the batch from host memory in every step too. For minigraph the row also records the plan:
+steps, kernel steps and GPU dispatches per step; the ``minigraph_upload`` peer records the bytes,
+seconds and rate (``upload_GBps``) of its feeds' upload.
 Each peer's first-step loss is checked against minigraph's, so a wrong setup cannot pass for a
 fast one. ``--threads 1,2,4`` repeats the CPU runs at each thread count (minigraph through
 ``mg.set_num_threads`` where it exists, PyTorch through ``torch.set_num_threads``; JAX fixes its
 threads at start, so it runs once).
 
 Run: ``python -m minigraph bench network [--nets sixblock,mobilenet_v2] [--backend numpy|cpu|webgpu]
-[--peers minigraph,torch,torch_compile,jax,torch_upload]
+[--peers minigraph,minigraph_upload,torch,torch_compile,jax,torch_upload]
 [--batch N] [--size S] [--threads 1,2,4] [--json out.json] [--tiny]``.
 """
 from __future__ import annotations
@@ -60,13 +63,16 @@ def sixblock_data(batch: int, size: int, width: float = 1.0) -> tuple:
     return _data("sixblock", batch, size, width)
 
 
-def minigraph_sixblock(x: np.ndarray, labels: np.ndarray, backend: str, width: float = 1.0) -> Callable:
+def minigraph_sixblock(x: np.ndarray, labels: np.ndarray, backend: str, width: float = 1.0,
+                       upload: bool = False) -> Callable:
+    """The six-block step; ``upload``: the batch fed as arrays, uploaded in every step (otherwise
+    as ``mg.TensorData`` of ``backend``, put on its device once)."""
     import minigraph as mg
 
     g, feeds, loss, steps = build_sixblock(x, labels, width)
     exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
                     target_operations=steps, backend=backend)
-    return _runs(exe, feeds)
+    return _runs(exe, feeds, backend, upload)
 
 
 class _Step:
@@ -79,8 +85,10 @@ class _Step:
         return self.exe.run(self.feeds)[0]
 
 
-def _runs(exe, feeds) -> Callable:
-    return _Step(exe, feeds)
+def _runs(exe, feeds, backend: str, upload: bool) -> Callable:
+    import minigraph as mg
+
+    return _Step(exe, feeds if upload else {t: mg.TensorData(a, backend=backend) for t, a in feeds.items()})
 
 
 def plan_facts(step) -> dict:
@@ -109,8 +117,9 @@ def plan_facts(step) -> dict:
     return facts
 
 
-def minigraph_onnx(module, x: np.ndarray, labels: np.ndarray, backend: str) -> Callable:
-    """A PyTorch module exported in training form and imported with ``mg.from_onnx(training=True)``."""
+def minigraph_onnx(module, x: np.ndarray, labels: np.ndarray, backend: str, upload: bool = False) -> Callable:
+    """A PyTorch module exported in training form and imported with ``mg.from_onnx(training=True)``;
+    ``upload`` as for ``minigraph_sixblock``."""
     import torch
 
     import minigraph as mg
@@ -130,7 +139,7 @@ def minigraph_onnx(module, x: np.ndarray, labels: np.ndarray, backend: str) -> C
     feeds = {xp: x, lp: labels}
     exe = g.compile({t: mg.ShapedType(a.shape, mg.float32) for t, a in feeds.items()}, [loss],
                     target_operations=steps + g.update_operations, backend=backend)
-    return _runs(exe, feeds)
+    return _runs(exe, feeds, backend, upload)
 
 
 # ----------------------------------------------------------------------------- torch
@@ -240,6 +249,8 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
     module = None
     if net == "sixblock":
         fns["minigraph"] = minigraph_sixblock(x, labels, backend, width)  # padding 1, as PyTorch's
+        if "minigraph_upload" in peers:
+            fns["minigraph_upload"] = minigraph_sixblock(x, labels, backend, width, upload=True)
     else:
         import copy
 
@@ -250,6 +261,8 @@ def _contenders(net: str, n: int, size: int, backend: str, peers: tuple, tiny: b
         torch.manual_seed(0)
         module = torch_models.MobileNetV2(width, classes=CLASSES, dropout=0.0)
         fns["minigraph"] = minigraph_onnx(copy.deepcopy(module), x, labels, backend)  # the same weights
+        if "minigraph_upload" in peers:
+            fns["minigraph_upload"] = minigraph_onnx(copy.deepcopy(module), x, labels, backend, upload=True)
     for peer in ("torch", "torch_compile", "torch_upload"):
         if peer not in peers:
             continue
@@ -292,10 +305,13 @@ def run(nets=NETS, backend: str = "numpy", batch: Optional[int] = None, size: Op
                    "plan": plan_facts(fns["minigraph"])}
             for k, ts in times.items():
                 row["peers"][k] = {**stats(ts), "first_loss": first[k]}
+            if "minigraph_upload" in fns:  # what its feeds' upload moved, and how fast
+                row["peers"]["minigraph_upload"].update(
+                    {k: v for k, v in plan_facts(fns["minigraph_upload"]).items() if k.startswith("upload_")})
             mine = row["peers"]["minigraph"]["median_ms"]
             if "torch" in row["peers"]:
                 row["ratio_to_torch"] = mine / row["peers"]["torch"]["median_ms"]
-            others = [v["median_ms"] for k, v in row["peers"].items() if k not in ("minigraph", "torch_upload")]
+            others = [v["median_ms"] for k, v in row["peers"].items() if k not in ("minigraph", "minigraph_upload", "torch_upload")]
             if others:
                 row["ratio_to_best"] = mine / min(others)
             results.append(row)
@@ -309,12 +325,14 @@ def report(res: dict) -> str:
     for r in res["results"]:
         p = r["peers"]
         rows.append([r["net"], r["batch"], r["size"], r["threads"] or "default", r["backend"],
-                     p["minigraph"]["median_ms"], p.get("torch", {}).get("median_ms", "-"),
+                     p["minigraph"]["median_ms"], p.get("minigraph_upload", {}).get("median_ms", "-"),
+                     p.get("torch", {}).get("median_ms", "-"),
                      p.get("torch_compile", {}).get("median_ms", "-"),
                      p.get("jax", {}).get("median_ms", "-"), p.get("torch_upload", {}).get("median_ms", "-"),
                      r.get("ratio_to_torch", "-"),
                      r.get("ratio_to_best", "-"), r.get("plan", {}).get("dispatches", "-")])
-    return format_table(["net", "N", "size", "threads", "backend", "minigraph ms", "torch ms", "compile ms",
+    return format_table(["net", "N", "size", "threads", "backend", "minigraph ms", "minigraph+upload ms", "torch ms",
+                         "compile ms",
                          "jax ms", "torch+upload ms", "minigraph / torch", "minigraph / best", "dispatches"], rows)
 
 
@@ -326,7 +344,8 @@ def main(argv=None) -> int:
     ap.add_argument("--size", type=int)
     ap.add_argument("--threads", default="", help="comma-separated thread counts (default: the libraries' own)")
     ap.add_argument("--peers", default="minigraph,torch,jax",
-                    help="of minigraph,torch,torch_compile,jax,torch_upload (eager, the batch copied to the device each step)")
+                    help="of minigraph,minigraph_upload (array feeds, uploaded each step),torch,torch_compile,jax,"
+                         "torch_upload (eager, the batch copied to the device each step)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--tiny", action="store_true")

@@ -20,6 +20,7 @@ from .errors import (AmbiguousNameError, AxisError, BackendUnavailableError, Des
                      UnsupportedDTypeError)
 from .executable import Executable
 from .profiling import OpRecord, Profile
+from .tensor_data import TensorData
 from .graph import Graph, load
 from .onnx_import import from_onnx
 from .ir import Operation, Tensor
@@ -38,7 +39,7 @@ __all__ = [
     "GraphvizNotFoundError", "KernelMissingError", "MiniGraphError", "MissingFeedError", "ModelImportError", "NameLookupError",
     "NotDifferentiableError", "ImToColOpDescriptor", "OpRecord", "Operation", "OptimizationLevel", "PaddingMode", "PaddingStyle", "PlanError", "Pooling2DOpDescriptor", "Pooling4DOpDescriptor", "PoolingReturnIndicesMode", "Profile", "RegistrationError",
     "RandomDistribution", "RandomNormalSamplingMethod", "RandomOpDescriptor", "SDPADescriptor", "RenderError", "ResizeMode", "ResizeNearestRoundingMode", "ResourceLimitError", "ScatterMode", "SerializationError", "ShapeError", "ShapedType", "SwiftExportError",
-    "SymbolicValueError", "TargetError", "Tensor", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
+    "SymbolicValueError", "TargetError", "Tensor", "TensorData", "ThreadCountError", "TensorNamedDataLayout", "UnknownBackendError",
     "UnknownDTypeError", "UnsupportedDTypeError", "as_dtype", "available_backends", "bool", "bool_",
     "compare_backends", "float16", "from_onnx", "float32", "float64", "get_backend", "int16", "int32", "int64", "int8",
     "get_num_threads", "load", "register_backend", "set_num_threads", "uint16", "uint32", "uint64", "uint8", "__version__",

@@ -24,6 +24,7 @@ from .ops.random import random_stream
 from .ops.registry import renamed
 from .philox import drawing
 from .profiling import Profile, build_profile
+from .tensor_data import TensorData
 from .types import ShapedType, as_dtype, feed_dtype, is_static
 
 
@@ -98,7 +99,8 @@ class Executable:
         """Run once (MPSGraphExecutable ``run(with:inputs:results:executionDescriptor:)``).
 
         Args:
-            inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order.
+            inputs: ``{placeholder: array}``, or a list of arrays in ``feed_tensors`` order; a
+                ``TensorData`` wherever an array goes (of this backend: read on its device).
             feeds: Deprecated spelling of ``inputs``.
 
         Returns:
@@ -120,18 +122,21 @@ class Executable:
         return out
 
     def _feed_values(self, inputs: Any) -> tuple:
-        """(plan, runner, feed arrays in ``plan.feeds`` order), every feed checked."""
+        """(plan, runner, feed values in ``plan.feeds`` order), every feed checked: arrays, and for a
+        ``TensorData`` what its backend holds (this executable's backend) or its host array (another's)."""
         arrays = self._arrays({} if inputs is None else inputs)
         plan, runner = self._specialise(arrays)
         feed_values = []
         for t, _, ty in plan.feeds:
             a = arrays[t]
-            if a.dtype != ty.dtype.np_dtype or a.shape != ty.shape:
-                raise (FeedError if a.dtype == ty.dtype.np_dtype else FeedDTypeError)(
-                    f"feed for placeholder {t.name!r}: got shape {a.shape} dtype "
-                    f"{as_dtype(a.dtype).name if a.dtype in KNOWN_DTYPES else a.dtype}, but the "
-                    f"executable was compiled for {ty}{cast_hint(a.dtype, ty.dtype)}")
-            feed_values.append(a)
+            held = isinstance(a, TensorData)
+            npd = a.dtype.np_dtype if held else a.dtype
+            if npd != ty.dtype.np_dtype or a.shape != ty.shape:
+                raise (FeedError if npd == ty.dtype.np_dtype else FeedDTypeError)(
+                    f"feed for placeholder {t.name!r}: got {'a TensorData of ' if held else ''}shape {a.shape} dtype "
+                    f"{as_dtype(npd).name if npd in KNOWN_DTYPES else npd}, but the "
+                    f"executable was compiled for {ty}{cast_hint(npd, ty.dtype)}")
+            feed_values.append(a.feed_value(self.backend) if held else a)
         return plan, runner, feed_values
 
     def profile(self, feeds: Any = None, repeats: int = 10, *, inputs: Any = None, warmup: int = 1,
@@ -196,7 +201,7 @@ class Executable:
         return self._stream.draws
 
     def _arrays(self, inputs: Any) -> dict:
-        """``{placeholder: ndarray}`` from a dict or a list in ``feed_tensors`` order, every feed checked."""
+        """``{placeholder: ndarray or TensorData}`` from a dict or a list in ``feed_tensors`` order, every feed checked."""
         if not isinstance(inputs, Mapping):
             try:
                 inputs = list(inputs)
@@ -213,7 +218,7 @@ class Executable:
                 name = t.name if isinstance(t, Tensor) else repr(t)
                 raise FeedError(f"unexpected feed {name}: this executable was compiled for feeds "
                                 f"{[k.name for k in self.feed_types]}")
-            arrays[t] = coerce_feed(t, v)
+            arrays[t] = v.checked_for(t) if isinstance(v, TensorData) else coerce_feed(t, v)
         for t in self.feed_types:
             if t not in arrays:
                 raise MissingFeedError(f"missing feed for placeholder {t.name!r} {list(t.shape)} {t.dtype.name}; "
@@ -224,7 +229,8 @@ class Executable:
         """The plan and runner for these feeds' concrete shapes (built once per shape)."""
         if self.plan is not None:
             return self.plan, self._runner
-        types = {t: ShapedType(a.shape, feed_dtype(t.dtype, a.dtype)) for t, a in arrays.items()}
+        types = {t: ShapedType(a.shape, feed_dtype(t.dtype, a.dtype.np_dtype if isinstance(a, TensorData) else a.dtype))
+                 for t, a in arrays.items()}
         for t, ty in types.items():
             want = self.feed_types[t]
             if ty.dtype != want.dtype or len(ty.shape) != len(want.shape) or any(

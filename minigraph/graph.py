@@ -24,6 +24,7 @@ from .errors import BackendUnavailableError, DTypeError, FeedDTypeError, FeedErr
 from .executable import Executable
 from .ir import Operation, Tensor
 from .ops.random import RandomStream
+from .tensor_data import TensorData
 from .types import ShapedType, feed_dtype
 
 _log = logging.getLogger("minigraph")  # INFO: why run compiled (also g.last_compile_reason)
@@ -310,7 +311,8 @@ class Graph(GraphBuilder):
 
         Args:
             feeds: placeholder -> array. An ndarray must have the placeholder's dtype; lists
-                and numbers are converted to it. Feeds are never modified.
+                and numbers are converted to it; a ``TensorData`` is read where it is held.
+                Feeds are never modified.
             target_tensors: tensors to compute and return.
             target_operations: operations (``assign``, optimizer steps) run for their effect.
             backend: a name from ``mg.available_backends()``.
@@ -360,7 +362,8 @@ class Graph(GraphBuilder):
         ``{tensor: ndarray}`` (MPSGraph ``runAsync(feeds:targetTensors:targetOperations:executionDescriptor:)``;
         the execution descriptor's completion handler is ``future.add_done_callback``).
 
-        The feeds are copied when called, so the caller may reuse its arrays at once. Without an
+        The feed arrays are copied when called, so the caller may reuse them at once (a
+        ``TensorData`` is not: nothing writes it). Without an
         ``executor`` the runs go to one background thread shared by every graph, in the order they
         were asked for, as runs on one command queue; ``future.result()`` returns the results or
         raises the run's error (a failed run assigns nothing, as with ``g.run``).
@@ -507,6 +510,8 @@ def _cache_bound(size: Any) -> Optional[int]:
 
 
 def _type_of_feed(t: Any, v: Any) -> ShapedType:
+    if isinstance(v, TensorData):
+        return ShapedType(v.checked_for(t).shape, feed_dtype(t.dtype, v.dtype.np_dtype))
     arr = coerce_feed(t, v)
     try:
         return ShapedType(arr.shape, feed_dtype(t.dtype, arr.dtype) if isinstance(t, Tensor) else arr.dtype)

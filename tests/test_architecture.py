@@ -23,7 +23,7 @@ LAYERS = {
     0: ["types", "errors", "ir", "descriptors", "coerce", "limits", "version", "callsite", "philox", "recording"],
     1: ["ops"],
     2: ["op_builders", "builder"],
-    3: ["compiler", "backends", "executable", "listing", "dot", "profiling"],
+    3: ["compiler", "backends", "executable", "listing", "dot", "profiling", "tensor_data"],
     4: ["autodiff", "optimizers", "serialize", "swift", "visualize", "compare", "onnx_ops", "checkpoint", "mobilenet",
         "apple_methods"],
     5: ["graph", "demo", "__init__", "__main__", "onnx_import", "onnx_conformance", "sixblock"],

@@ -186,3 +186,26 @@ def test_network_step_tiny_runs_and_peers_agree_on_the_first_loss():
             np.testing.assert_allclose(row["peers"][peer]["first_loss"], row["peers"]["minigraph"]["first_loss"],
                                        rtol=1e-4, err_msg=peer)
     assert "minigraph / torch" in network_step.report(res)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "webgpu"])
+def test_network_step_feeds_tensor_data_and_the_upload_peer_arrays(backend):
+    """``minigraph`` feeds its batch as TensorData (nothing uploaded per step); ``minigraph_upload``
+    feeds arrays and reports its upload; both compute the same first loss."""
+    import minigraph as mg
+
+    if backend not in mg.available_backends():
+        pytest.skip(f"backend {backend!r} unavailable: {mg.available_backends().unavailable.get(backend)}")
+    from benchmarks import network_step
+
+    res = network_step.run(nets=("sixblock",), backend=backend, batch=2, size=16,
+                           peers=("minigraph", "minigraph_upload"), tiny=True, log=lambda *a: None)
+    (row,) = res["results"]
+    mine, up = row["peers"]["minigraph"], row["peers"]["minigraph_upload"]
+    assert mine["first_loss"] == up["first_loss"]
+    assert "ratio_to_best" not in row  # neither is a peer to compare with
+    if backend == "webgpu":
+        assert row["plan"]["upload_bytes"] == 0
+        x, labels = network_step.sixblock_data(2, 16, width=0.125)  # tiny's width
+        assert up["upload_bytes"] == x.nbytes + labels.nbytes and up["upload_GBps"] > 0
+    assert "minigraph+upload ms" in network_step.report(res)

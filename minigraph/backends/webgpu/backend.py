@@ -5,7 +5,8 @@ no kernel for, and prepares the rest as a ``Runner`` (runner.py). The rest of th
 idea a module: ``device.py`` the adapter, device and pipeline cache; ``buffers.py`` device
 buffers and their pool; ``kernel_builder.py`` what a kernel factory sees; ``runner.py`` the
 prepared plan and its runs; ``profilers.py`` its timed runs; ``resident.py`` the variables that
-stay on the device; the kernels themselves, registered in ``registry.py``, in the other modules.
+stay on the device; ``tensor_data.py`` the feeds held there (``mg.TensorData``); the kernels
+themselves, registered in ``registry.py``, in the other modules.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from .kernel_builder import op_label
 from .program import FUSIBLE_OPS
 from .registry import KERNELS
 from .runner import Runner
+from .tensor_data import hold
 
 __all__ = ["WebGPUBackend"]
 
@@ -92,6 +94,16 @@ class WebGPUBackend:
     def supported_ops(self) -> set:
         """Op types this backend has a kernel for (special ops included)."""
         return {d.type for d in OPS.values() if d.internal or d.kind == "view"} | set(KERNELS.ops())
+
+    def tensor_data(self, array, dtype):
+        """``array`` held in a device buffer of its own (``mg.TensorData``): runs copy it on the
+        device instead of uploading it (tensor_data.py).
+
+        Args:
+            array: The value, a checked native-order ndarray.
+            dtype: Its minigraph dtype.
+        """
+        return hold(self.context, array, dtype)
 
     def prepare(self, plan):
         ctx = self.context

@@ -106,6 +106,15 @@ def to_device(arr: np.ndarray, dtype: str) -> np.ndarray:
     return a
 
 
+def host_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype ``from_device`` gives a tensor of ``dtype`` (bool, the narrow ints as int8 / uint8)."""
+    if dtype == "bool":
+        return np.dtype(bool)
+    if dtype in ("int8", "uint8", "int4", "uint4"):
+        return np.dtype(np.int8 if dtype in ("int8", "int4") else np.uint8)
+    return np.dtype(HOST[dtype])
+
+
 def from_device(data, offset: int, shape, dtype: str) -> np.ndarray:
     """The array of ``shape`` at ``offset`` of read-back bytes (u32 back to bool, i32/u32 to int8/uint8)."""
     n = num_elements(shape)

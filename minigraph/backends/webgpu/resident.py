@@ -23,9 +23,8 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 
-from ...types import num_elements
+from .buffers import from_device, host_dtype
 from .device import GPU_LOCK
-from .wgsl import HOST
 
 RESIDENT = {"enabled": True}
 TRANSFERS = {"uploads": 0, "upload_bytes": 0, "readbacks": 0, "readback_bytes": 0}
@@ -37,20 +36,18 @@ def count(kind: str, nbytes: int) -> None:
     TRANSFERS[kind + "_bytes"] += int(nbytes)
 
 
-class DeviceValue:
-    """A variable's assigned value in a device buffer that is never written again; read back
-    (once) when its host value is asked for."""
+class DeviceArray:
+    """A value in a device buffer that is never written again, read back (once) when its host
+    value is asked for: a resident variable's value (``DeviceValue``) or a ``mg.TensorData``'s
+    (tensor_data.py)."""
 
-    resident = True
-
-    def __init__(self, ctx, buffer, nbytes: int, shape, dtype_name: str, free: list):
+    def __init__(self, ctx, buffer, nbytes: int, shape, dtype_name: str):
         self.ctx, self.buffer, self.nbytes = ctx, buffer, nbytes
         self.shape = tuple(shape)
         self.dtype_name = dtype_name
-        self.dtype = np.dtype(bool) if dtype_name == "bool" else np.dtype(HOST[dtype_name])
+        self.dtype = host_dtype(dtype_name)
         self._host: Optional[np.ndarray] = None
         self._lock = threading.Lock()
-        weakref.finalize(self, free.append, buffer)  # the buffer is reused once nothing holds this value
 
     def host(self) -> np.ndarray:
         """The value on the host (read-only), read back the first time it is asked for."""
@@ -76,9 +73,7 @@ class DeviceValue:
                 staging.unmap()
                 staging.destroy()
         count("readback", self.nbytes)
-        n = num_elements(self.shape)
-        a = np.frombuffer(data, dtype=HOST[self.dtype_name], count=n).reshape(self.shape)
-        a = a != 0 if self.dtype_name == "bool" else a.copy()
+        a = from_device(data, 0, self.shape, self.dtype_name)
         a.setflags(write=False)
         return a
 
@@ -89,7 +84,19 @@ class DeviceValue:
         return a.copy() if copy else a
 
     def __repr__(self) -> str:
-        return f"<DeviceValue {self.dtype_name}{list(self.shape)} {'read back' if self._host is not None else 'on the device'}>"
+        where = "read back" if self._host is not None else "on the device"
+        return f"<{type(self).__name__} {self.dtype_name}{list(self.shape)} {where}>"
+
+
+class DeviceValue(DeviceArray):
+    """A variable's assigned value in a device buffer that is never written again; its buffer goes
+    back to the runner's free list (``free``) once nothing holds the value."""
+
+    resident = True
+
+    def __init__(self, ctx, buffer, nbytes: int, shape, dtype_name: str, free: list):
+        super().__init__(ctx, buffer, nbytes, shape, dtype_name)
+        weakref.finalize(self, free.append, buffer)  # the buffer is reused once nothing holds this value
 
 
 class ResidentValues(Mapping):

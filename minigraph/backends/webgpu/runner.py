@@ -8,7 +8,8 @@ and ``variable`` get buffers of their own, ``read`` aliases the buffer of the va
 names, ``assign`` makes the value's buffer the variable's pending one (held to the run's end),
 ``view`` aliases its input's buffer and ``kernel`` runs the backend's kernel.
 
-A run uploads the feeds (and variables whose value changed on the host), records the
+A run uploads the feeds (a ``mg.TensorData`` held on this device is copied on the device
+instead) and variables whose value changed on the host, records the
 dispatches in command buffers of ``SUBMIT_EVERY`` (each submitted once encoded, so the GPU
 works while the host encodes), copies the targets into one staging buffer and maps once.
 Intermediates never leave the device, and neither do assigned variables: they stay resident
@@ -258,14 +259,35 @@ class Runner:
         an interruption forgets what their buffers hold); per-run parameters."""
         self._settle_staging()
         try:
-            for n in self.uploads.write(feed_values):
+            host, held = self._feed_sources(feed_values)
+            for n in self.uploads.write(host):
                 resident.count("upload", n)
+            if held:  # after the uploads and before the dispatches, in queue order
+                enc = self.ctx.device.create_command_encoder()
+                for value, ref in held:
+                    enc.copy_buffer_to_buffer(value.buffer, 0, ref.buffer, 0, ref.nbytes)
+                self.ctx.device.queue.submit([enc.finish()])
             self.on_device.bring_in(self.variables, variables, self._upload)
         except BaseException:
             self.on_device.forget()
             raise
         for fn in self.recorded.before_run:
             fn()
+
+    def _feed_sources(self, feed_values) -> tuple:
+        """(the feeds to upload, None for each held on this device; [(its DeviceArray, feed Ref)]
+        for those, copied on the device). A ``mg.TensorData`` of another device is read on the
+        host and uploaded."""
+        host, held = [], []
+        for v, (ref, _dtype, _shape) in zip(feed_values, self.feeds):
+            if isinstance(v, resident.DeviceArray):
+                if v.ctx is self.ctx and v.nbytes == ref.nbytes:
+                    held.append((v, ref))
+                    v = None
+                else:
+                    v = v.host()
+            host.append(v)
+        return host, held
 
     def _finish(self, enc) -> tuple:
         """Copy the targets and assigned values out, submit ``enc``, map once: (results, assigned)."""

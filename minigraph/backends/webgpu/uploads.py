@@ -66,17 +66,22 @@ class Uploads:
 
     def write(self, feed_values) -> list:
         """Write the feeds into the staging buffers and submit their copies to the device; the
-        bytes of each feed copied."""
-        if not self.size:
+        bytes of each feed copied. A feed given as None is not uploaded (one held on the device,
+        which the runner copies there)."""
+        todo = [(feed, arr, off) for feed, arr, off in zip(self.feeds, feed_values, self.offsets) if arr is not None]
+        if not self.size or not todo:
+            self.bytes, self.seconds = 0, 0.0
             return []
         t0 = time.perf_counter()
-        datas = [to_device(arr, dtype).view(np.uint8) for (_, dtype, _), arr in zip(self.feeds, feed_values)]
-        mapped = [self._mapped(i) for i in range(len(self.pieces))]
+        datas = [(ref, to_device(arr, dtype).view(np.uint8), off) for (ref, dtype, _), arr, off in todo]
+        wanted = sorted({k for _, data, off in datas if data.nbytes  # the pieces these feeds' bytes lie in
+                         for k in range(off // self.piece, (off + data.nbytes - 1) // self.piece + 1)})
         device = self.ctx.device
-        for i, buf in enumerate(mapped):
+        for i in wanted:
+            buf = self._mapped(i)
             lo, hi = i * self.piece, i * self.piece + buf.size
             parts = []  # (data, its first byte, bytes, offset in this piece, destination Ref)
-            for (ref, _, _), data, off in zip(self.feeds, datas, self.offsets):
+            for ref, data, off in datas:
                 a, b = max(lo, off), min(hi, off + data.nbytes)
                 if a < b:
                     parts.append((data, a - off, b - a, a - lo, ref))
@@ -88,9 +93,9 @@ class Uploads:
             for _data, start, n, at, ref in parts:
                 enc.copy_buffer_to_buffer(buf, at, ref.buffer, start, n)
             device.queue.submit([enc.finish()])
-        self.bytes = sum(d.nbytes for d in datas)
+        self.bytes = sum(d.nbytes for _, d, _ in datas)
         self.seconds = time.perf_counter() - t0
-        return [d.nbytes for d in datas]
+        return [d.nbytes for _, d, _ in datas]
 
 
 def _write(buf, parts: list) -> None:
