@@ -56,7 +56,7 @@ MATMULS = [((70, 33), (33, 90)), ((1, 1), (1, 1)), ((3, 1, 65, 17), (2, 17, 130)
            ((64, 64), (64, 64)), ((129, 1), (1, 63)), ((1, 200, 40), (40, 1))]
 
 
-TILES = [(4, 4), (8, 4), (4, 8), (8, 8)]  # outputs per thread along M and N (gemm.TILING["tile"])
+TILES = ["auto", (4, 4), (8, 4), (4, 8), (8, 8), (1, 4), (2, 1), (1, 1)]  # outputs per thread along M and N (gemm.TILING["tile"])
 
 
 @pytest.mark.parametrize("tile", TILES)
@@ -83,7 +83,8 @@ def test_tiled_matmul_matches_numpy(gpu, force, monkeypatch, rng, ashape, bshape
 
 
 def test_matmul_chooses_the_tiled_kernel_for_large_products_only(gpu, rng):
-    for (m, k, n), tiled in (((256, 40, 96), True), ((8, 300, 8), False), ((20, 10, 4000), False)):
+    for (m, k, n), tiled in (((256, 40, 96), True), ((8, 300, 8), False), ((20, 10, 4000), True),
+                                ((4, 10, 4000), False)):
         g = mg.Graph()
         a, b = g.placeholder([m, k], name="a"), g.placeholder([k, n], name="b")
         c = g.matrix_multiplication(a, b)
@@ -93,9 +94,11 @@ def test_matmul_chooses_the_tiled_kernel_for_large_products_only(gpu, rng):
         assert (_recorded() > before) == tiled, (m, k, n)
 
 
-def test_tiled_matmul_pipeline_is_shared_across_sizes(gpu, force, rng):
-    """M, N and the batch sizes are parameters of the tiled kernel: only K compiles anew."""
+def test_tiled_matmul_pipeline_is_shared_across_sizes(gpu, force, monkeypatch, rng):
+    """M, N and the batch sizes are parameters of the tiled kernel: only K (and the tile, which
+    ``"auto"`` picks from M and N) compiles anew."""
     force("always")
+    monkeypatch.setitem(gemm.TILING, "tile", (4, 4))
 
     def run(m, n, batch):
         g = mg.Graph()
@@ -141,7 +144,7 @@ POINTWISE_CASES = [(sizes, dtype) for sizes in POINTWISE for dtype in ("float32"
                    if dtype == "float32" or sizes[3] * sizes[4] <= 1000]
 
 
-@pytest.mark.parametrize("tile", [(4, 4), (8, 8), (8, 4)])
+@pytest.mark.parametrize("tile", ["auto", (4, 4), (8, 8), (1, 2)])
 @pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NCHW", "HWIO"), ("NHWC", "OIHW")])
 @pytest.mark.parametrize("sizes,dtype", POINTWISE_CASES)
 def test_pointwise_convolutions_run_as_tiled_gemms(gpu, force, monkeypatch, rng, sizes, layouts, dtype, tile):

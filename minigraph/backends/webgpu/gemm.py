@@ -5,15 +5,15 @@
 strides, so a transposed operand, NCHW or NHWC data and OIHW or HWIO weights need no copy;
 batch axes carry a stride per operand (0 broadcasts). The K axis may be two axes walked as one
 (``k_inner``: K = outer * k_inner, as the batch and pixel axes of a weights gradient). See
-``kernels/gemm_tiled.wgsl`` for the tiling (64x64 outputs per workgroup of 256 threads, 4x4 per
-thread by default, K steps of 16 staged in workgroup memory).
+``kernels/gemm_tiled.wgsl`` for the tiling (up to 64x64 outputs per workgroup of 256 threads, 4x4
+per thread; 16 or 32 rows or columns for thin products, ``shape_of``; K steps of 16 staged in
+workgroup memory).
 
 ``TILING["mode"]`` picks the path: ``"auto"`` (the tiled kernel when both M and N are at least
-``TILING["min_size"]`` and they make at least ``TILING["min_outputs"]`` outputs per batch: a
-thinner product leaves much of a 64x64 tile idle, a smaller one makes too few workgroups to fill
-a GPU, where the 16x16 kernels make 16 times more), ``"always"`` or ``"never"`` (tests force
-each path with it). M, N, the strides and the batch sizes are kernel parameters, so a new size
-reuses the pipeline; K is baked in.
+``TILING["min_size"]`` and they make at least ``TILING["min_outputs"]`` outputs over the batch: a
+smaller product makes too few workgroups to fill a GPU, where the 16x16 kernels make more),
+``"always"`` or ``"never"`` (tests force each path with it). M, N, the strides and the batch sizes are kernel parameters, so a new size
+reuses the pipeline; K and the tile are baked in.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .wgsl import COMPUTE, STORAGE, params_decl, render
 # "tile": outputs per thread (shape_of); "min_groups": workgroups a product should make, K split
 # further below that (1024 against 256 took the six-block step's 1x1 weights gradients from 0.81
 # to 0.75 ms on the H200 machine); "pad": elements padding each staged row of workgroup memory
-TILING: dict = {"mode": "auto", "min_size": 32, "min_outputs": 2 * 64 * 64, "tile": (4, 4), "min_groups": 1024,
+TILING: dict = {"mode": "auto", "min_size": 8, "min_outputs": 2 * 64 * 64, "tile": "auto", "min_groups": 1024,
                 "pad": 1}
 RECORDED = {"gemm": 0}  # tiled GEMMs recorded so far (tests check which path a plan took)
 _KCH = 16 * 1024  # longest piece of K one workgroup multiplies (bounded loops on llvmpipe)
@@ -76,10 +76,19 @@ def params(g: Gemm, z0: int) -> list:
 
 
 def shape_of(g: Gemm) -> tuple:
-    """(RM, RN): the outputs per thread along M and N (``TILING["tile"]``, 4 or 8 each). 4 x 4
-    by default: on the H200 machine 8 x 8, 8 x 4 and 4 x 8 made the six-block step's 1x1
-    convolutions 1.2-1.5x slower (more registers per thread, fewer threads resident)."""
-    return tuple(TILING["tile"])
+    """(RM, RN): the outputs per thread along M and N (``TILING["tile"]``). ``"auto"``: 4 (a
+    64-wide tile), or 1 or 2 where M (N) is at most 16 or 32, so that a thin product (a 1x1
+    convolution with 16 or 24 channels) does not leave most of a tile idle. Larger tiles (8 x 8,
+    8 x 4, 4 x 8) made the six-block step's 1x1 convolutions 1.2-1.5x slower on the H200 machine
+    (more registers per thread, fewer threads resident); they stay selectable for tests."""
+    pick = TILING["tile"]
+    if pick != "auto":
+        return tuple(pick)
+    return _per_thread(g.M), _per_thread(g.N)
+
+
+def _per_thread(size: int) -> int:
+    return 1 if size <= 16 else 2 if size <= 32 else 4
 
 
 def tile_of(g: Gemm) -> tuple:
