@@ -124,7 +124,10 @@ def source(g: Gemm, dtype: str, partial: bool, epi=None) -> str:
     return render("gemm_tiled", PARAMS=params_decl(13 + 4 * len(g.batch)), T=STORAGE[dtype], TC=tc, ACC=acc,
                   ZERO=zero, K=g.K, KCH=split_k(g)[1], KCHUNKS=pieces_of(g), BR=len(g.batch),
                   TM=tm, TN=tn, RM=rm, RN=rn, PAD=pad, TA_SIZE=16 * (tm + pad), TB_SIZE=16 * (tn + pad),
-                  SPLIT="true" if g.k_inner and g.k_inner < g.K else "false", STAGE_A=stage_a, STAGE_B=stage_b,
+                  SPLIT="true" if g.k_inner and g.k_inner < g.K else "false",
+                  REG_DECL=stage_a[0] + "\n" + stage_b[0], LOAD_FIRST="  " + stage_a[1]("t0") + "\n  " + stage_b[1]("t0"),
+                  LOAD_NEXT="      " + stage_a[1]("tn") + "\n      " + stage_b[1]("tn"),
+                  STORE_STAGED=stage_a[2] + "\n" + stage_b[2],
                   ACC_DECL="\n".join(f"  var c{i}_{j}: {acc} = {zero};" for i, j in ij),
                   TILE_DECL="\n".join(f"    var s{i}_{j}: {acc} = {zero};" for i, j in ij),
                   LOAD_AB="\n".join(loads),
@@ -134,28 +137,32 @@ def source(g: Gemm, dtype: str, partial: bool, epi=None) -> str:
 
 
 def _stage(op: str, buf: str, tile: str, stride: str, axis: str, size: str, extent: int, per_thread: int,
-           k_fast: bool, acc: str, zero: str) -> str:
-    """WGSL staging one operand's ``extent`` x 16 tile of K step ``t`` into workgroup memory
-    (``tile[k * stride + i]``), ``per_thread`` elements per thread, threads in the order of the
-    operand's unit stride: along K (``k_fast``: a thread's k, and its offset, are the same for
-    every load of the step) or along M/N. ``op`` "a" reads ``A[a_off + m * prm(3) + a_k(k)]``, "b"
-    ``B[b_off + n * prm(8) + b_k(k)]``."""
+           k_fast: bool, acc: str, zero: str) -> tuple:
+    """WGSL staging one operand's ``extent`` x 16 tile of a K step into workgroup memory,
+    ``per_thread`` elements per thread, threads in the order of the operand's unit stride: along
+    K (``k_fast``: a thread's k, and its offset, are the same for every load of the step) or
+    along M/N. (declarations, load(step) into registers ``r<op><q>``, store of the registers
+    into ``tile[k * stride + i]``): the loads of the next step are issued before the product of
+    the current one, so the device memory's latency overlaps the arithmetic. ``op`` "a" reads
+    ``A[a_off + m * prm(3) + a_k(k)]``, "b" ``B[b_off + n * prm(8) + b_k(k)]``."""
     s_axis = "prm(3u)" if op == "a" else "prm(8u)"
-    i0 = f"{axis}0"
-    load = (f"{buf}[{op}_off + ({i0} + i) * {s_axis} + kt]")
+    regs = [f"r{op}{q}" for q in range(per_thread)]
+    decl = "\n".join(f"  var {r}: {acc} = {zero};" for r in regs)
     if k_fast:
-        return (f"    {{ let kl = lid % 16u; let k = t + kl; let kt = {op}_k(k);\n"
-                f"      for (var q = 0u; q < {per_thread}u; q = q + 1u) {{\n"
-                f"        let i = lid / 16u + 16u * q;\n"
-                f"        var v: {acc} = {zero};\n"
-                f"        if ({i0} + i < {size} && k < K) {{ v = {acc}({load}); }}\n"
-                f"        {tile}[kl * {stride} + i] = v;\n      }} }}")
-    return (f"    for (var q = 0u; q < {per_thread}u; q = q + 1u) {{\n"
-            f"      let e = lid + 256u * q;\n"
-            f"      let i = e % {extent}u; let kl = e / {extent}u; let k = t + kl;\n"
-            f"      var v: {acc} = {zero};\n"
-            f"      if ({i0} + i < {size} && k < K) {{ let kt = {op}_k(k); v = {acc}({load}); }}\n"
-            f"      {tile}[kl * {stride} + i] = v;\n    }}")
+        where = [(f"lid / 16u + {16 * q}u", "lid % 16u") for q in range(per_thread)]
+    else:
+        where = [(f"(lid + {256 * q}u) % {extent}u", f"(lid + {256 * q}u) / {extent}u") for q in range(per_thread)]
+
+    def load(t: str) -> str:
+        lines = [f"{{ let kl = lid % 16u; let k = {t} + kl; let kt = {op}_k(k);"] if k_fast else ["{"]
+        for r, (i, kl) in zip(regs, where):
+            k, kt = ("k", "kt") if k_fast else (f"({t} + {kl})", f"{op}_k({t} + {kl})")
+            lines.append(f"      {{ let i = {i}; {r} = {zero}; if ({axis}0 + i < {size} && {k} < K) "
+                         f"{{ {r} = {acc}({buf}[{op}_off + ({axis}0 + i) * {s_axis} + {kt}]); }} }}")
+        return "\n".join(lines) + " }"
+
+    store = "\n".join(f"    {tile}[({kl}) * {stride} + {i}] = {r};" for r, (i, kl) in zip(regs, where))
+    return decl, load, store
 
 
 def split_k(g: Gemm) -> tuple:

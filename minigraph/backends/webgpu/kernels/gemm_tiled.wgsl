@@ -5,7 +5,9 @@
 // workgroup memory (the thread order follows the operand's unit stride, so loads coalesce; where
 // that is K, a thread's k is the same for all its loads of a step, its offset computed once; the
 // rows are padded by PAD elements, so staging along K hits 16 different banks), then every
-// thread runs the 16-step product from workgroup memory. Edges are bounds-checked (zeros
+// thread runs the 16-step product from workgroup memory. The next step's elements are loaded
+// into registers before that product (and stored into workgroup memory after it), so the
+// device memory's latency overlaps the arithmetic. Edges are bounds-checked (zeros
 // outside). M, N, the strides and the batch axes are parameters (a new size reuses the
 // pipeline); K is baked in (lavapipe leaked memory with a loop bound from a uniform around
 // barriers, see matmul.wgsl). params: z offset, M, N, A's (m, k, k outer), B's (k, k outer, n),
@@ -63,10 +65,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 {{ACC_DECL}}
   let t0 = piece * KCH;
   let t1 = min(K, t0 + KCH);
+{{REG_DECL}}
+{{LOAD_FIRST}}
   for (var t = t0; t < t1; t = t + 16u) {
-{{STAGE_A}}
-{{STAGE_B}}
+{{STORE_STAGED}}
     workgroupBarrier();
+    let tn = t + 16u;
+    if (tn < t1) {
+{{LOAD_NEXT}}
+    }
 {{TILE_DECL}}
     for (var kk = 0u; kk < 16u; kk = kk + 1u) {
 {{LOAD_AB}}
