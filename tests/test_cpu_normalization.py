@@ -190,8 +190,11 @@ def test_edge_values_propagate_as_numpy(numba, rng):
         np.testing.assert_array_equal(a, b)  # NaN in the same places, every other value equal
 
 
-@pytest.mark.parametrize("shape,axes", [((4, 16, 20, 20), (0, 2, 3)), ((4, 20, 20, 16), (0, 1, 2))])
+@pytest.mark.parametrize("shape,axes", [((4, 16, 64, 66), (0, 2, 3)), ((4, 64, 66, 16), (0, 1, 2))])
 def test_bits_do_not_depend_on_the_thread_count(numba, rng, threads_restored, shape, axes):
+    from minigraph.backends.cpu.normalization import PARALLEL_ELEMENTS
+
+    assert math.prod(shape) >= PARALLEL_ELEMENTS  # the parallel variants run
     g, places, y, dx = _graph(shape, axes, np.float32, given_statistics=False)
     feeds = _feeds(places, shape, axes, np.float32, rng)
     ops = {o.type: o.outputs[0] for o in g.operations if o.type in OPS}
@@ -243,3 +246,30 @@ def test_other_axes_and_broadcasts_keep_the_numpy_kernel(numba, rng):
     want = [np.asarray(r) for r in _compile(g, feeds, targets, "numpy").run(feeds)]
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_serial_and_parallel_variants_give_the_same_bits(numba, rng, threads_restored):
+    """Small tensors run each kernel's serial variant: the same arithmetic as the parallel one."""
+    from minigraph.backends.cpu import normalization as nz
+
+    mg.set_num_threads(2)
+    x3, d3 = rng.standard_normal((3, 5, 7)), rng.standard_normal((3, 5, 7)).astype(np.float32)
+    x3 = x3.astype(np.float32)
+    m, r, p = rng.standard_normal(5), rng.uniform(0.5, 2, 5), rng.standard_normal(5)
+    for kind in (nz.VALUE, nz.SQUARED_DEVIATION, nz.GRADIENT, nz.GRADIENT_XHAT):
+        for fn, x, d, shape in ((nz.VARIANTS["_row_partials"], x3, d3, (3, 5)),
+                                (nz.VARIANTS["_block_partials"], x3.reshape(-1, 5), d3.reshape(-1, 5), (1, 5))):
+            parts = [np.empty(shape), np.empty(shape)]
+            for variant, part in zip(fn, parts):
+                variant(kind, d, x, m, r, part)
+            assert np.array_equal(parts[0].view(np.uint8), parts[1].view(np.uint8))
+    for fn, x, d in ((nz.VARIANTS["_normalize"], x3, d3), (nz.VARIANTS["_normalize_rows"], x3.reshape(-1, 5), d3.reshape(-1, 5))):
+        ys = [np.empty(x.shape), np.empty(x.shape)]
+        for variant, y in zip(fn, ys):
+            variant(x, m, r, p, p, y)
+        assert np.array_equal(ys[0], ys[1]) and not np.isnan(ys[0]).any()
+    for fn, x, d in ((nz.VARIANTS["_gradient"], x3, d3), (nz.VARIANTS["_gradient_rows"], x3.reshape(-1, 5), d3.reshape(-1, 5))):
+        dxs = [np.empty(x.shape), np.empty(x.shape)]
+        for variant, dx in zip(fn, dxs):
+            variant(d, x, m, r, p, p, p, 21.0, dx)
+        assert np.array_equal(dxs[0], dxs[1]) and not np.isnan(dxs[0]).any()

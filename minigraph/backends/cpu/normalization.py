@@ -15,7 +15,8 @@ gradients) are taken in a fixed order: each ``(a, c)`` row of ``B`` elements by 
 accumulators into a partial of its own (``B > 1``), or, for ``B == 1``, each block of ``ROWS``
 rows into a partial row; then the partials in order. The split depends on the shape only, so
 the bits are the same at every thread count; they differ from NumPy's pairwise sums only by
-float64 rounding.
+float64 rounding. Tensors under ``PARALLEL_ELEMENTS`` elements run each kernel's serial variant
+(the same arithmetic, so the same bits).
 """
 from __future__ import annotations
 
@@ -25,10 +26,14 @@ from typing import Callable, Optional
 import numpy as np
 
 from ...ops._util import normalize_axes
-from .jit import kernel, njit_inline, parallel_kernel, prange
+from .jit import kernel, njit_inline, prange, serial_and_parallel
 
 FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 ROWS = 256  # rows of a channels-last (B == 1) partial: fixed, so the sums do not depend on the threads
+# below this many elements of the tensor the serial variant of a kernel runs: a parallel launch
+# (waking Numba's threads) cost about 0.1 ms on the 2-core machine, a pass over this many elements
+# about as much; both variants do the same arithmetic per iteration, so the bits are the same
+PARALLEL_ELEMENTS = 1 << 18
 
 # the per-element term a sum takes (``_term``)
 VALUE, SQUARED_DEVIATION, GRADIENT, GRADIENT_XHAT = 0, 1, 2, 3
@@ -64,7 +69,6 @@ def _row_sum(kind, dr, xr, m, r):  # pragma: no cover - compiled
     return s
 
 
-@parallel_kernel
 def _row_partials(kind, d, x, m, r, part):  # pragma: no cover - compiled
     """``part[a, c]``: the sum of the terms of row ``(a, c)`` (``x``, ``d``: ``[A, C, B]``, B > 1)."""
     na, nc = x.shape[0], x.shape[1]
@@ -74,7 +78,6 @@ def _row_partials(kind, d, x, m, r, part):  # pragma: no cover - compiled
         part[a, c] = _row_sum(kind, d[a, c], x[a, c], m[c], r[c])
 
 
-@parallel_kernel
 def _block_partials(kind, d, x, m, r, part):  # pragma: no cover - compiled
     """``part[p, c]``: the sum of the terms of rows ``p*ROWS ...`` of channel c (``[A, C]`` arrays)."""
     na, nc = x.shape[0], x.shape[1]
@@ -99,7 +102,6 @@ def _sum_partials(part, out):  # pragma: no cover - compiled
         out[c] = s
 
 
-@parallel_kernel
 def _normalize(x, mean, rstd, gamma, beta, y):  # pragma: no cover - compiled
     """``y = (x - mean) * rstd * gamma + beta`` per element, in float64 (``[A, C, B]``, per-channel params)."""
     na, nc, nb = x.shape
@@ -112,7 +114,6 @@ def _normalize(x, mean, rstd, gamma, beta, y):  # pragma: no cover - compiled
             yr[k] = (np.float64(xr[k]) - m) * r * g + b
 
 
-@parallel_kernel
 def _normalize_rows(x, mean, rstd, gamma, beta, y):  # pragma: no cover - compiled
     """``_normalize`` for ``B == 1`` (``[A, C]`` arrays), parallel over the rows."""
     na, nc = x.shape
@@ -122,7 +123,6 @@ def _normalize_rows(x, mean, rstd, gamma, beta, y):  # pragma: no cover - compil
             yr[c] = (np.float64(xr[c]) - mean[c]) * rstd[c] * gamma[c] + beta[c]
 
 
-@parallel_kernel
 def _gradient(dy, x, mean, rstd, gr, bgn, gg, n, dx):  # pragma: no cover - compiled
     """``dx = gr * (dy - bgn - (x - mean) * rstd * gg / n)``: NumPy's ``gamma * r * (dy - beta_grad / n
     - (x - mean) * r * gamma_grad / n)`` with ``gr = gamma * r`` and ``bgn = beta_grad / n`` per channel."""
@@ -136,7 +136,6 @@ def _gradient(dy, x, mean, rstd, gr, bgn, gg, n, dx):  # pragma: no cover - comp
             out[k] = g * (np.float64(dr[k]) - b - (np.float64(xr[k]) - m) * r * q / n)
 
 
-@parallel_kernel
 def _gradient_rows(dy, x, mean, rstd, gr, bgn, gg, n, dx):  # pragma: no cover - compiled
     """``_gradient`` for ``B == 1`` (``[A, C]`` arrays), parallel over the rows."""
     na, nc = x.shape
@@ -144,6 +143,16 @@ def _gradient_rows(dy, x, mean, rstd, gr, bgn, gg, n, dx):  # pragma: no cover -
         dr, xr, out = dy[a], x[a], dx[a]
         for c in range(nc):
             out[c] = gr[c] * (np.float64(dr[c]) - bgn[c] - (np.float64(xr[c]) - mean[c]) * rstd[c] * gg[c] / n)
+
+
+# the kernels above by name, each as (serial, parallel)
+VARIANTS = {f.__name__: serial_and_parallel(f) for f in (_row_partials, _block_partials, _normalize, _normalize_rows,
+                                                         _gradient, _gradient_rows)}
+
+
+def _variant(name: str, elements: int) -> Callable:
+    """Kernel ``name``'s parallel variant for a tensor of at least ``PARALLEL_ELEMENTS`` elements, else its serial one."""
+    return VARIANTS[name][int(elements >= PARALLEL_ELEMENTS)]
 
 
 # ------------------------------------------------------------------------------------- the views
@@ -217,12 +226,13 @@ def _reduction(step, axes_attr: str, params: tuple) -> Optional[tuple]:
 def _sums(kind: int, d, x, m, r, abc: tuple) -> np.ndarray:
     """The float64 per-channel sums of ``kind``'s terms over ``[A, C, B]`` arrays."""
     na, nc, nb = abc
+    size = na * nc * nb
     if nb > 1:
         part = np.empty((na, nc), np.float64)
-        _row_partials(kind, d, x, m, r, part)
+        _variant("_row_partials", size)(kind, d, x, m, r, part)
     else:
         part = np.empty(((na + ROWS - 1) // ROWS, nc), np.float64)
-        _block_partials(kind, d.reshape(na, nc), x.reshape(na, nc), m, r, part)
+        _variant("_block_partials", size)(kind, d.reshape(na, nc), x.reshape(na, nc), m, r, part)
     out = np.empty(nc, np.float64)
     _sum_partials(part, out)
     return out
@@ -311,6 +321,7 @@ def gradient(step) -> Optional[Callable]:
     nil = step.attrs.get("nil_inputs", ())
     n = float(abc[0] * abc[2])
     out_dt = np.float64 if dt == np.float16 else dt  # float16: rounded once, from float64, at the end
+    size = prod(shape)
 
     def run(dy, x, mean, var, gamma, gamma_grad, beta_grad):
         d, xc = _as3(dy, abc), _as3(x, abc)
@@ -323,10 +334,10 @@ def gradient(step) -> Optional[Callable]:
             bgn = bg / n
         dx = np.empty(abc, out_dt)
         if abc[2] > 1:
-            _gradient(d, xc, m, r, gr, bgn, gg, n, dx)
+            _variant("_gradient", size)(d, xc, m, r, gr, bgn, gg, n, dx)
         else:
             k = abc[:2]
-            _gradient_rows(d.reshape(k), xc.reshape(k), m, r, gr, bgn, gg, n, dx.reshape(k))
+            _variant("_gradient_rows", size)(d.reshape(k), xc.reshape(k), m, r, gr, bgn, gg, n, dx.reshape(k))
         return np.asarray(dx.reshape(shape), dt)
     return run
 
@@ -349,6 +360,7 @@ def normalize(step) -> Optional[Callable]:
     abc = _view(shape, *block)
     eps = step.attrs["epsilon"]
     out_dt = np.float64 if dt == np.float16 else dt
+    size = prod(shape)
 
     def run(x, mean, var, gamma, beta):
         xc = _as3(x, abc)
@@ -356,10 +368,10 @@ def normalize(step) -> Optional[Callable]:
         ps[1] = _rstd(ps[1], eps)
         y = np.empty(abc, out_dt)
         if abc[2] > 1:
-            _normalize(xc, *ps, y)
+            _variant("_normalize", size)(xc, *ps, y)
         else:
             k = abc[:2]
-            _normalize_rows(xc.reshape(k), *ps, y.reshape(k))
+            _variant("_normalize_rows", size)(xc.reshape(k), *ps, y.reshape(k))
         return np.asarray(y.reshape(shape), dt)
     return run
 
