@@ -3,8 +3,9 @@ Numba kernels that run without the GIL on Numba's threads (docs/cpu.md).
 
 ``prepare`` builds the NumPy backend's runner for the plan (memory ops, and every op without a
 compiled kernel here, keep its closures), then replaces the closure of each step it has a
-kernel for: the depthwise 2D trio (depthwise.py), elementwise ops and fused elementwise steps
-(fused.py), and the tails of epilogue steps (the anchor's kernel, then the tail as one loop).
+kernel for: the depthwise 2D trio (depthwise.py), the batch-norm statistics, ``normalize`` and its
+gradients (normalization.py), elementwise ops and fused elementwise steps (fused.py), and the
+tails of epilogue steps (the anchor's kernel, then the tail as one loop).
 Each run first gives Numba ``mg.get_num_threads()`` threads (at most the cores Numba started
 with). This module imports Numba only when a plan is prepared, so ``import minigraph`` works
 without the ``cpu`` extra; ``available()`` says what is missing.
@@ -28,9 +29,13 @@ EXTRA_HINT = "pip install numba (or, in a checkout, pip install -e '.[cpu]')"
 
 
 def _compiled() -> tuple:
-    """``(depthwise, fused)``: the modules of Numba kernels, imported once a plan is prepared (they
-    import Numba, the optional extra, at their top; ``import minigraph`` must work without it)."""
-    return (importlib.import_module(".depthwise", __package__), importlib.import_module(".fused", __package__))
+    """``(kernel factories by op type, fused)``: the Numba kernels, imported once a plan is prepared
+    (their modules import Numba, the optional extra, at their top; ``import minigraph`` must work
+    without it)."""
+    factories = {}
+    for name in (".depthwise", ".normalization"):
+        factories.update(importlib.import_module(name, __package__).KERNELS)
+    return factories, importlib.import_module(".fused", __package__)
 
 
 # Numba's OpenMP threads spin between kernels by default; on a step that also runs BLAS and the
@@ -132,7 +137,7 @@ class CpuBackend:
 
 def _kernel_for(step) -> Optional[Callable]:
     """The compiled kernel of one step, or None where the NumPy kernel stays."""
-    depthwise, fused = _compiled()
+    factories, fused = _compiled()
     if len(step.outputs) != 1:
         return None
     if step.program:
@@ -141,10 +146,10 @@ def _kernel_for(step) -> Optional[Callable]:
             return fused.step_kernel(step)
         anchor_kernel = _anchor_kernel(step)
         got = fused.epilogue_kernel(step, anchor_kernel)
-        if got is None and anchor.type in depthwise.KERNELS:  # the compiled anchor, NumPy's tail: the
+        if got is None and anchor.type in factories:  # the compiled anchor, NumPy's tail: the
             got = fused.with_tail(step, anchor_kernel, _numpy_tail(step))  # same anchor bits as unfused
         return got
-    factory = depthwise.KERNELS.get(step.op.type)
+    factory = factories.get(step.op.type)
     if factory is not None:
         return factory(step)
     if step.op.opdef.elementwise and step.op.type in fused.SUPPORTED_OPS:
@@ -160,10 +165,10 @@ def _numpy_tail(step) -> Callable:
 
 def _anchor_kernel(step) -> Callable:
     """The kernel of an epilogue step's anchor: compiled here, else the NumPy backend's."""
-    depthwise, _ = _compiled()
+    factories, _ = _compiled()
     a_op, a_args, a_ty = step.program[0]
     sub = _OpStep(a_op, tuple(step.in_types[a] for a in a_args), a_ty)
-    factory = depthwise.KERNELS.get(a_op.type)
+    factory = factories.get(a_op.type)
     fn = factory(sub) if factory is not None else None
     if fn is None:
         numpy_factory = KERNELS.get(a_op.type)

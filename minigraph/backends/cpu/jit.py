@@ -8,9 +8,11 @@ inf or NaN, as NumPy's, instead of raising.
 """
 from __future__ import annotations
 
+import types
+
 from numba import njit, prange
 
-__all__ = ["kernel", "njit_inline", "parallel_kernel", "prange"]
+__all__ = ["kernel", "njit_inline", "parallel_kernel", "prange", "serial_and_parallel"]
 
 
 def kernel(fn):
@@ -26,3 +28,15 @@ def parallel_kernel(fn):
 def njit_inline(fn):
     """A helper the kernels call, inlined into them."""
     return njit(nogil=True, cache=True, inline="always", error_model="numpy")(fn)
+
+
+def serial_and_parallel(fn):
+    """``(serial, parallel)``: ``fn``, whose loops use ``prange``, compiled both ways (the caller
+    picks by the size of the problem: below a few hundred thousand elements a parallel launch
+    costs more than it saves). The serial one compiles a copy of ``fn`` under the name
+    ``<name>_serial``: Numba's disk cache names its files after the function, and would otherwise
+    hand one variant's machine code to the other."""
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = fn.__qualname__ + "_serial"
+    twin.__doc__ = fn.__doc__
+    return kernel(twin), parallel_kernel(fn)
