@@ -279,7 +279,7 @@ def describe_plan(plan, backend_name: str = "", given: tuple = ()) -> list:
 def _step_line_parts(plan, st, name_of: dict) -> tuple:
     """``op_line_parts`` for a plan step: a fused step shows its kernel, its external inputs and
     its ops; a folded constant the op it replaces."""
-    if st.program:
+    if st.fused:
         call = f"{st.kernel}({', '.join(name_of.get(s, f'#{s}') for s in st.inputs)})"
         return (escape(st.op.name), call, "-> " + _outputs(st.op, st.out_types),
                 "ops: " + ", ".join(escape(o.name) for o in st.ops))

@@ -65,8 +65,8 @@ class Step:
 
     @property
     def fused(self) -> bool:
-        """Whether the step runs a fused program of several ops."""
-        return bool(self.program)
+        """Whether the step computes several ops (a fused program, or fused siblings)."""
+        return bool(self.program) or len(self.ops) > 1
 
     @property
     def anchor(self) -> Optional[Operation]:
