@@ -448,6 +448,7 @@ def test_webgpu_batch_norm_statistics_take_one_pass_and_match_float64(webgpu, rn
         assert by_op[0][t] == by_op[1][t], t
     if count <= 64:
         assert len(exe._runner.dispatches) == 5
+    assert mg.compare_backends(g, feeds, targets, backends=("numpy", webgpu)).first_failure is None
     want = _f64_statistics(xv, dyv, axes, 1e-5)
     for name, a, b, p, w in zip(["mean", "variance", "gamma gradient", "beta gradient", "dx", "dx (nil)"],
                                 got, again, plain, want + (want[-1],)):
