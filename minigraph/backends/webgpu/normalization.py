@@ -105,7 +105,8 @@ def _gamma_gradient_into(kb, ins, dst, shape, axes, eps: float, out_dtype: str, 
     """``dst`` = sum over ``axes`` of dy * (x - mean) / sqrt(var + eps); ``ins``: dy, x, mean, var
     (``(ref, dtype, shape)``); ``beta``: ``(ref, dtype)`` to get sum(dy) from the same pass."""
     if all(_per_channel(s, shape, axes) for _, _, s in ins[2:4]):
-        gradient_sums(kb, *[(r, d) for r, d, _ in ins[:4]], shape, axes, eps, beta=beta, gamma=(dst, out_dtype))
+        dy, x, mean, var = [(r, d) for r, d, _ in ins[:4]]
+        gradient_sums(kb, dy, x, mean, var, shape, axes, eps, beta=beta, gamma=(dst, out_dtype))
         return
     prod = kb.scratch(4 * num_elements(shape))
     _map(kb, ins, prod, "float32", shape, lambda v: f"({v[0]} * ({v[1]} - {v[2]}) * {_rstd(v[3], eps)})")
