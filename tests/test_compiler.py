@@ -17,6 +17,7 @@ from minigraph.backends.numpy.backend import NumpyBackend
 from minigraph.compiler import passes
 from minigraph.compiler.plan import Step, build_plan, needed_ops
 from minigraph.ir import OPS
+from minigraph.listing import describe_plan
 from op_cases import ELEMENTWISE, input_domains
 from graph_zoo import every_op_graph
 
@@ -721,6 +722,9 @@ def test_sibling_fusion_merges_a_mean_with_its_variance_and_beta_with_gamma_grad
     plan = build_plan(g, _types(feeds), [dx, m], [], sibling_ops=BN_SIBLINGS)
     assert "sibling_fusion" in plan.passes and sum(s.type == passes.SIBLINGS for s in plan.steps) == 2
     plan.check()
+    lines = describe_plan(build_plan(g, _types(feeds), [dx], [], sibling_ops=BN_SIBLINGS))
+    assert any("= fused_siblings(mean+variance)(x)" in ln and "ops: m, v" in ln for ln in lines)
+    assert not any("#" in ln for ln in lines)  # every freed slot named: m's too
     assert all(s.type != passes.SIBLINGS for s in build_plan(g, _types(feeds), [dx], [], sibling_ops=BN_SIBLINGS,
                                                             fusion=False).steps)
 
