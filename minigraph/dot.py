@@ -57,7 +57,7 @@ def find_dot() -> str:
 
 
 # fill colours of a compiled plan's steps: fused steps stand out
-STEP_COLORS = {"fused_elementwise": "#dcfce7", "fused_epilogue": "#bbf7d0"}
+STEP_COLORS = {"fused_elementwise": "#dcfce7", "fused_epilogue": "#bbf7d0", "fused_siblings": "#bbf7d0"}
 
 
 def _step_kind(st) -> str:

@@ -39,7 +39,8 @@ class Executable:
     ``compilation_descriptor`` (a ``CompilationDescriptor``, default level 1 with fusion) says
     which passes build the plan (docs/compiler.md); the plan is built for this executable's
     backend, whose ``fusible_ops`` say which elementwise ops it can run fused and whose
-    ``epilogue_ops`` which ops' kernels can apply an elementwise tail before they store.
+    ``epilogue_ops`` which ops' kernels can apply an elementwise tail before they store, and
+    whose ``sibling_ops`` which pairs of reductions one of its kernels computes in one pass.
     """
 
     DEFAULT_CACHE_SIZE = 64
@@ -87,7 +88,8 @@ class Executable:
                               epilogue_ops=frozenset(getattr(self.backend, "epilogue_ops", frozenset())),
                               memory_facts=getattr(self.backend, "memory_facts", None) or MemoryFacts(),
                               optimization_level=desc.optimization_level, fusion=desc.fusion,
-                              callables=desc.callables)
+                              callables=desc.callables,
+                              sibling_ops=frozenset(getattr(self.backend, "sibling_ops", frozenset())))
             runner = self.backend.prepare(plan)
         finally:
             if was:

@@ -242,7 +242,8 @@ def describe_plan(plan, backend_name: str = "", given: tuple = ()) -> list:
     control-flow step, the steps of its blocks' sub-plans (``given``: a sub-plan's input tensors)."""
     name_of = {s: escape(t.name) for s, t in zip(plan.inputs, given)}
     for st in plan.steps:
-        for t, s in zip(st.op.outputs, st.outputs):
+        tensors = st.op.outputs if st.program else [t for o in st.ops for t in o.outputs]  # fused siblings: each op's
+        for t, s in zip(tensors, st.outputs):
             name_of[s] = escape(t.name)
     rows, prefix = [], []
     live = peak = 0
@@ -279,7 +280,7 @@ def describe_plan(plan, backend_name: str = "", given: tuple = ()) -> list:
 def _step_line_parts(plan, st, name_of: dict) -> tuple:
     """``op_line_parts`` for a plan step: a fused step shows its kernel, its external inputs and
     its ops; a folded constant the op it replaces."""
-    if st.program:
+    if st.fused:
         call = f"{st.kernel}({', '.join(name_of.get(s, f'#{s}') for s in st.inputs)})"
         return (escape(st.op.name), call, "-> " + _outputs(st.op, st.out_types),
                 "ops: " + ", ".join(escape(o.name) for o in st.ops))

@@ -17,6 +17,7 @@ from minigraph.backends.numpy.backend import NumpyBackend
 from minigraph.compiler import passes
 from minigraph.compiler.plan import Step, build_plan, needed_ops
 from minigraph.ir import OPS
+from minigraph.listing import describe_plan
 from op_cases import ELEMENTWISE, input_domains
 from graph_zoo import every_op_graph
 
@@ -682,3 +683,105 @@ def test_the_six_block_step_fuses_every_activation_and_update():
     assert kinds.count("fused_epilogue(depthwise_convolution_2d+relu)") == 6
     assert kinds.count("fused_epilogue(convolution_2d_weights_gradient+multiplication+subtraction)") == 6
     assert "relu" not in kinds and "convolution_2d" not in kinds
+
+
+# ------------------------------------------------------------------------------ sibling fusion
+BN_SIBLINGS = frozenset({("mean", "variance"), ("normalization_beta_gradient", "normalization_gamma_gradient")})
+
+
+def _statistics_graph():
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 4, 4], name="x")
+    dy = g.placeholder([2, 3, 4, 4], name="dy")
+    axes = [0, 2, 3]
+    m = g.mean(x, axes, name="m")
+    v = g.variance(x, axes, name="v")
+    gg = g.normalization_gamma_gradient(dy, x, m, v, axes, 1e-5, name="gg")
+    bg = g.normalization_beta_gradient(dy, x, axes, name="bg")
+    dx = g.normalization_gradient(dy, x, m, v, None, gg, bg, axes, 1e-5, name="dx")
+    feeds = {x: np.ones((2, 3, 4, 4), np.float32), dy: np.ones((2, 3, 4, 4), np.float32)}
+    return g, feeds, (x, dy, m, v, gg, bg, dx)
+
+
+def test_sibling_fusion_merges_a_mean_with_its_variance_and_beta_with_gamma_gradient():
+    g, feeds, (x, dy, m, v, gg, bg, dx) = _statistics_graph()
+    plan, steps, targets = _plain_steps(g, feeds, [dx])
+    out = passes.sibling_fusion(steps, targets, BN_SIBLINGS)
+    slot = {s.op.name: s.outputs[0] for s in steps}
+    fused = [s for s in out if s.type == passes.SIBLINGS]
+    assert [s.kernel for s in fused] == ["fused_siblings(mean+variance)",
+                                         "fused_siblings(normalization_beta_gradient+normalization_gamma_gradient)"]
+    a, b = fused
+    assert a.op is v.operation and a.ops == (m.operation, v.operation) and a.fused
+    assert a.outputs == (slot["m"], slot["v"]) and a.inputs == (slot["x"],)
+    assert b.op is gg.operation and b.outputs == (slot["bg"], slot["gg"])
+    assert b.inputs == (slot["dy"], slot["x"], slot["m"], slot["v"])  # the gamma gradient's
+    assert len(out) == len(steps) - 2
+    assert passes.sibling_fusion(steps, targets, frozenset()) == steps
+    # through build_plan, checked; the listing names the kernel and its ops
+    plan = build_plan(g, _types(feeds), [dx, m], [], sibling_ops=BN_SIBLINGS)
+    assert "sibling_fusion" in plan.passes and sum(s.type == passes.SIBLINGS for s in plan.steps) == 2
+    plan.check()
+    lines = describe_plan(build_plan(g, _types(feeds), [dx], [], sibling_ops=BN_SIBLINGS))
+    assert any("= fused_siblings(mean+variance)(x)" in ln and "ops: m, v" in ln for ln in lines)
+    assert not any("#" in ln for ln in lines)  # every freed slot named: m's too
+    assert all(s.type != passes.SIBLINGS for s in build_plan(g, _types(feeds), [dx], [], sibling_ops=BN_SIBLINGS,
+                                                            fusion=False).steps)
+
+
+def test_sibling_fusion_needs_the_same_data_and_axes_and_a_safe_place():
+    g = mg.Graph()
+    x = g.placeholder([4, 3], name="x")
+    z = g.placeholder([4, 3], name="z")
+    m = g.mean(x, [0], name="m")
+    v_other_axes = g.variance(x, [1], name="v1")
+    v_other_data = g.variance(z, [0], name="v2")
+    feeds = {x: np.ones((4, 3), np.float32), z: np.ones((4, 3), np.float32)}
+    _, steps, targets = _plain_steps(g, feeds, [m, v_other_axes, v_other_data])
+    assert passes.sibling_fusion(steps, targets, BN_SIBLINGS) == steps
+    # the beta gradient read before the gamma gradient's statistics are computed: neither place
+    # has both what the merged step reads and what reads it
+    g = mg.Graph()
+    x, dy = g.placeholder([4, 3], name="x"), g.placeholder([4, 3], name="dy")
+    bg = g.normalization_beta_gradient(dy, x, [0], name="bg")
+    y = g.multiplication(bg, bg, name="y")
+    m, v = g.mean(x, [0], name="m"), g.variance(x, [0], name="v")
+    gg = g.normalization_gamma_gradient(dy, x, m, v, [0], 1e-5, name="gg")
+    _, steps, targets = _plain_steps(g, {x: np.ones((4, 3), np.float32), dy: np.ones((4, 3), np.float32)}, [y, gg])
+    out = passes.sibling_fusion(steps, targets, BN_SIBLINGS)
+    assert [s.kernel for s in out if s.type == passes.SIBLINGS] == ["fused_siblings(mean+variance)"]
+    # the mean read between the two: the merged step takes the earlier place
+    g = mg.Graph()
+    x = g.placeholder([4, 3], name="x")
+    m = g.mean(x, [0], name="m")
+    y = g.subtraction(x, m, name="y")
+    v = g.variance(x, [0], name="v")
+    _, steps, targets = _plain_steps(g, {x: np.ones((4, 3), np.float32)}, [y, v])
+    out = passes.sibling_fusion(steps, targets, BN_SIBLINGS)
+    assert [s.kernel for s in out][-2:] == ["fused_siblings(mean+variance)", "subtraction"]
+
+
+def test_sibling_fusion_order_is_the_pairs_not_the_plans():
+    """The gamma gradient built before the beta gradient: still (beta, gamma), at a safe place."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3], name="x")
+    dy = g.placeholder([2, 3], name="dy")
+    m, v = g.mean(x, [0], name="m"), g.variance(x, [0], name="v")
+    gg = g.normalization_gamma_gradient(dy, x, m, v, [0], 1e-5, name="gg")
+    bg = g.normalization_beta_gradient(dy, x, [0], name="bg")
+    feeds = {x: np.ones((2, 3), np.float32), dy: np.ones((2, 3), np.float32)}
+    plan, steps, targets = _plain_steps(g, feeds, [bg, gg])
+    out = passes.sibling_fusion(steps, targets, BN_SIBLINGS)
+    (b,) = [s for s in out if "gamma" in s.kernel]
+    assert [o.name for o in b.ops] == ["bg", "gg"]
+
+
+def test_plan_check_catches_a_broken_siblings_step():
+    g, feeds, (x, dy, m, v, gg, bg, dx) = _statistics_graph()
+    plan = build_plan(g, _types(feeds), [dx], [], sibling_ops=BN_SIBLINGS)
+    i = next(k for k, s in enumerate(plan.steps) if s.type == passes.SIBLINGS)
+    st = plan.steps[i]
+    with pytest.raises(mg.PlanError, match="one output per op"):
+        _broken(plan, i, outputs=st.outputs[:1], out_types=st.out_types[:1]).check()
+    with pytest.raises(mg.PlanError, match="last op must be Step.op"):
+        _broken(plan, i, ops=st.ops[::-1]).check()

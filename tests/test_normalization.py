@@ -2,6 +2,7 @@
 adam op: results against references written here (NumPy loops, the formulas, PyTorch), the
 batch-norm gradient that autodiff builds from them against torch.autograd, finite differences,
 errors that name the op, and Swift export of nil operands."""
+import collections
 import itertools
 
 import numpy as np
@@ -381,3 +382,137 @@ def test_adam_with_one_power_none_is_refused():
     w = g.placeholder([3], mg.float32)
     with pytest.raises(mg.DescriptorError, match=r"adam op 'a'.*both beta1_power and beta2_power"):
         g.adam(0.1, 0.9, 0.999, 1e-8, None, 0.999, w, w, w, None, w, name="a")
+
+
+# ------------------------------------------------------- webgpu: the statistics in one pass each
+def _f64_statistics(xv, dyv, axes, eps):
+    """mean, variance, gamma gradient, beta gradient and dx (gamma 1) in float64, from the formulas."""
+    x, dy = xv.astype(np.float64), dyv.astype(np.float64)
+    ax = tuple(axes)
+    n = np.prod([x.shape[a] for a in ax])
+    mean = x.mean(axis=ax, keepdims=True)
+    var = np.square(x - mean).mean(axis=ax, keepdims=True)
+    xhat = (x - mean) / np.sqrt(var + eps)
+    gg, bg = (dy * xhat).sum(axis=ax, keepdims=True), dy.sum(axis=ax, keepdims=True)
+    dx = (dy - bg / n - xhat * gg / n) / np.sqrt(var + eps)
+    return mean, var, gg, bg, dx
+
+
+def _close_to_float32_rounding(got, want, length, what):
+    """Within float32 rounding of a sum of ``length`` terms: rtol 8 u sqrt(K), atol rtol * max|want|
+    (the rule of mg.compare_backends)."""
+    rtol = max(1e-5, 8 * 2.0 ** -24 * np.sqrt(length))
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * float(np.abs(want).max()), err_msg=what)
+
+
+STAT_CASES = [((2, 3, 4, 5), [0, 2, 3]),  # NCHW
+              ((2, 4, 5, 3), [0, 1, 2]),  # NHWC
+              ((2, 5, 300, 250), [0, 2, 3]),  # NCHW, 150,000 elements per channel: the records of chunks merged
+              ((2, 160, 250, 37), [0, 1, 2]),  # NHWC, 80,000 per channel, 37 channels (blocks of 32)
+              ((4, 2, 2, 300), [0, 1, 2]),  # NHWC, short reductions, many channels
+              ((4, 1280, 1, 1), [0, 2, 3]),  # NCHW at 1 x 1: channels contiguous
+              ((7,), [0])]
+
+
+@pytest.mark.parametrize("shape,axes", STAT_CASES)
+def test_webgpu_batch_norm_statistics_take_one_pass_and_match_float64(webgpu, rng, shape, axes):
+    """Mean with variance, and beta with gamma gradient, are one fused_siblings step each (one
+    dispatch: one pass over the data when a channel fits one chunk); all five results within
+    float32 rounding of the float64 formulas, the same bits run after run and the same as the
+    plan without fusion."""
+    xv = (rng.standard_normal(shape) * 3 + 5).astype(np.float32)
+    dyv = rng.standard_normal(shape).astype(np.float32)
+    g = mg.Graph()
+    x, dy = g.placeholder(list(shape), name="x"), g.placeholder(list(shape), name="dy")
+    mean, var = g.mean(x, axes), g.variance(x, axes)
+    gg = g.normalization_gamma_gradient(dy, x, mean, var, axes, 1e-5)
+    bg = g.normalization_beta_gradient(dy, x, axes)
+    dx = g.normalization_gradient(dy, x, mean, var, None, gg, bg, axes, 1e-5)
+    dx_nil = g.normalization_gradient(dy, x, mean, var, None, None, None, axes, 1e-5)
+    targets = [mean, var, gg, bg, dx, dx_nil]
+    types = {x: mg.ShapedType(shape), dy: mg.ShapedType(shape)}
+    exe = g.compile(types, targets, backend=webgpu)
+    assert [s.kernel for s in exe.steps if s.type == "fused_siblings"] == [
+        "fused_siblings(mean+variance)", "fused_siblings(normalization_beta_gradient+normalization_gamma_gradient)"]
+    count = int(np.prod([shape[a] for a in axes]))
+    unfused = g.compile(types, targets, backend=webgpu, compilation_descriptor=mg.CompilationDescriptor(fusion=False))
+    feeds = {x: xv, dy: dyv}
+    got, again, plain = exe.run(feeds), exe.run(feeds), unfused.run(feeds)
+    # the mean and the beta gradient take no dispatch of their own: they come with their siblings'
+    # (as many as the variance or gamma gradient alone takes); short reductions: statistics,
+    # gradient sums, dx, and dx with its own sums (two)
+    by_op = [collections.Counter(d.op.type for d in e._runner.dispatches) for e in (exe, unfused)]
+    assert by_op[0]["mean"] == by_op[0]["normalization_beta_gradient"] == 0
+    assert by_op[1]["mean"] >= 1 and by_op[1]["normalization_beta_gradient"] >= 1
+    for t in ("variance", "normalization_gamma_gradient", "normalization_gradient"):
+        assert by_op[0][t] == by_op[1][t], t
+    if count <= 64:
+        assert len(exe._runner.dispatches) == 5
+    assert mg.compare_backends(g, feeds, targets, backends=("numpy", webgpu)).first_failure is None
+    want = _f64_statistics(xv, dyv, axes, 1e-5)
+    for name, a, b, p, w in zip(["mean", "variance", "gamma gradient", "beta gradient", "dx", "dx (nil)"],
+                                got, again, plain, want + (want[-1],)):
+        assert np.array_equal(a, b), name
+        assert np.array_equal(a, p), name
+        _close_to_float32_rounding(a, w, count, name)
+
+
+def test_webgpu_variance_has_no_cancellation_far_from_zero(webgpu, rng):
+    """Values 1000 + 0.01 * noise: sum(x^2) / n - mean^2 would lose every digit in float32; the
+    merged (count, mean, M2) records keep the variance within float32 rounding of the data."""
+    xv = (1000 + 0.01 * rng.standard_normal((4, 3, 64, 64))).astype(np.float32)
+    g = mg.Graph()
+    x = g.placeholder(list(xv.shape))
+    v = g.variance(x, [0, 2, 3])
+    got = g.run({x: xv}, [v], backend=webgpu)[v]
+    want = np.var(xv.astype(np.float64), axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-3)
+
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_webgpu_mobilenet_like_block_through_autodiff_matches_numpy(webgpu, rng, layout):
+    """conv 1x1 -> batch norm -> relu6 -> depthwise 3x3 -> batch norm, a loss and its gradients:
+    each batch norm's statistics and gradient sums are fused_siblings steps on webgpu, and the
+    gradients agree with the numpy backend's (and with the plan without fusion) within float32
+    rounding of the reduction length."""
+    axes, pshape = LAYOUTS[layout]
+    c = 6
+    pshape = (1, c, 1, 1) if layout == "NCHW" else (c,)
+    shape = (2, 3, 12, 12) if layout == "NCHW" else (2, 12, 12, 3)
+    conv_layout = dict(data_layout=mg.TensorNamedDataLayout.NCHW if layout == "NCHW" else mg.TensorNamedDataLayout.NHWC,
+                       weights_layout=mg.TensorNamedDataLayout.OIHW)
+    g = mg.Graph()
+    x = g.placeholder(list(shape), name="x")
+    w1 = g.variable(rng.standard_normal((c, 3, 1, 1)).astype(np.float32), name="w1")
+    wd = g.variable(rng.standard_normal((1, c, 3, 3)).astype(np.float32), name="wd")  # [M, C, kH, kW]
+    params = [w1, wd]
+
+    def bn(h, k):
+        gamma = g.variable(rng.uniform(0.5, 1.5, pshape).astype(np.float32), name=f"gamma{k}")
+        beta = g.variable(rng.standard_normal(pshape).astype(np.float32), name=f"beta{k}")
+        params.extend([gamma, beta])
+        return g.normalize(h, g.mean(h, axes), g.variance(h, axes), gamma, beta, 1e-5, name=f"bn{k}")
+    h = g.convolution_2d(x, w1, mg.Convolution2DOpDescriptor(**conv_layout))
+    h = g.clamp(bn(h, 1), g.constant(np.float32(0)), g.constant(np.float32(6)))
+    h = g.depthwise_convolution_2d(h, wd, mg.DepthwiseConvolution2DOpDescriptor(
+        padding_left=1, padding_right=1, padding_top=1, padding_bottom=1,
+        data_layout=conv_layout["data_layout"], weights_layout=mg.TensorNamedDataLayout.OIHW))
+    y = bn(h, 2)
+    target = g.constant(rng.standard_normal(y.shape).astype(np.float32))
+    loss = g.reduction_sum(g.square(g.subtraction(y, target)))
+    grads = g.gradients(loss, params)
+    ts = [loss] + [grads[p] for p in params]
+    feeds = {x: rng.standard_normal(shape).astype(np.float32)}
+    types = {x: mg.ShapedType(shape)}
+    exe = g.compile(types, ts, backend=webgpu)
+    kernels = [s.kernel for s in exe.steps if s.type == "fused_siblings"]
+    assert kernels.count("fused_siblings(mean+variance)") == 2
+    assert kernels.count("fused_siblings(normalization_beta_gradient+normalization_gamma_gradient)") == 2
+    got = exe.run(feeds)
+    ref = g.compile(types, ts, backend="numpy").run(feeds)
+    plain = g.compile(types, ts, backend=webgpu, compilation_descriptor=mg.CompilationDescriptor(fusion=False)).run(feeds)
+    length = 2 * 12 * 12 * 9  # the longest sums: the weights gradients'
+    for a, b, p, t in zip(got, ref, plain, ts):
+        _close_to_float32_rounding(a, b, length, t.name)
+        _close_to_float32_rounding(p, b, length, t.name)

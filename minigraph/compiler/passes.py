@@ -14,6 +14,9 @@ holds (a changed step is a ``dataclasses.replace`` copy). In the order ``build_p
 - ``elementwise_fusion``: a chain or tree of elementwise steps becomes one fused step;
 - ``epilogue_fusion``: an elementwise step (or fused step) that alone reads the result of a
   convolution, matmul or normalization step joins it as its epilogue;
+- ``sibling_fusion``: two reductions of the same data over the same axes that the backend
+  computes in one pass (a mean and a variance; a normalization's beta and gamma gradients)
+  become one step with both outputs;
 - ``plan_buffers`` (buffers.py): when each slot dies, and which elementwise steps write in place.
 """
 from __future__ import annotations
@@ -26,10 +29,12 @@ import numpy as np
 
 from ..ir import KERNEL_TABLES, Operation
 from ..limits import MAX_CONSTANT_FOLD_BYTES
+from ..ops._util import normalize_axes
 from ..types import num_elements
 
 FUSED = "fused_elementwise"
 FUSED_EPILOGUE = "fused_epilogue"
+SIBLINGS = "fused_siblings"
 
 
 def _nbytes(ty) -> int:
@@ -336,3 +341,63 @@ def with_epilogue(anchor, tail) -> Any:
     program = (first,) + tuple((op, tuple(moved(a) for a in args), ty) for op, args, ty in _tail_program(tail))
     return dataclasses.replace(tail, inputs=tuple(ext), in_types=tuple(ext_types), free=(), reuse=None,
                                ops=tuple(o for o, _, _ in program), program=program)
+
+
+# ------------------------------------------------------------------------------ sibling fusion
+def _sibling_key(st, controlled: set) -> Optional[tuple]:
+    """(first input slot, reduction axes) of a plain one-output step, or None."""
+    op = st.op
+    axes = op.attrs.get("axes", op.attrs.get("reduction_axes"))
+    if (st.program or len(st.outputs) != 1 or not st.inputs or axes is None or op.control_dependencies
+            or id(op) in controlled):
+        return None
+    return st.inputs[0], normalize_axes(axes, len(st.in_types[0].shape))
+
+
+def sibling_fusion(steps: list, targets: Iterable[int], sibling_ops: frozenset) -> list:
+    """Two steps whose op types are a pair of ``sibling_ops`` (the backend's: ``(first, second)``
+    op types it computes in one pass over their data, as ``("mean", "variance")``), reading the
+    same first input over the same axes (``axes`` or ``reduction_axes``), the first's inputs all
+    among the second's, become one ``fused_siblings`` step: ``ops`` both ops in pair order,
+    ``outputs`` theirs in that order, ``inputs`` the second's, run by the second op's kernel.
+    It takes the later step's place when no step between reads the earlier's output, else the
+    earlier's when every input is written before it; else the two stay apart. Ops with control
+    dependencies, or that others depend on, are not merged."""
+    if not sibling_ops:
+        return list(steps)
+    controlled = {id(d) for st in steps for d in st.op.control_dependencies}
+    producer = {s: i for i, st in enumerate(steps) for s in st.outputs}
+    readers: dict = {}
+    for i, st in enumerate(steps):
+        for s in set(st.inputs):
+            readers.setdefault(s, set()).add(i)
+    firsts: dict = {}  # (pair, key) -> indexes of unmatched first steps
+    for i, st in enumerate(steps):
+        key = _sibling_key(st, controlled)
+        for pair in sibling_ops:
+            if key is not None and st.op.type == pair[0]:
+                firsts.setdefault((pair, key), []).append(i)
+    merged: dict = {}  # index of the place -> the merged step
+    gone: set = set()
+    for k, st in enumerate(steps):
+        key = _sibling_key(st, controlled)
+        for pair in sibling_ops:
+            if key is None or st.op.type != pair[1] or k in gone:
+                continue
+            for i in firsts.get((pair, key), []):
+                first = steps[i]
+                if i in gone or not set(first.inputs) <= set(st.inputs):
+                    continue
+                lo, hi = min(i, k), max(i, k)
+                between = set(range(lo + 1, hi))
+                if not readers.get(steps[lo].outputs[0], set()) & between:
+                    place = hi
+                elif all(producer.get(s, -1) < lo for s in st.inputs):
+                    place = lo
+                else:
+                    continue
+                merged[place] = dataclasses.replace(st, ops=(first.op, st.op), outputs=first.outputs + st.outputs,
+                                                    out_types=first.out_types + st.out_types, free=(), reuse=None)
+                gone.update((i, k))
+                break
+    return [merged[i] if i in merged else st for i, st in enumerate(steps) if i in merged or i not in gone]

@@ -15,7 +15,9 @@ op. A fused step (``Step.type == "fused_elementwise"``) has a ``program``: one
 A step with an epilogue (``Step.type == "fused_epilogue"``) has the same kind of program whose
 first entry is its anchor, a convolution, matmul or normalization op of one output (``anchor``),
 and whose other entries are the elementwise tail computed on the anchor's result before it is
-stored, in the anchor's output shape.
+stored, in the anchor's output shape. A ``fused_siblings`` step has no program: its ``ops`` are
+two one-output reductions of the same data that one kernel computes in one pass, ``outputs``
+theirs in that order, ``inputs`` the last op's (``Step.op``, whose kernel runs it).
 
 The memory contract (buffers.py) is decided here too, once: ``Step.memory`` says what a backend
 does for each step (``MEMORY_ACTIONS``: ``feed``, ``constant``, ``filled_constant``, ``variable``,
@@ -39,8 +41,8 @@ from ..ir import OPS, MemoryFacts, Operation, Tensor
 from ..limits import MAX_BYTES, MAX_ELEMENTS
 from ..types import ShapedType, is_static, num_elements
 from .buffers import MEMORY_ACTIONS, memory_action, plan_buffers
-from .passes import (FUSED, FUSED_EPILOGUE, common_subexpression_elimination, constant_folding,
-                     dead_code_elimination, elementwise_fusion, epilogue_fusion)
+from .passes import (FUSED, FUSED_EPILOGUE, SIBLINGS, common_subexpression_elimination, constant_folding,
+                     dead_code_elimination, elementwise_fusion, epilogue_fusion, sibling_fusion)
 
 @dataclass
 class Step:
@@ -63,8 +65,8 @@ class Step:
 
     @property
     def fused(self) -> bool:
-        """Whether the step runs a fused program of several ops."""
-        return bool(self.program)
+        """Whether the step computes several ops (a fused program, or fused siblings)."""
+        return bool(self.program) or len(self.ops) > 1
 
     @property
     def anchor(self) -> Optional[Operation]:
@@ -75,17 +77,20 @@ class Step:
 
     @property
     def type(self) -> str:
-        """``"fused_elementwise"`` or ``"fused_epilogue"`` for a fused step, else its op's type."""
+        """``"fused_elementwise"``, ``"fused_epilogue"`` or ``"fused_siblings"`` for a fused step, else
+        its op's type."""
         if not self.program:
-            return self.op.type
+            return SIBLINGS if len(self.ops) > 1 else self.op.type
         return FUSED_EPILOGUE if self.anchor is not None else FUSED
 
     @property
     def kernel(self) -> str:
         """The kernel's name: the op type, ``fused_elementwise(multiplication+addition+relu)`` or
-        ``fused_epilogue(convolution_2d+relu)``."""
+        ``fused_epilogue(convolution_2d+relu)``, ``fused_siblings(mean+variance)``."""
         if self.program:
             return f"{self.type}({'+'.join(o.type for o, _, _ in self.program)})"
+        if len(self.ops) > 1:
+            return f"{SIBLINGS}({'+'.join(o.type for o in self.ops)})"
         return self.op.type
 
     @property
@@ -149,6 +154,8 @@ class Plan:
                 written[s] = i
             if st.program or st.type in (FUSED, FUSED_EPILOGUE):
                 _check_program(st, where)
+            elif len(st.ops) > 1:
+                _check_siblings(st, where)
             for s in st.free:
                 if s in targets:
                     raise PlanError(f"{where} frees slot {s}, a target's; targets are kept for the caller")
@@ -319,6 +326,17 @@ def _check_program(st, where: str) -> None:
                             "later ops; an intermediate of a fused step has exactly one consumer")
 
 
+def _check_siblings(st, where: str) -> None:
+    """A ``fused_siblings`` step: its last op is ``Step.op`` and reads the step's inputs, and the
+    outputs are its ops' outputs, one each, in order."""
+    if st.ops[-1] is not st.op or len(st.in_types) != len(st.inputs):
+        raise PlanError(f"{where}: a fused_siblings step's last op must be Step.op, with one type per input")
+    if len(st.outputs) != len(st.ops) or len(st.out_types) != len(st.ops) or any(
+            len(o.outputs) != 1 for o in st.ops):
+        raise PlanError(f"{where}: a fused_siblings step has one output per op ({len(st.ops)}), "
+                        f"not {len(st.outputs)}")
+
+
 def _label(op: Operation) -> str:
     return f"{op.type} op {op.name!r} (built at {op.location})"
 
@@ -345,11 +363,12 @@ def needed_ops(graph, target_tensors: Sequence[Tensor], target_operations: Seque
 
 @dataclass(frozen=True)
 class Options:
-    """What the passes are told: the backend's fusible and epilogue ops and memory facts, the
+    """What the passes are told: the backend's fusible, epilogue and sibling ops and memory facts, the
     level, fusion, and the compilation descriptor's ``callables`` (for ``call`` steps)."""
 
     fusible_ops: frozenset = frozenset()
     epilogue_ops: frozenset = frozenset()
+    sibling_ops: frozenset = frozenset()
     memory_facts: MemoryFacts = MemoryFacts()
     optimization_level: int = OptimizationLevel.LEVEL1
     fusion: bool = True
@@ -375,19 +394,20 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                target_operations: Sequence[Operation], *, fusible_ops: frozenset = frozenset(),
                epilogue_ops: frozenset = frozenset(), memory_facts: MemoryFacts = MemoryFacts(),
                optimization_level: int = OptimizationLevel.LEVEL1, fusion: bool = True,
-               callables: Any = None) -> Plan:
+               callables: Any = None, sibling_ops: frozenset = frozenset()) -> Plan:
     """The plan for running ``target_tensors`` and ``target_operations`` with feeds of
     ``feed_types``: check the targets, order the ops they need, specialise the types with the
     feed shapes, then run the passes (docs/compiler.md): at ``LEVEL1`` common-subexpression
     elimination and constant folding, then dead-code elimination, elementwise fusion of the op
     types in ``fusible_ops`` (the backend's; none: no fusion) and epilogue fusion into the op
-    types in ``epilogue_ops`` when ``fusion``, and buffer planning, which lets a step write into a
+    types in ``epilogue_ops`` and sibling fusion of the op-type pairs in ``sibling_ops`` when
+    ``fusion``, and buffer planning, which lets a step write into a
     dying input only where the backend's kernels declared it safe (``memory_facts``; none: no
     reuse). A control-flow step's blocks are compiled the same way into sub-plans
     (``Step.blocks``); a ``call`` step finds its executable in ``callables``. ``Plan.check``
     verifies the result."""
-    opts = Options(frozenset(fusible_ops), frozenset(epilogue_ops), memory_facts, optimization_level, fusion,
-                   dict(callables or {}))
+    opts = Options(frozenset(fusible_ops), frozenset(epilogue_ops), frozenset(sibling_ops), memory_facts,
+                   optimization_level, fusion, dict(callables or {}))
     _check_targets(graph, feed_types, target_tensors, target_operations)
     dg, order = _order(graph, target_tensors, target_operations)
     steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types, opts)
@@ -422,6 +442,9 @@ def _passes(steps: list, target_slots: list, target_operations: Sequence[Operati
         if opts.epilogue_ops:
             steps = epilogue_fusion(steps, target_slots, opts.epilogue_ops, opts.fusible_ops)
             names.append("epilogue_fusion")
+    if opts.fusion and opts.sibling_ops:
+        steps = sibling_fusion(steps, target_slots, opts.sibling_ops)
+        names.append("sibling_fusion")
     plan_buffers(steps, set(target_slots) | inputs, opts.memory_facts)
     names.append("plan_buffers")
     return steps, target_slots, names, folded, alias

@@ -16,6 +16,7 @@ import threading
 from ...errors import BackendUnavailableError, KernelMissingError
 from ...compiler.plan import every_step
 from ...ir import OPS
+from .channel_stats import SIBLING_OPS
 from .device import GPU_LOCK, get_context
 from .epilogue import EPILOGUE_FACTORIES
 from .kernel_builder import op_label
@@ -35,6 +36,7 @@ class WebGPUBackend:
     """
 
     fusible_ops = FUSIBLE_OPS  # the compiler fuses runs of these into one step (webgpu/fused.py)
+    sibling_ops = SIBLING_OPS  # reduction pairs one kernel computes in one pass (webgpu/channel_stats.py)
 
     @property
     def epilogue_ops(self) -> frozenset:

@@ -1,8 +1,11 @@
 """Normalization and Adam kernels (semantics: ``ops/normalization.py``, ``ops/optimizer.py``).
 
-Each op is a few passes over the shared kernels: the bounded reductions of ``reduction.py``
-(``reduce_dispatch``: sums and means over the reduction axes, kept as size 1) and broadcasting
-elementwise maps (``elementwise_source``) with the op's formula in WGSL. Intermediates live in
+The statistics are one pass over the data each (``channel_stats.py``): ``variance`` (with the
+mean too, for a ``fused_siblings(mean+variance)`` step), ``normalization_gamma_gradient`` (with
+the beta gradient too, for ``fused_siblings(normalization_beta_gradient+...)``) and the sums that
+``normalization_gradient`` computes itself. The rest are passes over the shared kernels: the
+bounded reductions of ``reduction.py`` (``reduce_dispatch``) and broadcasting elementwise maps
+(``elementwise_source``) with the op's formula in WGSL. Intermediates live in
 float32 scratch buffers; float16 is widened to f32 and rounded once when stored. epsilon and the
 count N enter the shaders as exact f32 bit patterns. Adam writes each of its outputs with its own
 elementwise pass (each recomputes m and v: cheaper than a second buffer round trip).
@@ -13,6 +16,7 @@ import numpy as np
 
 from ...ops._util import normalize_axes
 from ...types import num_elements
+from .channel_stats import gradient_sums, moments
 from .elementwise import elementwise_source
 from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
@@ -51,20 +55,16 @@ def _rstd(var: str, eps: float) -> str:
 
 @webgpu_kernel("variance")
 def _variance(step, kb):
+    """The variance, and first the mean for a ``fused_siblings(mean+variance)`` step."""
     x = step.in_types[0]
     dt, shape = x.dtype.name, tuple(x.shape)
     axes = normalize_axes(step.attrs["axes"], len(shape))
-    out_dt = step.out_types[0].dtype.name
+    outs = [(kb.output(i), t.dtype.name) for i, t in enumerate(step.out_types)]
     if num_elements(shape) == 0:  # 0 / 0: NaN, as the mean of an empty slice
-        _reduce(kb, kb.input(0), kb.output(), shape, axes, dt, out_dt, mean=True)
+        for ref, out_dt in outs:
+            _reduce(kb, kb.input(0), ref, shape, axes, dt, out_dt, mean=True)
         return
-    kshape = _kept(shape, axes)
-    m = kb.scratch(4 * num_elements(kshape))
-    _reduce(kb, kb.input(0), m, shape, axes, dt, "float32", mean=True)
-    sq = kb.scratch(4 * num_elements(shape))
-    _map(kb, [(kb.input(0), dt, shape), (m, "float32", kshape)], sq, "float32", shape,
-         lambda v: f"(({v[0]} - {v[1]}) * ({v[0]} - {v[1]}))")
-    _reduce(kb, sq, kb.output(), shape, axes, "float32", out_dt, mean=True)
+    moments(kb, kb.input(0), dt, shape, axes, mean=outs[0] if len(outs) == 2 else None, variance=outs[-1])
 
 
 def _operands(step, kb, first: int = 0):
@@ -85,26 +85,47 @@ def _axes(step) -> tuple:
 
 @webgpu_kernel("normalization_beta_gradient")
 def _beta_gradient(step, kb):
+    """sum(dy), by the kernel (and so with the bits) of a ``fused_siblings`` step's beta gradient."""
     dy = step.in_types[0]
-    _reduce(kb, kb.input(0), kb.output(), tuple(dy.shape), _axes(step), dy.dtype.name, step.out_types[0].dtype.name)
+    shape, out_dt = tuple(dy.shape), step.out_types[0].dtype.name
+    if num_elements(shape) == 0:
+        _reduce(kb, kb.input(0), kb.output(), shape, _axes(step), dy.dtype.name, out_dt)
+        return
+    gradient_sums(kb, (kb.input(0), dy.dtype.name), None, None, None, shape, _axes(step), 0.0,
+                  beta=(kb.output(), out_dt))
 
 
-def _gamma_gradient_into(kb, ins, dst, shape, axes, eps: float, out_dtype: str) -> None:
-    """``dst`` = sum over ``axes`` of dy * (x - mean) / sqrt(var + eps); ``ins``: dy, x, mean, var."""
+def _per_channel(operand_shape, shape, axes) -> bool:
+    """Whether a mean or variance operand of ``operand_shape`` holds one value per kept index of ``shape``."""
+    kept = _kept(shape, axes)
+    return (1,) * (len(kept) - len(operand_shape)) + tuple(operand_shape) == kept
+
+
+def _gamma_gradient_into(kb, ins, dst, shape, axes, eps: float, out_dtype: str, beta=None) -> None:
+    """``dst`` = sum over ``axes`` of dy * (x - mean) / sqrt(var + eps); ``ins``: dy, x, mean, var
+    (``(ref, dtype, shape)``); ``beta``: ``(ref, dtype)`` to get sum(dy) from the same pass."""
+    if all(_per_channel(s, shape, axes) for _, _, s in ins[2:4]):
+        dy, x, mean, var = [(r, d) for r, d, _ in ins[:4]]
+        gradient_sums(kb, dy, x, mean, var, shape, axes, eps, beta=beta, gamma=(dst, out_dtype))
+        return
     prod = kb.scratch(4 * num_elements(shape))
     _map(kb, ins, prod, "float32", shape, lambda v: f"({v[0]} * ({v[1]} - {v[2]}) * {_rstd(v[3], eps)})")
     _reduce(kb, prod, dst, shape, axes, "float32", out_dtype)
+    if beta is not None:
+        gradient_sums(kb, ins[0][:2], None, None, None, shape, axes, eps, beta=beta)
 
 
 @webgpu_kernel("normalization_gamma_gradient")
 def _gamma_gradient(step, kb):
+    """The gamma gradient, and first the beta gradient for a ``fused_siblings`` step of both."""
     shape = tuple(step.in_types[1].shape)
+    outs = [(kb.output(i), t.dtype.name) for i, t in enumerate(step.out_types)]
     if num_elements(shape) == 0:
-        _reduce(kb, kb.input(0), kb.output(), shape, _axes(step), step.in_types[0].dtype.name,
-                step.out_types[0].dtype.name)
+        for ref, out_dt in outs:
+            _reduce(kb, kb.input(0), ref, shape, _axes(step), step.in_types[0].dtype.name, out_dt)
         return
-    _gamma_gradient_into(kb, _operands(step, kb), kb.output(), shape, _axes(step), step.attrs["epsilon"],
-                         step.out_types[0].dtype.name)
+    _gamma_gradient_into(kb, _operands(step, kb), outs[-1][0], shape, _axes(step), step.attrs["epsilon"],
+                         outs[-1][1], beta=outs[0] if len(outs) == 2 else None)
 
 
 @webgpu_kernel("normalization_gradient")
@@ -116,14 +137,18 @@ def _gradient(step, kb):
     nil = step.attrs.get("nil_inputs", ())
     ins = _operands(step, kb)
     kshape = _kept(shape, axes)
+    gg = bg = None
     if "gamma_gradient" in nil:
         gg = kb.scratch(4 * num_elements(kshape))
-        _gamma_gradient_into(kb, ins[:4], gg, shape, axes, eps, "float32")
         ins[5] = (gg, "float32", kshape)
     if "beta_gradient" in nil:
         bg = kb.scratch(4 * num_elements(kshape))
-        _reduce(kb, ins[0][0], bg, shape, axes, ins[0][1], "float32")
         ins[6] = (bg, "float32", kshape)
+    if gg is not None:
+        _gamma_gradient_into(kb, ins[:4], gg, shape, axes, eps, "float32",
+                             beta=None if bg is None else (bg, "float32"))
+    elif bg is not None:
+        gradient_sums(kb, ins[0][:2], None, None, None, shape, axes, eps, beta=(bg, "float32"))
     n = _f32(float(np.prod([shape[a] for a in axes])))
 
     def expr(v):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...ops._util import normalize_axes
 from ...types import num_elements
+from .channel_stats import moments
 from .elementwise import elementwise_source
 from .loops import long_loop
 from .registry import webgpu_kernel
@@ -130,6 +131,11 @@ def _reduce(step, kb):
     t = step.op.type
     x, out = step.in_types[0], step.out_types[0]
     axes = normalize_axes(step.attrs["axes"], len(x.shape))
+    if t == "mean" and x.dtype.is_floating and num_elements(x.shape):
+        # the kernel of variance's mean (normalization.py), so a mean computed with its variance
+        # in one step has the bits of one computed alone
+        moments(kb, kb.input(0), x.dtype.name, tuple(x.shape), axes, mean=(kb.output(), out.dtype.name))
+        return
     st = contiguous_strides(x.shape)
     kept = (tuple(d for i, d in enumerate(x.shape) if i not in axes), tuple(s for i, s in enumerate(st) if i not in axes))
     red = (tuple(x.shape[i] for i in axes), tuple(st[i] for i in axes))
