@@ -3,8 +3,8 @@ of ``x`` (``moments``), and the two sums of its gradient, sum(dy) and sum(dy * x
 (``gradient_sums``), each over the reduction axes, one result per kept ("channel") index.
 
 One kernel (``kernels/channel_stats.wgsl``) reads each element once and folds it into a record
-per channel: the moments as (count, mean, M2), merged with Chan et al.'s formula (Welford's for
-one element), so no catastrophic cancellation as with sum(x^2) - sum(x)^2; the gradient sums as
+per channel: the moments as (count, sum, M2), M2 merged with Chan et al.'s formula (Welford's
+for one element), so no catastrophic cancellation as with sum(x^2) - sum(x)^2; the gradient sums as
 two plain sums. A workgroup takes a block of channels (32 lanes of contiguous channels when the
 channel axis is the innermost, as NHWC; one channel per lane row otherwise, as NCHW) and a chunk
 of the reduction; with more than one chunk per channel, the records of the chunks go to a
@@ -23,13 +23,14 @@ PER = 64  # reduced elements (or records) one lane folds per chunk
 # ``fused_siblings`` step (compiler/passes.py ``sibling_fusion``), run by the second's kernel
 SIBLING_OPS = frozenset({("mean", "variance"), ("normalization_beta_gradient", "normalization_gamma_gradient")})
 
+# (count, sum, M2): the mean is sum / count, so an infinite element gives an infinite mean (a
+# running mean would meet inf - inf), and M2 grows by Chan's term of the two means' difference
 _MOMENTS_MERGE = """\
   if (y.a == 0.0) { return x; }
   if (x.a == 0.0) { return y; }
   let n = x.a + y.a;
-  let d = y.b - x.b;
-  let w = y.a / n;
-  return Rec(n, x.b + d * w, x.c + y.c + d * d * x.a * w);"""
+  let d = y.b / y.a - x.b / x.a;
+  return Rec(n, x.b + y.b, x.c + y.c + d * d * (x.a * y.a / n));"""
 _SUMS_MERGE = "  return Rec(x.a + y.a, x.b + y.b, 0.0);"
 
 
@@ -109,7 +110,7 @@ def moments(kb, x, x_dtype: str, shape, axes, mean=None, variance=None) -> None:
     outs, emit = [], []
     if mean is not None:
         outs.append(("mean_out", mean[0], STORAGE[mean[1]]))
-        emit.append(f"  mean_out[o] = {_store(mean[1], 'r.b')};")
+        emit.append(f"  mean_out[o] = {_store(mean[1], 'r.b / r.a')};")
     if variance is not None:
         outs.append(("var_out", variance[0], STORAGE[variance[1]]))
         emit.append(f"  var_out[o] = {_store(variance[1], 'r.c / r.a')};")

@@ -152,11 +152,12 @@ class DeviceVariables:
         self._seen: dict = {}  # variable op -> the value (or a weak reference to the DeviceValue) its buffer holds
         self._free: dict = {}  # variable op -> buffers of dropped DeviceValues
 
-    def bring_in(self, bindings, values: Mapping, upload: Callable) -> None:
+    def bring_in(self, bindings, values: Mapping, upload: Callable, enc=None) -> None:
         """Put each variable's current value (``values``) in its buffer where it is not there yet:
-        a ``DeviceValue`` of this device copied there, a host value through ``upload(ref, array,
-        dtype)``. ``bindings``: ``[(variable op, Ref, dtype name)]``."""
-        copies, now = None, {}
+        a ``DeviceValue`` of this device copied there (in ``enc``, which the caller submits, else
+        in a command buffer submitted here), a host value through ``upload(ref, array, dtype)``.
+        ``bindings``: ``[(variable op, Ref, dtype name)]``."""
+        copies, now = enc, {}
         for op, ref, dtype in bindings:
             v = raw_value(values, op)
             seen = self._seen.get(op)
@@ -168,7 +169,7 @@ class DeviceVariables:
                 else:
                     upload(ref, np.asarray(v), dtype)
                 now[op] = v
-        if copies is not None:
+        if copies is not None and enc is None:
             self.ctx.device.queue.submit([copies.finish()])
         self._seen.update(now)
 

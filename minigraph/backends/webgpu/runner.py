@@ -9,9 +9,9 @@ names, ``assign`` makes the value's buffer the variable's pending one (held to t
 ``view`` aliases its input's buffer and ``kernel`` runs the backend's kernel.
 
 A run uploads the feeds (a ``mg.TensorData`` held on this device is copied on the device
-instead) and variables whose value changed on the host, records the
-dispatches in command buffers of ``SUBMIT_EVERY`` (each submitted once encoded, so the GPU
-works while the host encodes), copies the targets into one staging buffer and maps once.
+instead) and variables whose value changed on the host, the device copies in its first command
+buffer; it records the dispatches in command buffers of growing size (``stream.py``; each
+submitted once encoded, so the GPU works while the host encodes), copies the targets into one staging buffer and maps once.
 Intermediates never leave the device, and neither do assigned variables: they stay resident
 until asked for (``resident.py``). ``profile`` runs the same dispatches timed (``profilers.py``).
 """
@@ -242,32 +242,39 @@ class Runner:
                 self.on_device.forget()
                 raise
             except MiniGraphError:
+                self.on_device.forget()  # the variables' device copies may not have reached the queue
                 raise
             except Exception as e:
+                self.on_device.forget()
                 raise ExecutionError(f"the {self.name} backend failed while running the plan on "
                                      f"{self.ctx.description}: {type(e).__name__}: {e}; no variable was changed") from e
 
     def _run(self, feed_values, variables):
-        self._begin(feed_values, variables)
         stream = Stream(self.ctx)
+        self._begin(feed_values, variables, stream.enc)
         stream.run(self.recorded.dispatches)
         self.readbacks = stream.readbacks
         return self._finish(stream.finish())
 
-    def _begin(self, feed_values, variables) -> None:
+    def _begin(self, feed_values, variables, enc=None) -> None:
         """Upload the feeds, bring in the variables whose value changed (``DeviceVariables``:
-        an interruption forgets what their buffers hold); per-run parameters."""
+        an interruption forgets what their buffers hold); per-run parameters. The device copies
+        (feeds held on this device, variables' values) go into ``enc``, the run's first command
+        buffer, ahead of its dispatches (no submission of their own before the GPU starts);
+        without it, into one submitted now."""
         self._settle_staging()
         try:
             host, held = self._feed_sources(feed_values)
             for n in self.uploads.write(host):
                 resident.count("upload", n)
-            if held:  # after the uploads and before the dispatches, in queue order
+            own = enc is None
+            if own:
                 enc = self.ctx.device.create_command_encoder()
-                for value, ref in held:
-                    enc.copy_buffer_to_buffer(value.buffer, 0, ref.buffer, 0, ref.nbytes)
+            for value, ref in held:  # after the uploads and before the dispatches, in queue order
+                enc.copy_buffer_to_buffer(value.buffer, 0, ref.buffer, 0, ref.nbytes)
+            self.on_device.bring_in(self.variables, variables, self._upload, enc)
+            if own:
                 self.ctx.device.queue.submit([enc.finish()])
-            self.on_device.bring_in(self.variables, variables, self._upload)
         except BaseException:
             self.on_device.forget()
             raise

@@ -1,6 +1,6 @@
-"""Encoding a run's recorded work (``Stream``): pre-bound dispatches in compute passes of up to
-``SUBMIT_EVERY`` (each command buffer submitted once encoded, so the GPU works while the host
-encodes), buffer copies between them, and the host actions of control flow (``HostAction``:
+"""Encoding a run's recorded work (``Stream``): pre-bound dispatches in compute passes of
+``FIRST_SUBMIT``, then twice as many, up to ``SUBMIT_EVERY`` (each command buffer submitted once
+encoded, so the GPU works while the host encodes), buffer copies between them, and the host actions of control flow (``HostAction``:
 loops and branches, which may copy, submit and read a scalar back in the middle of a run)."""
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ import numpy as np
 from .buffers import Ref, from_device
 from .kernel_builder import Dispatch, encode
 
-SUBMIT_EVERY = 24  # dispatches per command buffer: encoding on the host overlaps the GPU's work
+# Dispatches per command buffer: the first holds FIRST_SUBMIT, each next one twice as many, up to
+# SUBMIT_EVERY, so the GPU starts early and later submissions stay few (encoding on the host
+# overlaps the GPU's work). Six-block step on the H200 machine: 2.94 ms with 24 per buffer, 2.71
+# with 8 (the GPU idle until the first 24 were encoded), 2.89 with 4 (a submission per 4).
+FIRST_SUBMIT = 4
+SUBMIT_EVERY = 32
 
 
 class HostAction(abc.ABC):
@@ -34,6 +39,7 @@ class Stream:
         self.device = ctx.device
         self.enc = self.device.create_command_encoder()
         self._batch: list = []
+        self._next = FIRST_SUBMIT  # dispatches of the next command buffer
         self._staging: dict = {}  # bytes -> a mappable buffer for scalar reads
         self.readbacks = 0  # scalars read back during the run (a loop's predicate, a count)
 
@@ -41,8 +47,9 @@ class Stream:
         for it in items:
             if isinstance(it, Dispatch):
                 self._batch.append(it)
-                if len(self._batch) >= SUBMIT_EVERY:
+                if len(self._batch) >= self._next:
                     self.submit()
+                    self._next = min(2 * self._next, SUBMIT_EVERY)
             else:
                 it.run(self)
 

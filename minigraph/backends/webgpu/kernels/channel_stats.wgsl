@@ -2,7 +2,7 @@
 // channels x R lanes (CB * R = 256) and covers chunk c (of `chunks`) of R * PER reduced elements
 // of each of its channels: every lane folds up to PER elements in order, then the lanes of a
 // channel merge their records in a tree in workgroup memory. A record (a, b, c) is the moments'
-// (count, mean, M2), merged by Chan's formula, or the gradient's (sum dy, sum dy * xhat, 0),
+// (count, sum, M2), M2 merged by Chan's formula, or the gradient's (sum dy, sum dy * xhat, 0),
 // added. emit writes record (o, c) to the partials, merged in order by a further pass, or the
 // outputs. params: n_out, count, chunks, then KR kept and RR reduced (size, stride) pairs, last
 // axis first.
