@@ -24,12 +24,12 @@ from .wgsl import COMPUTE, STORAGE, params_decl, render
 
 # "tile": outputs per thread (shape_of); "min_groups": workgroups a product should make, K split
 # further below that (1024 against 256 took the six-block step's 1x1 weights gradients from 0.81
-# to 0.75 ms on the H200 machine); "pad": elements padding each staged row of workgroup memory
+# to 0.75 ms on the H200 machine), but no piece of K shorter than "min_piece" (so K >= 2 *
+# min_piece splits over few tiles); "pad": elements padding each staged row of workgroup memory
 TILING: dict = {"mode": "auto", "min_size": 8, "min_outputs": 2 * 64 * 64, "tile": "auto", "min_groups": 1024,
-                "pad": 1}
+                "min_piece": 256, "pad": 1}
 RECORDED = {"gemm": 0}  # tiled GEMMs recorded so far (tests check which path a plan took)
 _KCH = 16 * 1024  # longest piece of K one workgroup multiplies (bounded loops on llvmpipe)
-_MIN_PIECE = 256  # but no piece of K shorter than this (so K >= 512 splits over few tiles)
 _ZERO = {"f32": "0.0", "i32": "0i", "u32": "0u"}
 
 
@@ -167,7 +167,7 @@ def _stage(op: str, buf: str, tile: str, stride: str, axis: str, size: str, exte
 
 def split_k(g: Gemm) -> tuple:
     """(pieces, piece length) of K: pieces of at most ``_KCH``, and more of them (down to
-    ``_MIN_PIECE``) when the output has fewer than ``TILING["min_groups"]`` tiles (a weights gradient:
+    ``TILING["min_piece"]``) when the output has fewer than ``TILING["min_groups"]`` tiles (a weights gradient:
     a small C, a long K; a forward or data gradient of a 1x1 convolution on small images with
     many channels), their partial products added by ``record_sum_of_pieces``."""
     tm, tn = tile_of(g)
@@ -177,8 +177,8 @@ def split_k(g: Gemm) -> tuple:
 
 def split_length(K: int, tiles: int, longest: int) -> tuple:
     """(pieces, piece length, a multiple of 16) of a K axis over ``tiles`` workgroups' outputs:
-    pieces of at most ``longest``, more (down to ``_MIN_PIECE``) for fewer than ``TILING["min_groups"]``."""
-    want = max(-(-K // longest), min(-(-int(TILING["min_groups"]) // max(tiles, 1)), K // _MIN_PIECE))
+    pieces of at most ``longest``, more (down to ``TILING["min_piece"]``) for fewer than ``TILING["min_groups"]``."""
+    want = max(-(-K // longest), min(-(-int(TILING["min_groups"]) // max(tiles, 1)), K // int(TILING["min_piece"])))
     kch = max(16, -(-(-(-K // max(want, 1))) // 16) * 16)
     return max(1, -(-K // kch)), kch
 
