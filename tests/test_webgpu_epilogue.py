@@ -1,7 +1,8 @@
 """Epilogues on the webgpu backend (minigraph/backends/webgpu/epilogue.py).
 
-A ``fused_epilogue`` step computes a convolution or matmul and its elementwise tail in one
-kernel: the tail is applied where the GEMM stores (or where a split product's pieces are summed).
+A ``fused_epilogue`` step computes a convolution, matmul or ``normalize`` and its elementwise
+tail in one kernel: the tail is applied where the GEMM stores (or where a split product's pieces
+are summed, or where the normalized value is stored).
 Each case runs the fused plan on webgpu and checks it against the same graph compiled with
 ``fusion=False`` on the numpy backend (within float32 rounding), that the tail really joined its
 anchor (one fused step) and that the plan records fewer dispatches than the unfused one.
@@ -385,11 +386,54 @@ def test_normalize_epilogue_with_the_normalized_value_read_twice():
     np.testing.assert_allclose(np.asarray(got_y, np.float64), n, atol=1e-5 * np.abs(n).max())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("layout", list(BN_LAYOUTS))
+def test_normalize_epilogue_keeps_the_normalized_value_for_later_readers(layout, dtype):
+    """The normalized value read by the ReLU6 and by a later step (a reduction here, the ReLU6's
+    gradient in training): one fused_epilogue(normalize+clamp) step of two outputs, the clamped
+    and the normalized values, and no normalize step of its own; both equal the unfused plan's."""
+    if dtype == "float16" and not _has_f16():
+        pytest.skip("the adapter has no shader-f16")
+    shape, axes, pshape = BN_LAYOUTS[layout]
+    dt, np_dt = getattr(mg, dtype), np.dtype(dtype)
+    rng = np.random.default_rng(shape[-1])
+    g = mg.Graph()
+    x = g.placeholder(shape, dt, name="x")
+    y, gamma, beta = _batch_norm(g, x, axes, pshape, dt)
+    out = g.clamp(y, g.constant(0.0, dt), g.constant(6.0, dt))
+    later = g.reduction_maximum(g.cast(y, mg.float32), axes)
+    feeds = {x: (3 * rng.standard_normal(shape) + 1).astype(np_dt),
+             gamma: rng.uniform(2.0, 4.0, pshape).astype(np_dt), beta: rng.uniform(1, 3, pshape).astype(np_dt)}
+    types = {t: mg.ShapedType(v.shape, dt) for t, v in feeds.items()}
+    exe = g.compile(types, [out, later], backend="webgpu")
+    (st,) = [s for s in exe.steps if s.type == "fused_epilogue"]
+    assert st.kernel == "fused_epilogue(normalize+clamp)" and len(st.outputs) == 2
+    assert "normalize" not in [s.kernel for s in exe.steps]
+    assert any(st.outputs[1] in s.inputs for s in exe.steps)  # the later reader reads the kept value
+    got, got_later = (np.asarray(a, np.float64) for a in exe.run(feeds))
+    plain, plain_later = (np.asarray(a, np.float64) for a in
+                          g.compile(types, [out, later], backend="webgpu", compilation_descriptor=UNFUSED).run(feeds))
+    n = _naive_batch_norm(feeds[x], axes, feeds[gamma], feeds[beta])
+    want, want_later = np.clip(n, 0, 6), n.max(axis=tuple(axes), keepdims=True)
+    assert 0 < (got == 0).mean() < 1 and 0 < (got == 6).mean() < 1
+    if dtype == "float16":
+        np.testing.assert_array_equal(got, plain)
+        np.testing.assert_array_equal(got_later, plain_later)
+        atol = 4e-2
+    else:
+        np.testing.assert_allclose(got, plain, atol=1e-5)
+        np.testing.assert_allclose(got_later, plain_later, atol=1e-5)
+        atol = 1e-5 * np.abs(n).max()
+    np.testing.assert_allclose(got, want, atol=atol)
+    np.testing.assert_allclose(got_later, want_later, atol=atol)
+
+
 @pytest.mark.parametrize("layout", list(BN_LAYOUTS))
 def test_mobilenet_like_residual_block_through_autodiff(layout):
     """conv 1x1 -> batch norm -> ReLU6 -> depthwise 3x3 -> batch norm -> + the block's input (an
-    inverted residual), a loss and its gradients: the second batch norm, the residual addition
-    and the loss's subtraction are one fused_epilogue step, and the loss and gradients agree with the
+    inverted residual), a loss and its gradients: the first batch norm and its ReLU6 are one
+    fused_epilogue step that keeps the normalized value for the ReLU6's gradient, the second
+    batch norm, the residual addition and the loss's subtraction another, and the loss and gradients agree with the
     numpy backend's and with the webgpu plan without fusion within float32 rounding."""
     shape, axes, _ = BN_LAYOUTS[layout]
     shape = (2, 6, 12, 12) if layout == "NCHW" else (2, 12, 12, 6)
@@ -421,7 +465,10 @@ def test_mobilenet_like_residual_block_through_autodiff(layout):
     feeds = {x: rng.standard_normal(shape).astype(np.float32)}
     types = {x: mg.ShapedType(shape)}
     exe = g.compile(types, ts, backend="webgpu")
-    assert "fused_epilogue(normalize+addition+subtraction)" in _epilogue_kernels(exe)  # and the loss's
+    kinds = _epilogue_kernels(exe)
+    assert "fused_epilogue(normalize+addition+subtraction)" in kinds  # and the loss's
+    (relu6,) = [s for s in exe.steps if s.kernel == "fused_epilogue(normalize+clamp)"]
+    assert len(relu6.outputs) == 2  # the normalized value kept for the ReLU6's gradient
     got = exe.run(feeds)
     ref = g.compile(types, ts, backend="numpy").run(feeds)
     plain = g.compile(types, ts, backend="webgpu", compilation_descriptor=UNFUSED).run(feeds)

@@ -83,10 +83,12 @@ def _normalize(step, kb):
     _map(kb, _operands(step, kb), kb.output(), out.dtype.name, tuple(out.shape), lambda v: _normalized(v, eps))
 
 
-@epilogue_kernel("normalize")
+@epilogue_kernel("normalize", keeps=True)
 def _normalize_epilogue(step, kb, epi) -> bool:
     """``normalize`` with the step's elementwise tail (a batch norm's ReLU6, a residual's
-    addition) applied where each result is stored: one pass over memory instead of two."""
+    addition) applied where each result is stored: one pass over memory instead of two (with
+    the normalized value stored too where later steps read it, as a training step's ReLU6
+    gradient)."""
     a = epi.anchor_step
     eps = a.attrs["epsilon"]
     ins = [(epi.input(i), t.dtype.name, tuple(t.shape)) for i, t in enumerate(a.in_types)]
