@@ -9,6 +9,8 @@ anchor (one fused step) and that the plan records fewer dispatches than the unfu
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -410,6 +412,8 @@ def test_normalize_epilogue_keeps_the_normalized_value_for_later_readers(layout,
     assert st.kernel == "fused_epilogue(normalize+clamp)" and len(st.outputs) == 2
     assert "normalize" not in [s.kernel for s in exe.steps]
     assert any(st.outputs[1] in s.inputs for s in exe.steps)  # the later reader reads the kept value
+    from minigraph.listing import describe_executable
+    assert re.search(r"free: (.*, )?bn\b", describe_executable(exe))  # the listing names the kept value
     got, got_later = (np.asarray(a, np.float64) for a in exe.run(feeds))
     plain, plain_later = (np.asarray(a, np.float64) for a in
                           g.compile(types, [out, later], backend="webgpu", compilation_descriptor=UNFUSED).run(feeds))
