@@ -432,6 +432,29 @@ def test_normalize_epilogue_keeps_the_normalized_value_for_later_readers(layout,
     np.testing.assert_allclose(got_later, want_later, atol=atol)
 
 
+def test_a_declined_keeping_epilogue_runs_the_anchor_into_its_kept_output(monkeypatch):
+    """Where the anchor's epilogue kernel declines, the anchor's own kernel writes the kept
+    output and the tail runs over it: two dispatches, both outputs the unfused plan's."""
+    shape, axes, pshape = BN_LAYOUTS["NHWC"]
+    rng = np.random.default_rng(8)
+    g = mg.Graph()
+    x = g.placeholder(shape, mg.float32, name="x")
+    y, gamma, beta = _batch_norm(g, x, axes, pshape, mg.float32)
+    out = g.clamp(y, g.constant(0.0), g.constant(1.0))
+    later = g.reduction_sum(y, axes)
+    feeds = {x: _data(rng, shape), gamma: _data(rng, pshape), beta: _data(rng, pshape)}
+    types = {t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}
+    fused = g.compile(types, [out, later], backend="webgpu")
+    monkeypatch.setitem(EPILOGUE_FACTORIES, "normalize", lambda step, kb, epi: False)
+    declined = g.compile(types, [out, later], backend="webgpu")
+    assert [len(s.outputs) for s in declined.steps if s.type == "fused_epilogue"] == [2]
+    assert len(declined._runner.dispatches) == len(fused._runner.dispatches) + 1
+    plain = g.compile(types, [out, later], backend="webgpu", compilation_descriptor=UNFUSED).run(feeds)
+    for exe in (fused, declined):
+        for a, p in zip(exe.run(feeds), plain):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(p), atol=1e-5 * (np.abs(np.asarray(p)).max() + 1))
+
+
 @pytest.mark.parametrize("layout", list(BN_LAYOUTS))
 def test_mobilenet_like_residual_block_through_autodiff(layout):
     """conv 1x1 -> batch norm -> ReLU6 -> depthwise 3x3 -> batch norm -> + the block's input (an
