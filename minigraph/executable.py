@@ -39,7 +39,8 @@ class Executable:
     ``compilation_descriptor`` (a ``CompilationDescriptor``, default level 1 with fusion) says
     which passes build the plan (docs/compiler.md); the plan is built for this executable's
     backend, whose ``fusible_ops`` say which elementwise ops it can run fused and whose
-    ``epilogue_ops`` which ops' kernels can apply an elementwise tail before they store, and
+    ``epilogue_ops`` which ops' kernels can apply an elementwise tail before they store (its
+    ``epilogue_keeping_ops``: and store their own result too, for other readers), and
     whose ``sibling_ops`` which pairs of reductions one of its kernels computes in one pass.
     """
 
@@ -89,7 +90,9 @@ class Executable:
                               memory_facts=getattr(self.backend, "memory_facts", None) or MemoryFacts(),
                               optimization_level=desc.optimization_level, fusion=desc.fusion,
                               callables=desc.callables,
-                              sibling_ops=frozenset(getattr(self.backend, "sibling_ops", frozenset())))
+                              sibling_ops=frozenset(getattr(self.backend, "sibling_ops", frozenset())),
+                              epilogue_keeping_ops=frozenset(getattr(self.backend, "epilogue_keeping_ops",
+                                                                     frozenset())))
             runner = self.backend.prepare(plan)
         finally:
             if was:

@@ -243,6 +243,8 @@ def describe_plan(plan, backend_name: str = "", given: tuple = ()) -> list:
     name_of = {s: escape(t.name) for s, t in zip(plan.inputs, given)}
     for st in plan.steps:
         tensors = st.op.outputs if st.program else [t for o in st.ops for t in o.outputs]  # fused siblings: each op's
+        if st.program and len(st.outputs) > len(tensors):  # an epilogue step that keeps its anchor's result
+            tensors = list(tensors) + list(st.ops[0].outputs)
         for t, s in zip(tensors, st.outputs):
             name_of[s] = escape(t.name)
     rows, prefix = [], []

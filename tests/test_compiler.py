@@ -582,6 +582,48 @@ def test_epilogue_fusion_leaves_a_shared_or_target_anchor_alone(rng):
     assert not any(s.anchor for s in out)
 
 
+def test_a_keeping_anchor_takes_its_first_reader_and_stores_its_result_too(rng):
+    """An anchor of ``keeping_ops`` whose result two steps read joins the first as its epilogue;
+    the fused step's outputs are the tail's and then the anchor's, which the later reader reads.
+    A first reader that is no elementwise step, or no keeping ops, leaves the anchor alone."""
+    g, feeds, conv, y = _conv_net(rng)
+    z = g.reduction_sum(conv, [1], name="also")  # a second, later reader of the convolution's result
+    plan, steps, targets = _plain_steps(g, feeds, [y, z])
+    tails = passes.elementwise_fusion(steps, targets, NUMPY_FUSIBLE)
+    out = passes.epilogue_fusion(tails, targets, NUMPY_EPILOGUE, NUMPY_FUSIBLE, frozenset({"convolution_2d"}))
+    (st,) = [s for s in out if s.anchor is not None]
+    slot = {s.op.name: s.outputs[0] for s in steps}
+    assert st.kernel == "fused_epilogue(convolution_2d+addition+relu)"
+    assert st.outputs == (slot["relu"], slot["conv"]) and st.out_types[1] == st.program[0][2]
+    (also,) = [s for s in out if s.op.name == "also"]
+    assert also.inputs == (slot["conv"],) and out.index(also) > out.index(st)
+    assert passes.epilogue_fusion(tails, targets, NUMPY_EPILOGUE, NUMPY_FUSIBLE) == tails
+    assert passes.epilogue_fusion(tails, targets, NUMPY_EPILOGUE, NUMPY_FUSIBLE, frozenset({"normalize"})) == tails
+    g, feeds, conv, _ = _conv_net(rng)
+    first = g.reduction_sum(conv, [1], name="first")  # the first reader is a reduction
+    later = g.relu(conv, name="later")
+    plan, steps, targets = _plain_steps(g, feeds, [first, later])
+    names = [s.op.name for s in steps]
+    assert names.index("first") < names.index("later")
+    tails = passes.elementwise_fusion(steps, targets, NUMPY_FUSIBLE)
+    assert passes.epilogue_fusion(tails, targets, NUMPY_EPILOGUE, NUMPY_FUSIBLE, frozenset({"convolution_2d"})) == tails
+
+
+def test_plan_check_of_an_epilogue_step_that_keeps_its_anchor(rng):
+    g, feeds, conv, y = _conv_net(rng)
+    z = g.reduction_sum(conv, [1], name="also")
+    plan = build_plan(g, _types(feeds), [y, z], [], fusible_ops=NUMPY_FUSIBLE, epilogue_ops=NUMPY_EPILOGUE,
+                      epilogue_keeping_ops=frozenset({"convolution_2d"}))
+    plan.check()
+    i = next(i for i, s in enumerate(plan.steps) if s.anchor is not None)
+    st = plan.steps[i]
+    assert len(st.outputs) == 2
+    with pytest.raises(mg.PlanError, match="second output is its anchor's"):
+        _broken(plan, i, out_types=(st.out_types[0], mg.ShapedType([2, 6, 9, 1], mg.float32))).check()
+    with pytest.raises(mg.PlanError, match="one output"):
+        _broken(plan, i, outputs=st.outputs + (plan.num_slots + 1,), out_types=st.out_types + st.out_types[:1]).check()
+
+
 def test_an_epilogue_tail_may_read_the_anchor_twice(rng, backend):
     """Hard-swish after a convolution (MobileNetV3), ``x * clamp(x + 3, 0, 6) / 6``, reads the
     convolution's result twice: one epilogue step, the unfused plan's bits on numpy, within

@@ -1,12 +1,15 @@
 """Epilogues on the webgpu backend (minigraph/backends/webgpu/epilogue.py).
 
-A ``fused_epilogue`` step computes a convolution or matmul and its elementwise tail in one
-kernel: the tail is applied where the GEMM stores (or where a split product's pieces are summed).
+A ``fused_epilogue`` step computes a convolution, matmul or ``normalize`` and its elementwise
+tail in one kernel: the tail is applied where the GEMM stores (or where a split product's pieces
+are summed, or where the normalized value is stored).
 Each case runs the fused plan on webgpu and checks it against the same graph compiled with
 ``fusion=False`` on the numpy backend (within float32 rounding), that the tail really joined its
 anchor (one fused step) and that the plan records fewer dispatches than the unfused one.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -109,7 +112,8 @@ def test_pointwise_weights_gradient(kind, shape):
 
 def test_registered_anchor_types():
     for t in ("matrix_multiplication", "convolution_2d", "convolution_2d_data_gradient",
-              "convolution_2d_weights_gradient", "depthwise_convolution_2d", "depthwise_convolution_2d_data_gradient"):
+              "convolution_2d_weights_gradient", "depthwise_convolution_2d", "depthwise_convolution_2d_data_gradient",
+              "normalize"):
         assert t in EPILOGUE_FACTORIES
 
 
@@ -267,3 +271,237 @@ def test_depthwise_convolution_epilogue(kind, direction, stride):
     before = tiled_conv.RECORDED[direction]
     _check(g, feeds, y, anchor)
     assert tiled_conv.RECORDED[direction] > before
+
+
+# ------------------------------------------------------------------------- normalize as the anchor
+BN_LAYOUTS = {"NCHW": ((2, 5, 7, 9), [0, 2, 3], (1, 5, 1, 1)), "NHWC": ((2, 7, 9, 37), [0, 1, 2], (37,))}
+
+
+def _has_f16() -> bool:
+    from minigraph.backends.webgpu.device import get_context
+    return get_context().has_f16
+
+
+def _batch_norm(g, x, axes, pshape, dtype, name="bn"):
+    """normalize(x, mean, variance, gamma, beta) over ``axes``, gamma and beta placeholders."""
+    gamma = g.placeholder(pshape, dtype, name=f"{name}_gamma")
+    beta = g.placeholder(pshape, dtype, name=f"{name}_beta")
+    y = g.normalize(x, g.mean(x, axes), g.variance(x, axes), gamma, beta, 1e-5, name=name)
+    return y, gamma, beta
+
+
+def _naive_batch_norm(x, axes, gamma, beta):
+    """The batch norm in float64 from its formula."""
+    x = x.astype(np.float64)
+    m = x.mean(axis=tuple(axes), keepdims=True)
+    v = ((x - m) ** 2).mean(axis=tuple(axes), keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * gamma.astype(np.float64) + beta.astype(np.float64)
+
+
+def _epilogue_kernels(exe) -> list:
+    return [s.kernel for s in exe.steps if s.type == "fused_epilogue"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("layout", list(BN_LAYOUTS))
+def test_normalize_relu6_epilogue(layout, dtype):
+    """Batch norm + ReLU6: one fused_epilogue(normalize+clamp) step (two dispatches in all, the
+    statistics' and its own), the unfused webgpu plan's values (float32: within rounding; float16: the same
+    bits, the anchor's result rounded where the unfused plan stores it), NumPy's and the formula's."""
+    if dtype == "float16" and not _has_f16():
+        pytest.skip("the adapter has no shader-f16")
+    shape, axes, pshape = BN_LAYOUTS[layout]
+    dt, np_dt = getattr(mg, dtype), np.dtype(dtype)
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    g = mg.Graph()
+    x = g.placeholder(shape, dt, name="x")
+    y, gamma, beta = _batch_norm(g, x, axes, pshape, dt)
+    out = g.clamp(y, g.constant(0.0, dt), g.constant(6.0, dt))
+    feeds = {x: (3 * rng.standard_normal(shape) + 1).astype(np_dt),
+             gamma: rng.uniform(0.5, 4.0, pshape).astype(np_dt), beta: rng.uniform(-1, 3, pshape).astype(np_dt)}
+    types = {t: mg.ShapedType(v.shape, dt) for t, v in feeds.items()}
+    exe = g.compile(types, [out], backend="webgpu")
+    assert _epilogue_kernels(exe) == ["fused_epilogue(normalize+clamp)"]
+    unf = g.compile(types, [out], backend="webgpu", compilation_descriptor=UNFUSED)
+    assert len(exe._runner.dispatches) == 2  # the statistics, then normalize and clamp
+    got = np.asarray(exe.run(feeds)[0], np.float64)
+    plain = np.asarray(unf.run(feeds)[0], np.float64)
+    ref = np.asarray(g.run(feeds, [out], backend="numpy", compilation_descriptor=UNFUSED)[out], np.float64)
+    want = np.clip(_naive_batch_norm(feeds[x], axes, feeds[gamma], feeds[beta]), 0, 6)
+    assert 0 < (got == 0).mean() < 1 and 0 < (got == 6).mean() < 1  # both bounds are met
+    if dtype == "float16":
+        np.testing.assert_array_equal(got, plain)
+        np.testing.assert_allclose(got, ref, atol=2e-2)
+        np.testing.assert_allclose(got, want, atol=4e-2)
+    else:
+        np.testing.assert_allclose(got, plain, atol=1e-5)
+        np.testing.assert_allclose(got, ref, atol=1e-5)
+        np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+@pytest.mark.parametrize("residual", ["full", "per_channel", "scalar"])
+@pytest.mark.parametrize("layout", list(BN_LAYOUTS))
+def test_normalize_epilogue_with_a_second_input(layout, residual):
+    """A tail that reads another tensor, broadcast to the output (a residual addition, a
+    per-channel shift, a scalar), and a leaky_relu (its alpha a uniform word): the epilogue's
+    bindings follow the normalize kernel's own."""
+    shape, axes, pshape = BN_LAYOUTS[layout]
+    rng = np.random.default_rng(shape[1])
+    g = mg.Graph()
+    x = g.placeholder(shape, mg.float32, name="x")
+    y, gamma, beta = _batch_norm(g, x, axes, pshape, mg.float32)
+    r_shape = {"full": shape, "per_channel": pshape, "scalar": ()}[residual]
+    r = g.placeholder(r_shape, mg.float32, name="r")
+    out = g.leaky_relu(g.addition(y, r), 0.25)
+    feeds = {x: _data(rng, shape), gamma: rng.uniform(0.5, 1.5, pshape).astype(np.float32),
+             beta: _data(rng, pshape), r: _data(rng, r_shape)}
+    types = {t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}
+    exe = g.compile(types, [out], backend="webgpu")
+    assert _epilogue_kernels(exe) == ["fused_epilogue(normalize+addition+leaky_relu)"]
+    got = np.asarray(exe.run(feeds)[0], np.float64)
+    plain = np.asarray(g.run(feeds, [out], backend="webgpu", compilation_descriptor=UNFUSED)[out], np.float64)
+    ref = np.asarray(g.run(feeds, [out], backend="numpy", compilation_descriptor=UNFUSED)[out], np.float64)
+    s = _naive_batch_norm(feeds[x], axes, feeds[gamma], feeds[beta]) + feeds[r].astype(np.float64)
+    want = np.where(s >= 0, s, 0.25 * s)
+    for other in (plain, ref, want):
+        np.testing.assert_allclose(got, other, atol=1e-5 * (np.abs(want).max() + 1))
+
+
+def test_normalize_epilogue_with_the_normalized_value_read_twice():
+    """A tail that reads the anchor's result twice (y * y + y) and one whose result is a target
+    besides: neither changes what the normalize step computes."""
+    shape, axes, pshape = BN_LAYOUTS["NCHW"]
+    rng = np.random.default_rng(2)
+    g = mg.Graph()
+    x = g.placeholder(shape, mg.float32, name="x")
+    y, gamma, beta = _batch_norm(g, x, axes, pshape, mg.float32)
+    out = g.addition(g.multiplication(y, y), y)
+    feeds = {x: _data(rng, shape), gamma: _data(rng, pshape), beta: _data(rng, pshape)}
+    types = {t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}
+    exe = g.compile(types, [out], backend="webgpu")
+    assert _epilogue_kernels(exe) == ["fused_epilogue(normalize+multiplication+addition)"]
+    n = _naive_batch_norm(feeds[x], axes, feeds[gamma], feeds[beta])
+    np.testing.assert_allclose(np.asarray(exe.run(feeds)[0], np.float64), n * n + n, atol=1e-5 * (n * n).max())
+    both = g.compile(types, [out, y], backend="webgpu")  # the normalized value is a target: no epilogue
+    assert _epilogue_kernels(both) == []
+    got, got_y = both.run(feeds)
+    np.testing.assert_allclose(np.asarray(got_y, np.float64), n, atol=1e-5 * np.abs(n).max())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("layout", list(BN_LAYOUTS))
+def test_normalize_epilogue_keeps_the_normalized_value_for_later_readers(layout, dtype):
+    """The normalized value read by the ReLU6 and by a later step (a reduction here, the ReLU6's
+    gradient in training): one fused_epilogue(normalize+clamp) step of two outputs, the clamped
+    and the normalized values, and no normalize step of its own; both equal the unfused plan's."""
+    if dtype == "float16" and not _has_f16():
+        pytest.skip("the adapter has no shader-f16")
+    shape, axes, pshape = BN_LAYOUTS[layout]
+    dt, np_dt = getattr(mg, dtype), np.dtype(dtype)
+    rng = np.random.default_rng(shape[-1])
+    g = mg.Graph()
+    x = g.placeholder(shape, dt, name="x")
+    y, gamma, beta = _batch_norm(g, x, axes, pshape, dt)
+    out = g.clamp(y, g.constant(0.0, dt), g.constant(6.0, dt))
+    later = g.reduction_maximum(g.cast(y, mg.float32), axes)
+    feeds = {x: (3 * rng.standard_normal(shape) + 1).astype(np_dt),
+             gamma: rng.uniform(2.0, 4.0, pshape).astype(np_dt), beta: rng.uniform(1, 3, pshape).astype(np_dt)}
+    types = {t: mg.ShapedType(v.shape, dt) for t, v in feeds.items()}
+    exe = g.compile(types, [out, later], backend="webgpu")
+    (st,) = [s for s in exe.steps if s.type == "fused_epilogue"]
+    assert st.kernel == "fused_epilogue(normalize+clamp)" and len(st.outputs) == 2
+    assert "normalize" not in [s.kernel for s in exe.steps]
+    assert any(st.outputs[1] in s.inputs for s in exe.steps)  # the later reader reads the kept value
+    from minigraph.listing import describe_executable
+    assert re.search(r"free: (.*, )?bn\b", describe_executable(exe))  # the listing names the kept value
+    got, got_later = (np.asarray(a, np.float64) for a in exe.run(feeds))
+    plain, plain_later = (np.asarray(a, np.float64) for a in
+                          g.compile(types, [out, later], backend="webgpu", compilation_descriptor=UNFUSED).run(feeds))
+    n = _naive_batch_norm(feeds[x], axes, feeds[gamma], feeds[beta])
+    want, want_later = np.clip(n, 0, 6), n.max(axis=tuple(axes), keepdims=True)
+    assert 0 < (got == 0).mean() < 1 and 0 < (got == 6).mean() < 1
+    if dtype == "float16":
+        np.testing.assert_array_equal(got, plain)
+        np.testing.assert_array_equal(got_later, plain_later)
+        atol = 4e-2
+    else:
+        np.testing.assert_allclose(got, plain, atol=1e-5)
+        np.testing.assert_allclose(got_later, plain_later, atol=1e-5)
+        atol = 1e-5 * np.abs(n).max()
+    np.testing.assert_allclose(got, want, atol=atol)
+    np.testing.assert_allclose(got_later, want_later, atol=atol)
+
+
+def test_a_declined_keeping_epilogue_runs_the_anchor_into_its_kept_output(monkeypatch):
+    """Where the anchor's epilogue kernel declines, the anchor's own kernel writes the kept
+    output and the tail runs over it: two dispatches, both outputs the unfused plan's."""
+    shape, axes, pshape = BN_LAYOUTS["NHWC"]
+    rng = np.random.default_rng(8)
+    g = mg.Graph()
+    x = g.placeholder(shape, mg.float32, name="x")
+    y, gamma, beta = _batch_norm(g, x, axes, pshape, mg.float32)
+    out = g.clamp(y, g.constant(0.0), g.constant(1.0))
+    later = g.reduction_sum(y, axes)
+    feeds = {x: _data(rng, shape), gamma: _data(rng, pshape), beta: _data(rng, pshape)}
+    types = {t: mg.ShapedType(v.shape, mg.float32) for t, v in feeds.items()}
+    fused = g.compile(types, [out, later], backend="webgpu")
+    monkeypatch.setitem(EPILOGUE_FACTORIES, "normalize", lambda step, kb, epi: False)
+    declined = g.compile(types, [out, later], backend="webgpu")
+    assert [len(s.outputs) for s in declined.steps if s.type == "fused_epilogue"] == [2]
+    assert len(declined._runner.dispatches) == len(fused._runner.dispatches) + 1
+    plain = g.compile(types, [out, later], backend="webgpu", compilation_descriptor=UNFUSED).run(feeds)
+    for exe in (fused, declined):
+        for a, p in zip(exe.run(feeds), plain):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(p), atol=1e-5 * (np.abs(np.asarray(p)).max() + 1))
+
+
+@pytest.mark.parametrize("layout", list(BN_LAYOUTS))
+def test_mobilenet_like_residual_block_through_autodiff(layout):
+    """conv 1x1 -> batch norm -> ReLU6 -> depthwise 3x3 -> batch norm -> + the block's input (an
+    inverted residual), a loss and its gradients: the first batch norm and its ReLU6 are one
+    fused_epilogue step that keeps the normalized value for the ReLU6's gradient, the second
+    batch norm, the residual addition and the loss's subtraction another, and the loss and gradients agree with the
+    numpy backend's and with the webgpu plan without fusion within float32 rounding."""
+    shape, axes, _ = BN_LAYOUTS[layout]
+    shape = (2, 6, 12, 12) if layout == "NCHW" else (2, 12, 12, 6)
+    c = 6
+    pshape = (1, c, 1, 1) if layout == "NCHW" else (c,)
+    dl = mg.TensorNamedDataLayout.NCHW if layout == "NCHW" else mg.TensorNamedDataLayout.NHWC
+    rng = np.random.default_rng(21)
+    g = mg.Graph()
+    x = g.placeholder(list(shape), name="x")
+    w1 = g.variable(rng.standard_normal((c, c, 1, 1)).astype(np.float32), name="w1")
+    wd = g.variable(rng.standard_normal((1, c, 3, 3)).astype(np.float32), name="wd")
+    params = [w1, wd]
+
+    def bn(h, k):
+        gamma = g.variable(rng.uniform(0.5, 1.5, pshape).astype(np.float32), name=f"gamma{k}")
+        beta = g.variable(rng.standard_normal(pshape).astype(np.float32), name=f"beta{k}")
+        params.extend([gamma, beta])
+        return g.normalize(h, g.mean(h, axes), g.variance(h, axes), gamma, beta, 1e-5, name=f"bn{k}")
+    h = g.convolution_2d(x, w1, mg.Convolution2DOpDescriptor(data_layout=dl, weights_layout=mg.TensorNamedDataLayout.OIHW))
+    h = g.clamp(bn(h, 1), g.constant(np.float32(0)), g.constant(np.float32(6)))
+    h = g.depthwise_convolution_2d(h, wd, mg.DepthwiseConvolution2DOpDescriptor(
+        padding_left=1, padding_right=1, padding_top=1, padding_bottom=1, data_layout=dl,
+        weights_layout=mg.TensorNamedDataLayout.OIHW))
+    y = g.addition(bn(h, 2), x)
+    target = g.constant(rng.standard_normal(y.shape).astype(np.float32))
+    loss = g.reduction_sum(g.square(g.subtraction(y, target)))
+    grads = g.gradients(loss, params + [x])
+    ts = [loss] + [grads[p] for p in params + [x]]
+    feeds = {x: rng.standard_normal(shape).astype(np.float32)}
+    types = {x: mg.ShapedType(shape)}
+    exe = g.compile(types, ts, backend="webgpu")
+    kinds = _epilogue_kernels(exe)
+    assert "fused_epilogue(normalize+addition+subtraction)" in kinds  # and the loss's
+    (relu6,) = [s for s in exe.steps if s.kernel == "fused_epilogue(normalize+clamp)"]
+    assert len(relu6.outputs) == 2  # the normalized value kept for the ReLU6's gradient
+    got = exe.run(feeds)
+    ref = g.compile(types, ts, backend="numpy").run(feeds)
+    plain = g.compile(types, ts, backend="webgpu", compilation_descriptor=UNFUSED).run(feeds)
+    rtol = 8 * 2.0 ** -24 * np.sqrt(2 * 12 * 12 * 9)  # float32 rounding of the longest sums
+    for a, b, p, t in zip(got, ref, plain, ts):
+        want = np.asarray(b, np.float64)
+        atol = rtol * float(np.abs(want).max())
+        np.testing.assert_allclose(np.asarray(a, np.float64), want, rtol=rtol, atol=atol, err_msg=t.name)
+        np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=rtol, atol=atol, err_msg=t.name)

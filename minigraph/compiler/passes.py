@@ -13,7 +13,8 @@ holds (a changed step is a ``dataclasses.replace`` copy). In the order ``build_p
   the targets never needed were left out of the plan before the types were specialised);
 - ``elementwise_fusion``: a chain or tree of elementwise steps becomes one fused step;
 - ``epilogue_fusion``: an elementwise step (or fused step) that alone reads the result of a
-  convolution, matmul or normalization step joins it as its epilogue;
+  convolution, matmul or normalization step joins it as its epilogue (or reads it first, where
+  the backend's kernel can store that result too);
 - ``sibling_fusion``: two reductions of the same data over the same axes that the backend
   computes in one pass (a mean and a variance; a normalization's beta and gamma gradients)
   become one step with both outputs;
@@ -280,13 +281,17 @@ def _tail_program(st) -> tuple:
 
 
 def epilogue_fusion(steps: list, targets: Iterable[int], epilogue_ops: frozenset,
-                    fusible_ops: frozenset) -> list:
+                    fusible_ops: frozenset, keeping_ops: frozenset = frozenset()) -> list:
     """An anchor step (its op type in the backend's ``epilogue_ops``: a convolution, matmul or
     normalization kernel that can apply an elementwise tail before it stores) whose one output is
     read by one step only, an elementwise step of ``fusible_ops`` or a fused elementwise step
     with the anchor's output shape, becomes one ``fused_epilogue`` step with it, at the tail's
-    place: the anchor's result never goes to memory. The anchor's output may not be a target;
-    ops with control dependencies, or that others depend on, are not fused."""
+    place: the anchor's result never goes to memory. An anchor of ``keeping_ops`` (the backend's
+    ``epilogue_keeping_ops``: its kernel can store its own result too) whose output more steps
+    read takes the first of them as its tail when that one is such a step: the fused step's
+    outputs are the tail's and then the anchor's, for the later readers (a batch norm's ReLU6,
+    whose gradient reads the normalized value). The anchor's output may not be a target; ops
+    with control dependencies, or that others depend on, are not fused."""
     if not epilogue_ops:
         return list(steps)
     target_set = set(targets)
@@ -302,9 +307,9 @@ def epilogue_fusion(steps: list, targets: Iterable[int], epilogue_ops: frozenset
                 or id(op) in controlled or st.outputs[0] in target_set):
             continue
         r = readers.get(st.outputs[0], set())
-        if len(r) != 1:
+        if not r or len(r) > 1 and op.type not in keeping_ops:
             continue
-        (t,) = r
+        t = min(r)
         tail = steps[t]
         if tail.type == FUSED_EPILOGUE or t in tail_of.values():
             continue
@@ -314,14 +319,16 @@ def epilogue_fusion(steps: list, targets: Iterable[int], epilogue_ops: frozenset
             tail_of[i] = t
     if not tail_of:
         return list(steps)
-    merged = {t: with_epilogue(steps[a], steps[t]) for a, t in tail_of.items()}
+    merged = {t: with_epilogue(steps[a], steps[t], keep=len(readers[steps[a].outputs[0]]) > 1)
+              for a, t in tail_of.items()}
     anchors = set(tail_of)
     return [merged.get(i, st) for i, st in enumerate(steps) if i not in anchors]
 
 
-def with_epilogue(anchor, tail) -> Any:
+def with_epilogue(anchor, tail, keep: bool = False) -> Any:
     """One ``fused_epilogue`` step: ``anchor``'s op, then ``tail``'s program on its result. Its
-    inputs are the anchor's, then the tail's others (in order of first use)."""
+    inputs are the anchor's, then the tail's others (in order of first use); its outputs the
+    tail's, then with ``keep`` the anchor's."""
     ext = list(dict.fromkeys(anchor.inputs))
     ext_types = [anchor.in_types[anchor.inputs.index(s)] for s in ext]
     a_out = anchor.outputs[0]
@@ -339,8 +346,10 @@ def with_epilogue(anchor, tail) -> Any:
         s = tail.inputs[a]
         return n if s == a_out else ext.index(s)
     program = (first,) + tuple((op, tuple(moved(a) for a in args), ty) for op, args, ty in _tail_program(tail))
+    kept = (tuple(anchor.outputs), tuple(anchor.out_types)) if keep else ((), ())
     return dataclasses.replace(tail, inputs=tuple(ext), in_types=tuple(ext_types), free=(), reuse=None,
-                               ops=tuple(o for o, _, _ in program), program=program)
+                               ops=tuple(o for o, _, _ in program), program=program,
+                               outputs=tuple(tail.outputs) + kept[0], out_types=tuple(tail.out_types) + kept[1])
 
 
 # ------------------------------------------------------------------------------ sibling fusion

@@ -15,7 +15,8 @@ op. A fused step (``Step.type == "fused_elementwise"``) has a ``program``: one
 A step with an epilogue (``Step.type == "fused_epilogue"``) has the same kind of program whose
 first entry is its anchor, a convolution, matmul or normalization op of one output (``anchor``),
 and whose other entries are the elementwise tail computed on the anchor's result before it is
-stored, in the anchor's output shape. A ``fused_siblings`` step has no program: its ``ops`` are
+stored, in the anchor's output shape; a second output, where it has one, is the anchor's result
+(stored too, for readers after the tail). A ``fused_siblings`` step has no program: its ``ops`` are
 two one-output reductions of the same data that one kernel computes in one pass, ``outputs``
 theirs in that order, ``inputs`` the last op's (``Step.op``, whose kernel runs it).
 
@@ -300,10 +301,15 @@ def _check_program(st, where: str) -> None:
     if tuple(o for o, _, _ in st.program) != tuple(st.ops) or st.ops[-1] is not st.op:
         raise PlanError(f"{where}: program ops {[o.name for o, _, _ in st.program]} are not the step's ops "
                         f"{[o.name for o in st.ops]} (the last must be Step.op)")
-    if len(st.outputs) != 1 or len(st.out_types) != 1 or len(st.in_types) != n:
-        raise PlanError(f"{where}: a fused step has one output and one type per input")
-    uses = [0] * len(st.program)
     anchored = _check_anchor(st, where)
+    outs = 2 if anchored and len(st.outputs) == 2 else 1  # an epilogue step may store its anchor's result too
+    if len(st.outputs) != outs or len(st.out_types) != outs or len(st.in_types) != n:
+        raise PlanError(f"{where}: a fused step has one output (an epilogue step: or two, the tail's and "
+                        "the anchor's) and one type per input")
+    if outs == 2 and st.out_types[1] != st.program[0][2]:
+        raise PlanError(f"{where}: an epilogue step's second output is its anchor's, of type {st.program[0][2]} "
+                        f"(got {st.out_types[1]})")
+    uses = [0] * len(st.program)
     for j, (op, args, ty) in enumerate(st.program):
         if not op.opdef.elementwise and not (anchored and j == 0):
             raise PlanError(f"{where}: program[{j}] is {op.type} op {op.name!r}, not an elementwise op"
@@ -373,6 +379,7 @@ class Options:
     optimization_level: int = OptimizationLevel.LEVEL1
     fusion: bool = True
     callables: Any = None
+    epilogue_keeping_ops: frozenset = frozenset()
 
 
 @dataclass
@@ -394,20 +401,22 @@ def build_plan(graph, feed_types: dict, target_tensors: Sequence[Tensor],
                target_operations: Sequence[Operation], *, fusible_ops: frozenset = frozenset(),
                epilogue_ops: frozenset = frozenset(), memory_facts: MemoryFacts = MemoryFacts(),
                optimization_level: int = OptimizationLevel.LEVEL1, fusion: bool = True,
-               callables: Any = None, sibling_ops: frozenset = frozenset()) -> Plan:
+               callables: Any = None, sibling_ops: frozenset = frozenset(),
+               epilogue_keeping_ops: frozenset = frozenset()) -> Plan:
     """The plan for running ``target_tensors`` and ``target_operations`` with feeds of
     ``feed_types``: check the targets, order the ops they need, specialise the types with the
     feed shapes, then run the passes (docs/compiler.md): at ``LEVEL1`` common-subexpression
     elimination and constant folding, then dead-code elimination, elementwise fusion of the op
     types in ``fusible_ops`` (the backend's; none: no fusion) and epilogue fusion into the op
-    types in ``epilogue_ops`` and sibling fusion of the op-type pairs in ``sibling_ops`` when
+    types in ``epilogue_ops`` (of those in ``epilogue_keeping_ops`` also where more steps read the
+    anchor's result: the fused step stores it too) and sibling fusion of the op-type pairs in ``sibling_ops`` when
     ``fusion``, and buffer planning, which lets a step write into a
     dying input only where the backend's kernels declared it safe (``memory_facts``; none: no
     reuse). A control-flow step's blocks are compiled the same way into sub-plans
     (``Step.blocks``); a ``call`` step finds its executable in ``callables``. ``Plan.check``
     verifies the result."""
     opts = Options(frozenset(fusible_ops), frozenset(epilogue_ops), frozenset(sibling_ops), memory_facts,
-                   optimization_level, fusion, dict(callables or {}))
+                   optimization_level, fusion, dict(callables or {}), frozenset(epilogue_keeping_ops))
     _check_targets(graph, feed_types, target_tensors, target_operations)
     dg, order = _order(graph, target_tensors, target_operations)
     steps, feeds, slot_of, types = _specialise(graph, dg, order, feed_types, opts)
@@ -440,7 +449,8 @@ def _passes(steps: list, target_slots: list, target_operations: Sequence[Operati
         steps = elementwise_fusion(steps, target_slots, opts.fusible_ops)
         names.append("elementwise_fusion")
         if opts.epilogue_ops:
-            steps = epilogue_fusion(steps, target_slots, opts.epilogue_ops, opts.fusible_ops)
+            steps = epilogue_fusion(steps, target_slots, opts.epilogue_ops, opts.fusible_ops,
+                                    opts.epilogue_keeping_ops)
             names.append("epilogue_fusion")
     if opts.fusion and opts.sibling_ops:
         steps = sibling_fusion(steps, target_slots, opts.sibling_ops)

@@ -18,7 +18,7 @@ from ...compiler.plan import every_step
 from ...ir import OPS
 from .channel_stats import SIBLING_OPS
 from .device import GPU_LOCK, get_context
-from .epilogue import EPILOGUE_FACTORIES
+from .epilogue import EPILOGUE_FACTORIES, EPILOGUE_KEEPING
 from .kernel_builder import op_label
 from .program import FUSIBLE_OPS
 from .registry import KERNELS
@@ -42,6 +42,11 @@ class WebGPUBackend:
     def epilogue_ops(self) -> frozenset:
         """The ops whose kernels apply a fused elementwise tail before they store (epilogue.py)."""
         return frozenset(EPILOGUE_FACTORIES)
+
+    @property
+    def epilogue_keeping_ops(self) -> frozenset:
+        """The anchors whose epilogue kernels also store their own result, for its other readers."""
+        return frozenset(EPILOGUE_KEEPING)
 
     def __init__(self, metal_only: bool = False):
         self.metal_only = metal_only

@@ -288,11 +288,12 @@ def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extr
     return map_source(in_dtypes, in_shapes, out_dtype, out_shape, body, extra)
 
 
-def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=()):
+def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=(), decls=""):
     """(WGSL source, params) of a one-pass elementwise kernel with NumPy broadcasting: the
     template decodes each input's index and loads it as ``v{k}`` in its compute type; the lines
     ``body_fn(value names, compute types)`` then compute and write ``out[i]``. The u32 words of
-    ``extra`` follow the parameters, read in WGSL as ``extra(k)``."""
+    ``extra`` follow the parameters, read in WGSL as ``extra(k)``; ``decls`` (WGSL declarations,
+    an epilogue's) follow the bindings, which take numbers 0 to ``len(in_dtypes) + 1``."""
     rank = len(out_shape)
     modes, strides = [], []
     for shp in in_shapes:
@@ -334,6 +335,8 @@ def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=()):
         vals.append(f"v{k}")
         cts.append(COMPUTE[dt])
     binds.append(f"@group(0) @binding({len(in_dtypes) + 1}) var<storage, read_write> out: array<{STORAGE[out_dtype]}>;")
+    if decls:
+        binds.append(decls)
     body = "\n".join(body_fn(vals, cts))
     decl = params_decl(len(params) + len(extra))
     if extra:

@@ -8,10 +8,13 @@ op's ordinary kernel factory (``epi.anchor_step`` is the anchor's own step, ``ep
 i-th input's buffer), and where it would store the anchor's result ``v`` at the output's flat
 index ``i`` it stores ``epi.apply(v, i)`` instead, in the output's storage type
 ``epi.storage``; its shader declares ``epi.at(first).decls`` and binds ``epi.at(first).bindings``
-after its own ``first`` bindings. A factory that cannot take the step (a geometry it has no
+after its own ``first`` bindings. A factory registered with ``keeps=True`` may get a step of two
+outputs, the tail's and the anchor's (other steps read the anchor's result too): ``epi.apply``
+then stores the anchor's result as well, so the kernel needs nothing more. A factory that cannot take the step (a geometry it has no
 such kernel for) returns False before it records anything: the step then runs the anchor's
 ordinary kernel into scratch memory and the tail after it (fused.py). ``EPILOGUE_FACTORIES`` is
-what the backend offers the compiler as its ``epilogue_ops``.
+what the backend offers the compiler as its ``epilogue_ops``, ``EPILOGUE_KEEPING`` its
+``epilogue_keeping_ops``.
 
 The tail is the fused elementwise kernel's code (``program.program_lines``) in a WGSL function
 ``ep_apply(v, i)``: its other inputs are read at ``i`` broadcast to the anchor's output shape as
@@ -22,20 +25,29 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Callable, Dict
+from typing import Callable, Dict, Set
 
 from ...types import num_elements
 from .program import program_lines, program_words
 from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, load, store
 
 EPILOGUE_FACTORIES: Dict[str, Callable] = {}
+EPILOGUE_KEEPING: Set[str] = set()
 
 
-def epilogue_kernel(*op_types: str) -> Callable:
-    """Register ``factory(step, kb, epi)`` as the epilogue-applying kernel of ``op_types``."""
+def epilogue_kernel(*op_types: str, keeps: bool = False) -> Callable:
+    """Register ``factory(step, kb, epi)`` as the epilogue-applying kernel of ``op_types``.
+
+    Args:
+        op_types: the anchor op types it computes.
+        keeps: whether it may get steps that store the anchor's result too (it stores what
+            ``epi.apply`` returns and never declines one).
+    """
     def register(factory: Callable) -> Callable:
         for t in op_types:
             EPILOGUE_FACTORIES[t] = factory
+            if keeps:
+                EPILOGUE_KEEPING.add(t)
         return factory
     return register
 
@@ -68,7 +80,8 @@ class Epilogue:
     """The elementwise tail of a ``fused_epilogue`` step as WGSL for the anchor's kernel.
 
     ``bindings``: the ("ro", Ref) bindings of the tail's other inputs (and a uniform of its
-    leaky_relu alphas, if any), to append after the kernel's own ``first_binding`` bindings;
+    leaky_relu alphas, if any, and the anchor's own output for a step that keeps it), to append
+    after the kernel's own ``first_binding`` bindings;
     ``decls``: their WGSL declarations and the function ``ep_apply``; ``apply(value, index)``:
     the stored WGSL expression for the anchor's compute-typed result ``value`` at the output's
     flat u32 ``index``. Names it declares start with ``ep_``.
@@ -81,6 +94,7 @@ class Epilogue:
         self.anchor_args = tuple(a_args)
         self.anchor_type = a_ty
         self.out_type = step.out_types[0]
+        self.keeps = len(step.outputs) == 2  # the anchor's result is stored too (``ep_keep``)
         self.storage = STORAGE[self.out_type.dtype.name]
         self.first_binding = first_binding
         self._kb = kb
@@ -104,6 +118,8 @@ class Epilogue:
         for k in self.inputs:
             idx = broadcast_index(step.in_types[k].shape, self.out_type.shape, "ep_i")
             head.append(f"  let ep_v{k}: {COMPUTE[in_dt[k]]} = {load(in_dt[k], f'ep_in{k}[{idx}]')};")
+        if self.keeps:
+            head.append(f"  ep_keep[ep_i] = {store(a_dt, 'ep_r')};")
         self._function = "\n".join(head + lines + [f"  return {store(out_dt, last)};", "}"])
 
     def at(self, first_binding: int) -> "Epilogue":
@@ -121,6 +137,8 @@ class Epilogue:
         got: list = [("ro", self._kb.input(k)) for k in self.inputs]
         if self.words:
             got.append(("u", list(self.words)))
+        if self.keeps:
+            got.append(("rw", self._kb.output(1)))
         return got
 
     @property
@@ -135,6 +153,10 @@ class Epilogue:
             out.append(f"struct EpWords {{ v: array<vec4<u32>, {n4}> }}\n"
                        f"@group(0) @binding({b + len(self.inputs)}) var<uniform> ep_w: EpWords;\n"
                        "fn ep_extra(k: u32) -> u32 { return ep_w.v[k / 4u][k % 4u]; }")
+        if self.keeps:
+            k = b + len(self.inputs) + bool(self.words)
+            out.append(f"@group(0) @binding({k}) var<storage, read_write> ep_keep: "
+                       f"array<{STORAGE[self.anchor_type.dtype.name]}>;")
         return "\n".join(out + [self._function]) + "\n"
 
     def apply(self, value: str, index: str) -> str:

@@ -79,13 +79,17 @@ class _AnchorBuilder:
 
 
 def _anchor_then_tail(step, kb) -> None:
-    """The anchor's ordinary kernel into scratch memory, then the tail over it (two dispatches)."""
+    """The anchor's ordinary kernel into scratch memory (or its kept output), then the tail over
+    it (two dispatches)."""
     epi = Epilogue(step, kb)
     a_op, _, a_ty = step.program[0]
     factory = KERNELS.get(a_op.opdef)
     if factory is None:
         raise KernelMissingError(f"{_label(a_op)}: the webgpu backend has no kernel for it")
-    tmp = kb.scratch(4 * num_elements(a_ty.shape))  # 4 bytes an element at most (bool is a u32)
+    if len(step.outputs) == 2:  # the anchor's result is kept: its own output
+        tmp = kb.output(1)
+    else:
+        tmp = kb.scratch(4 * num_elements(a_ty.shape))  # 4 bytes an element at most (bool is a u32)
     factory(epi.anchor_step, _AnchorBuilder(kb, epi, tmp))
     # the tail's values: the step's inputs, then the anchor's result, then its own entries
     types = list(step.in_types) + [a_ty]

@@ -17,7 +17,8 @@ import numpy as np
 from ...ops._util import normalize_axes
 from ...types import num_elements
 from .channel_stats import gradient_sums, moments
-from .elementwise import elementwise_source
+from .elementwise import elementwise_source, map_source
+from .epilogue import epilogue_kernel
 from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
 from .wgsl import contiguous_strides
@@ -71,12 +72,33 @@ def _operands(step, kb, first: int = 0):
     return [(kb.input(i), t.dtype.name, tuple(t.shape)) for i, t in enumerate(step.in_types) if i >= first]
 
 
+def _normalized(v, eps: float) -> str:
+    return f"(({v[0]} - {v[1]}) * {_rstd(v[2], eps)} * {v[3]} + {v[4]})"
+
+
 @webgpu_kernel("normalize")
 def _normalize(step, kb):
     eps = step.attrs["epsilon"]
     out = step.out_types[0]
-    _map(kb, _operands(step, kb), kb.output(), out.dtype.name, tuple(out.shape),
-         lambda v: f"(({v[0]} - {v[1]}) * {_rstd(v[2], eps)} * {v[3]} + {v[4]})")
+    _map(kb, _operands(step, kb), kb.output(), out.dtype.name, tuple(out.shape), lambda v: _normalized(v, eps))
+
+
+@epilogue_kernel("normalize", keeps=True)
+def _normalize_epilogue(step, kb, epi) -> bool:
+    """``normalize`` with the step's elementwise tail (a batch norm's ReLU6, a residual's
+    addition) applied where each result is stored: one pass over memory instead of two (with
+    the normalized value stored too where later steps read it, as a training step's ReLU6
+    gradient)."""
+    a = epi.anchor_step
+    eps = a.attrs["epsilon"]
+    ins = [(epi.input(i), t.dtype.name, tuple(t.shape)) for i, t in enumerate(a.in_types)]
+    first = len(ins) + 2  # the parameters, the inputs, the output
+    src, params = map_source([d for _, d, _ in ins], [s for _, _, s in ins], epi.out_type.dtype.name,
+                             tuple(epi.out_type.shape), lambda v, ct: [f"  out[i] = {epi.apply(_normalized(v, eps), 'i')};"],
+                             decls=epi.at(first).decls)
+    binds = [("u", params)] + [("ro", r) for r, _, _ in ins] + [("rw", kb.output())] + epi.at(first).bindings
+    kb.dispatch(src, binds, -(-params[0] // 256))
+    return True
 
 
 def _axes(step) -> tuple:
