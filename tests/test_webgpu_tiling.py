@@ -216,11 +216,13 @@ def _from_nchw(a, layout):
     return a if layout == "NCHW" else a.transpose(0, 3, 1, 2)
 
 
+@pytest.mark.parametrize("prefetch", [True, False], ids=["prefetch", "in-order"])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OIHW")])
 @pytest.mark.parametrize("case", TILED, ids=[f"{c[0]}-{i}" for i, c in enumerate(TILED)])
-def test_tiled_convolutions_match_naive_loops(gpu, monkeypatch, rng, case, layouts, dtype):
+def test_tiled_convolutions_match_naive_loops(gpu, monkeypatch, rng, case, layouts, dtype, prefetch):
     monkeypatch.setitem(tiled_conv.TILING, "mode", "always")
+    monkeypatch.setitem(tiled_conv.TILING, "prefetch", prefetch)
     kind, N, C, O, H, W, (kh, kw), G, stride, dilation, style, pads = case
     dl, wl = layouts
     t, b, lp, rp = pads

@@ -28,7 +28,9 @@ from ...ops.geometry import ConvGeometry
 from .loops import LOOP_MAX
 from .wgsl import STORAGE, render
 
-TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16}
+# "prefetch": stage each chunk through registers, the next chunk's loads issued before the
+# current chunk's products (False: load and store element by element, then compute)
+TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16, "prefetch": True}
 RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (tests check the path)
 _LOOP_MAX = LOOP_MAX  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
@@ -148,11 +150,15 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str, epi=None) -> str:
     if not (fwd and KH * KW <= _UNROLL):
         taps = _looped(KH, KW, tap)
     if s_c == 1 and GB * RB > 1:  # channels innermost (NHWC): consecutive threads load consecutive channels
-        stage = (f"      let rc = e % {RB}u;\n      let gs = (e / {RB}u) % {GB}u;\n"
-                 f"      let col = (e / {RB * GB}u) % {p['SRW']}u;\n      let row = e / {RB * GB * p['SRW']}u;")
+        stage = (f"let rc = e % {RB}u; let gs = (e / {RB}u) % {GB}u; "
+                 f"let col = (e / {RB * GB}u) % {p['SRW']}u; let row = e / {RB * GB * p['SRW']}u;")
     else:
-        stage = (f"      let col = e % {p['SRW']}u;\n      let row = (e / {p['SRW']}u) % {p['SRH']}u;\n"
-                 f"      let rc = (e / {p['SRW'] * p['SRH']}u) % {RB}u;\n      let gs = e / {p['SRW'] * p['SRH'] * RB}u;")
+        stage = (f"let col = e % {p['SRW']}u; let row = (e / {p['SRW']}u) % {p['SRH']}u; "
+                 f"let rc = (e / {p['SRW'] * p['SRH']}u) % {RB}u; let gs = e / {p['SRW'] * p['SRH'] * RB}u;")
+    ins = dict(G=geo.groups, GB=GB, RB=RB, RC=p["RC"], SRH=p["SRH"], SRW=p["SRW"], SRC_H=src_size[0],
+               SRC_W=src_size[1], S_N=s_n, S_C=s_c, S_H=s_h, S_W=s_w, KH=KH, KW=KW, OB=OB, OC=p["OC"], W_G=wg,
+               W_O=w_o, W_R=w_r, W_KH=wkh, W_KW=wkw, XSN=GB * RB * p["SRH"] * p["SRW"], WSN=wsn)
+    staging = _staging(ins, stage, s_c != 1 or GB * RB == 1) if TILING["prefetch"] else _looped_staging(ins, stage)
     store = []
     for v in range(VH):
         for o in range(OB):
@@ -169,9 +175,72 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str, epi=None) -> str:
                   TX=p["TX"], TY=p["TY"], TOH=p["TOH"],
                   TOW=p["TOW"], ORIGIN=origin,
                   ACC_DECL="\n".join(f"  var a{v}_{o} = 0.0;" for v in range(VH) for o in range(OB)),
-                  RC=p["RC"], RB=RB, STAGE_INDEX=stage, SRH=p["SRH"], SRW=p["SRW"], SRC_H=src_size[0],
-                  SRC_W=src_size[1], S_N=s_n, S_C=s_c, S_H=s_h, S_W=s_w, KH=KH, KW=KW, OB=OB, OC=p["OC"], W_G=wg,
-                  W_O=w_o, W_R=w_r, W_KH=wkh, W_KW=wkw, TAPS=taps, STORE="\n".join(store))
+                  RC=p["RC"], RB=RB, TAPS=taps, STORE="\n".join(store), **staging)
+
+
+def _x_element(c: dict, stage: str, chunk: str, into: str) -> list:
+    """WGSL setting ``into`` to staged source element ``e`` of the chunk starting at channel
+    ``chunk`` (zero outside the tensor and past the groups or channels)."""
+    return [stage, "let ih = ih0 + i32(row); let iw = iw0 + i32(col); let gg = gblk * {GB}u + gs;".format(**c),
+            f"{into} = 0.0;",
+            "if (gg < {G}u && {r} + rc < {RC}u && ih >= 0 && iw >= 0 && u32(ih) < {SRC_H}u && u32(iw) < {SRC_W}u) {{ "
+            "{into} = f32(src[n * {S_N}u + (gg * {RC}u + {r} + rc) * {S_C}u + u32(ih) * {S_H}u + u32(iw) * {S_W}u]); }}"
+            .format(r=chunk, into=into, **c)]
+
+
+def _w_element(c: dict, chunk: str, into: str) -> list:
+    """WGSL setting ``into`` to staged weight ``e`` of the chunk starting at channel ``chunk``."""
+    return ["let kw = e % {KW}u; let kh = (e / {KW}u) % {KH}u; let rc = (e / {n1}u) % {RB}u;".format(n1=c["KW"] * c["KH"], **c),
+            "let o = ob * {OB}u + (e / {n2}u) % {OB}u; let gg = gblk * {GB}u + e / {n3}u;".format(
+                n2=c["KW"] * c["KH"] * c["RB"], n3=c["KW"] * c["KH"] * c["RB"] * c["OB"], **c),
+            f"{into} = 0.0;",
+            "if (gg < {G}u && {r} + rc < {RC}u && o < {OC}u) {{ {into} = f32(wt[gg * {W_G}u + o * {W_O}u + ({r} + rc) * "
+            "{W_R}u + kh * {W_KH}u + kw * {W_KW}u]); }}".format(r=chunk, into=into, **c)]
+
+
+def _looped_staging(c: dict, stage: str) -> dict:
+    """The template's staging holes for loads and stores element by element, in loops."""
+    xs = ["for (var e = lid; e < {XSN}u; e = e + 256u) {{".format(**c), "  var v: f32;",
+          *("  " + line for line in _x_element(c, stage, "r0", "v")),
+          "  xs[((gs * {RB}u + rc) * {SRH}u + row) * {SRW}u + col] = v;".format(**c), "}"]
+    ws = ["for (var e = lid; e < {WSN}u; e = e + 256u) {{".format(**c), "  var v: f32;",
+          *("  " + line for line in _w_element(c, "r0", "v")), "  ws[e] = v;", "}"]
+    return dict(REG_DECL="", LOAD_FIRST="", LOAD_NEXT="", STAGE="\n".join("    " + line for line in xs + ws))
+
+
+def _staging(c: dict, stage: str, in_order: bool) -> dict:
+    """The template's staging holes for prefetching: each thread's elements ``lid + 256 q`` of a
+    chunk (of the source tile, then of the weights) are loaded into registers ``rx<q>``,
+    ``rw<q>`` before any is stored, the next chunk's loads issued before the current chunk's
+    products. ``in_order``: a source element's place in workgroup memory is its index ``e``."""
+    def share(size: int, q: int, lines: list) -> list:  # the lines of element e = lid + 256 q, if it exists
+        head = f"{{ let e = lid + {256 * q}u;" + (f" if (e < {size}u) {{" if 256 * (q + 1) > size else " {")
+        return [head, *("  " + line for line in lines), "} }"]
+
+    nx, nw = -(-c["XSN"] // 256), -(-c["WSN"] // 256)
+
+    def load(chunk: str) -> list:
+        lines = []
+        for q in range(nx):
+            lines += share(c["XSN"], q, _x_element(c, stage, chunk, f"rx{q}"))
+        for q in range(nw):
+            lines += share(c["WSN"], q, _w_element(c, chunk, f"rw{q}"))
+        return lines
+
+    store = []
+    for q in range(nx):
+        at = "e" if in_order else "((gs * {RB}u + rc) * {SRH}u + row) * {SRW}u + col".format(**c)
+        store += share(c["XSN"], q, ([] if in_order else [stage]) + [f"xs[{at}] = rx{q};"])
+    for q in range(nw):
+        store += share(c["WSN"], q, [f"ws[e] = rw{q};"])
+    following = []
+    if c["RC"] > c["RB"]:
+        following = ["let rn = r0 + {RB}u;".format(**c), "if (rn < {RC}u) {{".format(**c),
+                     *("  " + line for line in load("rn")), "}"]
+    return dict(REG_DECL="\n".join(f"  var r{a}{q}: f32;" for a, n in (("x", nx), ("w", nw)) for q in range(n)),
+                LOAD_FIRST="\n".join("  " + line for line in load("0u")),
+                STAGE="\n".join("    " + line for line in store),
+                LOAD_NEXT="\n".join("    " + line for line in following))
 
 
 def _looped(KH: int, KW: int, tap: list) -> str:
