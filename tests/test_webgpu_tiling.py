@@ -205,7 +205,10 @@ TILED = [("conv", 2, 4, 6, 9, 11, (3, 3), 2, (1, 1), (1, 1), "EXPLICIT", (1, 1, 
          ("depthwise", 1, 2, 3, 12, 9, (3, 3), 2, (2, 2), (1, 1), "EXPLICIT", (1, 0, 0, 2)),
          ("depthwise", 1, 4, 1, 1, 1, (3, 3), 4, (1, 1), (1, 1), "TF_SAME", (0, 0, 0, 0)),
          ("depthwise", 1, 2, 2, 16, 18, (3, 3), 2, (2, 1), (2, 3), "ONNX_SAME_LOWER", (0, 0, 0, 0)),
-         ("depthwise", 1, 2, 1, 70, 9, (5, 5), 2, (1, 1), (1, 1), "TF_VALID", (0, 0, 0, 0))]
+         ("depthwise", 1, 2, 1, 70, 9, (5, 5), 2, (1, 1), (1, 1), "TF_VALID", (0, 0, 0, 0)),
+         # data gradients whose unrolled taps depend on the strides (rows 4 and 3 per thread)
+         ("depthwise", 2, 2, 1, 40, 36, (3, 3), 2, (2, 2), (1, 1), "EXPLICIT", (1, 1, 1, 1)),
+         ("conv", 1, 4, 4, 20, 30, (3, 3), 2, (3, 2), (2, 1), "EXPLICIT", (2, 1, 0, 3))]
 
 
 def _nchw(a, layout):
@@ -216,13 +219,16 @@ def _from_nchw(a, layout):
     return a if layout == "NCHW" else a.transpose(0, 3, 1, 2)
 
 
-@pytest.mark.parametrize("prefetch", [True, False], ids=["prefetch", "in-order"])
+@pytest.mark.parametrize("prefetch,unroll", [(True, True), (False, False), (True, False)],
+                         ids=["prefetch-unrolled", "in-order-looped", "prefetch-looped"])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OIHW")])
 @pytest.mark.parametrize("case", TILED, ids=[f"{c[0]}-{i}" for i, c in enumerate(TILED)])
-def test_tiled_convolutions_match_naive_loops(gpu, monkeypatch, rng, case, layouts, dtype, prefetch):
+def test_tiled_convolutions_match_naive_loops(gpu, monkeypatch, rng, case, layouts, dtype, prefetch, unroll):
+    """Every staging (``TILING["prefetch"]``) and data-gradient tap form (``"unroll_data_gradient"``)."""
     monkeypatch.setitem(tiled_conv.TILING, "mode", "always")
     monkeypatch.setitem(tiled_conv.TILING, "prefetch", prefetch)
+    monkeypatch.setitem(tiled_conv.TILING, "unroll_data_gradient", unroll)
     kind, N, C, O, H, W, (kh, kw), G, stride, dilation, style, pads = case
     dl, wl = layouts
     t, b, lp, rp = pads

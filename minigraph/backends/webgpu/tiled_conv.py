@@ -29,8 +29,10 @@ from .loops import LOOP_MAX
 from .wgsl import STORAGE, render
 
 # "prefetch": stage each chunk through registers, the next chunk's loads issued before the
-# current chunk's products (False: load and store element by element, then compute)
-TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16, "prefetch": True}
+# current chunk's products (False: load and store element by element, then compute);
+# "unroll_data_gradient": the data gradient's taps unrolled where their rows are known (_unrolled_gradient)
+TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16, "prefetch": True,
+                "unroll_data_gradient": True}
 RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (tests check the path)
 _LOOP_MAX = LOOP_MAX  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
@@ -147,7 +149,9 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str, epi=None) -> str:
             tap.append(f"              let xv = xs[({xb} + u32(th / {SH} - ih0)) * {p['SRW']}u + sc];")
             tap += [f"              a{v}_{o} = a{v}_{o} + xv * w{o};" for o in range(OB)]
             tap.append("            }\n          }")
-    if not (fwd and KH * KW <= _UNROLL):
+    if not fwd and _unrolled_gradient(p, KH, KW, SH, SW):
+        taps = _unrolled_data_gradient(p, KH, KW, SH, SW, DH, DW, PH, PW, xb, wo)
+    elif not (fwd and KH * KW <= _UNROLL):
         taps = _looped(KH, KW, tap)
     if s_c == 1 and GB * RB > 1:  # channels innermost (NHWC): consecutive threads load consecutive channels
         stage = (f"let rc = e % {RB}u; let gs = (e / {RB}u) % {GB}u; "
@@ -241,6 +245,48 @@ def _staging(c: dict, stage: str, in_order: bool) -> dict:
                 LOAD_FIRST="\n".join("  " + line for line in load("0u")),
                 STAGE="\n".join("    " + line for line in store),
                 LOAD_NEXT="\n".join("    " + line for line in following))
+
+
+def _unrolled_gradient(p: dict, KH: int, KW: int, SH: int, SW: int) -> bool:
+    """Whether the data gradient's taps are unrolled (``TILING["unroll_data_gradient"]``): for
+    small kernels where a thread's first row and the tile's first column are multiples of the
+    strides, so which taps a row and a column keep, and where they read, are known when the
+    kernel is written (rows) or one test per column tap (columns)."""
+    return bool(TILING["unroll_data_gradient"]) and KH * KW <= _UNROLL and p["VH"] % SH == 0 and p["TX"] % SW == 0
+
+
+def _unrolled_data_gradient(p: dict, KH: int, KW: int, SH: int, SW: int, DH: int, DW: int, PH: int, PW: int,
+                            xb: str, wo: str) -> str:
+    """The data gradient's taps unrolled. Row ``oh0 + ty * VH + v`` takes tap row kh where the
+    stride divides ``v + PH - kh * DH`` and reads staged row ``ty * VH / SH + K0 + (v + PH -
+    kh * DH) / SH``; column ``ow0 + tx`` takes tap column kw where it divides ``tx + PW - kw *
+    DW``. Taps outside the incoming gradient read its staged zeros, as the looped taps skip them."""
+    VH, OB, RB, SRW = p["VH"], p["OB"], p["RB"], p["SRW"]
+    k0, c0 = -((PH - (KH - 1) * DH) // SH), -((PW - (KW - 1) * DW) // SW)
+    lines = [f"      let xr = ({xb} + ty * {VH // SH}u) * {SRW}u;", f"      let wr = {wo}rc * {KH * KW}u;"]
+    for kw in range(KW):
+        cw = PW - kw * DW
+        m = cw % SW
+        if SW == 1:
+            lines.append(f"      let c{kw} = tx + {cw + c0}u;")
+        else:
+            lines.append(f"      let c{kw} = (tx + {m}u) / {SW}u + {(cw - m) // SW + c0}u;")
+            lines.append(f"      let k{kw} = (tx + {m}u) % {SW}u == 0u;")
+    for kh in range(KH):
+        rows = [(v, k0 + (v + PH - kh * DH) // SH) for v in range(VH) if (v + PH - kh * DH) % SH == 0]
+        if not rows:
+            continue
+        for kw in range(KW):
+            t = kh * KW + kw
+            body = [f"let w{o} = ws[wr + {o * RB * KH * KW + t}u];" for o in range(OB)]
+            for v, r in rows:
+                body.append(f"let x{v} = xs[xr + {r * SRW}u + c{kw}];")
+                body += [f"a{v}_{o} = a{v}_{o} + x{v} * w{o};" for o in range(OB)]
+            if SW == 1:
+                lines += ["      {", *("        " + b for b in body), "      }"]
+            else:
+                lines += [f"      if (k{kw}) {{", *("        " + b for b in body), "      }"]
+    return "\n".join(lines)
 
 
 def _looped(KH: int, KW: int, tap: list) -> str:
