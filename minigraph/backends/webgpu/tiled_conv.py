@@ -13,6 +13,12 @@ halo and the chunk's weights in workgroup memory, then each thread computes VH p
 column for all OB channels (VH * OB outputs per thread). The data gradient stages the incoming
 gradient rows and columns that reach the tile and keeps only the taps whose stride divides.
 
+``TILING["prefetch"]``: each thread loads its share of a chunk into registers, every load issued
+before any is stored, and the next chunk's loads before the current chunk's products, so that
+the device memory's latency overlaps the arithmetic and, where a workgroup has one chunk
+(depthwise), a thread has all its loads in flight at once rather than one per loop step.
+``TILING["unroll_data_gradient"]``: the data gradient's taps unrolled (``_unrolled_gradient``).
+
 ``plan`` picks the tile from the output's size and the workgroup-memory budget; it returns None
 (the caller records the general kernel) for 3D ops, loops longer than llvmpipe allows, or tiles
 that do not fit. ``TILING["mode"]``: ``"auto"`` (tiled for images of at least
