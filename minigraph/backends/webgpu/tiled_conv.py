@@ -37,8 +37,11 @@ from .wgsl import STORAGE, render
 # "prefetch": stage each chunk through registers, the next chunk's loads issued before the
 # current chunk's products (False: load and store element by element, then compute);
 # "unroll_data_gradient": the data gradient's taps unrolled where their rows are known (_unrolled_gradient)
+# "rows": the rows per thread (VH) among those that fit: the largest, or with "least" a smaller
+# one that stages a tenth fewer source rows over the image's tiles (28 output rows at stride 2:
+# 2 tiles of 16 rows staging 66 source rows, rather than 2 of 24 staging 98)
 TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16, "prefetch": True,
-                "unroll_data_gradient": True}
+                "unroll_data_gradient": True, "rows": "least"}
 RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (tests check the path)
 _LOOP_MAX = LOOP_MAX  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
@@ -53,7 +56,8 @@ def _pow2_at_least(n: int) -> int:
 
 
 def plan(geo: ConvGeometry, mode: str, budget: int = _BUDGET) -> Optional[dict]:
-    """The tiling of the forward (``mode="forward"``) or data gradient of ``geo``, or None."""
+    """The tiling of the forward (``mode="forward"``) or data gradient of ``geo``, or None: the
+    widest tile columns whose rows fit, with the rows per thread of ``TILING["rows"]``."""
     if len(geo.input_size) != 2 or len(geo.batch_shape) != 1 or not geo.weights_axes:
         return None
     fwd = mode == "forward"
@@ -76,11 +80,20 @@ def plan(geo: ConvGeometry, mode: str, budget: int = _BUDGET) -> Optional[dict]:
         if per_group:
             ty = min(ty, _pow2_at_least(out_h))
         gb = 256 // (tx * ty)
+        best: Optional[tuple] = None  # (staged source rows, tile)
         for vh in range(min(4, max(1, -(-out_h // ty))), 0, -1):
             got = _fit(gb, tx, ty, vh, oc, rc, (kh, kw), (sh, sw), (dh, dw), fwd, floats)
-            if got is not None:
-                got.update(OC=oc, RC=rc, OUT_H=out_h, OUT_W=out_w)
-                return got
+            if got is None:
+                continue
+            staged = -(-out_h // got["TOH"]) * got["SRH"]
+            if best is None or staged < 0.9 * best[0]:
+                best = (staged, got)
+            if TILING["rows"] == "largest":
+                break
+        if best is not None:
+            got = best[1]
+            got.update(OC=oc, RC=rc, OUT_H=out_h, OUT_W=out_w)
+            return got
         tx //= 2
     return None
 
