@@ -107,7 +107,10 @@ def _fit(gb: int, tx: int, ty: int, vh: int, oc: int, rc: int, kernel: tuple, st
     if fwd:
         srh, srw = (toh - 1) * sh + (kh - 1) * dh + 1, (tx - 1) * sw + (kw - 1) * dw + 1
     else:
-        srh, srw = (toh - 1 + (kh - 1) * dh) // sh + 2, (tx - 1 + (kw - 1) * dw) // sw + 2
+        # the rows (columns) of the incoming gradient that reach the tile: one more where the
+        # stride's floor may take the first one a row back
+        srh = (toh - 1 + (kh - 1) * dh) // sh + (1 if sh == 1 else 2)
+        srw = (tx - 1 + (kw - 1) * dw) // sw + (1 if sw == 1 else 2)
     ob = min(oc, max(1, 16 // vh))
     rb = min(rc, 8)
     while rb >= 1 and gb * rb * (srh * srw + ob * kh * kw) > floats:
@@ -279,7 +282,8 @@ def _unrolled_data_gradient(p: dict, KH: int, KW: int, SH: int, SW: int, DH: int
     """The data gradient's taps unrolled. Row ``oh0 + ty * VH + v`` takes tap row kh where the
     stride divides ``v + PH - kh * DH`` and reads staged row ``ty * VH / SH + K0 + (v + PH -
     kh * DH) / SH``; column ``ow0 + tx`` takes tap column kw where it divides ``tx + PW - kw *
-    DW``. Taps outside the incoming gradient read its staged zeros, as the looped taps skip them."""
+    DW``. Taps outside the incoming gradient read its staged zeros, as the looped taps skip them.
+    Without a column stride each staged input is read once for all the rows and taps that use it."""
     VH, OB, RB, SRW = p["VH"], p["OB"], p["RB"], p["SRW"]
     k0, c0 = -((PH - (KH - 1) * DH) // SH), -((PW - (KW - 1) * DW) // SW)
     lines = [f"      let xr = ({xb} + ty * {VH // SH}u) * {SRW}u;", f"      let wr = {wo}rc * {KH * KW}u;"]
@@ -291,20 +295,24 @@ def _unrolled_data_gradient(p: dict, KH: int, KW: int, SH: int, SW: int, DH: int
         else:
             lines.append(f"      let c{kw} = (tx + {m}u) / {SW}u + {(cw - m) // SW + c0}u;")
             lines.append(f"      let k{kw} = (tx + {m}u) % {SW}u == 0u;")
+    loaded: set = set()
     for kh in range(KH):
         rows = [(v, k0 + (v + PH - kh * DH) // SH) for v in range(VH) if (v + PH - kh * DH) % SH == 0]
         if not rows:
             continue
         for kw in range(KW):
             t = kh * KW + kw
-            body = [f"let w{o} = ws[wr + {o * RB * KH * KW + t}u];" for o in range(OB)]
+            body = [f"let w{o}_{t} = ws[wr + {o * RB * KH * KW + t}u];" for o in range(OB)]
             for v, r in rows:
-                body.append(f"let x{v} = xs[xr + {r * SRW}u + c{kw}];")
-                body += [f"a{v}_{o} = a{v}_{o} + x{v} * w{o};" for o in range(OB)]
+                if (r, kw) not in loaded:  # stride 1: a staged input is read once for every row and tap
+                    body.append(f"let x{r}_{kw} = xs[xr + {r * SRW}u + c{kw}];")
+                    loaded.add((r, kw))
+                body += [f"a{v}_{o} = a{v}_{o} + x{r}_{kw} * w{o}_{t};" for o in range(OB)]
             if SW == 1:
-                lines += ["      {", *("        " + b for b in body), "      }"]
+                lines += ["      " + b for b in body]
             else:
                 lines += [f"      if (k{kw}) {{", *("        " + b for b in body), "      }"]
+                loaded.clear()
     return "\n".join(lines)
 
 
