@@ -36,7 +36,7 @@ from .wgsl import STORAGE, render
 
 # "prefetch": stage each chunk through registers, the next chunk's loads issued before the
 # current chunk's products (False: load and store element by element, then compute);
-# "unroll_data_gradient": the data gradient's taps unrolled where their rows are known (_unrolled_gradient)
+# "unroll_data_gradient": the data gradient's taps unrolled where their rows are known (_unrolled_gradient);
 # "rows": the rows per thread (VH) among those that fit: the largest, or with "least" a smaller
 # one that stages a tenth fewer source rows over the image's tiles (28 output rows at stride 2:
 # 2 tiles of 16 rows staging 66 source rows, rather than 2 of 24 staging 98)
