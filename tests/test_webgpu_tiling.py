@@ -205,7 +205,10 @@ TILED = [("conv", 2, 4, 6, 9, 11, (3, 3), 2, (1, 1), (1, 1), "EXPLICIT", (1, 1, 
          ("depthwise", 1, 2, 3, 12, 9, (3, 3), 2, (2, 2), (1, 1), "EXPLICIT", (1, 0, 0, 2)),
          ("depthwise", 1, 4, 1, 1, 1, (3, 3), 4, (1, 1), (1, 1), "TF_SAME", (0, 0, 0, 0)),
          ("depthwise", 1, 2, 2, 16, 18, (3, 3), 2, (2, 1), (2, 3), "ONNX_SAME_LOWER", (0, 0, 0, 0)),
-         ("depthwise", 1, 2, 1, 70, 9, (5, 5), 2, (1, 1), (1, 1), "TF_VALID", (0, 0, 0, 0))]
+         ("depthwise", 1, 2, 1, 70, 9, (5, 5), 2, (1, 1), (1, 1), "TF_VALID", (0, 0, 0, 0)),
+         # data gradients whose unrolled taps depend on the strides (rows 4 and 3 per thread)
+         ("depthwise", 2, 2, 1, 56, 36, (3, 3), 2, (2, 2), (1, 1), "EXPLICIT", (1, 1, 1, 1)),
+         ("conv", 1, 4, 4, 20, 30, (3, 3), 2, (3, 2), (2, 1), "EXPLICIT", (2, 1, 0, 3))]
 
 
 def _nchw(a, layout):
@@ -216,11 +219,18 @@ def _from_nchw(a, layout):
     return a if layout == "NCHW" else a.transpose(0, 3, 1, 2)
 
 
+@pytest.mark.parametrize("prefetch,unroll,rows", [(True, True, "least"), (False, False, "largest"), (True, False, "least")],
+                         ids=["prefetch-unrolled", "in-order-looped", "prefetch-looped"])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO"), ("NHWC", "OIHW")])
 @pytest.mark.parametrize("case", TILED, ids=[f"{c[0]}-{i}" for i, c in enumerate(TILED)])
-def test_tiled_convolutions_match_naive_loops(gpu, monkeypatch, rng, case, layouts, dtype):
+def test_tiled_convolutions_match_naive_loops(gpu, monkeypatch, rng, case, layouts, dtype, prefetch, unroll, rows):
+    """Every staging (``TILING["prefetch"]``), data-gradient tap form (``"unroll_data_gradient"``)
+    and choice of rows per thread (``"rows"``)."""
     monkeypatch.setitem(tiled_conv.TILING, "mode", "always")
+    monkeypatch.setitem(tiled_conv.TILING, "prefetch", prefetch)
+    monkeypatch.setitem(tiled_conv.TILING, "unroll_data_gradient", unroll)
+    monkeypatch.setitem(tiled_conv.TILING, "rows", rows)
     kind, N, C, O, H, W, (kh, kw), G, stride, dilation, style, pads = case
     dl, wl = layouts
     t, b, lp, rp = pads
@@ -299,6 +309,24 @@ def test_tiled_convolution_tiles_fit_the_workgroup_memory_budget():
                 continue
             assert 4 * (p["RB"] * p["SRH"] * p["SRW"] + p["OB"] * p["RB"] * k * k) <= 16384
             assert p["TX"] * p["TY"] == 256 and p["VH"] * p["OB"] <= 16
+
+
+def test_tiled_convolution_rows_per_thread_stage_fewer_rows_where_that_saves(monkeypatch):
+    """28 output rows at stride 2 (the six-block step's second depthwise forward): 3 rows per
+    thread make 2 tiles of 24 rows, staging 98 source rows; 2 per thread 2 tiles of 16, staging 66.
+    Where the largest rows per thread stage about as few (stride 1), they stay."""
+    desc = DepthwiseConvolution2DOpDescriptor(stride_in_x=2, stride_in_y=2, padding_left=1, padding_right=1,
+                                              padding_top=1, padding_bottom=1)
+    geo = ConvGeometry.of(desc, (32, 64, 56, 56), (1, 64, 3, 3))
+    got = {}
+    for rows in ("largest", "least"):
+        monkeypatch.setitem(tiled_conv.TILING, "rows", rows)
+        p = tiled_conv.plan(geo, "forward")
+        got[rows] = (p["VH"], -(-p["OUT_H"] // p["TOH"]) * p["SRH"])
+    assert got == {"largest": (3, 98), "least": (2, 66)}
+    same = ConvGeometry.of(DepthwiseConvolution2DOpDescriptor(padding_style=PaddingStyle.TF_SAME), (32, 32, 56, 56),
+                           (1, 32, 3, 3))
+    assert tiled_conv.plan(same, "forward")["VH"] == 4
 
 
 # ----------------------------------------------------------------------------- resident variables

@@ -13,6 +13,12 @@ halo and the chunk's weights in workgroup memory, then each thread computes VH p
 column for all OB channels (VH * OB outputs per thread). The data gradient stages the incoming
 gradient rows and columns that reach the tile and keeps only the taps whose stride divides.
 
+``TILING["prefetch"]``: each thread loads its share of a chunk into registers, every load issued
+before any is stored, and the next chunk's loads before the current chunk's products, so that
+the device memory's latency overlaps the arithmetic and, where a workgroup has one chunk
+(depthwise), a thread has all its loads in flight at once rather than one per loop step.
+``TILING["unroll_data_gradient"]``: the data gradient's taps unrolled (``_unrolled_gradient``).
+
 ``plan`` picks the tile from the output's size and the workgroup-memory budget; it returns None
 (the caller records the general kernel) for 3D ops, loops longer than llvmpipe allows, or tiles
 that do not fit. ``TILING["mode"]``: ``"auto"`` (tiled for images of at least
@@ -28,7 +34,14 @@ from ...ops.geometry import ConvGeometry
 from .loops import LOOP_MAX
 from .wgsl import STORAGE, render
 
-TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16}
+# "prefetch": stage each chunk through registers, the next chunk's loads issued before the
+# current chunk's products (False: load and store element by element, then compute);
+# "unroll_data_gradient": the data gradient's taps unrolled where their rows are known (_unrolled_gradient);
+# "rows": the rows per thread (VH) among those that fit: the largest, or with "least" a smaller
+# one that stages a tenth fewer source rows over the image's tiles (28 output rows at stride 2:
+# 2 tiles of 16 rows staging 66 source rows, rather than 2 of 24 staging 98)
+TILING: dict = {"mode": "auto", "min_pixels": 128, "min_group_pixels": 16, "prefetch": True,
+                "unroll_data_gradient": True, "rows": "least"}
 RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (tests check the path)
 _LOOP_MAX = LOOP_MAX  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
@@ -43,7 +56,8 @@ def _pow2_at_least(n: int) -> int:
 
 
 def plan(geo: ConvGeometry, mode: str, budget: int = _BUDGET) -> Optional[dict]:
-    """The tiling of the forward (``mode="forward"``) or data gradient of ``geo``, or None."""
+    """The tiling of the forward (``mode="forward"``) or data gradient of ``geo``, or None: the
+    widest tile columns whose rows fit, with the rows per thread of ``TILING["rows"]``."""
     if len(geo.input_size) != 2 or len(geo.batch_shape) != 1 or not geo.weights_axes:
         return None
     fwd = mode == "forward"
@@ -66,11 +80,20 @@ def plan(geo: ConvGeometry, mode: str, budget: int = _BUDGET) -> Optional[dict]:
         if per_group:
             ty = min(ty, _pow2_at_least(out_h))
         gb = 256 // (tx * ty)
+        best: Optional[tuple] = None  # (staged source rows, tile)
         for vh in range(min(4, max(1, -(-out_h // ty))), 0, -1):
             got = _fit(gb, tx, ty, vh, oc, rc, (kh, kw), (sh, sw), (dh, dw), fwd, floats)
-            if got is not None:
-                got.update(OC=oc, RC=rc, OUT_H=out_h, OUT_W=out_w)
-                return got
+            if got is None:
+                continue
+            staged = -(-out_h // got["TOH"]) * got["SRH"]
+            if best is None or staged < 0.9 * best[0]:
+                best = (staged, got)
+            if TILING["rows"] == "largest":
+                break
+        if best is not None:
+            got = best[1]
+            got.update(OC=oc, RC=rc, OUT_H=out_h, OUT_W=out_w)
+            return got
         tx //= 2
     return None
 
@@ -84,7 +107,10 @@ def _fit(gb: int, tx: int, ty: int, vh: int, oc: int, rc: int, kernel: tuple, st
     if fwd:
         srh, srw = (toh - 1) * sh + (kh - 1) * dh + 1, (tx - 1) * sw + (kw - 1) * dw + 1
     else:
-        srh, srw = (toh - 1 + (kh - 1) * dh) // sh + 2, (tx - 1 + (kw - 1) * dw) // sw + 2
+        # the rows (columns) of the incoming gradient that reach the tile: one more where the
+        # stride's floor may take the first one a row back
+        srh = (toh - 1 + (kh - 1) * dh) // sh + (1 if sh == 1 else 2)
+        srw = (tx - 1 + (kw - 1) * dw) // sw + (1 if sw == 1 else 2)
     ob = min(oc, max(1, 16 // vh))
     rb = min(rc, 8)
     while rb >= 1 and gb * rb * (srh * srw + ob * kh * kw) > floats:
@@ -145,14 +171,20 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str, epi=None) -> str:
             tap.append(f"              let xv = xs[({xb} + u32(th / {SH} - ih0)) * {p['SRW']}u + sc];")
             tap += [f"              a{v}_{o} = a{v}_{o} + xv * w{o};" for o in range(OB)]
             tap.append("            }\n          }")
-    if not (fwd and KH * KW <= _UNROLL):
+    if not fwd and _unrolled_gradient(p, KH, KW, SH, SW):
+        taps = _unrolled_data_gradient(p, KH, KW, SH, SW, DH, DW, PH, PW, xb, wo)
+    elif not (fwd and KH * KW <= _UNROLL):
         taps = _looped(KH, KW, tap)
     if s_c == 1 and GB * RB > 1:  # channels innermost (NHWC): consecutive threads load consecutive channels
-        stage = (f"      let rc = e % {RB}u;\n      let gs = (e / {RB}u) % {GB}u;\n"
-                 f"      let col = (e / {RB * GB}u) % {p['SRW']}u;\n      let row = e / {RB * GB * p['SRW']}u;")
+        stage = (f"let rc = e % {RB}u; let gs = (e / {RB}u) % {GB}u; "
+                 f"let col = (e / {RB * GB}u) % {p['SRW']}u; let row = e / {RB * GB * p['SRW']}u;")
     else:
-        stage = (f"      let col = e % {p['SRW']}u;\n      let row = (e / {p['SRW']}u) % {p['SRH']}u;\n"
-                 f"      let rc = (e / {p['SRW'] * p['SRH']}u) % {RB}u;\n      let gs = e / {p['SRW'] * p['SRH'] * RB}u;")
+        stage = (f"let col = e % {p['SRW']}u; let row = (e / {p['SRW']}u) % {p['SRH']}u; "
+                 f"let rc = (e / {p['SRW'] * p['SRH']}u) % {RB}u; let gs = e / {p['SRW'] * p['SRH'] * RB}u;")
+    ins = dict(G=geo.groups, GB=GB, RB=RB, RC=p["RC"], SRH=p["SRH"], SRW=p["SRW"], SRC_H=src_size[0],
+               SRC_W=src_size[1], S_N=s_n, S_C=s_c, S_H=s_h, S_W=s_w, KH=KH, KW=KW, OB=OB, OC=p["OC"], W_G=wg,
+               W_O=w_o, W_R=w_r, W_KH=wkh, W_KW=wkw, XSN=GB * RB * p["SRH"] * p["SRW"], WSN=wsn)
+    staging = _staging(ins, stage, s_c != 1 or GB * RB == 1) if TILING["prefetch"] else _looped_staging(ins, stage)
     store = []
     for v in range(VH):
         for o in range(OB):
@@ -169,9 +201,119 @@ def source(geo: ConvGeometry, mode: str, p: dict, dtype: str, epi=None) -> str:
                   TX=p["TX"], TY=p["TY"], TOH=p["TOH"],
                   TOW=p["TOW"], ORIGIN=origin,
                   ACC_DECL="\n".join(f"  var a{v}_{o} = 0.0;" for v in range(VH) for o in range(OB)),
-                  RC=p["RC"], RB=RB, STAGE_INDEX=stage, SRH=p["SRH"], SRW=p["SRW"], SRC_H=src_size[0],
-                  SRC_W=src_size[1], S_N=s_n, S_C=s_c, S_H=s_h, S_W=s_w, KH=KH, KW=KW, OB=OB, OC=p["OC"], W_G=wg,
-                  W_O=w_o, W_R=w_r, W_KH=wkh, W_KW=wkw, TAPS=taps, STORE="\n".join(store))
+                  RC=p["RC"], RB=RB, TAPS=taps, STORE="\n".join(store), **staging)
+
+
+def _x_element(c: dict, stage: str, chunk: str, into: str) -> list:
+    """WGSL setting ``into`` to staged source element ``e`` of the chunk starting at channel
+    ``chunk`` (zero outside the tensor and past the groups or channels)."""
+    return [stage, "let ih = ih0 + i32(row); let iw = iw0 + i32(col); let gg = gblk * {GB}u + gs;".format(**c),
+            f"{into} = 0.0;",
+            "if (gg < {G}u && {r} + rc < {RC}u && ih >= 0 && iw >= 0 && u32(ih) < {SRC_H}u && u32(iw) < {SRC_W}u) {{ "
+            "{into} = f32(src[n * {S_N}u + (gg * {RC}u + {r} + rc) * {S_C}u + u32(ih) * {S_H}u + u32(iw) * {S_W}u]); }}"
+            .format(r=chunk, into=into, **c)]
+
+
+def _w_element(c: dict, chunk: str, into: str) -> list:
+    """WGSL setting ``into`` to staged weight ``e`` of the chunk starting at channel ``chunk``."""
+    return ["let kw = e % {KW}u; let kh = (e / {KW}u) % {KH}u; let rc = (e / {n1}u) % {RB}u;".format(n1=c["KW"] * c["KH"], **c),
+            "let o = ob * {OB}u + (e / {n2}u) % {OB}u; let gg = gblk * {GB}u + e / {n3}u;".format(
+                n2=c["KW"] * c["KH"] * c["RB"], n3=c["KW"] * c["KH"] * c["RB"] * c["OB"], **c),
+            f"{into} = 0.0;",
+            "if (gg < {G}u && {r} + rc < {RC}u && o < {OC}u) {{ {into} = f32(wt[gg * {W_G}u + o * {W_O}u + ({r} + rc) * "
+            "{W_R}u + kh * {W_KH}u + kw * {W_KW}u]); }}".format(r=chunk, into=into, **c)]
+
+
+def _looped_staging(c: dict, stage: str) -> dict:
+    """The template's staging holes for loads and stores element by element, in loops."""
+    xs = ["for (var e = lid; e < {XSN}u; e = e + 256u) {{".format(**c), "  var v: f32;",
+          *("  " + line for line in _x_element(c, stage, "r0", "v")),
+          "  xs[((gs * {RB}u + rc) * {SRH}u + row) * {SRW}u + col] = v;".format(**c), "}"]
+    ws = ["for (var e = lid; e < {WSN}u; e = e + 256u) {{".format(**c), "  var v: f32;",
+          *("  " + line for line in _w_element(c, "r0", "v")), "  ws[e] = v;", "}"]
+    return dict(REG_DECL="", LOAD_FIRST="", LOAD_NEXT="", STAGE="\n".join("    " + line for line in xs + ws))
+
+
+def _staging(c: dict, stage: str, in_order: bool) -> dict:
+    """The template's staging holes for prefetching: each thread's elements ``lid + 256 q`` of a
+    chunk (of the source tile, then of the weights) are loaded into registers ``rx<q>``,
+    ``rw<q>`` before any is stored, the next chunk's loads issued before the current chunk's
+    products. ``in_order``: a source element's place in workgroup memory is its index ``e``."""
+    def share(size: int, q: int, lines: list) -> list:  # the lines of element e = lid + 256 q, if it exists
+        head = f"{{ let e = lid + {256 * q}u;" + (f" if (e < {size}u) {{" if 256 * (q + 1) > size else " {")
+        return [head, *("  " + line for line in lines), "} }"]
+
+    nx, nw = -(-c["XSN"] // 256), -(-c["WSN"] // 256)
+
+    def load(chunk: str) -> list:
+        lines = []
+        for q in range(nx):
+            lines += share(c["XSN"], q, _x_element(c, stage, chunk, f"rx{q}"))
+        for q in range(nw):
+            lines += share(c["WSN"], q, _w_element(c, chunk, f"rw{q}"))
+        return lines
+
+    store = []
+    for q in range(nx):
+        at = "e" if in_order else "((gs * {RB}u + rc) * {SRH}u + row) * {SRW}u + col".format(**c)
+        store += share(c["XSN"], q, ([] if in_order else [stage]) + [f"xs[{at}] = rx{q};"])
+    for q in range(nw):
+        store += share(c["WSN"], q, [f"ws[e] = rw{q};"])
+    following = []
+    if c["RC"] > c["RB"]:
+        following = ["let rn = r0 + {RB}u;".format(**c), "if (rn < {RC}u) {{".format(**c),
+                     *("  " + line for line in load("rn")), "}"]
+    return dict(REG_DECL="\n".join(f"  var r{a}{q}: f32;" for a, n in (("x", nx), ("w", nw)) for q in range(n)),
+                LOAD_FIRST="\n".join("  " + line for line in load("0u")),
+                STAGE="\n".join("    " + line for line in store),
+                LOAD_NEXT="\n".join("    " + line for line in following))
+
+
+def _unrolled_gradient(p: dict, KH: int, KW: int, SH: int, SW: int) -> bool:
+    """Whether the data gradient's taps are unrolled (``TILING["unroll_data_gradient"]``): for
+    small kernels where a thread's first row and the tile's first column are multiples of the
+    strides, so which taps a row and a column keep, and where they read, are known when the
+    kernel is written (rows) or one test per column tap (columns)."""
+    return bool(TILING["unroll_data_gradient"]) and KH * KW <= _UNROLL and p["VH"] % SH == 0 and p["TX"] % SW == 0
+
+
+def _unrolled_data_gradient(p: dict, KH: int, KW: int, SH: int, SW: int, DH: int, DW: int, PH: int, PW: int,
+                            xb: str, wo: str) -> str:
+    """The data gradient's taps unrolled. Row ``oh0 + ty * VH + v`` takes tap row kh where the
+    stride divides ``v + PH - kh * DH`` and reads staged row ``ty * VH / SH + K0 + (v + PH -
+    kh * DH) / SH``; column ``ow0 + tx`` takes tap column kw where it divides ``tx + PW - kw *
+    DW``. Taps outside the incoming gradient read its staged zeros, as the looped taps skip them.
+    Without a column stride each staged input is read once for all the rows and taps that use it."""
+    VH, OB, RB, SRW = p["VH"], p["OB"], p["RB"], p["SRW"]
+    k0, c0 = -((PH - (KH - 1) * DH) // SH), -((PW - (KW - 1) * DW) // SW)
+    lines = [f"      let xr = ({xb} + ty * {VH // SH}u) * {SRW}u;", f"      let wr = {wo}rc * {KH * KW}u;"]
+    for kw in range(KW):
+        cw = PW - kw * DW
+        m = cw % SW
+        if SW == 1:
+            lines.append(f"      let c{kw} = tx + {cw + c0}u;")
+        else:
+            lines.append(f"      let c{kw} = (tx + {m}u) / {SW}u + {(cw - m) // SW + c0}u;")
+            lines.append(f"      let k{kw} = (tx + {m}u) % {SW}u == 0u;")
+    loaded: set = set()
+    for kh in range(KH):
+        rows = [(v, k0 + (v + PH - kh * DH) // SH) for v in range(VH) if (v + PH - kh * DH) % SH == 0]
+        if not rows:
+            continue
+        for kw in range(KW):
+            t = kh * KW + kw
+            body = [f"let w{o}_{t} = ws[wr + {o * RB * KH * KW + t}u];" for o in range(OB)]
+            for v, r in rows:
+                if (r, kw) not in loaded:  # stride 1: a staged input is read once for every row and tap
+                    body.append(f"let x{r}_{kw} = xs[xr + {r * SRW}u + c{kw}];")
+                    loaded.add((r, kw))
+                body += [f"a{v}_{o} = a{v}_{o} + x{r}_{kw} * w{o}_{t};" for o in range(OB)]
+            if SW == 1:
+                lines += ["      " + b for b in body]
+            else:
+                lines += [f"      if (k{kw}) {{", *("        " + b for b in body), "      }"]
+                loaded.clear()
+    return "\n".join(lines)
 
 
 def _looped(KH: int, KW: int, tap: list) -> str:

@@ -7,7 +7,11 @@
 // VH pixels of one column (rows ty*VH + v) for all OB channels from workgroup memory.
 // {{MODE}}. Sizes and strides are baked in (one pipeline per geometry); every loop has a
 // fixed bound. The forward's taps of small kernels are unrolled, each staged input read once
-// for all the rows and taps that use it.
+// for all the rows and taps that use it. With prefetching (tiled_conv.TILING["prefetch"]) each
+// thread loads its fixed share of a chunk's elements into registers, all loads issued before
+// any is stored (so they are in flight together), and the next chunk's loads are issued before
+// the current chunk's products (stored into workgroup memory after them), so the device
+// memory's latency overlaps the arithmetic; otherwise STAGE loads and stores element by element.
 @group(0) @binding(0) var<storage, read> src: array<{{T}}>;
 @group(0) @binding(1) var<storage, read> wt: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{TD}}>;
@@ -41,32 +45,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let ow0 = tile_w * {{TOW}}u;
 {{ORIGIN}}
 {{ACC_DECL}}
+{{REG_DECL}}
+{{LOAD_FIRST}}
   for (var r0 = 0u; r0 < {{RC}}u; r0 = r0 + {{RB}}u) {
     workgroupBarrier();
-    for (var e = lid; e < {{XSN}}u; e = e + 256u) {
-{{STAGE_INDEX}}
-      let ih = ih0 + i32(row);
-      let iw = iw0 + i32(col);
-      var v = 0.0;
-      let gg = gblk * {{GB}}u + gs;
-      if (gg < {{G}}u && r0 + rc < {{RC}}u && ih >= 0 && iw >= 0 && u32(ih) < {{SRC_H}}u && u32(iw) < {{SRC_W}}u) {
-        v = f32(src[n * {{S_N}}u + (gg * {{RC}}u + r0 + rc) * {{S_C}}u + u32(ih) * {{S_H}}u + u32(iw) * {{S_W}}u]);
-      }
-      xs[((gs * {{RB}}u + rc) * {{SRH}}u + row) * {{SRW}}u + col] = v;
-    }
-    for (var e = lid; e < {{WSN}}u; e = e + 256u) {
-      let kw = e % {{KW}}u;
-      let kh = (e / {{KW}}u) % {{KH}}u;
-      let rc = (e / ({{KW}}u * {{KH}}u)) % {{RB}}u;
-      let o = ob * {{OB}}u + (e / ({{KW}}u * {{KH}}u * {{RB}}u)) % {{OB}}u;
-      let gg = gblk * {{GB}}u + e / ({{KW}}u * {{KH}}u * {{RB}}u * {{OB}}u);
-      var v = 0.0;
-      if (gg < {{G}}u && r0 + rc < {{RC}}u && o < {{OC}}u) {
-        v = f32(wt[gg * {{W_G}}u + o * {{W_O}}u + (r0 + rc) * {{W_R}}u + kh * {{W_KH}}u + kw * {{W_KW}}u]);
-      }
-      ws[e] = v;
-    }
+{{STAGE}}
     workgroupBarrier();
+{{LOAD_NEXT}}
     for (var rc = 0u; rc < {{RB}}u; rc = rc + 1u) {
 {{TAPS}}
     }
