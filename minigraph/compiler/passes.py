@@ -201,6 +201,18 @@ def _fusible(st, fusible_ops: frozenset, controlled: set) -> bool:
             and not any(t.dtype.is_complex for t in (*st.in_types, *st.out_types)))  # complex runs unfused
 
 
+def _links(steps: list) -> tuple:
+    """(ids of ops others depend on, slot -> index of the step writing it, slot -> indexes of
+    the steps reading it): what the fusion passes check before moving a step."""
+    controlled = {id(d) for st in steps for d in st.op.control_dependencies}
+    producer = {s: i for i, st in enumerate(steps) for s in st.outputs}
+    readers: dict = {}
+    for i, st in enumerate(steps):
+        for s in set(st.inputs):
+            readers.setdefault(s, set()).add(i)
+    return controlled, producer, readers
+
+
 def elementwise_fusion(steps: list, targets: Iterable[int], fusible_ops: frozenset) -> list:
     """Chains and trees of elementwise steps (``OpDef.elementwise`` and in the backend's
     ``fusible_ops``) become one fused step each, at the place of its last op: a producer joins
@@ -210,12 +222,7 @@ def elementwise_fusion(steps: list, targets: Iterable[int], fusible_ops: frozens
     if not fusible_ops:
         return list(steps)
     target_set = set(targets)
-    controlled = {id(d) for st in steps for d in st.op.control_dependencies}
-    producer = {s: i for i, st in enumerate(steps) for s in st.outputs}
-    readers: dict = {}
-    for i, st in enumerate(steps):
-        for s in set(st.inputs):
-            readers.setdefault(s, set()).add(i)
+    controlled, producer, readers = _links(steps)
     member_of: dict = {}  # step index -> the index of its group's root
     groups: dict = {}  # root index -> sorted member indexes
     for r in range(len(steps) - 1, -1, -1):
@@ -295,11 +302,7 @@ def epilogue_fusion(steps: list, targets: Iterable[int], epilogue_ops: frozenset
     if not epilogue_ops:
         return list(steps)
     target_set = set(targets)
-    controlled = {id(d) for st in steps for d in st.op.control_dependencies}
-    readers: dict = {}
-    for i, st in enumerate(steps):
-        for s in set(st.inputs):
-            readers.setdefault(s, set()).add(i)
+    controlled, _, readers = _links(steps)
     tail_of: dict = {}  # anchor index -> tail index
     for i, st in enumerate(steps):
         op = st.op
@@ -374,12 +377,7 @@ def sibling_fusion(steps: list, targets: Iterable[int], sibling_ops: frozenset) 
     dependencies, or that others depend on, are not merged."""
     if not sibling_ops:
         return list(steps)
-    controlled = {id(d) for st in steps for d in st.op.control_dependencies}
-    producer = {s: i for i, st in enumerate(steps) for s in st.outputs}
-    readers: dict = {}
-    for i, st in enumerate(steps):
-        for s in set(st.inputs):
-            readers.setdefault(s, set()).add(i)
+    controlled, producer, readers = _links(steps)
     firsts: dict = {}  # (pair, key) -> indexes of unmatched first steps
     for i, st in enumerate(steps):
         key = _sibling_key(st, controlled)
