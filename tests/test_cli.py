@@ -471,12 +471,14 @@ def test_ctrl_c_prints_one_line_and_exits_130(command, where, capsys, monkeypatc
     assert err == f"python -m minigraph {command[0]}: interrupted\n"
 
 
-def test_profile_runs_from_the_package(capsys, tmp_path):
+def test_profile_runs_from_the_package(capsys, tmp_path, monkeypatch):
     """The profile command builds its network from minigraph/sixblock.py (no benchmarks/ import)."""
     import sys
 
     from minigraph.__main__ import main
 
+    # another test of this worker may have imported the benchmark already: forget it for this one
+    monkeypatch.delitem(sys.modules, "benchmarks.network_step", raising=False)
     path = tmp_path / "six.json"
     assert main(["profile", "--tiny", "--repeats", "1", "--top", "3", "--trace", str(path)]) == 0
     out = capsys.readouterr().out
