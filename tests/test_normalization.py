@@ -469,6 +469,29 @@ def test_webgpu_variance_has_no_cancellation_far_from_zero(webgpu, rng):
     np.testing.assert_allclose(got, want, rtol=1e-3)
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_webgpu_statistics_of_values_that_are_not_finite_follow_numpy(webgpu, fused):
+    """A channel with +inf, -inf, both, NaN, or 10^7 values of 0.1: the mean and variance (one
+    fused_siblings step, or each alone) are NumPy's: inf where the mean is, NaN for the variance
+    of a channel with an infinity (inf - inf in its deviations) and for NaN; 0.1 stays 0.1 within
+    float32 rounding (a running mean, where sum / count would drift)."""
+    rows = np.array([[1.0, np.inf, 2.0, 3.0], [1.0, -np.inf, 2.0, 3.0], [np.inf, -np.inf, 0.0, 1.0],
+                     [1.0, np.nan, 2.0, 3.0], [4.0, 4.0, 4.0, 4.0], [-1.0, 1.0, -1.0, 1.0]], np.float32)
+    big = np.full((1, 10 ** 6), 0.1, np.float32)
+    g = mg.Graph()
+    x, y = g.placeholder(list(rows.shape)), g.placeholder(list(big.shape))
+    outs = [g.mean(x, [1]), g.variance(x, [1]), g.mean(y, [1]), g.variance(y, [1])]
+    desc = mg.CompilationDescriptor(fusion=fused)
+    got = g.run({x: rows, y: big}, outs, backend=webgpu, compilation_descriptor=desc)
+    r = rows.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        want = [r.mean(1, keepdims=True), r.var(1, keepdims=True)]
+    for t, w in zip(outs[:2], want):
+        np.testing.assert_array_equal(np.isnan(got[t]), np.isnan(w))
+        np.testing.assert_array_equal(got[t][~np.isnan(w)], w[~np.isnan(w)].astype(np.float32))
+    assert abs(float(got[outs[2]][0, 0]) - float(np.float32(0.1))) <= 2e-8
+    assert abs(float(got[outs[3]][0, 0])) <= 1e-12
+
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_webgpu_mobilenet_like_block_through_autodiff_matches_numpy(webgpu, rng, layout):

@@ -3,8 +3,9 @@ of ``x`` (``moments``), and the two sums of its gradient, sum(dy) and sum(dy * x
 (``gradient_sums``), each over the reduction axes, one result per kept ("channel") index.
 
 One kernel (``kernels/channel_stats.wgsl``) reads each element once and folds it into a record
-per channel: the moments as (count, sum, M2), M2 merged with Chan et al.'s formula (Welford's
-for one element), so no catastrophic cancellation as with sum(x^2) - sum(x)^2; the gradient sums as
+per channel: the moments as (count, mean, M2, sum), merged with Chan et al.'s formula (Welford's
+for one element), so no catastrophic cancellation as with sum(x^2) - sum(x)^2 (the sum serves
+values that are not finite); the gradient sums as
 two plain sums. A workgroup takes a block of channels (32 lanes of contiguous channels when the
 channel axis is the innermost, as NHWC; one channel per lane row otherwise, as NCHW) and a chunk
 of the reduction; with more than one chunk per channel, the records of the chunks go to a
@@ -23,15 +24,21 @@ PER = 64  # reduced elements (or records) one lane folds per chunk
 # ``fused_siblings`` step (compiler/passes.py ``sibling_fusion``), run by the second's kernel
 SIBLING_OPS = frozenset({("mean", "variance"), ("normalization_beta_gradient", "normalization_gamma_gradient")})
 
-# (count, sum, M2): the mean is sum / count, so an infinite element gives an infinite mean (a
-# running mean would meet inf - inf), and M2 grows by Chan's term of the two means' difference
+# (count, mean, M2, sum): the running mean and M2 by Chan's formula (the mean of 10^7 x 0.1 stays
+# 0.1, where sum / count drifts by ulps), the sum beside them for values that are not finite: a
+# running mean meets inf - inf once an infinite element was folded in, the sum gives inf
 _MOMENTS_MERGE = """\
   if (y.a == 0.0) { return x; }
   if (x.a == 0.0) { return y; }
   let n = x.a + y.a;
-  let d = y.b / y.a - x.b / x.a;
-  return Rec(n, x.b + y.b, x.c + y.c + d * d * (x.a * y.a / n));"""
-_SUMS_MERGE = "  return Rec(x.a + y.a, x.b + y.b, 0.0);"
+  let d = y.b - x.b;
+  let w = y.a / n;
+  return Rec(n, x.b + d * w, x.c + y.c + d * d * x.a * w, x.d + y.d);"""
+# the mean: the running one, or sum / count where that is not finite (an infinite or NaN element);
+# the variance NaN where the sum is not finite, as NumPy's (inf - inf in the deviations)
+_MEAN = "select(r.b, r.d / r.a, mg_isnan(r.b) || mg_isinf(r.b))"
+_VARIANCE = "select(r.c / r.a, mg_nan(), mg_isnan(r.d) || mg_isinf(r.d))"
+_SUMS_MERGE = "  return Rec(x.a + y.a, x.b + y.b, 0.0, 0.0);"
 
 
 def _f32(x: float) -> str:
@@ -67,15 +74,11 @@ def _pass(kb, n_out: int, count: int, kept, reduced, ins, outs, merge: str, elem
     cb, r = _blocks(n_out, count, kst[-1], records)
     chunks = -(-count // (r * PER))
     params = [n_out, count, chunks]
-    for k in reversed(range(len(kshape))):
-        params += [kshape[k], kst[k]]
-    for k in reversed(range(len(rshape))):
-        params += [rshape[k], rst[k]]
     if chunks > 1:
-        part = kb.scratch(4 * 3 * n_out * chunks)
+        part = kb.scratch(4 * 4 * n_out * chunks)
         targets = [("part", part, "f32")]
-        emit = ("  let p = 3u * (o * chunks + c);\n"
-                "  part[p] = r.a; part[p + 1u] = r.b; part[p + 2u] = r.c;")
+        emit = ("  let p = 4u * (o * chunks + c);\n"
+                "  part[p] = r.a; part[p + 1u] = r.b; part[p + 2u] = r.c; part[p + 3u] = r.d;")
     else:
         targets, emit = outs, final_emit
     decls = [f"@group(0) @binding({1 + k}) var<storage, read> {name}: array<{ty}>;"
@@ -83,12 +86,23 @@ def _pass(kb, n_out: int, count: int, kept, reduced, ins, outs, merge: str, elem
     decls += [f"@group(0) @binding({1 + len(ins) + k}) var<storage, read_write> {name}: array<{ty}>;"
               for k, (name, _, ty) in enumerate(targets)]
     src = render("channel_stats", PARAMS=params_decl(len(params)), BINDINGS="\n".join(decls), CB=cb, R=r, PER=PER,
-                 KR=len(kshape), RR=len(rshape), MERGE=merge, EMIT=emit, SETUP=setup, ELEMENT=element)
+                 INDEX_FNS=_offset_fn("base_of", "o", kshape, kst) + "\n\n" + _offset_fn("off_of", "j", rshape, rst),
+                 MERGE=merge, EMIT=emit, SETUP=setup, ELEMENT=element)
     binds = [("u", params)] + [("ro", ref) for _, ref, _ in ins] + [("rw", ref) for _, ref, _ in targets]
     kb.dispatch(src, binds, -(-n_out // cb) * chunks)
     if chunks > 1:
         _pass(kb, n_out, chunks, ((n_out,), (chunks,)), ((chunks,), (1,)), [("rec", part, "f32")], outs, merge,
-              "Rec(rec[3u * i], rec[3u * i + 1u], rec[3u * i + 2u])", "", final_emit, records=True)
+              "Rec(rec[4u * i], rec[4u * i + 1u], rec[4u * i + 2u], rec[4u * i + 3u])", "", final_emit,
+              records=True)
+
+
+def _offset_fn(name: str, arg: str, sizes, strides) -> str:
+    """A WGSL function from a row-major index over ``sizes`` to its offset through ``strides``,
+    the sizes and strides as constants, innermost axis first."""
+    lines = [f"fn {name}({arg}: u32) -> u32 {{", f"  var r = {arg};", "  var b = 0u;"]
+    for k in reversed(range(len(sizes))):
+        lines.append(f"  b = b + (r % {sizes[k]}u) * {strides[k]}u; r = r / {sizes[k]}u;")
+    return "\n".join(lines + ["  return b;", "}"])
 
 
 def _axes_split(shape, axes) -> tuple:
@@ -110,12 +124,12 @@ def moments(kb, x, x_dtype: str, shape, axes, mean=None, variance=None) -> None:
     outs, emit = [], []
     if mean is not None:
         outs.append(("mean_out", mean[0], STORAGE[mean[1]]))
-        emit.append(f"  mean_out[o] = {_store(mean[1], 'r.b / r.a')};")
+        emit.append(f"  mean_out[o] = {_store(mean[1], _MEAN)};")
     if variance is not None:
         outs.append(("var_out", variance[0], STORAGE[variance[1]]))
-        emit.append(f"  var_out[o] = {_store(variance[1], 'r.c / r.a')};")
+        emit.append(f"  var_out[o] = {_store(variance[1], _VARIANCE)};")
     _pass(kb, num_elements(kept[0]), num_elements(red[0]), kept, red, [("src", x, STORAGE[x_dtype])], outs,
-          _MOMENTS_MERGE, "Rec(1.0, f32(src[i]), 0.0)", "", "\n".join(emit))
+          _MOMENTS_MERGE, "Rec(1.0, f32(src[i]), 0.0, f32(src[i]))", "", "\n".join(emit))
 
 
 def gradient_sums(kb, dy, x, mean, variance, shape, axes, epsilon: float, beta=None, gamma=None) -> None:
@@ -130,12 +144,12 @@ def gradient_sums(kb, dy, x, mean, variance, shape, axes, epsilon: float, beta=N
     if beta is not None:
         outs.append(("beta_out", beta[0], STORAGE[beta[1]]))
         emit.append(f"  beta_out[o] = {_store(beta[1], 'r.a')};")
-    setup, element = "", "Rec(f32(dy[i]), 0.0, 0.0)"
+    setup, element = "", "Rec(f32(dy[i]), 0.0, 0.0, 0.0)"
     if gamma is not None:
         ins += [("x", x[0], STORAGE[x[1]]), ("mu", mean[0], STORAGE[mean[1]]), ("vr", variance[0], STORAGE[variance[1]])]
         outs.append(("gamma_out", gamma[0], STORAGE[gamma[1]]))
         emit.append(f"  gamma_out[o] = {_store(gamma[1], 'r.b')};")
         setup = f"    let m = f32(mu[o]);\n    let rs = 1.0 / mg_sqrt(f32(vr[o]) + {_f32(epsilon)});"
-        element = "Rec(f32(dy[i]), f32(dy[i]) * ((f32(x[i]) - m) * rs), 0.0)"
+        element = "Rec(f32(dy[i]), f32(dy[i]) * ((f32(x[i]) - m) * rs), 0.0, 0.0)"
     _pass(kb, num_elements(kept[0]), num_elements(red[0]), kept, red, ins, outs, _SUMS_MERGE, element, setup,
           "\n".join(emit))

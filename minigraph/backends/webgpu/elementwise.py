@@ -288,12 +288,15 @@ def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extr
     return map_source(in_dtypes, in_shapes, out_dtype, out_shape, body, extra)
 
 
-def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=(), decls=""):
+def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=(), decls="", bake=False):
     """(WGSL source, params) of a one-pass elementwise kernel with NumPy broadcasting: the
     template decodes each input's index and loads it as ``v{k}`` in its compute type; the lines
     ``body_fn(value names, compute types)`` then compute and write ``out[i]``. The u32 words of
     ``extra`` follow the parameters, read in WGSL as ``extra(k)``; ``decls`` (WGSL declarations,
-    an epilogue's) follow the bindings, which take numbers 0 to ``len(in_dtypes) + 1``."""
+    an epilogue's) follow the bindings, which take numbers 0 to ``len(in_dtypes) + 1``. With
+    ``bake``, the broadcast index is decoded with the sizes and strides as constants (a division
+    by a constant is a multiplication; by a parameter, tens of instructions per element): a
+    pipeline per shape instead of one for all sizes, for the per-channel passes of a batch norm."""
     rank = len(out_shape)
     modes, strides = [], []
     for shp in in_shapes:
@@ -318,11 +321,16 @@ def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=(), de
         index.append("  var r = i;")
         index.extend(f"  var j{m} = 0u;" for m in range(nb))
         step = 1 + nb
-        loop = [f"  for (var k = 0u; k < {len(shape)}u; k = k + 1u) {{",
-                f"    let q = r % prm(1u + {step}u * k);",
-                f"    r = r / prm(1u + {step}u * k);"]
-        loop += [f"    j{m} = j{m} + q * prm({2 + m}u + {step}u * k);" for m in range(nb)]
-        index += loop + ["  }"]
+        if bake:  # innermost axis first, as the loop below
+            for k in reversed(range(len(shape))):
+                index.append(f"  {{ let q = r % {shape[k]}u; r = r / {shape[k]}u;"
+                             + "".join(f" j{m} = j{m} + q * {sts[m][k]}u;" for m in range(nb) if sts[m][k]) + " }")
+        else:
+            loop = [f"  for (var k = 0u; k < {len(shape)}u; k = k + 1u) {{",
+                    f"    let q = r % prm(1u + {step}u * k);",
+                    f"    r = r / prm(1u + {step}u * k);"]
+            loop += [f"    j{m} = j{m} + q * prm({2 + m}u + {step}u * k);" for m in range(nb)]
+            index += loop + ["  }"]
     binds, vals, cts = [], [], []
     m = 0
     for k, (dt, mode) in enumerate(zip(in_dtypes, modes)):

@@ -5,8 +5,8 @@ mean too, for a ``fused_siblings(mean+variance)`` step), ``normalization_gamma_g
 the beta gradient too, for ``fused_siblings(normalization_beta_gradient+...)``) and the sums that
 ``normalization_gradient`` computes itself. The rest are passes over the shared kernels: the
 bounded reductions of ``reduction.py`` (``reduce_dispatch``) and broadcasting elementwise maps
-(``elementwise_source``) with the op's formula in WGSL. Intermediates live in
-float32 scratch buffers; float16 is widened to f32 and rounded once when stored. epsilon and the
+(``map_source``, the broadcast index decoded with constants) with the op's formula in WGSL.
+Intermediates live in float32 scratch buffers; float16 is widened to f32 and rounded once when stored. epsilon and the
 count N enter the shaders as exact f32 bit patterns. Adam writes each of its outputs with its own
 elementwise pass (each recomputes m and v: cheaper than a second buffer round trip).
 """
@@ -17,11 +17,11 @@ import numpy as np
 from ...ops._util import normalize_axes
 from ...types import num_elements
 from .channel_stats import gradient_sums, moments
-from .elementwise import elementwise_source, map_source
+from .elementwise import map_source
 from .epilogue import epilogue_kernel
 from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
-from .wgsl import contiguous_strides
+from .wgsl import contiguous_strides, store
 
 
 def _f32(x: float) -> str:
@@ -40,8 +40,8 @@ def _reduce(kb, src, dst, shape, axes, in_dtype: str, out_dtype: str, mean: bool
 
 def _map(kb, ins, out, out_dtype: str, out_shape, expr) -> None:
     """``out`` = ``expr(values)`` elementwise with broadcasting; ``ins``: [(ref, dtype, shape)]."""
-    src, params = elementwise_source([d for _, d, _ in ins], [s for _, _, s in ins], out_dtype, out_shape,
-                                     lambda v, ct, o: expr(v))
+    src, params = map_source([d for _, d, _ in ins], [s for _, _, s in ins], out_dtype, out_shape,
+                             lambda v, ct: [f"  out[i] = {store(out_dtype, expr(v))};"], bake=True)
     binds = [("u", params)] + [("ro", r) for r, _, _ in ins] + [("rw", out)]
     kb.dispatch(src, binds, -(-params[0] // 256))
 
@@ -95,7 +95,7 @@ def _normalize_epilogue(step, kb, epi) -> bool:
     first = len(ins) + 2  # the parameters, the inputs, the output
     src, params = map_source([d for _, d, _ in ins], [s for _, _, s in ins], epi.out_type.dtype.name,
                              tuple(epi.out_type.shape), lambda v, ct: [f"  out[i] = {epi.apply(_normalized(v, eps), 'i')};"],
-                             decls=epi.at(first).decls)
+                             decls=epi.at(first).decls, bake=True)
     binds = [("u", params)] + [("ro", r) for r, _, _ in ins] + [("rw", kb.output())] + epi.at(first).bindings
     kb.dispatch(src, binds, -(-params[0] // 256))
     return True

@@ -1,40 +1,20 @@
 // Per-channel statistics in one pass over the data (channel_stats.py). A workgroup holds CB
 // channels x R lanes (CB * R = 256) and covers chunk c (of `chunks`) of R * PER reduced elements
 // of each of its channels: every lane folds up to PER elements in order, then the lanes of a
-// channel merge their records in a tree in workgroup memory. A record (a, b, c) is the moments'
-// (count, sum, M2), M2 merged by Chan's formula, or the gradient's (sum dy, sum dy * xhat, 0),
+// channel merge their records in a tree in workgroup memory. A record (a, b, c, d) is the moments'
+// (count, mean, M2, sum) merged by Chan's formula, or the gradient's (sum dy, sum dy * xhat, 0, 0),
 // added. emit writes record (o, c) to the partials, merged in order by a further pass, or the
-// outputs. params: n_out, count, chunks, then KR kept and RR reduced (size, stride) pairs, last
-// axis first.
+// outputs. params: n_out, count, chunks. base_of(o) and off_of(j): the offsets of kept index o
+// and reduced index j, their axes' sizes and strides baked in (a division by a constant is cheap).
 {{PARAMS}}
 {{BINDINGS}}
 const CB: u32 = {{CB}}u;
 const R: u32 = {{R}}u;
 const PER: u32 = {{PER}}u;
-struct Rec { a: f32, b: f32, c: f32 }
+struct Rec { a: f32, b: f32, c: f32, d: f32 }
 var<workgroup> sh: array<Rec, 256>;
 
-fn base_of(o: u32) -> u32 {
-  var r = o;
-  var b = 0u;
-  for (var k = 0u; k < {{KR}}u; k = k + 1u) {
-    let size = prm(3u + 2u * k);
-    b = b + (r % size) * prm(4u + 2u * k);
-    r = r / size;
-  }
-  return b;
-}
-
-fn off_of(j: u32) -> u32 {
-  var r = j;
-  var b = 0u;
-  for (var k = 0u; k < {{RR}}u; k = k + 1u) {
-    let size = prm(3u + 2u * {{KR}}u + 2u * k);
-    b = b + (r % size) * prm(4u + 2u * {{KR}}u + 2u * k);
-    r = r / size;
-  }
-  return b;
-}
+{{INDEX_FNS}}
 
 fn merge(x: Rec, y: Rec) -> Rec {
 {{MERGE}}
@@ -55,7 +35,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c = gid % chunks;
   let live = o < prm(0u);
   let count = prm(1u);
-  var acc = Rec(0.0, 0.0, 0.0);
+  var acc = Rec(0.0, 0.0, 0.0, 0.0);
   if (live) {
     let b = base_of(o);
 {{SETUP}}
