@@ -378,16 +378,17 @@ def sibling_fusion(steps: list, targets: Iterable[int], sibling_ops: frozenset) 
     if not sibling_ops:
         return list(steps)
     controlled, producer, readers = _links(steps)
+    kinds = {t for pair in sibling_ops for t in pair}
     firsts: dict = {}  # (pair, key) -> indexes of unmatched first steps
     for i, st in enumerate(steps):
-        key = _sibling_key(st, controlled)
+        key = _sibling_key(st, controlled) if st.op.type in kinds else None
         for pair in sibling_ops:
             if key is not None and st.op.type == pair[0]:
                 firsts.setdefault((pair, key), []).append(i)
     merged: dict = {}  # index of the place -> the merged step
     gone: set = set()
     for k, st in enumerate(steps):
-        key = _sibling_key(st, controlled)
+        key = _sibling_key(st, controlled) if st.op.type in kinds else None
         for pair in sibling_ops:
             if key is None or st.op.type != pair[1] or k in gone:
                 continue
