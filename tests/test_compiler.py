@@ -771,6 +771,20 @@ def test_sibling_fusion_merges_a_mean_with_its_variance_and_beta_with_gamma_grad
                                                             fusion=False).steps)
 
 
+def test_sibling_fusion_reads_the_axes_of_the_paired_ops_only():
+    """An op whose ``axes`` count in its output's rank (expand_dims) stays as it is beside a mean
+    and variance that merge: its axes are not read against its input."""
+    g = mg.Graph()
+    x = g.placeholder([2, 3, 4], name="x")
+    y = g.expand_dims(x, axes=[3], name="y")
+    m, v = g.mean(x, [1], name="m"), g.variance(x, [1], name="v")
+    feeds = {x: np.arange(24, dtype=np.float32).reshape(2, 3, 4)}
+    plan = build_plan(g, _types(feeds), [y, m, v], [], sibling_ops=BN_SIBLINGS)
+    plan.check()
+    assert [s.kernel for s in plan.steps if s.op.type != "placeholder"] == ["expand_dims",
+                                                                           "fused_siblings(mean+variance)"]
+
+
 def test_sibling_fusion_needs_the_same_data_and_axes_and_a_safe_place():
     g = mg.Graph()
     x = g.placeholder([4, 3], name="x")
