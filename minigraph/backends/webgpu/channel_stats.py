@@ -14,10 +14,9 @@ fixed by the sizes alone: the same bits on every run.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ...types import num_elements
-from .wgsl import STORAGE, collapse, contiguous_strides, params_decl, render
+from .wgsl import STORAGE, collapse, contiguous_strides, f32_literal, params_decl, pow2_at_least, render
 
 PER = 64  # reduced elements (or records) one lane folds per chunk
 # (first, second) op types whose steps over the same data the compiler may merge into one
@@ -41,25 +40,13 @@ _VARIANCE = "select(r.c / r.a, mg_nan(), mg_isnan(r.d) || mg_isinf(r.d))"
 _SUMS_MERGE = "  return Rec(x.a + y.a, x.b + y.b, 0.0, 0.0);"
 
 
-def _f32(x: float) -> str:
-    bits = int(np.array(x, np.float32).view(np.uint32))
-    return f"bitcast<f32>({bits:#010x}u)"
-
-
-def _pow2_at_least(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
-
-
 def _blocks(n_out: int, count: int, kept_inner_stride: int, records: bool) -> tuple:
     """(CB, R): channels and lanes per channel of a workgroup (CB * R = 256). Records of chunks
     are merged by the tree as far as they go (a lane folds few of them in sequence)."""
     if kept_inner_stride == 1 and n_out > 1 and not records:  # channels contiguous (NHWC): 32 at a time
-        cb = min(32, _pow2_at_least(n_out))
+        cb = min(32, pow2_at_least(n_out))
         return cb, 256 // cb
-    r = min(256, _pow2_at_least(count if records else -(-count // PER)))
+    r = min(256, pow2_at_least(count if records else -(-count // PER)))
     return 256 // r, r
 
 
@@ -149,7 +136,7 @@ def gradient_sums(kb, dy, x, mean, variance, shape, axes, epsilon: float, beta=N
         ins += [("x", x[0], STORAGE[x[1]]), ("mu", mean[0], STORAGE[mean[1]]), ("vr", variance[0], STORAGE[variance[1]])]
         outs.append(("gamma_out", gamma[0], STORAGE[gamma[1]]))
         emit.append(f"  gamma_out[o] = {_store(gamma[1], 'r.b')};")
-        setup = f"    let m = f32(mu[o]);\n    let rs = 1.0 / mg_sqrt(f32(vr[o]) + {_f32(epsilon)});"
+        setup = f"    let m = f32(mu[o]);\n    let rs = 1.0 / mg_sqrt(f32(vr[o]) + {f32_literal(epsilon)});"
         element = "Rec(f32(dy[i]), f32(dy[i]) * ((f32(x[i]) - m) * rs), 0.0, 0.0)"
     _pass(kb, num_elements(kept[0]), num_elements(red[0]), kept, red, ins, outs, _SUMS_MERGE, element, setup,
           "\n".join(emit))

@@ -280,12 +280,13 @@ OTHER = {"select": _select, "cast": _cast, "clamp": _clamp, "leaky_relu_gradient
 EXPRESSIONS = {**BINARY, **UNARY, **OTHER}
 
 
-def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extra=()):
+def elementwise_source(in_dtypes, in_shapes, out_dtype, out_shape, expr_fn, extra=(), bake=False):
     """(WGSL source, params) of an elementwise map ``expr_fn(values, compute types, out dtype)``;
-    the u32 words of ``extra`` follow the parameters, read in WGSL as ``extra(k)``."""
+    the u32 words of ``extra`` follow the parameters, read in WGSL as ``extra(k)``; ``bake``: as
+    ``map_source``'s."""
     def body(vals, cts):
         return [f"  out[i] = {store(out_dtype, expr_fn(vals, cts, out_dtype))};"]
-    return map_source(in_dtypes, in_shapes, out_dtype, out_shape, body, extra)
+    return map_source(in_dtypes, in_shapes, out_dtype, out_shape, body, extra, bake=bake)
 
 
 def map_source(in_dtypes, in_shapes, out_dtype, out_shape, body_fn, extra=(), decls="", bake=False):

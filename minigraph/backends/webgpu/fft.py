@@ -23,18 +23,13 @@ from .elementwise import COMPLEX_EXPRESSIONS, elementwise_source
 from .kernel_builder import COMPLEX_OPS
 from .loops import long_loop
 from .registry import webgpu_kernel
-from .wgsl import params_decl, render
+from .wgsl import f32_literal, params_decl, render
 
 _PARTS = {"complex_tensor", "real_part_of_tensor", "imaginary_part_of_tensor", "conjugate", "absolute_square",
           "planar_tensor"}
 _FFTS = {"fast_fourier_transform", "real_to_hermitean_fft", "hermitean_to_real_fft"}
 COMPLEX_OPS.update(_PARTS | _FFTS | set(COMPLEX_EXPRESSIONS) | {"cast"})
 MAX_AXIS = 32768  # the longest transformed axis (a direct DFT is O(n^2) work)
-
-
-def _f32(x: float) -> str:
-    bits = int(np.array(x, np.float32).view(np.uint32))
-    return f"bitcast<f32>({bits:#010x}u)"
 
 
 def _map(kb, step, expr) -> None:
@@ -114,9 +109,9 @@ def _axis_pass(kb, src_ref, src_shape, real_in: bool, axis: int, n: int, len_out
     if mode == "c2r":
         half = f"(m == 0u || {'m * 2u == ' + str(n) + 'u' if n % 2 == 0 else 'false'})"
         weight = f"select(2.0, 1.0, {half})"
-        store, tout = f"{_f32(scale)} * s.x", "f32"
+        store, tout = f"{f32_literal(scale)} * s.x", "f32"
     else:
-        weight, store, tout = "1.0", f"{_f32(scale)} * s", "vec2<f32>"
+        weight, store, tout = "1.0", f"{f32_literal(scale)} * s", "vec2<f32>"
     src = render("dft_axis", PARAMS=params_decl(2), TIN="f32" if real_in else "vec2<f32>", TOUT=tout,
                  TOTAL=total, INNER=max(inner, 1), LEN_OUT=max(len_out, 1), LEN_IN=len_in, N=max(n, 1),
                  LOAD=load.format(inner=inner), WEIGHT=weight, STORE=store)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...descriptors import NonMaximumSuppressionCoordinateMode as Mode
 from .loops import long_loop
 from .registry import webgpu_kernel
-from .wgsl import params_decl, render
+from .wgsl import f32_literal, params_decl, render
 
 _CORNERS = {
     Mode.CORNERS_HEIGHT_FIRST: "  let c = b;",
@@ -60,12 +60,6 @@ _GATHER = """  var cnt = 0u;
   out[t] = res;"""
 
 
-def _f32(v: float) -> str:
-    import numpy as np
-
-    return f"bitcast<f32>({int(np.float32(v).view(np.uint32)):#010x}u)"
-
-
 def _record(step, kb, with_classes: bool) -> None:
     a = step.attrs
     n, b = step.out_types[0].shape
@@ -73,8 +67,8 @@ def _record(step, kb, with_classes: bool) -> None:
     total = n * b
     if not total:
         return
-    holes = dict(B=b, K=k, CLASSES="true" if with_classes else "false", SCORE_THR=_f32(a["score_threshold"]),
-                 IOU_THR=_f32(a["iou_threshold"]), PER_CLASS="true" if a["per_class_suppression"] else "false")
+    holes = dict(B=b, K=k, CLASSES="true" if with_classes else "false", SCORE_THR=f32_literal(a["score_threshold"]),
+                 IOU_THR=f32_literal(a["iou_threshold"]), PER_CLASS="true" if a["per_class_suppression"] else "false")
 
     def source(stage: str) -> str:
         for h, v in holes.items():

@@ -5,7 +5,7 @@ mean too, for a ``fused_siblings(mean+variance)`` step), ``normalization_gamma_g
 the beta gradient too, for ``fused_siblings(normalization_beta_gradient+...)``) and the sums that
 ``normalization_gradient`` computes itself. The rest are passes over the shared kernels: the
 bounded reductions of ``reduction.py`` (``reduce_dispatch``) and broadcasting elementwise maps
-(``map_source``, the broadcast index decoded with constants) with the op's formula in WGSL.
+(``elementwise_source``, the broadcast index decoded with constants) with the op's formula in WGSL.
 Intermediates live in float32 scratch buffers; float16 is widened to f32 and rounded once when stored. epsilon and the
 count N enter the shaders as exact f32 bit patterns. Adam writes each of its outputs with its own
 elementwise pass (each recomputes m and v: cheaper than a second buffer round trip).
@@ -17,17 +17,11 @@ import numpy as np
 from ...ops._util import normalize_axes
 from ...types import num_elements
 from .channel_stats import gradient_sums, moments
-from .elementwise import map_source
+from .elementwise import elementwise_source, map_source
 from .epilogue import epilogue_kernel
 from .reduction import reduce_dispatch
 from .registry import webgpu_kernel
-from .wgsl import contiguous_strides, store
-
-
-def _f32(x: float) -> str:
-    """An f32 WGSL expression holding exactly ``np.float32(x)``."""
-    bits = int(np.array(x, np.float32).view(np.uint32))
-    return f"bitcast<f32>({bits:#010x}u)"
+from .wgsl import contiguous_strides, f32_literal
 
 
 def _reduce(kb, src, dst, shape, axes, in_dtype: str, out_dtype: str, mean: bool = False) -> None:
@@ -40,8 +34,8 @@ def _reduce(kb, src, dst, shape, axes, in_dtype: str, out_dtype: str, mean: bool
 
 def _map(kb, ins, out, out_dtype: str, out_shape, expr) -> None:
     """``out`` = ``expr(values)`` elementwise with broadcasting; ``ins``: [(ref, dtype, shape)]."""
-    src, params = map_source([d for _, d, _ in ins], [s for _, _, s in ins], out_dtype, out_shape,
-                             lambda v, ct: [f"  out[i] = {store(out_dtype, expr(v))};"], bake=True)
+    src, params = elementwise_source([d for _, d, _ in ins], [s for _, _, s in ins], out_dtype, out_shape,
+                                     lambda v, ct, o: expr(v), bake=True)
     binds = [("u", params)] + [("ro", r) for r, _, _ in ins] + [("rw", out)]
     kb.dispatch(src, binds, -(-params[0] // 256))
 
@@ -51,7 +45,7 @@ def _kept(shape, axes) -> tuple:
 
 
 def _rstd(var: str, eps: float) -> str:
-    return f"(1.0 / mg_sqrt({var} + {_f32(eps)}))"
+    return f"(1.0 / mg_sqrt({var} + {f32_literal(eps)}))"
 
 
 @webgpu_kernel("variance")
@@ -171,7 +165,7 @@ def _gradient(step, kb):
                              beta=None if bg is None else (bg, "float32"))
     elif bg is not None:
         gradient_sums(kb, ins[0][:2], None, None, None, shape, axes, eps, beta=(bg, "float32"))
-    n = _f32(float(np.prod([shape[a] for a in axes])))
+    n = f32_literal(float(np.prod([shape[a] for a in axes])))
 
     def expr(v):
         r = _rstd(v[3], eps)

@@ -19,7 +19,6 @@ One thread per slice walks it in order, a long loop (``loops.long_loop``).
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ...ops._util import normalize_axes
 from ...types import num_elements
@@ -28,7 +27,7 @@ from .elementwise import elementwise_source
 from .loops import long_loop
 from .registry import webgpu_kernel
 from .sort import _order, outer_inner
-from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, params_decl, render
+from .wgsl import COMPUTE, STORAGE, collapse, contiguous_strides, f32_literal, params_decl, render
 
 _PER = 64  # elements one thread of the chunked reduction combines (in groups of 8)
 _CHUNK = 256 * _PER  # elements per workgroup of the chunked reduction
@@ -256,15 +255,9 @@ def _softmax_cross_entropy_gradient(step, kb):
     if step.attrs["reduction"] == "mean":
         rows = n // shape[axis] if shape[axis] else num_elements(kept)
         scale = kb.scratch(4 * max(num_elements(dshape), 1))
-        _map(kb, [(kb.input(0), dshape)], scale, dt, dshape, lambda v: f"{v[0]} / {_f32(float(rows))}")
+        _map(kb, [(kb.input(0), dshape)], scale, dt, dshape, lambda v: f"{v[0]} / {f32_literal(float(rows))}")
     _map(kb, [(p, shape), (sl, kept), (kb.input(2), shape), (scale, dshape)], kb.output(), dt, shape,
          lambda v: f"(({v[0]} * {v[1]}) - {v[2]}) * {v[3]}")
-
-
-def _f32(x: float) -> str:
-    """An f32 WGSL expression holding exactly ``np.float32(x)``."""
-    bits = int(np.array(x, np.float32).view(np.uint32))
-    return f"bitcast<f32>({bits:#010x}u)"
 
 
 @webgpu_kernel("softmax_cross_entropy")

@@ -32,7 +32,7 @@ from typing import Optional
 
 from ...ops.geometry import ConvGeometry
 from .loops import LOOP_MAX
-from .wgsl import STORAGE, render
+from .wgsl import STORAGE, pow2_at_least, render
 
 # "prefetch": stage each chunk through registers, the next chunk's loads issued before the
 # current chunk's products (False: load and store element by element, then compute);
@@ -46,13 +46,6 @@ RECORDED = {"forward": 0, "data_gradient": 0}  # tiled dispatches recorded (test
 _LOOP_MAX = LOOP_MAX  # loop iterations one invocation may run (llvmpipe stops loops after 65,535)
 _BUDGET = 16384  # bytes of workgroup memory used at most (WebGPU's guaranteed minimum)
 _UNROLL = 25  # kernels of at most this many taps have the forward's tap loops unrolled
-
-
-def _pow2_at_least(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 def plan(geo: ConvGeometry, mode: str, budget: int = _BUDGET) -> Optional[dict]:
@@ -73,12 +66,12 @@ def plan(geo: ConvGeometry, mode: str, budget: int = _BUDGET) -> Optional[dict]:
     # few channels per group (depthwise): a workgroup takes several groups, when the image is
     # small or the channels are innermost (their loads then coalesce)
     channels_inner = geo.data_strides(geo.source_shape)[1] == 1
-    gb_min = min(8, _pow2_at_least(geo.groups)) if per_group and channels_inner else 1
-    tx = min(32, 256 // gb_min, max(4, _pow2_at_least(out_w)))
+    gb_min = min(8, pow2_at_least(geo.groups)) if per_group and channels_inner else 1
+    tx = min(32, 256 // gb_min, max(4, pow2_at_least(out_w)))
     while tx >= 4:
         ty = 256 // (tx * gb_min)
         if per_group:
-            ty = min(ty, _pow2_at_least(out_h))
+            ty = min(ty, pow2_at_least(out_h))
         gb = 256 // (tx * ty)
         best: Optional[tuple] = None  # (staged source rows, tile)
         for vh in range(min(4, max(1, -(-out_h // ty))), 0, -1):

@@ -63,6 +63,21 @@ def store(dtype: str, expr: str) -> str:
     return f"f16({expr})" if dtype == "float16" else expr
 
 
+def f32_literal(x: float) -> str:
+    """A WGSL f32 expression holding exactly ``np.float32(x)`` (its bits: a decimal literal
+    could round differently, and NaN and the infinities have none)."""
+    bits = int(np.array(x, np.float32).view(np.uint32))
+    return f"bitcast<f32>({bits:#010x}u)"
+
+
+def pow2_at_least(n: int) -> int:
+    """The smallest power of two at least ``n`` (1 for n <= 1)."""
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
 def params_array(values) -> np.ndarray:
     """u32 parameters padded to whole vec4s (uniform arrays need 16-byte elements)."""
     a = np.asarray(list(values), dtype=np.int64)
